@@ -1,0 +1,31 @@
+/* Process management interface: the PMI-1 wire protocol (as spoken by our
+ * mpiexec and by MPICH's Hydra), or a singleton when no launcher is present.
+ * Keys put before lmpi_pmi_barrier() are visible to every rank after it. */
+#ifndef LMPI_PMI_H
+#define LMPI_PMI_H
+
+#include <stddef.h>
+
+typedef struct {
+    int rank;
+    int size;
+    int appnum;
+    int universe_size;
+    int singleton;
+    char kvsname[256];
+} lmpi_pmi_info;
+
+int lmpi_pmi_init(lmpi_pmi_info *info);
+int lmpi_pmi_put(const char *key, const char *value);
+/* 0 and the value if the key exists, -1 otherwise. */
+int lmpi_pmi_get(const char *key, char *value, size_t len);
+int lmpi_pmi_barrier(void);
+void lmpi_pmi_abort(int code, const char *msg);
+int lmpi_pmi_finalize(void);
+
+/* The node of every rank from a PMI_process_mapping value such as
+ * "(vector,(0,2,4),(2,1,3))" (blocks of nodes x ranks per node).
+ * Returns 0 and fills node_of[0..size) or -1 if the text cannot be parsed. */
+int lmpi_pmi_parse_mapping(const char *text, int size, int *node_of);
+
+#endif

@@ -1,0 +1,33 @@
+/* Every LMPI_* environment variable, declared once.
+ * X(field, "LMPI_NAME", TYPE, "default", "description")
+ * TYPE is BOOL, INT, SIZE (bytes, accepts k/m/g suffixes) or STRING.
+ * leanmpi_info --config and docs/env.md are generated from this table. */
+#define LMPI_CONFIG_TABLE(X)                                                                      \
+    X(memory_report, "LMPI_MEMORY_REPORT", BOOL, "0",                                             \
+      "Print current and peak bytes per memory category at MPI_Finalize (every rank "             \
+      "reports to stderr, prefixed by its rank).")                                                \
+    X(verbose_errors, "LMPI_VERBOSE_ERRORS", BOOL, "0",                                           \
+      "Print every error raised at the binding boundary, also those returned to the caller "      \
+      "under MPI_ERRORS_RETURN.")                                                                 \
+    X(initial_errhandler, "LMPI_INITIAL_ERRHANDLER", STRING, "fatal",                             \
+      "Error handler in force before MPI_Init and for new predefined communicators: fatal, "      \
+      "abort or return (MPI-4 mpi_initial_errhandler).")                                          \
+    X(shm_eager_max, "LMPI_SHM_EAGER_MAX", SIZE, "16k",                                           \
+      "Largest message sent eagerly through shared-memory cells; larger ones use rendezvous "     \
+      "(one copy with process_vm_readv). Capped at the cell payload size.")                       \
+    X(shm_cells, "LMPI_SHM_CELLS", INT, "0",                                                      \
+      "Cells each rank owns in the shared-memory segment; 0 chooses from the local rank count "  \
+      "(64 for up to 64 ranks, fewer beyond, at least 16).")                                      \
+    X(shm_fastbox, "LMPI_SHM_FASTBOX", BOOL, "1",                                                 \
+      "Use the per-pair fast box for messages up to LMPI_SHM_FASTBOX_MAX bytes.")                 \
+    X(shm_fastbox_max, "LMPI_SHM_FASTBOX_MAX", SIZE, "448",                                       \
+      "Largest payload sent through a fast box (at most 448 bytes).")                             \
+    X(shm_cma, "LMPI_SHM_CMA", BOOL, "1",                                                         \
+      "Copy rendezvous messages once with process_vm_readv; 0 forces the pipelined copy "        \
+      "through cells (used automatically when the kernel forbids cross-memory attach).")          \
+    X(spin_count, "LMPI_SPIN_COUNT", INT, "100",                                                  \
+      "Progress polls a blocking call makes before it starts yielding the processor between "    \
+      "polls (oversubscribed runs need the yield).")                                              \
+    X(thread_level, "LMPI_THREAD_LEVEL", STRING, "",                                              \
+      "Override the thread level granted by MPI_Init_thread: single, funneled, serialized or "   \
+      "multiple.")

@@ -1,0 +1,47 @@
+/* Error handlers and the binding-boundary error path.
+ *
+ * Every MPI function returns through lmpi_binding_error() when something went
+ * wrong: it turns the internal status into an MPI error code, builds the one
+ * message that names the function, the argument, the class and the rank, and
+ * invokes the handler of the object the error belongs to (the communicator,
+ * else MPI_COMM_SELF, else the initial handler before MPI_Init). */
+#ifndef LMPI_ERRHANDLER_H
+#define LMPI_ERRHANDLER_H
+
+#include "runtime/lmpi.h"
+
+typedef enum {
+    LMPI_ERRH_NULL,
+    LMPI_ERRH_FATAL,
+    LMPI_ERRH_ABORT,
+    LMPI_ERRH_RETURN,
+    LMPI_ERRH_USER_COMM,
+} lmpi_errh_kind;
+
+struct lmpi_errhandler {
+    uint32_t magic;
+    lmpi_errh_kind kind;
+    int refcount; /* user handlers only; predefined ones are never freed */
+    MPI_Errhandler handle;
+    MPI_Comm_errhandler_function *comm_fn;
+};
+
+lmpi_errhandler *lmpi_errhandler_from_handle(MPI_Errhandler h);
+lmpi_errhandler *lmpi_errhandler_initial(void);
+void lmpi_errhandler_retain(lmpi_errhandler *e);
+void lmpi_errhandler_release(lmpi_errhandler *e);
+
+/* Which communicator's handler an error goes to: the function's own
+ * communicator; for an invalid communicator argument MPI_COMM_WORLD (as MPICH
+ * and Open MPI do); for functions without one MPI_COMM_SELF (MPI-4 rule). */
+lmpi_comm *lmpi_errh_for(lmpi_comm *comm, int fn_has_comm);
+
+int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm);
+/* A call before MPI_Init or after MPI_Finalize. */
+int lmpi_binding_state_error(const char *fn);
+/* Raise an MPI error code (possibly user-defined) on a communicator. */
+int lmpi_errh_invoke(lmpi_comm *comm, int code, const char *msg);
+
+void lmpi_errors_finalize(void);
+
+#endif

@@ -1,0 +1,336 @@
+/* Error classes, codes, strings and handlers.
+ *
+ * Codes 0..MPI_ERR_ABI are the standard's classes.  Classes and codes added
+ * with MPI_Add_error_class/code start above MPI_ERR_LASTCODE, so they can never
+ * collide with a predefined one; each remembers its class and string. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binding/gen/impl.h"
+#include "comm/comm.h"
+#include "runtime/config.h"
+#include "runtime/errhandler.h"
+
+static const int status_class[LMPI_STATUS_COUNT] = {
+#define LMPI_STATUS_CLASS(name, cls, text) [LMPI_##name] = cls,
+    LMPI_STATUS_LIST(LMPI_STATUS_CLASS)
+#undef LMPI_STATUS_CLASS
+};
+
+static const char *const class_text[] = {
+#define LMPI_STATUS_TEXT(name, cls, text) [cls] = text,
+    LMPI_STATUS_LIST(LMPI_STATUS_TEXT)
+#undef LMPI_STATUS_TEXT
+};
+
+static const char *const class_name[] = {
+#define LMPI_STATUS_NAME(name, cls, text) [cls] = "MPI_" #name,
+    LMPI_STATUS_LIST(LMPI_STATUS_NAME)
+#undef LMPI_STATUS_NAME
+};
+
+#define N_CLASSES ((int)(sizeof(class_text) / sizeof(class_text[0])))
+#define USER_CODE_BASE (MPI_ERR_LASTCODE + 1)
+
+int lmpi_status_class(lmpi_status st)
+{
+    return (unsigned)st < LMPI_STATUS_COUNT ? status_class[st] : MPI_ERR_INTERN;
+}
+
+/* ---- user-defined classes and codes ------------------------------------- */
+typedef struct {
+    int error_class;
+    char *string;
+} user_code;
+
+static user_code *user_codes;
+static int n_user_codes;
+static int cap_user_codes;
+
+static bool code_is_user(int code)
+{
+    return code >= USER_CODE_BASE && code < USER_CODE_BASE + n_user_codes;
+}
+
+static int code_class(int code)
+{
+    if (code >= 0 && code < N_CLASSES)
+        return code;
+    if (code_is_user(code))
+        return user_codes[code - USER_CODE_BASE].error_class;
+    return -1;
+}
+
+static lmpi_status add_code(int error_class, int *out)
+{
+    if (n_user_codes == cap_user_codes) {
+        int cap = cap_user_codes ? 2 * cap_user_codes : 16;
+        user_code *n = lmpi_realloc(user_codes, (size_t)cap * sizeof(*n), LMPI_MEM_OTHER);
+        if (!n)
+            return LMPI_ERR_NO_MEM;
+        user_codes = n;
+        cap_user_codes = cap;
+    }
+    int code = USER_CODE_BASE + n_user_codes;
+    user_codes[n_user_codes].error_class = error_class < 0 ? code : error_class;
+    user_codes[n_user_codes].string = NULL;
+    n_user_codes++;
+    *out = code;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Add_error_class(int *errorclass)
+{
+    return add_code(-1, errorclass);
+}
+
+lmpi_status lmpi_impl_Add_error_code(int errorclass, int *errorcode)
+{
+    if (code_class(errorclass) != errorclass) {
+        lmpi_err_detail("errorclass %d is not an error class", errorclass);
+        return LMPI_ERR_ARG;
+    }
+    return add_code(errorclass, errorcode);
+}
+
+lmpi_status lmpi_impl_Add_error_string(int errorcode, const char *string)
+{
+    if (!code_is_user(errorcode)) {
+        lmpi_err_detail("errorcode %d is not a user-defined code", errorcode);
+        return LMPI_ERR_ARG;
+    }
+    if (!string || strlen(string) >= MPI_MAX_ERROR_STRING) {
+        lmpi_err_detail("string is NULL or longer than MPI_MAX_ERROR_STRING");
+        return LMPI_ERR_ARG;
+    }
+    user_code *u = &user_codes[errorcode - USER_CODE_BASE];
+    char *s = lmpi_strdup(string, LMPI_MEM_OTHER);
+    if (!s)
+        return LMPI_ERR_NO_MEM;
+    lmpi_free(u->string);
+    u->string = s;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Error_class(int errorcode, int *errorclass)
+{
+    int c = code_class(errorcode);
+    if (c < 0) {
+        lmpi_err_detail("errorcode %d is not an MPI error code", errorcode);
+        return LMPI_ERR_ARG;
+    }
+    *errorclass = c;
+    return LMPI_OK;
+}
+
+static void code_string(int code, char *buf, size_t len)
+{
+    if (code >= 0 && code < N_CLASSES && class_name[code])
+        snprintf(buf, len, "%s: %s", class_name[code], class_text[code]);
+    else if (code_is_user(code) && user_codes[code - USER_CODE_BASE].string)
+        snprintf(buf, len, "%s", user_codes[code - USER_CODE_BASE].string);
+    else if (code_is_user(code))
+        snprintf(buf, len, "user-defined error code %d", code);
+    else
+        snprintf(buf, len, "unknown error code %d", code);
+}
+
+lmpi_status lmpi_impl_Error_string(int errorcode, char *string, int *resultlen)
+{
+    if (code_class(errorcode) < 0) {
+        lmpi_err_detail("errorcode %d is not an MPI error code", errorcode);
+        return LMPI_ERR_ARG;
+    }
+    if (!string) {
+        lmpi_err_detail("string is NULL");
+        return LMPI_ERR_ARG;
+    }
+    code_string(errorcode, string, MPI_MAX_ERROR_STRING);
+    *resultlen = (int)strlen(string);
+    return LMPI_OK;
+}
+
+void lmpi_errors_finalize(void)
+{
+    for (int i = 0; i < n_user_codes; i++)
+        lmpi_free(user_codes[i].string);
+    lmpi_free(user_codes);
+    user_codes = NULL;
+    n_user_codes = cap_user_codes = 0;
+}
+
+/* ---- error handlers ------------------------------------------------------- */
+#define ERRH_BASE 0x140u
+static lmpi_errhandler errh_builtin[4] = {
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_NULL, 1, MPI_ERRHANDLER_NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_FATAL, 1, MPI_ERRORS_ARE_FATAL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_ABORT, 1, MPI_ERRORS_ABORT, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_RETURN, 1, MPI_ERRORS_RETURN, NULL},
+};
+
+lmpi_errhandler *lmpi_errhandler_from_handle(MPI_Errhandler h)
+{
+    uintptr_t v = (uintptr_t)h;
+    if (v < LMPI_PREDEF_LIMIT)
+        return (v - ERRH_BASE < 4) ? &errh_builtin[v - ERRH_BASE] : NULL;
+    lmpi_errhandler *e = (lmpi_errhandler *)h;
+    return e->magic == LMPI_MAGIC_ERRHANDLER ? e : NULL;
+}
+
+/* The handler in force before MPI_Init: LMPI_INITIAL_ERRHANDLER (the MPI-4
+ * "mpi_initial_errhandler"), fatal by default. */
+lmpi_errhandler *lmpi_errhandler_initial(void)
+{
+    const char *v = lmpi_config.initial_errhandler;
+    if (v && (!strcmp(v, "return") || !strcmp(v, "mpi_errors_return")))
+        return &errh_builtin[3];
+    if (v && (!strcmp(v, "abort") || !strcmp(v, "mpi_errors_abort")))
+        return &errh_builtin[2];
+    return &errh_builtin[1];
+}
+
+void lmpi_errhandler_retain(lmpi_errhandler *e)
+{
+    if (e->kind == LMPI_ERRH_USER_COMM)
+        e->refcount++;
+}
+
+void lmpi_errhandler_release(lmpi_errhandler *e)
+{
+    if (e->kind == LMPI_ERRH_USER_COMM && --e->refcount == 0) {
+        e->magic = 0;
+        lmpi_free(e);
+    }
+}
+
+lmpi_status lmpi_impl_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    if (!fn) {
+        lmpi_err_detail("comm_errhandler_fn is NULL");
+        return LMPI_ERR_ARG;
+    }
+    lmpi_errhandler *e = lmpi_calloc(1, sizeof(*e), LMPI_MEM_COMM);
+    if (!e)
+        return LMPI_ERR_NO_MEM;
+    e->magic = LMPI_MAGIC_ERRHANDLER;
+    e->kind = LMPI_ERRH_USER_COMM;
+    e->refcount = 1;
+    e->comm_fn = fn;
+    e->handle = (MPI_Errhandler)e;
+    *errhandler = e->handle;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    lmpi_errhandler *e = lmpi_errhandler_from_handle(*errhandler);
+    if (!e || e->kind == LMPI_ERRH_NULL) {
+        lmpi_err_detail("not an error handler");
+        return LMPI_ERR_ERRHANDLER;
+    }
+    lmpi_errhandler_release(e);
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Comm_set_errhandler(lmpi_comm *comm, MPI_Errhandler errhandler)
+{
+    lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
+    if (!e || e->kind == LMPI_ERRH_NULL) {
+        lmpi_err_detail("errhandler is not a valid error handler");
+        return LMPI_ERR_ERRHANDLER;
+    }
+    lmpi_errhandler_retain(e);
+    lmpi_errhandler_release(comm->errh);
+    comm->errh = e;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Comm_get_errhandler(lmpi_comm *comm, MPI_Errhandler *errhandler)
+{
+    lmpi_errhandler_retain(comm->errh);
+    *errhandler = comm->errh->handle;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Comm_call_errhandler(lmpi_comm *comm, int errorcode)
+{
+    lmpi_errh_invoke(comm, errorcode, NULL);
+    return LMPI_OK;
+}
+
+/* ---- raising ---------------------------------------------------------------- */
+static _Thread_local char err_detail[512];
+
+void lmpi_err_detail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_detail, sizeof(err_detail), fmt, ap);
+    va_end(ap);
+}
+
+lmpi_comm *lmpi_errh_for(lmpi_comm *comm, int fn_has_comm)
+{
+    if (comm && comm->magic == LMPI_MAGIC_COMM)
+        return comm;
+    return fn_has_comm ? lmpi_comm_world : lmpi_comm_self;
+}
+
+static lmpi_errhandler *handler_of(lmpi_comm *comm)
+{
+    if (lmpi_rt.state == LMPI_STATE_NONE || !comm || !comm->errh)
+        return lmpi_errhandler_initial();
+    return comm->errh;
+}
+
+int lmpi_errh_invoke(lmpi_comm *comm, int code, const char *msg)
+{
+    lmpi_errhandler *e = handler_of(comm);
+    char text[MPI_MAX_ERROR_STRING];
+    if (!msg) {
+        code_string(code, text, sizeof(text));
+        msg = text;
+    }
+    switch (e->kind) {
+    case LMPI_ERRH_RETURN:
+        return code;
+    case LMPI_ERRH_USER_COMM: {
+        MPI_Comm h = comm->handle;
+        int c = code;
+        e->comm_fn(&h, &c);
+        return code;
+    }
+    case LMPI_ERRH_ABORT:
+    case LMPI_ERRH_FATAL:
+    case LMPI_ERRH_NULL:
+    default:
+        fprintf(stderr, "[LeanMPI rank %d] fatal error: %s\n", lmpi_rt.world_rank, msg);
+        fflush(stderr);
+        lmpi_abort_job(code == 0 ? 1 : code, msg);
+    }
+}
+
+int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm)
+{
+    int code = lmpi_status_class(st);
+    char msg[MPI_MAX_ERROR_STRING + 600];
+    const char *comm_name = (comm && comm->magic == LMPI_MAGIC_COMM) ? comm->name : "?";
+    snprintf(msg, sizeof(msg), "%s(%s%s%s): %s: %s%s%s", fn, arg ? arg : "", arg ? ", " : "",
+             comm_name, class_name[code], class_text[code], err_detail[0] ? ": " : "", err_detail);
+    err_detail[0] = '\0';
+    if (lmpi_config.verbose_errors)
+        fprintf(stderr, "[LeanMPI rank %d] %s\n", lmpi_rt.world_rank, msg);
+    return lmpi_errh_invoke(comm, code, msg);
+}
+
+int lmpi_binding_state_error(const char *fn)
+{
+    lmpi_err_detail("%s called %s", fn,
+                    lmpi_rt.state == LMPI_STATE_NONE ? "before MPI_Init" : "after MPI_Finalize");
+    /* After MPI_Finalize the handler the user left on MPI_COMM_SELF applies. */
+    return lmpi_binding_error(fn, NULL, LMPI_ERR_OTHER,
+                              lmpi_rt.state == LMPI_STATE_FINALIZED ? lmpi_comm_self : NULL);
+}

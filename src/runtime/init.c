@@ -1,0 +1,308 @@
+/* MPI_Init / MPI_Finalize and the small queries around them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "binding/gen/impl.h"
+#include "comm/comm.h"
+#include "datatype/datatype.h"
+#include "pmi/pmi.h"
+#include "pt2pt/pt2pt.h"
+#include "runtime/config.h"
+#include "runtime/errhandler.h"
+#include "runtime/request.h"
+#include "transport/shm/shm.h"
+
+lmpi_runtime lmpi_rt;
+
+_Noreturn void lmpi_abort_job(int code, const char *why)
+{
+    fflush(stdout);
+    fflush(stderr);
+    lmpi_pmi_abort(code, why);
+    _exit(code);
+}
+
+static int parse_thread_level(const char *s, int fallback)
+{
+    if (!s || !*s)
+        return fallback;
+    if (!strcmp(s, "single")) return MPI_THREAD_SINGLE;
+    if (!strcmp(s, "funneled")) return MPI_THREAD_FUNNELED;
+    if (!strcmp(s, "serialized")) return MPI_THREAD_SERIALIZED;
+    if (!strcmp(s, "multiple")) return MPI_THREAD_MULTIPLE;
+    return fallback;
+}
+
+/* Every rank of this first version must share one node: the node map comes
+ * from PMI_process_mapping, which both our mpiexec and Hydra publish. */
+static lmpi_status check_single_node(void)
+{
+    char mapping[1024];
+    if (lmpi_rt.world_size == 1 || lmpi_pmi_get("PMI_process_mapping", mapping, sizeof(mapping)) != 0)
+        return LMPI_OK;
+    int *node_of = lmpi_malloc(sizeof(int) * (size_t)lmpi_rt.world_size, LMPI_MEM_AV);
+    if (!node_of)
+        return LMPI_ERR_NO_MEM;
+    lmpi_status st = LMPI_OK;
+    if (lmpi_pmi_parse_mapping(mapping, lmpi_rt.world_size, node_of) == 0) {
+        for (int r = 0; r < lmpi_rt.world_size; r++)
+            if (node_of[r] != node_of[0]) {
+                lmpi_err_detail("ranks %d and %d are on different nodes (PMI_process_mapping %s); "
+                                "this build has only the shared-memory transport",
+                                0, r, mapping);
+                st = LMPI_ERR_UNSUPPORTED_OPERATION;
+                break;
+            }
+    }
+    lmpi_free(node_of);
+    return st;
+}
+
+static lmpi_status init_runtime(int required, int *provided)
+{
+    if (lmpi_rt.state != LMPI_STATE_NONE) {
+        lmpi_err_detail(lmpi_rt.state == LMPI_STATE_READY ? "MPI is already initialized"
+                                                          : "MPI cannot be initialized again after MPI_Finalize");
+        return LMPI_ERR_OTHER;
+    }
+    lmpi_config_load();
+    lmpi_datatype_init_builtin();
+    lmpi_comm_init_builtin();
+
+    int level = parse_thread_level(lmpi_config.thread_level, required);
+    if (level > MPI_THREAD_MULTIPLE)
+        level = MPI_THREAD_MULTIPLE;
+    lmpi_rt.thread_level = level;
+    lmpi_rt.main_thread = pthread_self();
+
+    lmpi_pmi_info info;
+    if (lmpi_pmi_init(&info) != 0) {
+        lmpi_err_detail("cannot talk to the process manager (PMI_FD=%s)", getenv("PMI_FD"));
+        return LMPI_ERR_OTHER;
+    }
+    lmpi_rt.world_rank = info.rank;
+    lmpi_rt.world_size = info.size;
+    lmpi_rt.appnum = info.appnum;
+    lmpi_rt.universe_size = info.universe_size;
+    snprintf(lmpi_rt.kvsname, sizeof(lmpi_rt.kvsname), "%s", info.kvsname);
+    const char *vnode = getenv("LMPI_VNODE_NAME");
+    if (vnode && *vnode)
+        snprintf(lmpi_rt.processor_name, sizeof(lmpi_rt.processor_name), "%s", vnode);
+    else if (gethostname(lmpi_rt.processor_name, sizeof(lmpi_rt.processor_name)) != 0)
+        snprintf(lmpi_rt.processor_name, sizeof(lmpi_rt.processor_name), "localhost");
+    lmpi_rt.processor_name[sizeof(lmpi_rt.processor_name) - 1] = '\0';
+
+    lmpi_comm_world->rank = info.rank;
+    lmpi_comm_world->size = info.size;
+    lmpi_comm_self->map_offset = info.rank;
+
+    lmpi_status st = check_single_node();
+    if (st != LMPI_OK)
+        return st;
+    lmpi_rt.local_rank = info.rank;
+    lmpi_rt.local_size = info.size;
+    st = lmpi_shm_init(info.rank, info.size, info.kvsname);
+    if (st != LMPI_OK)
+        return st;
+    /* Decide the lock kind last: everything above ran single-threaded. */
+    lmpi_rt.thread_multiple = level == MPI_THREAD_MULTIPLE;
+    lmpi_rt.state = LMPI_STATE_READY;
+    if (provided)
+        *provided = level;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    const char *lvl = getenv("LMPI_THREAD_LEVEL");
+    return init_runtime(parse_thread_level(lvl, MPI_THREAD_SINGLE), NULL);
+}
+
+lmpi_status lmpi_impl_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    if (required != MPI_THREAD_SINGLE && required != MPI_THREAD_FUNNELED && required != MPI_THREAD_SERIALIZED &&
+        required != MPI_THREAD_MULTIPLE) {
+        lmpi_err_detail("required=%d is not a thread level", required);
+        return LMPI_ERR_ARG;
+    }
+    if (!provided) {
+        lmpi_err_detail("provided is NULL");
+        return LMPI_ERR_ARG;
+    }
+    return init_runtime(required, provided);
+}
+
+/* Rank 0 prints every category: its own current and peak bytes and the
+ * largest peak of any rank (gathered with plain messages). */
+static void memory_report(void)
+{
+    int64_t peaks[LMPI_MEM_NCAT];
+    for (int c = 0; c < LMPI_MEM_NCAT; c++)
+        peaks[c] = lmpi_mem_peak((lmpi_mem_cat)c);
+    lmpi_comm *w = lmpi_comm_world;
+    uint32_t ctx = w->context_id + 1;
+    if (w->rank != 0) {
+        lmpi_request *r;
+        if (lmpi_pt2pt_isend(peaks, sizeof(peaks), 0, 1, w, ctx, &r) == LMPI_OK)
+            lmpi_pt2pt_wait_free(r, MPI_STATUS_IGNORE);
+        return;
+    }
+    int64_t maxpeak[LMPI_MEM_NCAT];
+    memcpy(maxpeak, peaks, sizeof(peaks));
+    for (int src = 1; src < w->size; src++) {
+        int64_t other[LMPI_MEM_NCAT];
+        lmpi_request *r;
+        if (lmpi_pt2pt_irecv(other, sizeof(other), src, 1, w, ctx, &r) != LMPI_OK)
+            continue;
+        lmpi_pt2pt_wait_free(r, MPI_STATUS_IGNORE);
+        for (int c = 0; c < LMPI_MEM_NCAT; c++)
+            if (other[c] > maxpeak[c])
+                maxpeak[c] = other[c];
+    }
+    fprintf(stderr, "LeanMPI memory report (%d ranks; bytes)\n", w->size);
+    fprintf(stderr, "  %-10s %14s %14s %16s\n", "category", "rank0 current", "rank0 peak", "max peak (rank)");
+    int64_t tc = 0, tp = 0, tm = 0;
+    for (int c = 0; c < LMPI_MEM_NCAT; c++) {
+        int64_t cur = lmpi_mem_current((lmpi_mem_cat)c);
+        fprintf(stderr, "  %-10s %14lld %14lld %16lld\n", lmpi_mem_cat_name((lmpi_mem_cat)c), (long long)cur,
+                (long long)peaks[c], (long long)maxpeak[c]);
+        tc += cur;
+        tp += peaks[c];
+        tm += maxpeak[c];
+    }
+    fprintf(stderr, "  %-10s %14lld %14lld %16lld\n", "total", (long long)tc, (long long)tp, (long long)tm);
+    fprintf(stderr, "  (shm is this rank's share of the node segment: %zu bytes / %d ranks)\n",
+            lmpi_shm_segment_size(), w->size);
+}
+
+lmpi_status lmpi_impl_Finalize(void)
+{
+    if (lmpi_rt.state != LMPI_STATE_READY) {
+        lmpi_err_detail(lmpi_rt.state == LMPI_STATE_NONE ? "MPI_Finalize called before MPI_Init"
+                                                         : "MPI_Finalize called twice");
+        return LMPI_ERR_OTHER;
+    }
+    if (lmpi_config.memory_report)
+        memory_report();
+    lmpi_status st = lmpi_impl_Barrier(lmpi_comm_world);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_rt.thread_multiple = false;
+    lmpi_shm_finalize();
+    lmpi_pmi_finalize();
+    lmpi_request_pool_finalize();
+    lmpi_comm_finalize_builtin();
+    lmpi_errors_finalize();
+    lmpi_rt.state = LMPI_STATE_FINALIZED;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Initialized(int *flag)
+{
+    *flag = lmpi_rt.state != LMPI_STATE_NONE;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Finalized(int *flag)
+{
+    *flag = lmpi_rt.state == LMPI_STATE_FINALIZED;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Abort(lmpi_comm *comm, int errorcode)
+{
+    char msg[256];
+    snprintf(msg, sizeof(msg), "MPI_Abort(%s, %d) called by rank %d", comm->name, errorcode, lmpi_rt.world_rank);
+    fprintf(stderr, "[LeanMPI rank %d] %s\n", lmpi_rt.world_rank, msg);
+    lmpi_abort_job(errorcode, msg);
+}
+
+lmpi_status lmpi_impl_Query_thread(int *provided)
+{
+    *provided = lmpi_rt.thread_level;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Is_thread_main(int *flag)
+{
+    *flag = pthread_equal(pthread_self(), lmpi_rt.main_thread);
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Get_version(int *version, int *subversion)
+{
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Abi_get_version(int *abi_major, int *abi_minor)
+{
+    *abi_major = MPI_ABI_VERSION;
+    *abi_minor = MPI_ABI_SUBVERSION;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Get_library_version(char *version, int *resultlen)
+{
+    if (!version) {
+        lmpi_err_detail("version is NULL");
+        return LMPI_ERR_ARG;
+    }
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                     "LeanMPI %s (MPI %d.%d, standard ABI %d.%d; transports: shm)", LEANMPI_VERSION, MPI_VERSION,
+                     MPI_SUBVERSION, MPI_ABI_VERSION, MPI_ABI_SUBVERSION);
+    *resultlen = n;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Get_processor_name(char *name, int *resultlen)
+{
+    if (!name) {
+        lmpi_err_detail("name is NULL");
+        return LMPI_ERR_ARG;
+    }
+    if (lmpi_rt.processor_name[0] == '\0' && gethostname(lmpi_rt.processor_name, sizeof(lmpi_rt.processor_name)))
+        snprintf(lmpi_rt.processor_name, sizeof(lmpi_rt.processor_name), "localhost");
+    size_t n = strnlen(lmpi_rt.processor_name, MPI_MAX_PROCESSOR_NAME - 1);
+    memcpy(name, lmpi_rt.processor_name, n);
+    name[n] = '\0';
+    *resultlen = (int)n;
+    return LMPI_OK;
+}
+
+double lmpi_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double lmpi_impl_Wtime(void)
+{
+    return lmpi_wtime();
+}
+
+double lmpi_impl_Wtick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+MPI_Aint lmpi_impl_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+    return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
+}
+
+MPI_Aint lmpi_impl_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+    return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
+}

@@ -1,0 +1,69 @@
+/* Requests: one object for every kind of pending operation, recycled through
+ * a pool so that the send/receive paths never call malloc.  Completion is a
+ * flag set by the progress engine; status.MPI_internal holds the byte count
+ * (two ints) and the cancelled flag. */
+#ifndef LMPI_REQUEST_H
+#define LMPI_REQUEST_H
+
+#include "runtime/lmpi.h"
+
+typedef enum { LMPI_REQ_SEND, LMPI_REQ_RECV } lmpi_req_kind;
+
+/* Point-to-point protocol state of a request. */
+typedef enum {
+    LMPI_PROTO_NONE,
+    LMPI_PROTO_EAGER_QUEUED, /* send waiting for a free cell */
+    LMPI_PROTO_RTS_QUEUED,   /* rendezvous send waiting to announce itself */
+    LMPI_PROTO_RNDV_WAIT,    /* rendezvous send announced, waiting for FIN or CTS */
+    LMPI_PROTO_STREAMING,    /* pipelined rendezvous: sender pushing DATA packets */
+    LMPI_PROTO_RECV_STREAM,  /* receiver collecting DATA packets */
+} lmpi_proto_state;
+
+struct lmpi_request {
+    uint32_t magic;
+    uint8_t kind;
+    uint8_t proto;
+    volatile int complete;
+    MPI_Status status;
+    lmpi_comm *comm;
+    void *buf;
+    size_t bytes;  /* send: message length; receive: buffer capacity */
+    size_t offset; /* streaming progress */
+    int peer;      /* world rank of the other side (-1: any) */
+    int rank;      /* comm rank used for matching (MPI_ANY_SOURCE allowed) */
+    int tag;
+    uint32_t ctx;
+    uint64_t remote_req;
+    lmpi_request *next; /* posted / pending-send queue links */
+    lmpi_request *prev;
+};
+
+lmpi_request *lmpi_request_alloc(lmpi_req_kind kind);
+void lmpi_request_free(lmpi_request *r);
+void lmpi_request_pool_finalize(void);
+
+static inline void lmpi_status_set_bytes(MPI_Status *s, int64_t bytes)
+{
+    s->MPI_internal[0] = (int)(bytes & 0xffffffff);
+    s->MPI_internal[1] = (int)(bytes >> 32);
+}
+
+static inline int64_t lmpi_status_bytes(const MPI_Status *s)
+{
+    return (int64_t)(((uint64_t)(uint32_t)s->MPI_internal[1] << 32) | (uint32_t)s->MPI_internal[0]);
+}
+
+static inline lmpi_request *lmpi_request_from_handle(MPI_Request h)
+{
+    if ((uintptr_t)h < LMPI_PREDEF_LIMIT)
+        return NULL;
+    lmpi_request *r = (lmpi_request *)h;
+    return r->magic == LMPI_MAGIC_REQUEST ? r : NULL;
+}
+
+/* Progress: poll the transports once; returns the number of events. */
+int lmpi_progress_poll(void);
+/* Block until *flag becomes nonzero, polling, then yielding. */
+void lmpi_progress_wait_flag(volatile int *flag);
+
+#endif

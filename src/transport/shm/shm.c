@@ -1,0 +1,406 @@
+/* Shared-memory transport: one segment per node.
+ *
+ * Layout (offsets from the segment base):
+ *   header            sizes, attach counter
+ *   rank areas        per rank: receive queue, free-cell queue, pid
+ *   pending bitmaps   per receiver: one bit per sender with a full fast box
+ *   fast boxes        per (receiver, sender) pair: one slot for tiny messages
+ *   cells             per rank: `ncells` cells it owns and sends from
+ *
+ * A sender takes a cell from its own free queue, fills it and enqueues it on
+ * the receiver's queue; the receiver hands it back to the owner's free queue
+ * as soon as the packet is delivered (pt2pt copies what it keeps).
+ * Per-pair sequence numbers keep fast-box and queue traffic in order: a cell
+ * whose number is ahead of the expected one means the missing packet sits in
+ * the sender's fast box, and a fast box ahead of the expected number waits
+ * until the queue has caught up.
+ *
+ * The segment is created by the node's first rank with mode 0600 and
+ * unlinked by whichever rank attaches last, so nothing is left in /dev/shm
+ * once a job is running (mpiexec removes it if a rank dies before that). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "pmi/pmi.h"
+#include "runtime/config.h"
+#include "transport/shm/queue.h"
+#include "transport/shm/shm.h"
+#include "transport/transport.h"
+
+#define SEG_MAGIC 0x4c4d5049u
+#define CELL_HDR 128
+#define CELL_PAYLOAD (16 * 1024)
+#define CELL_SIZE (CELL_HDR + CELL_PAYLOAD)
+#define FB_SIZE 512
+#define FB_HDR 64
+#define FB_PAYLOAD (FB_SIZE - FB_HDR)
+#define POLL_BATCH 32
+
+typedef struct {
+    uint32_t magic;
+    uint32_t nranks;
+    uint32_t ncells;
+    uint32_t bitmap_words;
+    uint64_t size;
+    uint64_t off_ranks, off_bitmaps, off_fastboxes, off_cells;
+    _Atomic uint32_t attached;
+} seg_header;
+
+typedef struct {
+    lmpi_shmq recvq;
+    lmpi_shmq freeq;
+    _Atomic int32_t pid;
+    char pad[60];
+} rank_area;
+
+typedef struct {
+    lmpi_shmq_link link; /* must be first: the queue links through it */
+    uint32_t owner;
+    uint32_t src;
+    uint32_t seq;
+    uint32_t len;
+    lmpi_pkt_hdr hdr;
+} cell_header;
+
+_Static_assert(sizeof(cell_header) <= CELL_HDR, "cell header fits");
+
+typedef struct {
+    _Atomic uint32_t full;
+    uint32_t seq;
+    uint32_t len;
+    uint32_t pad;
+    lmpi_pkt_hdr hdr;
+} fastbox_header;
+
+_Static_assert(sizeof(fastbox_header) <= FB_HDR, "fast box header fits");
+
+static struct {
+    char *base;
+    size_t size;
+    seg_header *hdr;
+    rank_area *ranks;
+    int me;
+    int n;
+    uint32_t *send_seq;
+    uint32_t *recv_seq;
+    size_t eager_max;
+    size_t fb_max;
+    bool cma;
+    int64_t accounted;
+} shm;
+
+static size_t align_up(size_t v, size_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static _Atomic uint64_t *bitmap_of(int rank)
+{
+    /* each receiver's bitmap on cache lines of its own */
+    size_t stride = align_up((size_t)shm.hdr->bitmap_words * 8, 64);
+    return (_Atomic uint64_t *)(shm.base + shm.hdr->off_bitmaps + (size_t)rank * stride);
+}
+
+static fastbox_header *fastbox(int dst, int src)
+{
+    return (fastbox_header *)(shm.base + shm.hdr->off_fastboxes + ((size_t)dst * shm.n + (size_t)src) * FB_SIZE);
+}
+
+static uint64_t cell_offset(int owner, uint32_t i)
+{
+    return shm.hdr->off_cells + ((uint64_t)owner * shm.hdr->ncells + i) * CELL_SIZE;
+}
+
+static uint32_t cells_per_rank(int n)
+{
+    if (lmpi_config.shm_cells > 0)
+        return (uint32_t)lmpi_config.shm_cells;
+    /* 64 cells (1 MiB) per rank keeps a few deep pipelines busy; beyond 64 ranks
+     * the segment would grow quadratically in use, so shrink toward 16. */
+    uint32_t c = n <= 64 ? 64 : (uint32_t)(4096 / n);
+    return c < 16 ? 16 : c;
+}
+
+static void layout(seg_header *h, int n)
+{
+    h->nranks = (uint32_t)n;
+    h->ncells = cells_per_rank(n);
+    h->bitmap_words = (uint32_t)((n + 63) / 64);
+    size_t off = align_up(sizeof(seg_header), 4096);
+    h->off_ranks = off;
+    off = align_up(off + (size_t)n * sizeof(rank_area), 64);
+    h->off_bitmaps = off;
+    off = align_up(off + (size_t)n * align_up((size_t)h->bitmap_words * 8, 64), 4096);
+    h->off_fastboxes = off;
+    off = align_up(off + (size_t)n * n * FB_SIZE, 4096);
+    h->off_cells = off;
+    off += (size_t)n * h->ncells * CELL_SIZE;
+    h->size = align_up(off, 4096);
+}
+
+static void format_segment(void)
+{
+    seg_header *h = shm.hdr;
+    rank_area *ra = (rank_area *)(shm.base + h->off_ranks);
+    for (int r = 0; r < shm.n; r++) {
+        lmpi_shmq_init(&ra[r].recvq);
+        lmpi_shmq_init(&ra[r].freeq);
+        for (uint32_t i = 0; i < h->ncells; i++) {
+            uint64_t off = cell_offset(r, i);
+            cell_header *c = (cell_header *)(shm.base + off);
+            c->owner = (uint32_t)r;
+            lmpi_shmq_enqueue(&ra[r].freeq, shm.base, off);
+        }
+    }
+    atomic_store_explicit(&h->attached, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    h->magic = SEG_MAGIC;
+}
+
+lmpi_status lmpi_shm_init(int me, int n, const char *job)
+{
+    char name[300];
+    snprintf(name, sizeof(name), "/lmpi-%s", job);
+    seg_header probe;
+    memset(&probe, 0, sizeof(probe));
+    layout(&probe, n);
+    shm.me = me;
+    shm.n = n;
+    shm.size = probe.size;
+    int fd;
+    if (me == 0) {
+        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0 && errno == EEXIST) {
+            /* A stale segment of an earlier job with the same name. */
+            shm_unlink(name);
+            fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        }
+        if (fd >= 0 && ftruncate(fd, (off_t)shm.size) != 0) {
+            lmpi_err_detail("cannot size shared-memory segment %s to %zu bytes: %s", name, shm.size,
+                            strerror(errno));
+            close(fd);
+            shm_unlink(name);
+            return LMPI_ERR_NO_MEM;
+        }
+    }
+    if (me == 0 && fd < 0) {
+        lmpi_err_detail("cannot create shared-memory segment %s: %s", name, strerror(errno));
+        return LMPI_ERR_OTHER;
+    }
+    if (me == 0) {
+        shm.base = mmap(NULL, shm.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (shm.base == MAP_FAILED) {
+            shm_unlink(name);
+            lmpi_err_detail("cannot map shared-memory segment: %s", strerror(errno));
+            return LMPI_ERR_NO_MEM;
+        }
+        shm.hdr = (seg_header *)shm.base;
+        *shm.hdr = probe;
+        format_segment();
+    }
+    if (n > 1 && lmpi_pmi_barrier() != 0) {
+        lmpi_err_detail("process manager barrier failed during shared-memory setup");
+        return LMPI_ERR_OTHER;
+    }
+    if (me != 0) {
+        fd = shm_open(name, O_RDWR, 0600);
+        if (fd < 0) {
+            lmpi_err_detail("cannot open shared-memory segment %s: %s", name, strerror(errno));
+            return LMPI_ERR_OTHER;
+        }
+        shm.base = mmap(NULL, shm.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (shm.base == MAP_FAILED) {
+            lmpi_err_detail("cannot map shared-memory segment: %s", strerror(errno));
+            return LMPI_ERR_NO_MEM;
+        }
+        shm.hdr = (seg_header *)shm.base;
+        if (shm.hdr->magic != SEG_MAGIC || shm.hdr->nranks != (uint32_t)n) {
+            lmpi_err_detail("shared-memory segment %s has a foreign layout", name);
+            return LMPI_ERR_INTERN;
+        }
+    }
+    shm.ranks = (rank_area *)(shm.base + shm.hdr->off_ranks);
+    atomic_store(&shm.ranks[me].pid, (int32_t)getpid());
+    if (atomic_fetch_add(&shm.hdr->attached, 1) + 1 == (uint32_t)n)
+        shm_unlink(name); /* everyone is in: the name is no longer needed */
+
+    shm.send_seq = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
+    shm.recv_seq = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
+    if (!shm.send_seq || !shm.recv_seq)
+        return LMPI_ERR_NO_MEM;
+    shm.eager_max = (size_t)lmpi_config.shm_eager_max;
+    if (shm.eager_max > CELL_PAYLOAD)
+        shm.eager_max = CELL_PAYLOAD;
+    shm.fb_max = lmpi_config.shm_fastbox ? (size_t)lmpi_config.shm_fastbox_max : 0;
+    if (shm.fb_max > FB_PAYLOAD)
+        shm.fb_max = FB_PAYLOAD;
+    shm.cma = lmpi_config.shm_cma != 0;
+    /* Yama's ptrace_scope=1 only lets ancestors read our memory; our peers
+     * are siblings, so allow any process of ours to attach. */
+    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    /* This process's share of the segment: its cells, its fast-box row and
+     * its queues. */
+    shm.accounted = (int64_t)(shm.size / (size_t)n);
+    lmpi_mem_account(LMPI_MEM_SHM, shm.accounted);
+    return LMPI_OK;
+}
+
+void lmpi_shm_finalize(void)
+{
+    if (shm.base && shm.base != MAP_FAILED)
+        munmap(shm.base, shm.size);
+    lmpi_free(shm.send_seq);
+    lmpi_free(shm.recv_seq);
+    lmpi_mem_account(LMPI_MEM_SHM, -shm.accounted);
+    memset(&shm, 0, sizeof(shm));
+}
+
+size_t lmpi_shm_segment_size(void)
+{
+    return shm.size;
+}
+
+size_t lmpi_shm_eager_max(void)
+{
+    return shm.eager_max;
+}
+
+size_t lmpi_shm_max_payload(void)
+{
+    return CELL_PAYLOAD;
+}
+
+lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
+{
+    uint32_t seq = shm.send_seq[dest];
+    if (len <= shm.fb_max) {
+        fastbox_header *fb = fastbox(dest, shm.me);
+        if (!atomic_load_explicit(&fb->full, memory_order_acquire)) {
+            fb->seq = seq;
+            fb->len = (uint32_t)len;
+            fb->hdr = *hdr;
+            if (len)
+                memcpy((char *)fb + FB_HDR, payload, len);
+            atomic_store_explicit(&fb->full, 1, memory_order_release);
+            atomic_fetch_or_explicit(&bitmap_of(dest)[shm.me / 64], 1ull << (shm.me % 64), memory_order_release);
+            shm.send_seq[dest] = seq + 1;
+            return LMPI_OK;
+        }
+    }
+    uint64_t off = lmpi_shmq_dequeue(&shm.ranks[shm.me].freeq, shm.base);
+    if (off == 0)
+        return LMPI_ERR_PENDING;
+    cell_header *c = (cell_header *)(shm.base + off);
+    c->src = (uint32_t)shm.me;
+    c->seq = seq;
+    c->len = (uint32_t)len;
+    c->hdr = *hdr;
+    if (len)
+        memcpy((char *)c + CELL_HDR, payload, len);
+    lmpi_shmq_enqueue(&shm.ranks[dest].recvq, shm.base, off);
+    shm.send_seq[dest] = seq + 1;
+    return LMPI_OK;
+}
+
+static void deliver_fastbox(int src, fastbox_header *fb)
+{
+    lmpi_pt2pt_deliver(src, &fb->hdr, (char *)fb + FB_HDR, fb->len);
+    shm.recv_seq[src]++;
+    atomic_store_explicit(&fb->full, 0, memory_order_release);
+}
+
+static void deliver_cell(uint64_t off)
+{
+    cell_header *c = (cell_header *)(shm.base + off);
+    int src = (int)c->src;
+    while (c->seq != shm.recv_seq[src]) {
+        /* The packet before this one is in src's fast box (written before the
+         * cell was queued, so it is there already). */
+        fastbox_header *fb = fastbox(shm.me, src);
+        while (!atomic_load_explicit(&fb->full, memory_order_acquire))
+            sched_yield();
+        deliver_fastbox(src, fb);
+    }
+    lmpi_pt2pt_deliver(src, &c->hdr, (char *)c + CELL_HDR, c->len);
+    shm.recv_seq[src]++;
+    lmpi_shmq_enqueue(&shm.ranks[c->owner].freeq, shm.base, off);
+}
+
+int lmpi_shm_poll(void)
+{
+    int events = 0;
+    _Atomic uint64_t *bm = bitmap_of(shm.me);
+    for (uint32_t w = 0; w < shm.hdr->bitmap_words; w++) {
+        if (!atomic_load_explicit(&bm[w], memory_order_relaxed))
+            continue;
+        uint64_t bits = atomic_exchange_explicit(&bm[w], 0, memory_order_acquire);
+        uint64_t later = 0;
+        while (bits) {
+            int b = __builtin_ctzll(bits);
+            bits &= bits - 1;
+            int src = (int)(w * 64 + (uint32_t)b);
+            fastbox_header *fb = fastbox(shm.me, src);
+            if (!atomic_load_explicit(&fb->full, memory_order_acquire))
+                continue; /* already taken while draining the queue */
+            if (fb->seq != shm.recv_seq[src]) {
+                later |= 1ull << b; /* older packets of src are still queued */
+                continue;
+            }
+            deliver_fastbox(src, fb);
+            events++;
+        }
+        if (later)
+            atomic_fetch_or_explicit(&bm[w], later, memory_order_relaxed);
+    }
+    for (int i = 0; i < POLL_BATCH; i++) {
+        uint64_t off = lmpi_shmq_dequeue(&shm.ranks[shm.me].recvq, shm.base);
+        if (!off)
+            break;
+        deliver_cell(off);
+        events++;
+    }
+    return events;
+}
+
+int lmpi_shm_pull(int src, uint64_t remote_addr, void *local, size_t len)
+{
+    if (!shm.cma)
+        return -1;
+    pid_t pid = atomic_load(&shm.ranks[src].pid);
+    size_t done = 0;
+    while (done < len) {
+        struct iovec l = {(char *)local + done, len - done};
+        struct iovec r = {(void *)(uintptr_t)(remote_addr + done), len - done};
+        ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (done == 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES)) {
+                /* The kernel forbids cross-memory attach here: stream from now on. */
+                shm.cma = false;
+                return -1;
+            }
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+const lmpi_transport_ops lmpi_shm_ops = {
+    .name = "shm",
+    .send_pkt = lmpi_shm_send_pkt,
+    .max_payload = lmpi_shm_max_payload,
+    .pull = lmpi_shm_pull,
+    .poll = lmpi_shm_poll,
+};

@@ -1,0 +1,13 @@
+#ifndef LMPI_SHM_H
+#define LMPI_SHM_H
+
+#include "runtime/lmpi.h"
+
+/* Create (rank 0) or attach the node's segment for n ranks of job `job`;
+ * collective over the node (uses one PMI barrier). */
+lmpi_status lmpi_shm_init(int me, int n, const char *job);
+void lmpi_shm_finalize(void);
+size_t lmpi_shm_segment_size(void);
+size_t lmpi_shm_eager_max(void);
+
+#endif

@@ -1,0 +1,83 @@
+/* The transport interface: moves packets (a pt2pt header plus a bounded
+ * payload) between processes and copies large buffers from a peer in one go.
+ * Matching and protocols stay above, in src/pt2pt.
+ *
+ * A transport is a const ops table.  With a single transport built (the
+ * default until the ofi transport lands), LMPI_TRANSPORT_SHM_ONLY turns the
+ * calls below into direct, inlinable calls of the shm functions. */
+#ifndef LMPI_TRANSPORT_H
+#define LMPI_TRANSPORT_H
+
+#include "runtime/lmpi.h"
+
+typedef enum {
+    LMPI_PKT_EAGER = 1, /* header + whole message */
+    LMPI_PKT_RTS,       /* rendezvous: sender's address and length */
+    LMPI_PKT_CTS,       /* receiver cannot pull: stream DATA to rreq */
+    LMPI_PKT_DATA,      /* a piece of a streamed message at offset addr */
+    LMPI_PKT_FIN,       /* receiver pulled the data: sender request done */
+} lmpi_pkt_type;
+
+typedef struct lmpi_pkt_hdr {
+    uint8_t type;
+    uint8_t flags;
+    uint16_t reserved;
+    int32_t rank; /* sender's rank in the communicator */
+    int32_t tag;
+    uint32_t ctx;
+    uint64_t len;  /* message length in bytes */
+    uint64_t sreq; /* sender's request */
+    uint64_t rreq; /* receiver's request */
+    uint64_t addr; /* RTS: sender buffer address; DATA: byte offset */
+} lmpi_pkt_hdr;
+
+_Static_assert(sizeof(lmpi_pkt_hdr) == 48, "packet header layout");
+
+typedef struct lmpi_transport_ops {
+    const char *name;
+    /* Queue one packet for dest; LMPI_ERR_PENDING when no buffer is free
+     * right now (the caller retries after progress). */
+    lmpi_status (*send_pkt)(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
+    /* Largest payload of one packet. */
+    size_t (*max_payload)(void);
+    /* Copy len bytes at remote_addr in process src into local; 0 on success,
+     * -1 when single copy is impossible (the caller falls back). */
+    int (*pull)(int src, uint64_t remote_addr, void *local, size_t len);
+    /* Deliver arrived packets to lmpi_pt2pt_deliver(); returns the count. */
+    int (*poll)(void);
+} lmpi_transport_ops;
+
+/* Called by transports for every arriving packet, in per-sender order.  The
+ * payload is only valid during the call. */
+void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
+
+extern const lmpi_transport_ops lmpi_shm_ops;
+
+#ifndef LMPI_TRANSPORT_SHM_ONLY
+#define LMPI_TRANSPORT_SHM_ONLY 1
+#endif
+
+#if LMPI_TRANSPORT_SHM_ONLY
+lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
+size_t lmpi_shm_max_payload(void);
+int lmpi_shm_pull(int src, uint64_t remote_addr, void *local, size_t len);
+int lmpi_shm_poll(void);
+static inline lmpi_status lmpi_tr_send_pkt(int dest, const lmpi_pkt_hdr *h, const void *p, size_t len)
+{
+    return lmpi_shm_send_pkt(dest, h, p, len);
+}
+static inline size_t lmpi_tr_max_payload(void) { return lmpi_shm_max_payload(); }
+static inline int lmpi_tr_pull(int src, uint64_t a, void *l, size_t n) { return lmpi_shm_pull(src, a, l, n); }
+static inline int lmpi_tr_poll(void) { return lmpi_shm_poll(); }
+#else
+extern const lmpi_transport_ops *lmpi_transport;
+static inline lmpi_status lmpi_tr_send_pkt(int dest, const lmpi_pkt_hdr *h, const void *p, size_t len)
+{
+    return lmpi_transport->send_pkt(dest, h, p, len);
+}
+static inline size_t lmpi_tr_max_payload(void) { return lmpi_transport->max_payload(); }
+static inline int lmpi_tr_pull(int src, uint64_t a, void *l, size_t n) { return lmpi_transport->pull(src, a, l, n); }
+static inline int lmpi_tr_poll(void) { return lmpi_transport->poll(); }
+#endif
+
+#endif

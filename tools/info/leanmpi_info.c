@@ -1,0 +1,86 @@
+/* leanmpi_info: version, build options, the configuration table and which MPI
+ * functions are implemented.
+ *   leanmpi_info                 everything, readable
+ *   leanmpi_info --config        the LMPI_* variables with defaults and current values
+ *   leanmpi_info --config-markdown   docs/env.md (generated from the table)
+ *   leanmpi_info --functions     every MPI function: implemented or unsupported */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/config.h"
+#include "runtime/lmpi.h"
+
+#ifndef LMPI_BUILD_TYPE
+#define LMPI_BUILD_TYPE "unknown"
+#endif
+
+static void print_config(void)
+{
+    lmpi_config_load();
+    printf("Configuration (environment variables):\n");
+    for (int i = 0; i < lmpi_config_count; i++) {
+        const lmpi_config_entry *e = &lmpi_config_entries[i];
+        const char *cur = getenv(e->env);
+        printf("  %-24s %-6s default %-8s%s%s\n", e->env, e->type, e->def[0] ? e->def : "\"\"",
+               cur ? " current " : "", cur ? cur : "");
+        printf("      %s\n", e->doc);
+    }
+}
+
+static void print_markdown(void)
+{
+    printf("# LeanMPI environment variables\n\n");
+    printf("Generated from `src/runtime/config_table.h` by `leanmpi_info --config-markdown`;\n");
+    printf("edit the table, not this file.\n\n");
+    printf("| Variable | Type | Default | Description |\n|---|---|---|---|\n");
+    for (int i = 0; i < lmpi_config_count; i++) {
+        const lmpi_config_entry *e = &lmpi_config_entries[i];
+        printf("| `%s` | %s | `%s` | %s |\n", e->env, e->type, e->def, e->doc);
+    }
+}
+
+static void print_functions(bool list)
+{
+    int total = 0, done = 0;
+    for (const lmpi_function_entry *f = lmpi_functions; f->name; f++) {
+        total++;
+        if (f->impl)
+            done++;
+        if (list)
+            printf("%-40s %s\n", f->name, f->impl ? "implemented" : "unsupported (MPI_ERR_UNSUPPORTED_OPERATION)");
+    }
+    printf("%d of %d MPI functions implemented\n", done, total);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--config")) {
+        print_config();
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "--config-markdown")) {
+        print_markdown();
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "--functions")) {
+        print_functions(true);
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "usage: leanmpi_info [--config | --config-markdown | --functions]\n");
+        return 1;
+    }
+    printf("LeanMPI %s\n", LEANMPI_VERSION);
+    printf("  MPI version:        %d.%d (standard ABI %d.%d, libmpi_abi.so.1)\n", MPI_VERSION, MPI_SUBVERSION,
+           MPI_ABI_VERSION, MPI_ABI_SUBVERSION);
+    printf("  build type:         %s\n", LMPI_BUILD_TYPE);
+    printf("  argument checks:    %s\n", LMPI_ARG_CHECKS ? "on" : "off");
+    printf("  transports:         shm (single transport: direct calls)\n");
+    printf("  thread levels:      single, funneled, serialized, multiple (global lock only under multiple)\n");
+    printf("  ");
+    print_functions(false);
+    printf("\n");
+    print_config();
+    return 0;
+}

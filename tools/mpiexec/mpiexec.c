@@ -1,0 +1,609 @@
+/* mpiexec: launches N ranks on this machine and serves them the PMI-1 wire
+ * protocol over one socketpair each (PMI_FD, PMI_RANK, PMI_SIZE).
+ *
+ * One event loop (poll) watches the PMI sockets, the ranks' stdout/stderr
+ * pipes, a signalfd for SIGCHLD/SIGINT/SIGTERM and the --timeout deadline.
+ * When a rank fails (non-zero exit, a signal, MPI_Abort) every other rank gets
+ * SIGTERM and, one second later, SIGKILL; the exit status and the message
+ * name the rank and the cause.  Whatever way the job ends, the job's
+ * shared-memory segment name is removed from /dev/shm. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LINE 4096
+
+typedef struct {
+    char buf[MAX_LINE];
+    size_t len;
+} linebuf;
+
+typedef struct {
+    pid_t pid;
+    int pmi_fd;
+    int out_fd;
+    int err_fd;
+    bool exited;
+    int wait_status;
+    bool finalized;
+    bool in_barrier;
+    linebuf pmi_in;
+    linebuf out, err;
+} rank_t;
+
+typedef struct {
+    char *key;
+    char *value;
+} kv_t;
+
+static struct {
+    int n;
+    rank_t *ranks;
+    bool tag_output;
+    double timeout;
+    char **env_add;
+    int n_env;
+    char kvsname[64];
+    kv_t *kvs;
+    int n_kvs, cap_kvs;
+    int barrier_count;
+    int running;
+    /* the first failure decides the exit status and the message */
+    bool failed;
+    int exit_code;
+    double kill_deadline;
+    bool sigkill_sent;
+    bool verbose;
+} job;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "mpiexec: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: mpiexec [options] program [args...]\n"
+            "  -n, -np N               number of ranks (default 1)\n"
+            "  -genv NAME VALUE        set an environment variable in every rank (also -env)\n"
+            "  -x NAME[=VALUE]         export NAME (from mpiexec's environment, or VALUE)\n"
+            "  --tag-output, -l        prefix every output line with [rank]\n"
+            "  --timeout SECONDS       stop the job after SECONDS (exit status 124)\n"
+            "  --oversubscribe         accepted: ranks always may outnumber cores\n"
+            "  --host/-hosts H[,H..]   accepted when every host is this machine\n"
+            "  -v, --verbose           report launch and exit of each rank\n");
+    exit(1);
+}
+
+static void add_env(const char *name, const char *value)
+{
+    size_t len = strlen(name) + strlen(value) + 2;
+    char *s = malloc(len);
+    snprintf(s, len, "%s=%s", name, value);
+    job.env_add = realloc(job.env_add, sizeof(char *) * (size_t)(job.n_env + 1));
+    job.env_add[job.n_env++] = s;
+}
+
+static bool is_this_host(const char *h)
+{
+    char me[256];
+    gethostname(me, sizeof(me));
+    return !strcmp(h, "localhost") || !strcmp(h, "127.0.0.1") || !strcmp(h, me);
+}
+
+static void check_hosts(const char *list)
+{
+    char *copy = strdup(list);
+    for (char *h = strtok(copy, ","); h; h = strtok(NULL, ",")) {
+        char *colon = strchr(h, ':');
+        if (colon)
+            *colon = '\0';
+        if (!is_this_host(h))
+            die("host '%s' is not this machine; multi-host launch is done with mpiexec.hydra "
+                "(LeanMPI speaks its PMI-1 protocol)", h);
+    }
+    free(copy);
+}
+
+static int parse_args(int argc, char **argv)
+{
+    job.n = 1;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-')
+            break;
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (!strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--n") || !strcmp(a, "--np")) {
+            if (i + 1 >= argc)
+                usage();
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 100000)
+                die("invalid rank count '%s'", argv[i]);
+            job.n = (int)v;
+        } else if (!strcmp(a, "-genv") || !strcmp(a, "-env") || !strcmp(a, "--genv")) {
+            if (i + 2 >= argc)
+                usage();
+            add_env(argv[i + 1], argv[i + 2]);
+            i += 2;
+        } else if (!strcmp(a, "-x")) {
+            if (i + 1 >= argc)
+                usage();
+            char *spec = argv[++i];
+            char *eq = strchr(spec, '=');
+            if (eq) {
+                *eq = '\0';
+                add_env(spec, eq + 1);
+                *eq = '=';
+            } else {
+                const char *v = getenv(spec);
+                if (!v)
+                    die("-x %s: the variable is not set in mpiexec's environment", spec);
+                add_env(spec, v);
+            }
+        } else if (!strcmp(a, "--tag-output") || !strcmp(a, "-tag-output") || !strcmp(a, "-l") ||
+                   !strcmp(a, "-prepend-rank")) {
+            job.tag_output = true;
+        } else if (!strcmp(a, "--timeout") || !strcmp(a, "-timeout")) {
+            if (i + 1 >= argc)
+                usage();
+            char *end;
+            job.timeout = strtod(argv[++i], &end);
+            if (*end || job.timeout <= 0)
+                die("invalid timeout '%s'", argv[i]);
+        } else if (!strcmp(a, "--oversubscribe") || !strcmp(a, "-oversubscribe") ||
+                   !strcmp(a, "--allow-run-as-root")) {
+            /* ranks always may outnumber cores; root is always allowed */
+        } else if (!strcmp(a, "--host") || !strcmp(a, "-host") || !strcmp(a, "-hosts") || !strcmp(a, "--hosts")) {
+            if (i + 1 >= argc)
+                usage();
+            check_hosts(argv[++i]);
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            job.verbose = true;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage();
+        } else {
+            die("unknown option '%s' (see mpiexec --help)", a);
+        }
+    }
+    if (i >= argc)
+        usage();
+    return i;
+}
+
+/* ---- key-value space ------------------------------------------------------ */
+static void kvs_put(const char *key, const char *value)
+{
+    for (int i = 0; i < job.n_kvs; i++)
+        if (!strcmp(job.kvs[i].key, key)) {
+            free(job.kvs[i].value);
+            job.kvs[i].value = strdup(value);
+            return;
+        }
+    if (job.n_kvs == job.cap_kvs) {
+        job.cap_kvs = job.cap_kvs ? 2 * job.cap_kvs : 64;
+        job.kvs = realloc(job.kvs, sizeof(kv_t) * (size_t)job.cap_kvs);
+    }
+    job.kvs[job.n_kvs].key = strdup(key);
+    job.kvs[job.n_kvs].value = strdup(value);
+    job.n_kvs++;
+}
+
+static const char *kvs_get(const char *key)
+{
+    for (int i = job.n_kvs - 1; i >= 0; i--)
+        if (!strcmp(job.kvs[i].key, key))
+            return job.kvs[i].value;
+    return NULL;
+}
+
+/* ---- stopping ------------------------------------------------------------- */
+static void cleanup_shm(void)
+{
+    char name[128];
+    snprintf(name, sizeof(name), "/lmpi-%s", job.kvsname);
+    shm_unlink(name);
+}
+
+static void signal_all(int sig)
+{
+    for (int r = 0; r < job.n; r++)
+        if (!job.ranks[r].exited && job.ranks[r].pid > 0)
+            kill(job.ranks[r].pid, sig);
+}
+
+/* Record the first failure and start stopping the job. */
+static void fail(int code, const char *fmt, ...)
+{
+    if (job.failed)
+        return;
+    job.failed = true;
+    job.exit_code = code ? code : 1;
+    va_list ap;
+    va_start(ap, fmt);
+    fflush(stdout);
+    fprintf(stderr, "mpiexec: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "; stopping the job (exit status %d)\n", job.exit_code);
+    va_end(ap);
+    signal_all(SIGTERM);
+    job.kill_deadline = now() + 1.0;
+}
+
+/* ---- output forwarding -------------------------------------------------- */
+static void write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void emit_tagged(int fd, int rank, const char *p, size_t n)
+{
+    char prefix[32];
+    int pl = snprintf(prefix, sizeof(prefix), "[%d] ", rank);
+    write_all(fd, prefix, (size_t)pl);
+    write_all(fd, p, n);
+}
+
+static void forward(int rank, int *fdp, linebuf *lb, int outfd)
+{
+    char buf[8192];
+    ssize_t r = read(*fdp, buf, sizeof(buf));
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (r <= 0) {
+        if (job.tag_output && lb->len) {
+            lb->buf[lb->len++] = '\n';
+            emit_tagged(outfd, rank, lb->buf, lb->len);
+            lb->len = 0;
+        }
+        close(*fdp);
+        *fdp = -1;
+        return;
+    }
+    if (!job.tag_output) {
+        write_all(outfd, buf, (size_t)r);
+        return;
+    }
+    for (ssize_t i = 0; i < r; i++) {
+        lb->buf[lb->len++] = buf[i];
+        if (buf[i] == '\n' || lb->len == sizeof(lb->buf) - 1) {
+            emit_tagged(outfd, rank, lb->buf, lb->len);
+            lb->len = 0;
+        }
+    }
+}
+
+/* ---- PMI-1 server ------------------------------------------------------- */
+static void pmi_reply(rank_t *rk, const char *fmt, ...)
+{
+    char line[MAX_LINE];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof(line) - 2)
+        n = (int)sizeof(line) - 2;
+    line[n++] = '\n';
+    write_all(rk->pmi_fd, line, (size_t)n);
+}
+
+static const char *word(const char *line, const char *key, char *out, size_t len)
+{
+    size_t kl = strlen(key);
+    for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl) {
+        if ((p == line || p[-1] == ' ') && p[kl] == '=') {
+            p += kl + 1;
+            /* error_msg runs to the end of the line; other values to a space */
+            size_t n = !strcmp(key, "error_msg") ? strlen(p) : strcspn(p, " ");
+            if (n >= len)
+                n = len - 1;
+            memcpy(out, p, n);
+            out[n] = '\0';
+            return out;
+        }
+    }
+    return NULL;
+}
+
+static void pmi_command(int r, const char *line)
+{
+    rank_t *rk = &job.ranks[r];
+    char cmd[64], key[512], value[2048];
+    if (!word(line, "cmd", cmd, sizeof(cmd))) {
+        fprintf(stderr, "mpiexec: rank %d sent a malformed PMI line: %s\n", r, line);
+        return;
+    }
+    if (!strcmp(cmd, "init")) {
+        pmi_reply(rk, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0");
+    } else if (!strcmp(cmd, "get_maxes")) {
+        pmi_reply(rk, "cmd=maxes rc=0 kvsname_max=64 keylen_max=512 vallen_max=2048");
+    } else if (!strcmp(cmd, "get_appnum")) {
+        pmi_reply(rk, "cmd=appnum rc=0 appnum=0");
+    } else if (!strcmp(cmd, "get_my_kvsname")) {
+        pmi_reply(rk, "cmd=my_kvsname rc=0 kvsname=%s", job.kvsname);
+    } else if (!strcmp(cmd, "get_universe_size")) {
+        pmi_reply(rk, "cmd=universe_size rc=0 size=%d", job.n);
+    } else if (!strcmp(cmd, "put")) {
+        if (!word(line, "key", key, sizeof(key)) || !word(line, "value", value, sizeof(value))) {
+            pmi_reply(rk, "cmd=put_result rc=-1 msg=missing_key_or_value");
+            return;
+        }
+        kvs_put(key, value);
+        pmi_reply(rk, "cmd=put_result rc=0 msg=success");
+    } else if (!strcmp(cmd, "get")) {
+        const char *v = word(line, "key", key, sizeof(key)) ? kvs_get(key) : NULL;
+        if (v)
+            pmi_reply(rk, "cmd=get_result rc=0 msg=success value=%s", v);
+        else
+            pmi_reply(rk, "cmd=get_result rc=-1 msg=key_%s_not_found", key);
+    } else if (!strcmp(cmd, "barrier_in")) {
+        if (!rk->in_barrier) {
+            rk->in_barrier = true;
+            job.barrier_count++;
+        }
+        if (job.barrier_count == job.n) {
+            for (int i = 0; i < job.n; i++) {
+                job.ranks[i].in_barrier = false;
+                if (job.ranks[i].pmi_fd >= 0)
+                    pmi_reply(&job.ranks[i], "cmd=barrier_out rc=0");
+            }
+            job.barrier_count = 0;
+        }
+    } else if (!strcmp(cmd, "finalize")) {
+        rk->finalized = true;
+        pmi_reply(rk, "cmd=finalize_ack rc=0");
+    } else if (!strcmp(cmd, "abort")) {
+        char code[32], msg[1024];
+        int c = word(line, "exitcode", code, sizeof(code)) ? atoi(code) : 1;
+        const char *m = word(line, "error_msg", msg, sizeof(msg));
+        fail(c, "rank %d (pid %d) called MPI_Abort with error code %d%s%s", r, (int)rk->pid, c,
+             m && *m ? ": " : "", m && *m ? m : "");
+    } else {
+        fprintf(stderr, "mpiexec: rank %d sent unsupported PMI command '%s'\n", r, cmd);
+        pmi_reply(rk, "cmd=%s_result rc=-1 msg=unsupported", cmd);
+    }
+}
+
+static void pmi_read(int r)
+{
+    rank_t *rk = &job.ranks[r];
+    linebuf *lb = &rk->pmi_in;
+    ssize_t n = read(rk->pmi_fd, lb->buf + lb->len, sizeof(lb->buf) - 1 - lb->len);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        close(rk->pmi_fd);
+        rk->pmi_fd = -1;
+        return;
+    }
+    lb->len += (size_t)n;
+    char *start = lb->buf;
+    char *nl;
+    while ((nl = memchr(start, '\n', lb->len - (size_t)(start - lb->buf))) != NULL) {
+        *nl = '\0';
+        pmi_command(r, start);
+        start = nl + 1;
+    }
+    size_t rest = lb->len - (size_t)(start - lb->buf);
+    memmove(lb->buf, start, rest);
+    lb->len = rest;
+    if (lb->len == sizeof(lb->buf) - 1) {
+        fprintf(stderr, "mpiexec: rank %d sent an over-long PMI line\n", r);
+        lb->len = 0;
+    }
+}
+
+/* ---- children ------------------------------------------------------------ */
+static void reap(void)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (int r = 0; r < job.n; r++) {
+            rank_t *rk = &job.ranks[r];
+            if (rk->pid != pid)
+                continue;
+            rk->exited = true;
+            rk->wait_status = status;
+            job.running--;
+            if (job.verbose)
+                fprintf(stderr, "mpiexec: rank %d (pid %d) ended with wait status 0x%x\n", r, (int)pid, status);
+            if (WIFSIGNALED(status)) {
+                int sig = WTERMSIG(status);
+                fail(128 + sig, "rank %d (pid %d) was killed by signal %d (%s)", r, (int)pid, sig, strsignal(sig));
+            } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+                fail(WEXITSTATUS(status), "rank %d (pid %d) exited with status %d", r, (int)pid,
+                     WEXITSTATUS(status));
+            }
+        }
+    }
+}
+
+static void launch(char **argv)
+{
+    for (int r = 0; r < job.n; r++) {
+        int sp[2], out[2], err[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) || pipe2(out, O_CLOEXEC) ||
+            pipe2(err, O_CLOEXEC))
+            die("cannot create pipes for rank %d: %s (too many ranks for the open-file limit?)", r,
+                strerror(errno));
+        pid_t pid = fork();
+        if (pid < 0)
+            die("fork failed for rank %d: %s", r, strerror(errno));
+        if (pid == 0) {
+            /* The rank dies with mpiexec, whatever kills mpiexec. */
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            dup2(out[1], 1);
+            dup2(err[1], 2);
+            if (r != 0) {
+                int devnull = open("/dev/null", O_RDONLY);
+                if (devnull >= 0)
+                    dup2(devnull, 0);
+            }
+            int fd = dup(sp[1]); /* without CLOEXEC */
+            char v[32];
+            snprintf(v, sizeof(v), "%d", fd);
+            setenv("PMI_FD", v, 1);
+            snprintf(v, sizeof(v), "%d", r);
+            setenv("PMI_RANK", v, 1);
+            snprintf(v, sizeof(v), "%d", job.n);
+            setenv("PMI_SIZE", v, 1);
+            for (int i = 0; i < job.n_env; i++)
+                putenv(job.env_add[i]);
+            execvp(argv[0], argv);
+            fprintf(stderr, "mpiexec: cannot execute '%s': %s\n", argv[0], strerror(errno));
+            _exit(127);
+        }
+        close(sp[1]);
+        close(out[1]);
+        close(err[1]);
+        rank_t *rk = &job.ranks[r];
+        rk->pid = pid;
+        rk->pmi_fd = sp[0];
+        rk->out_fd = out[0];
+        rk->err_fd = err[0];
+        job.running++;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int first = parse_args(argc, argv);
+    snprintf(job.kvsname, sizeof(job.kvsname), "kvs_%d_%ld", (int)getpid(), (long)time(NULL) % 100000);
+    char mapping[64];
+    snprintf(mapping, sizeof(mapping), "(vector,(0,1,%d))", job.n);
+    kvs_put("PMI_process_mapping", mapping);
+    job.ranks = calloc((size_t)job.n, sizeof(rank_t));
+
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    signal(SIGPIPE, SIG_IGN);
+
+    launch(argv + first);
+    double deadline = job.timeout > 0 ? now() + job.timeout : 0;
+    struct pollfd *pfd = calloc((size_t)(3 * job.n + 1), sizeof(struct pollfd));
+    int *owner = calloc((size_t)(3 * job.n + 1), sizeof(int));
+
+    for (;;) {
+        bool open_fds = false;
+        for (int r = 0; r < job.n; r++)
+            if (job.ranks[r].out_fd >= 0 || job.ranks[r].err_fd >= 0)
+                open_fds = true;
+        if (job.running == 0 && !open_fds)
+            break;
+        int nfd = 0;
+        pfd[nfd].fd = sfd;
+        pfd[nfd].events = POLLIN;
+        owner[nfd++] = -1;
+        for (int r = 0; r < job.n; r++) {
+            rank_t *rk = &job.ranks[r];
+            int fds[3] = {rk->pmi_fd, rk->out_fd, rk->err_fd};
+            for (int k = 0; k < 3; k++)
+                if (fds[k] >= 0) {
+                    pfd[nfd].fd = fds[k];
+                    pfd[nfd].events = POLLIN;
+                    owner[nfd++] = r * 3 + k;
+                }
+        }
+        int wait_ms = -1;
+        double t = now();
+        if (deadline > 0 && !job.failed)
+            wait_ms = deadline > t ? (int)((deadline - t) * 1000) + 1 : 0;
+        if (job.failed && !job.sigkill_sent)
+            wait_ms = job.kill_deadline > t ? (int)((job.kill_deadline - t) * 1000) + 1 : 0;
+        if (job.running == 0 && wait_ms < 0)
+            wait_ms = 1000; /* only pipes of exited ranks left: don't block forever on a grandchild */
+        int n = poll(pfd, (nfds_t)nfd, wait_ms);
+        if (n < 0 && errno != EINTR)
+            die("poll failed: %s", strerror(errno));
+        t = now();
+        if (deadline > 0 && t >= deadline && !job.failed)
+            fail(124, "the job did not finish within --timeout %g s", job.timeout);
+        if (job.failed && !job.sigkill_sent && t >= job.kill_deadline) {
+            signal_all(SIGKILL);
+            job.sigkill_sent = true;
+        }
+        if (job.running == 0 && n == 0) {
+            /* exited ranks whose pipes a surviving grandchild keeps open */
+            for (int r = 0; r < job.n; r++) {
+                if (job.ranks[r].out_fd >= 0) close(job.ranks[r].out_fd);
+                if (job.ranks[r].err_fd >= 0) close(job.ranks[r].err_fd);
+                job.ranks[r].out_fd = job.ranks[r].err_fd = -1;
+            }
+        }
+        for (int i = 0; i < nfd && n > 0; i++) {
+            if (!pfd[i].revents)
+                continue;
+            if (owner[i] < 0) {
+                struct signalfd_siginfo si;
+                while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+                    if (si.ssi_signo == SIGCHLD)
+                        continue;
+                    fail(128 + (int)si.ssi_signo, "received signal %d (%s)", (int)si.ssi_signo,
+                         strsignal((int)si.ssi_signo));
+                }
+                reap();
+                continue;
+            }
+            int r = owner[i] / 3, k = owner[i] % 3;
+            rank_t *rk = &job.ranks[r];
+            if (k == 0)
+                pmi_read(r);
+            else if (k == 1)
+                forward(r, &rk->out_fd, &rk->out, 1);
+            else
+                forward(r, &rk->err_fd, &rk->err, 2);
+        }
+        reap();
+    }
+    cleanup_shm();
+    return job.failed ? job.exit_code : 0;
+}
