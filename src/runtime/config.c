@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "runtime/config.h"
@@ -70,9 +71,18 @@ static int load_one(const char *env, const char *type, const char *def, void *fi
     return bad;
 }
 
+static bool loaded;
+
+void lmpi_config_ensure_loaded(void)
+{
+    if (!loaded)
+        lmpi_config_load();
+}
+
 int lmpi_config_load(void)
 {
     int bad = 0;
+    loaded = true;
 #define LMPI_CFG_LOAD(field, env, type, def, doc) bad += load_one(env, #type, def, &lmpi_config.field);
     LMPI_CONFIG_TABLE(LMPI_CFG_LOAD)
 #undef LMPI_CFG_LOAD

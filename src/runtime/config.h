@@ -33,6 +33,8 @@ extern const int lmpi_config_count;
 /* Parse the environment; returns the number of malformed values (each is
  * reported on stderr and replaced by its default). */
 int lmpi_config_load(void);
+/* Load once, for code that may run before MPI_Init (error handling). */
+void lmpi_config_ensure_loaded(void);
 /* Parse one value of a type; 0 on success. */
 int lmpi_config_parse(const char *type, const char *text, int64_t *num);
 

@@ -183,6 +183,7 @@ lmpi_errhandler *lmpi_errhandler_from_handle(MPI_Errhandler h)
  * "mpi_initial_errhandler"), fatal by default. */
 lmpi_errhandler *lmpi_errhandler_initial(void)
 {
+    lmpi_config_ensure_loaded();
     const char *v = lmpi_config.initial_errhandler;
     if (v && (!strcmp(v, "return") || !strcmp(v, "mpi_errors_return")))
         return &errh_builtin[3];
@@ -317,9 +318,13 @@ int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_com
 {
     int code = lmpi_status_class(st);
     char msg[MPI_MAX_ERROR_STRING + 600];
-    const char *comm_name = (comm && comm->magic == LMPI_MAGIC_COMM) ? comm->name : "?";
-    snprintf(msg, sizeof(msg), "%s(%s%s%s): %s: %s%s%s", fn, arg ? arg : "", arg ? ", " : "",
-             comm_name, class_name[code], class_text[code], err_detail[0] ? ": " : "", err_detail);
+    const char *comm_name = (comm && comm->magic == LMPI_MAGIC_COMM) ? comm->name : NULL;
+    char where[256] = "";
+    if (arg || comm_name)
+        snprintf(where, sizeof(where), "(%s%s%s)", arg ? arg : "", arg && comm_name ? ", " : "",
+                 comm_name ? comm_name : "");
+    snprintf(msg, sizeof(msg), "%s%s: %s: %s%s%s", fn, where, class_name[code], class_text[code],
+             err_detail[0] ? ": " : "", err_detail);
     err_detail[0] = '\0';
     if (lmpi_config.verbose_errors)
         fprintf(stderr, "[LeanMPI rank %d] %s\n", lmpi_rt.world_rank, msg);

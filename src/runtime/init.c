@@ -166,19 +166,19 @@ static void memory_report(void)
             if (other[c] > maxpeak[c])
                 maxpeak[c] = other[c];
     }
-    fprintf(stderr, "LeanMPI memory report (%d ranks; bytes)\n", w->size);
-    fprintf(stderr, "  %-10s %14s %14s %16s\n", "category", "rank0 current", "rank0 peak", "max peak (rank)");
+    fprintf(stdout, "LeanMPI memory report (%d ranks; bytes)\n", w->size);
+    fprintf(stdout, "  %-10s %14s %14s %16s\n", "category", "rank0 current", "rank0 peak", "max peak (rank)");
     int64_t tc = 0, tp = 0, tm = 0;
     for (int c = 0; c < LMPI_MEM_NCAT; c++) {
         int64_t cur = lmpi_mem_current((lmpi_mem_cat)c);
-        fprintf(stderr, "  %-10s %14lld %14lld %16lld\n", lmpi_mem_cat_name((lmpi_mem_cat)c), (long long)cur,
+        fprintf(stdout, "  %-10s %14lld %14lld %16lld\n", lmpi_mem_cat_name((lmpi_mem_cat)c), (long long)cur,
                 (long long)peaks[c], (long long)maxpeak[c]);
         tc += cur;
         tp += peaks[c];
         tm += maxpeak[c];
     }
-    fprintf(stderr, "  %-10s %14lld %14lld %16lld\n", "total", (long long)tc, (long long)tp, (long long)tm);
-    fprintf(stderr, "  (shm is this rank's share of the node segment: %zu bytes / %d ranks)\n",
+    fprintf(stdout, "  %-10s %14lld %14lld %16lld\n", "total", (long long)tc, (long long)tp, (long long)tm);
+    fprintf(stdout, "  (shm is this rank's share of the node segment: %zu bytes / %d ranks)\n",
             lmpi_shm_segment_size(), w->size);
 }
 

@@ -433,6 +433,19 @@ static void pmi_read(int r)
 }
 
 /* ---- children ------------------------------------------------------------ */
+/* Read what an exited rank still had in flight on its PMI socket: an abort
+ * request must be seen before the exit it caused. */
+static void drain_pmi(int r)
+{
+    rank_t *rk = &job.ranks[r];
+    while (rk->pmi_fd >= 0) {
+        struct pollfd p = {.fd = rk->pmi_fd, .events = POLLIN};
+        if (poll(&p, 1, 0) <= 0)
+            return;
+        pmi_read(r);
+    }
+}
+
 static void reap(void)
 {
     int status;
@@ -444,6 +457,7 @@ static void reap(void)
                 continue;
             rk->exited = true;
             rk->wait_status = status;
+            drain_pmi(r);
             job.running--;
             if (job.verbose)
                 fprintf(stderr, "mpiexec: rank %d (pid %d) ended with wait status 0x%x\n", r, (int)pid, status);

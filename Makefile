@@ -1,0 +1,44 @@
+# Front end to CMake.  `make demo` and `make test` install what is missing
+# (Debian packages, as root), build into build/, and run.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+
+.PHONY: all deps build demo test test-asan install generate docs clean
+
+all: build
+
+deps:
+	@sh scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	LMPI_MEMORY_REPORT=1 $(BUILD)/bin/mpiexec -n 4 $(BUILD)/examples/showcase
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+	@$(MAKE) --no-print-directory test-asan
+
+# The unit tests once more under AddressSanitizer and UndefinedBehaviorSanitizer.
+test-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DLMPI_SANITIZE=ON -DLMPI_UNIT_ONLY=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest -L unit --output-on-failure -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# Regenerate mpi.h and the bindings from src/binding/*.txt, and docs/env.md.
+generate:
+	python3 src/binding/gen_bindings.py
+
+docs: build
+	$(BUILD)/bin/leanmpi_info --config-markdown > docs/env.md
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,123 @@
+/* Bad input to every function of the foundation returns the right error
+ * class under MPI_ERRORS_RETURN; user handlers and error codes work. */
+#include <string.h>
+
+#include "mpitest.h"
+
+static int cls(int rc)
+{
+    int c = -1;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
+static int handler_calls, handler_code;
+static void my_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    handler_calls++;
+    handler_code = *code;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, x = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Request req;
+    MPI_Status st;
+
+    /* communicator */
+    CHECK_EQ(cls(MPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_NULL)), MPI_ERR_COMM);
+    CHECK_EQ(cls(MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_NULL, &st)), MPI_ERR_COMM);
+    CHECK_EQ(cls(MPI_Isend(&x, 1, MPI_INT, 0, 0, (MPI_Comm)(void *)&x, &req)), MPI_ERR_COMM);
+    CHECK_EQ(cls(MPI_Barrier(MPI_COMM_NULL)), MPI_ERR_COMM);
+    CHECK_EQ(cls(MPI_Comm_rank(MPI_COMM_NULL, &x)), MPI_ERR_COMM);
+    CHECK_EQ(cls(MPI_Comm_size(MPI_COMM_NULL, &x)), MPI_ERR_COMM);
+    /* rank */
+    CHECK_EQ(cls(MPI_Send(&x, 1, MPI_INT, size, 0, MPI_COMM_WORLD)), MPI_ERR_RANK);
+    CHECK_EQ(cls(MPI_Send(&x, 1, MPI_INT, -7, 0, MPI_COMM_WORLD)), MPI_ERR_RANK);
+    CHECK_EQ(cls(MPI_Send(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD)), MPI_ERR_RANK);
+    CHECK_EQ(cls(MPI_Recv(&x, 1, MPI_INT, size + 3, 0, MPI_COMM_WORLD, &st)), MPI_ERR_RANK);
+    CHECK_EQ(cls(MPI_Irecv(&x, 1, MPI_INT, -9, 0, MPI_COMM_WORLD, &req)), MPI_ERR_RANK);
+    /* tag */
+    CHECK_EQ(cls(MPI_Send(&x, 1, MPI_INT, 0, -1, MPI_COMM_WORLD)), MPI_ERR_TAG);
+    CHECK_EQ(cls(MPI_Send(&x, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD)), MPI_ERR_TAG);
+    CHECK_EQ(cls(MPI_Recv(&x, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, &st)), MPI_ERR_TAG);
+    /* count */
+    CHECK_EQ(cls(MPI_Send(&x, -1, MPI_INT, 0, 0, MPI_COMM_WORLD)), MPI_ERR_COUNT);
+    CHECK_EQ(cls(MPI_Irecv(&x, -3, MPI_INT, 0, 0, MPI_COMM_WORLD, &req)), MPI_ERR_COUNT);
+    /* datatype */
+    CHECK_EQ(cls(MPI_Send(&x, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD)), MPI_ERR_TYPE);
+    CHECK_EQ(cls(MPI_Recv(&x, 1, (MPI_Datatype)(intptr_t)0x2ff, 0, 0, MPI_COMM_WORLD, &st)), MPI_ERR_TYPE);
+    /* buffer */
+    CHECK_EQ(cls(MPI_Send(NULL, 1, MPI_INT, 0, 0, MPI_COMM_WORLD)), MPI_ERR_BUFFER);
+    CHECK_EQ(cls(MPI_Irecv(NULL, 4, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, &req)), MPI_ERR_BUFFER);
+    CHECK_EQ(MPI_Send(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD), MPI_SUCCESS);
+    /* output pointers and requests */
+    CHECK_EQ(cls(MPI_Comm_rank(MPI_COMM_WORLD, NULL)), MPI_ERR_ARG);
+    CHECK_EQ(cls(MPI_Isend(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL)), MPI_ERR_ARG);
+    MPI_Request bogus = (MPI_Request)(intptr_t)0x1f;
+    CHECK_EQ(cls(MPI_Wait(&bogus, &st)), MPI_ERR_REQUEST);
+    CHECK_EQ(cls(MPI_Get_count(NULL, MPI_INT, &x)), MPI_ERR_ARG);
+    /* requests that were already completed come back as MPI_REQUEST_NULL */
+    MPI_Request done = MPI_REQUEST_NULL;
+    CHECK_EQ(MPI_Wait(&done, &st), MPI_SUCCESS);
+    CHECK_EQ(st.MPI_SOURCE, MPI_ANY_SOURCE);
+    /* runtime */
+    CHECK_EQ(cls(MPI_Init(NULL, NULL)), MPI_ERR_OTHER);
+    CHECK_EQ(cls(MPI_Error_class(-42, &x)), MPI_ERR_ARG);
+    CHECK_EQ(cls(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL)), MPI_ERR_ERRHANDLER);
+    /* not implemented yet: a clear error, never a silent success */
+    MPI_Comm dup;
+    CHECK_EQ(cls(MPI_Comm_dup(MPI_COMM_WORLD, &dup)), MPI_ERR_UNSUPPORTED_OPERATION);
+    CHECK_EQ(cls(MPI_Win_fence(0, MPI_WIN_NULL)), MPI_ERR_UNSUPPORTED_OPERATION);
+
+    /* every class has a string that names it */
+    char s[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_Error_string(MPI_ERR_RANK, s, &len);
+    CHECK(strstr(s, "MPI_ERR_RANK") != NULL);
+    CHECK_EQ(len, strlen(s));
+    for (int c = 0; c <= MPI_ERR_ABI; c++) {
+        CHECK_EQ(MPI_Error_string(c, s, &len), MPI_SUCCESS);
+        CHECK(len > 0);
+        int back;
+        MPI_Error_class(c, &back);
+        CHECK_EQ(back, c);
+    }
+
+    /* user-defined classes, codes and strings */
+    int myclass, mycode;
+    CHECK_EQ(MPI_Add_error_class(&myclass), MPI_SUCCESS);
+    CHECK(myclass > MPI_ERR_LASTCODE);
+    CHECK_EQ(MPI_Add_error_code(myclass, &mycode), MPI_SUCCESS);
+    CHECK_EQ(MPI_Add_error_string(mycode, "my special failure"), MPI_SUCCESS);
+    MPI_Error_string(mycode, s, &len);
+    CHECK(strcmp(s, "my special failure") == 0);
+    CHECK_EQ(cls(mycode), myclass);
+    CHECK_EQ(cls(MPI_Add_error_code(MPI_ERR_LASTCODE + 999, &mycode)), MPI_ERR_ARG);
+
+    /* a user handler sees the error and the call still returns it */
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(my_handler, &eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+    MPI_Errhandler_free(&eh);
+    CHECK(eh == MPI_ERRHANDLER_NULL);
+    int rc = MPI_Send(&x, 1, MPI_INT, size + 1, 0, MPI_COMM_WORLD);
+    CHECK_EQ(cls(rc), MPI_ERR_RANK);
+    CHECK_EQ(handler_calls, 1);
+    CHECK_EQ(handler_code, rc);
+    MPI_Comm_call_errhandler(MPI_COMM_WORLD, mycode);
+    CHECK_EQ(handler_calls, 2);
+    CHECK_EQ(handler_code, mycode);
+    MPI_Errhandler got;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &got);
+    MPI_Errhandler_free(&got);
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    return mpitest_finish("t_errors");
+}

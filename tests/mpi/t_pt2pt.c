@@ -1,0 +1,219 @@
+/* Point-to-point basics: blocking and nonblocking, wildcards, PROC_NULL,
+ * truncation, Get_count, ordering, self-sends, every protocol size. */
+#include <string.h>
+
+#include "mpitest.h"
+
+static int rank, size;
+
+static void fill(unsigned char *b, size_t n, int seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(i * 7 + (size_t)seed * 13);
+}
+
+static int verify(const unsigned char *b, size_t n, int seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != (unsigned char)(i * 7 + (size_t)seed * 13))
+            return 0;
+    return 1;
+}
+
+/* Sizes crossing the fast-box, eager and rendezvous thresholds. */
+static void sizes_between_neighbours(void)
+{
+    const size_t sizes[] = {0, 1, 8, 447, 448, 449, 4096, 16383, 16384, 16385, 100000, 1 << 22};
+    unsigned char *s = malloc(1 << 22), *r = malloc(1 << 22);
+    int to = (rank + 1) % size, from = (rank + size - 1) % size;
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t n = sizes[k];
+        fill(s, n, (int)k + rank);
+        memset(r, 0, n);
+        MPI_Request rq[2];
+        MPI_Status st[2];
+        MPI_Irecv(r, (int)n, MPI_BYTE, from, (int)k, MPI_COMM_WORLD, &rq[0]);
+        MPI_Isend(s, (int)n, MPI_BYTE, to, (int)k, MPI_COMM_WORLD, &rq[1]);
+        CHECK_EQ(MPI_Waitall(2, rq, st), MPI_SUCCESS);
+        CHECK(verify(r, n, (int)k + from));
+        int count;
+        MPI_Get_count(&st[0], MPI_BYTE, &count);
+        CHECK_EQ(count, n);
+        CHECK_EQ(st[0].MPI_SOURCE, from);
+        CHECK_EQ(st[0].MPI_TAG, (int)k);
+        CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL);
+    }
+    free(s);
+    free(r);
+}
+
+/* Messages from one sender arrive in order, also mixed with ANY_TAG and
+ * across protocols (a big message must not be overtaken by small ones). */
+static void ordering(void)
+{
+    enum { N = 200 };
+    if (rank == 0) {
+        static int big[100000];
+        for (int i = 0; i < N; i++) {
+            int v = i;
+            if (i % 50 == 7) {
+                big[0] = i;
+                MPI_Send(big, 100000, MPI_INT, 1, i % 3, MPI_COMM_WORLD);
+            } else {
+                MPI_Send(&v, 1, MPI_INT, 1, i % 3, MPI_COMM_WORLD);
+            }
+        }
+    } else if (rank == 1) {
+        static int big[100000];
+        for (int i = 0; i < N; i++) {
+            MPI_Status st;
+            MPI_Recv(big, 100000, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            CHECK_EQ(big[0], i);
+            CHECK_EQ(st.MPI_TAG, i % 3);
+            CHECK_EQ(st.MPI_SOURCE, 0);
+        }
+    }
+}
+
+static void wildcards_and_unexpected(void)
+{
+    /* every rank sends to rank 0 before rank 0 posts anything */
+    int v = rank * 10;
+    if (rank != 0)
+        MPI_Send(&v, 1, MPI_INT, 0, 100 + rank, MPI_COMM_WORLD);
+    if (rank == 0) {
+        int seen = 0;
+        for (int i = 1; i < size; i++) {
+            MPI_Status st;
+            int got = -1;
+            MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            CHECK_EQ(got, st.MPI_SOURCE * 10);
+            CHECK_EQ(st.MPI_TAG, 100 + st.MPI_SOURCE);
+            seen |= 1 << st.MPI_SOURCE;
+        }
+        CHECK_EQ(seen, ((1 << size) - 1) & ~1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* the wildcard receives above must not see what follows */
+    /* a specific tag skips earlier messages with other tags */
+    if (rank == 1) {
+        int a = 1, b = 2;
+        MPI_Send(&a, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
+        MPI_Send(&b, 1, MPI_INT, 0, 6, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        int x = 0, y = 0;
+        MPI_Recv(&y, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(&x, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK_EQ(x, 1);
+        CHECK_EQ(y, 2);
+    }
+}
+
+static void proc_null_and_self(void)
+{
+    int x = 5;
+    MPI_Status st;
+    CHECK_EQ(MPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD), MPI_SUCCESS);
+    CHECK_EQ(MPI_Recv(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+    CHECK_EQ(st.MPI_SOURCE, MPI_PROC_NULL);
+    CHECK_EQ(st.MPI_TAG, MPI_ANY_TAG);
+    int count = -1;
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK_EQ(count, 0);
+    CHECK_EQ(x, 5);
+
+    /* to self, nonblocking both ways, rendezvous size included */
+    static double out[50000], in[50000];
+    for (int i = 0; i < 50000; i++)
+        out[i] = i * 0.5 + rank;
+    MPI_Request rq[2];
+    MPI_Isend(out, 50000, MPI_DOUBLE, rank, 9, MPI_COMM_WORLD, &rq[0]);
+    MPI_Irecv(in, 50000, MPI_DOUBLE, rank, 9, MPI_COMM_WORLD, &rq[1]);
+    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    CHECK(memcmp(in, out, sizeof(in)) == 0);
+    MPI_Comm self_rank_check = MPI_COMM_SELF;
+    int r = -1, s = -1;
+    MPI_Comm_rank(self_rank_check, &r);
+    MPI_Comm_size(self_rank_check, &s);
+    CHECK_EQ(r, 0);
+    CHECK_EQ(s, 1);
+    int y = 42, z = 0;
+    MPI_Sendrecv(&y, 1, MPI_INT, 0, 1, &z, 1, MPI_INT, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    CHECK_EQ(z, 42);
+}
+
+static void truncation(void)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int big[2000] = {0}, small[10];
+    for (int round = 0; round < 2; round++) {
+        int n = round == 0 ? 20 : 2000; /* eager, then rendezvous */
+        if (rank == 0) {
+            MPI_Send(big, n, MPI_INT, 1, 77, MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            MPI_Status st;
+            int rc = MPI_Recv(small, 10, MPI_INT, 0, 77, MPI_COMM_WORLD, &st);
+            int cls;
+            MPI_Error_class(rc, &cls);
+            CHECK_EQ(cls, MPI_ERR_TRUNCATE);
+        }
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+static void test_and_waitany(void)
+{
+    if (rank == 0) {
+        int v[3] = {0};
+        MPI_Request rq[3];
+        for (int i = 0; i < 3; i++)
+            MPI_Irecv(&v[i], 1, MPI_INT, 1, i, MPI_COMM_WORLD, &rq[i]);
+        int flag = 1;
+        MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE);
+        CHECK_EQ(flag, 0); /* rank 1 sends only after our go */
+        int go = 1;
+        MPI_Send(&go, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
+        int done = 0;
+        while (done < 3) {
+            int idx;
+            MPI_Status st;
+            MPI_Waitany(3, rq, &idx, &st);
+            CHECK(idx >= 0 && idx < 3);
+            CHECK_EQ(v[idx], idx + 1);
+            done++;
+        }
+        int idx;
+        MPI_Waitany(3, rq, &idx, MPI_STATUS_IGNORE);
+        CHECK_EQ(idx, MPI_UNDEFINED);
+        flag = 0;
+        MPI_Testall(3, rq, &flag, MPI_STATUSES_IGNORE);
+        CHECK_EQ(flag, 1);
+    } else if (rank == 1) {
+        int go;
+        MPI_Recv(&go, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 2; i >= 0; i--) {
+            int v = i + 1;
+            MPI_Send(&v, 1, MPI_INT, 0, i, MPI_COMM_WORLD);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    sizes_between_neighbours();
+    MPI_Barrier(MPI_COMM_WORLD);
+    proc_null_and_self();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (size >= 2) {
+        ordering();
+        MPI_Barrier(MPI_COMM_WORLD);
+        wildcards_and_unexpected();
+        MPI_Barrier(MPI_COMM_WORLD);
+        truncation();
+        MPI_Barrier(MPI_COMM_WORLD);
+        test_and_waitany();
+    }
+    return mpitest_finish("t_pt2pt");
+}

@@ -1,0 +1,19 @@
+#!/bin/sh
+# LeanMPI programs run under MPICH's Hydra (PMI-1 wire protocol).
+b=$1
+found=0
+for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
+    [ -x "$h" ] || continue
+    found=1
+    echo "== $h"
+    out=$(timeout 60 "$h" -n 4 "$b/examples/hello") || { echo "FAIL: hello under $h"; exit 1; }
+    echo "$out"
+    n=$(echo "$out" | sed -n 's/^hello from rank \([0-9]\) of 4 .*/\1/p' | sort -u | wc -l)
+    [ "$n" = 4 ] || { echo "FAIL: expected 4 distinct ranks under $h"; exit 1; }
+    timeout 60 "$h" -n 3 "$b/examples/ring" 1048576 2 || { echo "FAIL: ring under $h"; exit 1; }
+done
+if [ $found = 0 ]; then
+    echo "SKIP: no mpiexec.hydra (apt-get install mpich, or pip install mpich==5.0.2)"
+    exit 77
+fi
+echo "hydra: passed"

@@ -1,0 +1,111 @@
+/* The shared-memory transport between real processes: NPROC processes send
+ * each other packets of every size class (fast box, cell) in bursts that
+ * exhaust the cells, and check per-sender order, sizes and contents.  The
+ * transport is linked alone; this file plays the pt2pt layer above it. */
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/config.h"
+#include "transport/shm/shm.h"
+#include "transport/transport.h"
+#include "unit.h"
+
+enum { NPROC = 4, PER_PEER = 3000 };
+
+void lmpi_err_detail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+static int me;
+static uint32_t expect_seq[NPROC];
+static long got, bad;
+
+static size_t size_for(uint32_t seq)
+{
+    static const size_t sizes[] = {0, 8, 100, 448, 449, 3000, 16384};
+    return sizes[seq % 7];
+}
+
+void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
+{
+    uint32_t seq = (uint32_t)h->tag;
+    const unsigned char *p = payload;
+    if (h->rank != src || seq != expect_seq[src] || len != size_for(seq) || h->len != len)
+        bad++;
+    for (size_t i = 0; i < len; i++)
+        if (p[i] != (unsigned char)(src + seq + i)) {
+            bad++;
+            break;
+        }
+    expect_seq[src] = seq + 1;
+    got++;
+}
+
+static int run(int rank)
+{
+    me = rank;
+    char job[64];
+    snprintf(job, sizeof(job), "unit-%d", (int)getppid());
+    if (rank != 0 && lmpi_shm_init(rank, NPROC, job) != LMPI_OK)
+        return 2;
+    unsigned char buf[16384];
+    uint32_t sent[NPROC] = {0};
+    long want = (long)(NPROC - 1) * PER_PEER;
+    bool done_sending = false;
+    while (!done_sending || got < want) {
+        done_sending = true;
+        for (int d = 0; d < NPROC; d++) {
+            if (d == rank || sent[d] == PER_PEER)
+                continue;
+            done_sending = false;
+            uint32_t seq = sent[d];
+            size_t n = size_for(seq);
+            for (size_t i = 0; i < n; i++)
+                buf[i] = (unsigned char)(rank + seq + i);
+            lmpi_pkt_hdr h = {.type = LMPI_PKT_EAGER, .rank = rank, .tag = (int32_t)seq, .len = n};
+            if (lmpi_shm_send_pkt(d, &h, buf, n) == LMPI_OK)
+                sent[d]++;
+        }
+        lmpi_shm_poll();
+    }
+    /* stay attached until everyone has drained what we sent */
+    fprintf(stderr, "rank %d: received %ld packets, %ld bad\n", rank, got, bad);
+    return bad ? 1 : 0;
+}
+
+int main(void)
+{
+    setenv("LMPI_SHM_CELLS", "16", 1); /* force cell exhaustion and recycling */
+    lmpi_config_load();
+    char job[64];
+    snprintf(job, sizeof(job), "unit-%d", (int)getpid());
+    /* rank 0 creates the segment before the others exist: no PMI needed */
+    CHECK_EQ(lmpi_shm_init(0, NPROC, job), LMPI_OK);
+    pid_t pids[NPROC];
+    for (int r = 1; r < NPROC; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0)
+            _exit(run(r));
+    }
+    int rc0 = run(0);
+    CHECK_EQ(rc0, 0);
+    for (int r = 1; r < NPROC; r++) {
+        int status;
+        waitpid(pids[r], &status, 0);
+        CHECK(WIFEXITED(status));
+        CHECK_EQ(WEXITSTATUS(status), 0);
+    }
+    char path[128];
+    snprintf(path, sizeof(path), "/dev/shm/lmpi-%s", job);
+    CHECK_EQ(access(path, F_OK), -1); /* unlinked once all had attached */
+    lmpi_shm_finalize();
+    return unit_finish("test_shm");
+}
