@@ -1,0 +1,42 @@
+#!/bin/sh
+# mpiexec's options, checked with plain programs as ranks: -genv/-env/-x reach
+# every rank, --tag-output prefixes lines, PMI variables are set, the exit
+# status of a rank comes back, SIGTERM to mpiexec stops the whole job.
+b=$1
+m="$b/bin/mpiexec"
+fail=0
+check() { if [ "$1" != "$2" ]; then echo "FAIL: $3: got [$1] expected [$2]"; fail=1; else echo "ok: $3"; fi; }
+
+out=$(FROM_ENV=outer "$m" -n 2 -genv A 1 -env B 2 -x C=3 -x FROM_ENV sh -c 'echo "$A$B$C$FROM_ENV"' | sort -u)
+check "$out" "123outer" "-genv, -env, -x NAME=VALUE and -x NAME"
+out=$("$m" -n 3 --tag-output sh -c 'echo "line $PMI_RANK of $PMI_SIZE"' | sort)
+check "$out" "$(printf '[0] line 0 of 3\n[1] line 1 of 3\n[2] line 2 of 3')" "--tag-output and PMI_RANK/PMI_SIZE"
+out=$("$m" -n 2 -l sh -c 'printf "no newline"' | sort)
+check "$out" "$(printf '[0] no newline\n[1] no newline')" "-l flushes a last partial line"
+"$m" -n 2 sh -c 'exit 0'
+check "$?" "0" "all ranks exit 0 -> status 0"
+"$m" -n 2 sh -c '[ "$PMI_RANK" = 1 ] && exit 5; sleep 30' 2>/dev/null
+check "$?" "5" "a rank's exit status comes back"
+"$m" -n 1 /nonexistent/program 2>/dev/null
+check "$?" "127" "a program that cannot start"
+"$m" -n 2 --bogus-option true 2>/dev/null
+check "$?" "1" "unknown options are rejected"
+"$m" -n 2 --host far-away-host true 2>/dev/null
+check "$?" "1" "--host other than this machine is rejected"
+
+# SIGTERM to mpiexec stops every rank
+tmp=$(mktemp -d)
+"$m" -n 3 sh -c 'echo $$ > '"$tmp"'/pid.$PMI_RANK; exec sleep 60' &
+job=$!
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -f "$tmp/pid.2" ] && [ -f "$tmp/pid.0" ] && [ -f "$tmp/pid.1" ] && break; sleep 0.2; done
+sleep 0.2
+kill -TERM $job
+wait $job
+check "$?" "143" "SIGTERM stops the job with status 128+15"
+sleep 0.3
+for f in "$tmp"/pid.*; do
+    p=$(cat "$f")
+    if kill -0 "$p" 2>/dev/null; then echo "FAIL: rank process $p survived"; fail=1; kill -9 "$p"; fi
+done
+rm -rf "$tmp"
+exit $fail
