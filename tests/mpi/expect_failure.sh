@@ -4,6 +4,8 @@
 # status, a message on stderr matching REGEX (naming the rank and the cause),
 # the job ending within 5 s of the failure, no rank process left behind and no
 # LeanMPI file left in /dev/shm.
+# With KILL_RANK=k in the environment the test itself kills rank k with
+# SIGKILL from outside once every rank is ready (kill -9 of one rank).
 mpiexec=$1 n=$2 expected=$3 regex=$4
 shift 4
 out=$(mktemp) err=$(mktemp)
@@ -11,6 +13,16 @@ trap 'rm -f "$out" "$err"' EXIT
 start=$(date +%s.%N)
 "$mpiexec" -n "$n" "$@" >"$out" 2>"$err" &
 job=$!
+if [ -n "${KILL_RANK:-}" ]; then
+    for i in $(seq 100); do
+        [ "$(grep -c ' ready$' "$out")" -ge "$n" ] && break
+        sleep 0.1
+    done
+    victim=$(sed -n "s/^rank $KILL_RANK pid \([0-9]*\) ready$/\1/p" "$out")
+    [ -n "$victim" ] || { echo "FAIL: rank $KILL_RANK never became ready"; kill -9 $job; exit 1; }
+    start=$(date +%s.%N)
+    kill -9 "$victim"
+fi
 wait $job
 status=$?
 elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
