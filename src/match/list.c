@@ -1,99 +1,81 @@
-#include "match/match.h"
+/* `list`: one ordered PRQ and one ordered UMQ per context, searched from the
+ * head.  Cheapest for shallow queues; linear in depth. */
+#include "match/structure.h"
 
-static struct {
-    lmpi_request *posted_head, *posted_tail;
-    lmpi_unexpected *unexp_head, *unexp_tail;
-    size_t posted_len, unexp_len;
-} q;
+typedef struct {
+    lmpi_mqi_list prq, umq;
+} list_queue;
 
-static inline bool matches(uint32_t ctx, int rank, int tag, uint32_t want_ctx, int want_rank, int want_tag)
+static void *list_create(int comm_size)
 {
-    return ctx == want_ctx && (want_rank == MPI_ANY_SOURCE || want_rank == rank) &&
-           (want_tag == MPI_ANY_TAG || want_tag == tag);
+    (void)comm_size;
+    return lmpi_calloc(1, sizeof(list_queue), LMPI_MEM_MATCH);
 }
 
-void lmpi_match_post(lmpi_request *r)
+static void list_destroy(void *s)
 {
-    r->next = NULL;
-    r->prev = q.posted_tail;
-    if (q.posted_tail)
-        q.posted_tail->next = r;
-    else
-        q.posted_head = r;
-    q.posted_tail = r;
-    q.posted_len++;
+    lmpi_free(s);
 }
 
-static void posted_unlink(lmpi_request *r)
+static lmpi_mqi *list_arrive(void *s, int rank, int tag, uint64_t limit, lmpi_mqi *item)
 {
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        q.posted_head = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    else
-        q.posted_tail = r->prev;
-    r->next = r->prev = NULL;
-    q.posted_len--;
-}
-
-lmpi_request *lmpi_match_posted_take(uint32_t ctx, int rank, int tag)
-{
-    for (lmpi_request *r = q.posted_head; r; r = r->next)
-        if (matches(ctx, rank, tag, r->ctx, r->rank, r->tag)) {
-            posted_unlink(r);
-            return r;
-        }
-    return NULL;
-}
-
-int lmpi_match_posted_remove(lmpi_request *r)
-{
-    for (lmpi_request *p = q.posted_head; p; p = p->next)
-        if (p == r) {
-            posted_unlink(r);
-            return 1;
-        }
-    return 0;
-}
-
-void lmpi_match_unexpected_add(lmpi_unexpected *u)
-{
-    u->next = NULL;
-    if (q.unexp_tail)
-        q.unexp_tail->next = u;
-    else
-        q.unexp_head = u;
-    q.unexp_tail = u;
-    q.unexp_len++;
-}
-
-lmpi_unexpected *lmpi_match_unexpected_take(uint32_t ctx, int rank, int tag)
-{
-    lmpi_unexpected *prev = NULL;
-    for (lmpi_unexpected *u = q.unexp_head; u; prev = u, u = u->next) {
-        if (!matches(u->hdr.ctx, u->hdr.rank, u->hdr.tag, ctx, rank, tag))
-            continue;
-        if (prev)
-            prev->next = u->next;
-        else
-            q.unexp_head = u->next;
-        if (q.unexp_tail == u)
-            q.unexp_tail = prev;
-        q.unexp_len--;
-        u->next = NULL;
-        return u;
+    list_queue *q = s;
+    lmpi_mqi *m = lmpi_mqi_find_posted(&q->prq, rank, tag);
+    if (m && m->seq < limit) {
+        lmpi_mqi_unlink(&q->prq, m);
+        return m;
     }
+    if (item)
+        lmpi_mqi_append(&q->umq, item);
     return NULL;
 }
 
-size_t lmpi_match_posted_length(void)
+static lmpi_mqi *list_post(void *s, int rank, int tag, bool take, lmpi_mqi *item)
 {
-    return q.posted_len;
+    list_queue *q = s;
+    lmpi_mqi *m = lmpi_mqi_find_unexpected(&q->umq, rank, tag);
+    if (m) {
+        if (take)
+            lmpi_mqi_unlink(&q->umq, m);
+        return m;
+    }
+    if (item)
+        lmpi_mqi_append(&q->prq, item);
+    return NULL;
 }
 
-size_t lmpi_match_unexpected_length(void)
+static lmpi_mqi *list_umq_any(void *s, int tag, bool take)
 {
-    return q.unexp_len;
+    return list_post(s, MPI_ANY_SOURCE, tag, take, NULL);
 }
+
+static void list_prq_remove(void *s, lmpi_mqi *m)
+{
+    lmpi_mqi_unlink(&((list_queue *)s)->prq, m);
+}
+
+static void list_drain(void *s, lmpi_mqi_list *prq, lmpi_mqi_list *umq)
+{
+    list_queue *q = s;
+    *prq = q->prq;
+    *umq = q->umq;
+    q->prq.head = q->prq.tail = q->umq.head = q->umq.tail = NULL;
+}
+
+static size_t list_metadata(const void *s)
+{
+    (void)s;
+    return sizeof(list_queue);
+}
+
+const lmpi_match_ops lmpi_match_list_ops = {
+    .name = "list",
+    .create = list_create,
+    .destroy = list_destroy,
+    .arrive = list_arrive,
+    .post = list_post,
+    .umq_any = list_umq_any,
+    .prq_remove = list_prq_remove,
+    .drain = list_drain,
+    .metadata_bytes = list_metadata,
+};

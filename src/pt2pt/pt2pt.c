@@ -17,6 +17,7 @@
 #include "datatype/datatype.h"
 #include "match/match.h"
 #include "pt2pt/pt2pt.h"
+#include "runtime/pool.h"
 #include "runtime/request.h"
 #include "transport/shm/shm.h"
 #include "transport/transport.h"
@@ -34,6 +35,57 @@ typedef struct outbox_entry {
 static struct {
     outbox_entry *head, *tail;
 } outbox;
+
+/* A message that arrived before its receive was posted.  One record is kept
+ * ready so that an arrival can be queued right where its failed search
+ * ended, without a second search. */
+typedef struct lmpi_unexpected {
+    lmpi_mqi mqi;
+    int src; /* world rank of the sender */
+    lmpi_pkt_hdr hdr;
+    void *data; /* eager payload copy (hdr.len bytes); NULL for RTS */
+} lmpi_unexpected;
+
+static lmpi_pool unexpected_pool;
+static lmpi_unexpected *spare;
+
+static lmpi_unexpected *spare_record(void)
+{
+    if (LMPI_UNLIKELY(!spare)) {
+        if (!unexpected_pool.obj_size)
+            lmpi_pool_init(&unexpected_pool, sizeof(lmpi_unexpected), 64, LMPI_MEM_MATCH);
+        spare = lmpi_pool_get(&unexpected_pool);
+        if (!spare)
+            lmpi_abort_job(MPI_ERR_NO_MEM, "out of memory storing an unexpected message");
+    }
+    return spare;
+}
+
+static void unexpected_free(lmpi_unexpected *u)
+{
+    lmpi_free(u->data);
+    lmpi_pool_put(&unexpected_pool, u);
+}
+
+/* The queue of a context seen in an arrival: communicators create theirs
+ * with their size when they are made; a context met first on the wire gets
+ * the world's size, the largest it can be. */
+static lmpi_match_queue *queue_of(uint32_t ctx, int size)
+{
+    lmpi_match_queue *q = lmpi_match_queue_get(ctx, size);
+    if (LMPI_UNLIKELY(!q))
+        lmpi_abort_job(MPI_ERR_NO_MEM, "out of memory creating a matching queue");
+    return q;
+}
+
+void lmpi_pt2pt_finalize(void)
+{
+    lmpi_match_finalize();
+    if (unexpected_pool.obj_size)
+        lmpi_pool_destroy(&unexpected_pool);
+    memset(&unexpected_pool, 0, sizeof(unexpected_pool));
+    spare = NULL;
+}
 
 static uint64_t req_id(lmpi_request *r)
 {
@@ -205,17 +257,18 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
     switch (h->type) {
     case LMPI_PKT_EAGER:
     case LMPI_PKT_RTS: {
-        lmpi_request *r = lmpi_match_posted_take(h->ctx, h->rank, h->tag);
-        if (r) {
+        lmpi_match_queue *q = queue_of(h->ctx, lmpi_rt.world_size);
+        lmpi_unexpected *u = spare_record();
+        lmpi_mqi *m = lmpi_match_arrive(q, h->rank, h->tag, &u->mqi);
+        if (m) {
+            lmpi_request *r = lmpi_container_of(m, lmpi_request, mqi);
             if (h->type == LMPI_PKT_EAGER)
                 deliver_eager(r, h, payload);
             else
                 start_rndv(r, src, h);
             return;
         }
-        lmpi_unexpected *u = lmpi_malloc(sizeof(*u), LMPI_MEM_MATCH);
-        if (!u)
-            lmpi_abort_job(MPI_ERR_NO_MEM, "out of memory storing an unexpected message");
+        spare = NULL; /* queued */
         u->src = src;
         u->hdr = *h;
         u->data = NULL;
@@ -225,7 +278,6 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
                 lmpi_abort_job(MPI_ERR_NO_MEM, "out of memory storing an unexpected message");
             memcpy(u->data, payload, len);
         }
-        lmpi_match_unexpected_add(u);
         return;
     }
     case LMPI_PKT_FIN:
@@ -279,17 +331,18 @@ lmpi_status lmpi_pt2pt_irecv(void *buf, size_t bytes, int source, int tag, lmpi_
         r->complete = 1;
         return LMPI_OK;
     }
-    lmpi_unexpected *u = lmpi_match_unexpected_take(ctx, source, tag);
-    if (!u) {
-        lmpi_match_post(r);
+    lmpi_match_queue *q = queue_of(ctx, comm->size);
+    lmpi_mqi *m = lmpi_match_post(q, source, tag, &r->mqi);
+    if (!m) {
+        r->mq = q;
         return LMPI_OK;
     }
+    lmpi_unexpected *u = lmpi_container_of(m, lmpi_unexpected, mqi);
     if (u->hdr.type == LMPI_PKT_EAGER)
         deliver_eager(r, &u->hdr, u->data);
     else
         start_rndv(r, u->src, &u->hdr);
-    lmpi_free(u->data);
-    lmpi_free(u);
+    unexpected_free(u);
     return LMPI_OK;
 }
 

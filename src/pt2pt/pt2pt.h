@@ -12,5 +12,6 @@ lmpi_status lmpi_pt2pt_irecv(void *buf, size_t bytes, int source, int tag, lmpi_
 lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status);
 int lmpi_pt2pt_progress_outbox(void);
 int lmpi_pt2pt_spin_count(void);
+void lmpi_pt2pt_finalize(void);
 
 #endif

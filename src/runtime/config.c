@@ -29,6 +29,13 @@ int lmpi_config_parse(const char *type, const char *text, int64_t *num)
     }
     char *end;
     errno = 0;
+    if (!strcmp(type, "FLOAT")) {
+        double d = strtod(text, &end);
+        if (end == text || *end != '\0')
+            return -1;
+        *num = (int64_t)d;
+        return 0;
+    }
     long long v = strtoll(text, &end, 0);
     if (errno || end == text)
         return -1;
@@ -55,6 +62,17 @@ static int load_one(const char *env, const char *type, const char *def, void *fi
     if (!strcmp(type, "STRING")) {
         *(const char **)field = text ? text : def;
         return 0;
+    }
+    if (!strcmp(type, "FLOAT")) {
+        char *end = NULL;
+        double d = text ? strtod(text, &end) : 0;
+        if (text && (end == text || *end != '\0')) {
+            fprintf(stderr, "LeanMPI: ignoring %s=%s (not a number); using %s\n", env, text, def);
+            bad = 1;
+            text = NULL;
+        }
+        *(double *)field = text ? d : strtod(def, NULL);
+        return bad;
     }
     int64_t v = 0;
     if (text && lmpi_config_parse(type, text, &v) != 0) {

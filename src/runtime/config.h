@@ -10,6 +10,7 @@
 #define LMPI_CFG_CTYPE_BOOL int
 #define LMPI_CFG_CTYPE_INT int64_t
 #define LMPI_CFG_CTYPE_SIZE int64_t
+#define LMPI_CFG_CTYPE_FLOAT double
 #define LMPI_CFG_CTYPE_STRING const char *
 
 typedef struct lmpi_config_values {

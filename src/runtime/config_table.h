@@ -1,6 +1,6 @@
 /* Every LMPI_* environment variable, declared once.
  * X(field, "LMPI_NAME", TYPE, "default", "description")
- * TYPE is BOOL, INT, SIZE (bytes, accepts k/m/g suffixes) or STRING.
+ * TYPE is BOOL, INT, FLOAT, SIZE (bytes, accepts k/m/g suffixes) or STRING.
  * leanmpi_info --config and docs/env.md are generated from this table. */
 #define LMPI_CONFIG_TABLE(X)                                                                      \
     X(memory_report, "LMPI_MEMORY_REPORT", BOOL, "0",                                             \
@@ -25,6 +25,14 @@
     X(shm_cma, "LMPI_SHM_CMA", BOOL, "1",                                                         \
       "Copy rendezvous messages once with process_vm_readv; 0 forces the pipelined copy "        \
       "through cells (used automatically when the kernel forbids cross-memory attach).")          \
+    X(match, "LMPI_MATCH", STRING, "auto",                                                        \
+      "Matching structure of every context: list, array, hash, 4d or auto (list until the "       \
+      "observed search depth passes the threshold, then LMPI_MATCH_AUTO_TARGET).")                \
+    X(match_auto_target, "LMPI_MATCH_AUTO_TARGET", STRING, "4d",                                  \
+      "Structure auto moves a deep context to: 4d, hash or array.")                              \
+    X(match_adjustment, "LMPI_MATCH_ADJUSTMENT", FLOAT, "2.0",                                    \
+      "The paper's Adjustment: auto switches when the average search depth exceeds "              \
+      "PointerTraversalLengthThreshold (3 x dimensionSpan + 1) times this factor (>= 1.0).")      \
     X(spin_count, "LMPI_SPIN_COUNT", INT, "100",                                                  \
       "Progress polls a blocking call makes before it starts yielding the processor between "    \
       "polls (oversubscribed runs need the yield).")                                              \

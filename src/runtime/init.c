@@ -8,6 +8,7 @@
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
 #include "datatype/datatype.h"
+#include "match/match.h"
 #include "pmi/pmi.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
@@ -104,6 +105,9 @@ static lmpi_status init_runtime(int required, int *provided)
         return st;
     lmpi_rt.local_rank = info.rank;
     lmpi_rt.local_size = info.size;
+    st = lmpi_match_select(NULL);
+    if (st != LMPI_OK)
+        return st;
     st = lmpi_shm_init(info.rank, info.size, info.kvsname);
     if (st != LMPI_OK)
         return st;
@@ -197,6 +201,7 @@ lmpi_status lmpi_impl_Finalize(void)
     lmpi_rt.thread_multiple = false;
     lmpi_shm_finalize();
     lmpi_pmi_finalize();
+    lmpi_pt2pt_finalize();
     lmpi_request_pool_finalize();
     lmpi_comm_finalize_builtin();
     lmpi_errors_finalize();

@@ -5,6 +5,7 @@
 #ifndef LMPI_REQUEST_H
 #define LMPI_REQUEST_H
 
+#include "match/mqi.h"
 #include "runtime/lmpi.h"
 
 typedef enum { LMPI_REQ_SEND, LMPI_REQ_RECV } lmpi_req_kind;
@@ -20,6 +21,7 @@ typedef enum {
 } lmpi_proto_state;
 
 struct lmpi_request {
+    lmpi_mqi mqi; /* queued as a posted receive */
     uint32_t magic;
     uint8_t kind;
     uint8_t proto;
@@ -34,9 +36,10 @@ struct lmpi_request {
     int tag;
     uint32_t ctx;
     uint64_t remote_req;
-    lmpi_request *next; /* posted / pending-send queue links */
-    lmpi_request *prev;
+    struct lmpi_match_queue *mq; /* where a posted receive waits */
 };
+
+#define lmpi_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 lmpi_request *lmpi_request_alloc(lmpi_req_kind kind);
 void lmpi_request_free(lmpi_request *r);
