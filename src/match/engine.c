@@ -149,6 +149,7 @@ void lmpi_match_finalize(void)
             queue_free(q);
         }
     lmpi_free(eng.buckets);
+    lmpi_match_4d_pools_destroy();
     memset(&eng, 0, sizeof(eng));
     memset(&lmpi_match_stat, 0, sizeof(lmpi_match_stat));
 }

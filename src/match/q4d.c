@@ -89,6 +89,17 @@ static void q4d_destroy(void *s)
     lmpi_free(s);
 }
 
+/* At finalize, once no 4d context is left. */
+void lmpi_match_4d_pools_destroy(void)
+{
+    if (!pools_ready)
+        return;
+    lmpi_pool_destroy(&seg_pool);
+    for (unsigned b = 1; b <= MAX_BITS; b++)
+        lmpi_pool_destroy(&plane_pool[b]);
+    pools_ready = false;
+}
+
 /* Where a rank lives; with create, build the missing Plane and Segment at
  * the place the search stopped. */
 static segment *locate(q4d *q, int rank, bool create)

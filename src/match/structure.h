@@ -41,6 +41,8 @@ extern const lmpi_match_ops lmpi_match_array_ops;
 extern const lmpi_match_ops lmpi_match_hash_ops;
 extern const lmpi_match_ops lmpi_match_4d_ops;
 
+void lmpi_match_4d_pools_destroy(void);
+
 /* Sort a list by seq (stable merge sort); used by drains. */
 void lmpi_mqi_sort(lmpi_mqi_list *l);
 
