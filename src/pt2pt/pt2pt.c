@@ -6,6 +6,8 @@
  *              pulls the data in one copy (process_vm_readv) and answers FIN,
  *              or, when the kernel forbids that, answers CTS and the sender
  *              streams DATA packets (the pipelined fallback).
+ *   synchronous eager packets carry LMPI_PKT_SYNC; the receiver answers ACK
+ *              when it matches them (a rendezvous FIN already implies it).
  *
  * Outgoing packets that find no free transport buffer wait in the outbox, a
  * FIFO drained by progress; once anything waits there, later packets queue
@@ -39,12 +41,13 @@ static struct {
 /* A message that arrived before its receive was posted.  One record is kept
  * ready so that an arrival can be queued right where its failed search
  * ended, without a second search. */
-typedef struct lmpi_unexpected {
+struct lmpi_unexpected {
     lmpi_mqi mqi;
-    int src; /* world rank of the sender */
+    uint32_t magic; /* LMPI_MAGIC_MESSAGE while it is an MPI_Message */
+    int src;        /* world rank of the sender */
     lmpi_pkt_hdr hdr;
     void *data; /* eager payload copy (hdr.len bytes); NULL for RTS */
-} lmpi_unexpected;
+};
 
 static lmpi_pool unexpected_pool;
 static lmpi_unexpected *spare;
@@ -61,8 +64,28 @@ static lmpi_unexpected *spare_record(void)
     return spare;
 }
 
-static void unexpected_free(lmpi_unexpected *u)
+lmpi_unexpected *lmpi_pt2pt_unexpected_of(lmpi_mqi *m)
 {
+    return lmpi_container_of(m, lmpi_unexpected, mqi);
+}
+
+MPI_Message lmpi_pt2pt_message_handle(lmpi_unexpected *u)
+{
+    u->magic = LMPI_MAGIC_MESSAGE;
+    return (MPI_Message)u;
+}
+
+lmpi_unexpected *lmpi_pt2pt_message_from_handle(MPI_Message h)
+{
+    if ((uintptr_t)h < LMPI_PREDEF_LIMIT)
+        return NULL;
+    lmpi_unexpected *u = (lmpi_unexpected *)h;
+    return u->magic == LMPI_MAGIC_MESSAGE ? u : NULL;
+}
+
+void lmpi_pt2pt_unexpected_free(lmpi_unexpected *u)
+{
+    u->magic = 0;
     lmpi_free(u->data);
     lmpi_pool_put(&unexpected_pool, u);
 }
@@ -76,6 +99,20 @@ static lmpi_match_queue *queue_of(uint32_t ctx, int size)
     if (LMPI_UNLIKELY(!q))
         lmpi_abort_job(MPI_ERR_NO_MEM, "out of memory creating a matching queue");
     return q;
+}
+
+void lmpi_pt2pt_proc_null_status(MPI_Status *s)
+{
+    s->MPI_SOURCE = MPI_PROC_NULL;
+    s->MPI_TAG = MPI_ANY_TAG;
+    s->MPI_ERROR = MPI_SUCCESS;
+    lmpi_status_set_bytes(s, 0);
+    lmpi_status_set_cancelled(s, 0);
+}
+
+lmpi_match_queue *lmpi_pt2pt_queue(lmpi_comm *comm, uint32_t ctx)
+{
+    return queue_of(ctx, comm->size);
 }
 
 void lmpi_pt2pt_finalize(void)
@@ -101,6 +138,21 @@ static void complete_send(lmpi_request *r)
 {
     r->proto = LMPI_PROTO_NONE;
     r->complete = 1;
+    if (r->bseg) {
+        lmpi_bsend_release(r->bseg);
+        r->bseg = NULL;
+    }
+    if (r->internal)
+        lmpi_request_free(r);
+}
+
+/* An eager packet left: done, unless a synchronous send waits for its ACK. */
+static void eager_sent(lmpi_request *r)
+{
+    if (r->mode == LMPI_MODE_SYNC)
+        r->proto = LMPI_PROTO_SYNC_WAIT;
+    else
+        complete_send(r);
 }
 
 static void outbox_push(out_kind kind, int dest, const lmpi_pkt_hdr *hdr, lmpi_request *req)
@@ -130,7 +182,7 @@ static bool outbox_try(outbox_entry *e)
     case OUT_EAGER:
         if (lmpi_tr_send_pkt(e->dest, &e->hdr, r->buf, r->bytes) != LMPI_OK)
             return false;
-        complete_send(r);
+        eager_sent(r);
         return true;
     case OUT_RTS:
         if (lmpi_tr_send_pkt(e->dest, &e->hdr, NULL, 0) != LMPI_OK)
@@ -175,7 +227,7 @@ static void send_control(int dest, const lmpi_pkt_hdr *hdr)
 }
 
 lmpi_status lmpi_pt2pt_isend(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm, uint32_t ctx,
-                             lmpi_request **out)
+                             lmpi_send_mode mode, lmpi_bsend_segment *bseg, lmpi_request **out)
 {
     lmpi_request *r = lmpi_request_alloc(LMPI_REQ_SEND);
     if (!r)
@@ -185,9 +237,12 @@ lmpi_status lmpi_pt2pt_isend(const void *buf, size_t bytes, int dest, int tag, l
     r->bytes = bytes;
     r->tag = tag;
     r->ctx = ctx;
+    r->mode = (uint8_t)mode;
+    r->bseg = bseg;
+    r->internal = bseg != NULL;
     *out = r;
     if (dest == MPI_PROC_NULL) {
-        r->complete = 1;
+        complete_send(r);
         return LMPI_OK;
     }
     int peer = lmpi_comm_world_rank(comm, dest);
@@ -195,8 +250,9 @@ lmpi_status lmpi_pt2pt_isend(const void *buf, size_t bytes, int dest, int tag, l
     lmpi_pkt_hdr h = {.rank = comm->rank, .tag = tag, .ctx = ctx, .len = bytes, .sreq = req_id(r)};
     if (bytes <= lmpi_shm_eager_max()) {
         h.type = LMPI_PKT_EAGER;
+        h.flags = mode == LMPI_MODE_SYNC ? LMPI_PKT_SYNC : 0;
         if (!outbox.head && lmpi_tr_send_pkt(peer, &h, buf, bytes) == LMPI_OK) {
-            r->complete = 1;
+            eager_sent(r);
             return LMPI_OK;
         }
         r->proto = LMPI_PROTO_EAGER_QUEUED;
@@ -220,8 +276,11 @@ static void finish_recv(lmpi_request *r, const lmpi_pkt_hdr *h, size_t got)
     r->status.MPI_TAG = h->tag;
     r->status.MPI_ERROR = h->len > r->bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     lmpi_status_set_bytes(&r->status, (int64_t)got);
+    lmpi_status_set_cancelled(&r->status, 0);
     r->proto = LMPI_PROTO_NONE;
     r->complete = 1;
+    if (r->internal)
+        lmpi_request_free(r);
 }
 
 /* A receive met a rendezvous announcement: pull, or ask for a stream. */
@@ -244,12 +303,41 @@ static void start_rndv(lmpi_request *r, int src, const lmpi_pkt_hdr *h)
     send_control(src, &cts);
 }
 
-static void deliver_eager(lmpi_request *r, const lmpi_pkt_hdr *h, const void *payload)
+static void recv_eager(lmpi_request *r, int src, const lmpi_pkt_hdr *h, const void *payload)
 {
     size_t n = h->len < r->bytes ? h->len : r->bytes;
     if (n)
         memcpy(r->buf, payload, n);
+    if (h->flags & LMPI_PKT_SYNC) {
+        lmpi_pkt_hdr ack = {.type = LMPI_PKT_ACK, .sreq = h->sreq};
+        send_control(src, &ack);
+    }
     finish_recv(r, h, n);
+}
+
+/* A matched receive takes over an arrival (eager data or announcement). */
+static void recv_matched(lmpi_request *r, int src, const lmpi_pkt_hdr *h, const void *payload)
+{
+    r->mq = NULL; /* no longer cancellable */
+    if (h->type == LMPI_PKT_EAGER)
+        recv_eager(r, src, h, payload);
+    else
+        start_rndv(r, src, h);
+}
+
+void lmpi_pt2pt_recv_unexpected(lmpi_request *r, lmpi_unexpected *u)
+{
+    recv_matched(r, u->src, &u->hdr, u->data);
+    lmpi_pt2pt_unexpected_free(u);
+}
+
+void lmpi_pt2pt_status_of_unexpected(const lmpi_unexpected *u, MPI_Status *st)
+{
+    st->MPI_SOURCE = u->hdr.rank;
+    st->MPI_TAG = u->hdr.tag;
+    st->MPI_ERROR = MPI_SUCCESS;
+    lmpi_status_set_bytes(st, (int64_t)u->hdr.len);
+    lmpi_status_set_cancelled(st, 0);
 }
 
 void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
@@ -261,14 +349,11 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
         lmpi_unexpected *u = spare_record();
         lmpi_mqi *m = lmpi_match_arrive(q, h->rank, h->tag, &u->mqi);
         if (m) {
-            lmpi_request *r = lmpi_container_of(m, lmpi_request, mqi);
-            if (h->type == LMPI_PKT_EAGER)
-                deliver_eager(r, h, payload);
-            else
-                start_rndv(r, src, h);
+            recv_matched(lmpi_container_of(m, lmpi_request, mqi), src, h, payload);
             return;
         }
         spare = NULL; /* queued */
+        u->magic = 0;
         u->src = src;
         u->hdr = *h;
         u->data = NULL;
@@ -281,6 +366,7 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
         return;
     }
     case LMPI_PKT_FIN:
+    case LMPI_PKT_ACK:
         complete_send(req_of(h->sreq));
         return;
     case LMPI_PKT_CTS: {
@@ -323,11 +409,10 @@ lmpi_status lmpi_pt2pt_irecv(void *buf, size_t bytes, int source, int tag, lmpi_
     r->tag = tag;
     r->ctx = ctx;
     r->peer = -1;
+    r->mode = LMPI_MODE_RECV;
     *out = r;
     if (source == MPI_PROC_NULL) {
-        r->status.MPI_SOURCE = MPI_PROC_NULL;
-        r->status.MPI_TAG = MPI_ANY_TAG;
-        r->status.MPI_ERROR = MPI_SUCCESS;
+        lmpi_pt2pt_proc_null_status(&r->status);
         r->complete = 1;
         return LMPI_OK;
     }
@@ -337,298 +422,7 @@ lmpi_status lmpi_pt2pt_irecv(void *buf, size_t bytes, int source, int tag, lmpi_
         r->mq = q;
         return LMPI_OK;
     }
-    lmpi_unexpected *u = lmpi_container_of(m, lmpi_unexpected, mqi);
-    if (u->hdr.type == LMPI_PKT_EAGER)
-        deliver_eager(r, &u->hdr, u->data);
-    else
-        start_rndv(r, u->src, &u->hdr);
-    unexpected_free(u);
+    lmpi_pt2pt_recv_unexpected(r, lmpi_container_of(m, lmpi_unexpected, mqi));
     return LMPI_OK;
 }
 
-/* ---- MPI entry points --------------------------------------------------- */
-
-static size_t message_bytes(MPI_Count count, const lmpi_datatype *dt)
-{
-    return (size_t)count * dt->size;
-}
-
-static lmpi_status need_contiguous(const lmpi_datatype *dt)
-{
-    if (LMPI_UNLIKELY(!dt->contiguous)) {
-        lmpi_err_detail("non-contiguous datatypes arrive with the datatype engine");
-        return LMPI_ERR_UNSUPPORTED_OPERATION;
-    }
-    return LMPI_OK;
-}
-
-lmpi_status lmpi_impl_Isend(const void *buf, MPI_Count count, lmpi_datatype *datatype, int dest, int tag,
-                            lmpi_comm *comm, MPI_Request *request)
-{
-    lmpi_status st = need_contiguous(datatype);
-    if (st != LMPI_OK)
-        return st;
-    lmpi_request *r;
-    st = lmpi_pt2pt_isend(buf, message_bytes(count, datatype), dest, tag, comm, comm->context_id, &r);
-    if (st == LMPI_OK)
-        *request = (MPI_Request)r;
-    return st;
-}
-
-lmpi_status lmpi_impl_Irecv(void *buf, MPI_Count count, lmpi_datatype *datatype, int source, int tag,
-                            lmpi_comm *comm, MPI_Request *request)
-{
-    lmpi_status st = need_contiguous(datatype);
-    if (st != LMPI_OK)
-        return st;
-    lmpi_request *r;
-    st = lmpi_pt2pt_irecv(buf, message_bytes(count, datatype), source, tag, comm, comm->context_id, &r);
-    if (st == LMPI_OK)
-        *request = (MPI_Request)r;
-    return st;
-}
-
-/* Wait for r, copy its status out, release it.  Returns the status's error. */
-lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status)
-{
-    lmpi_progress_wait_flag(&r->complete);
-    int err = r->kind == LMPI_REQ_RECV ? r->status.MPI_ERROR : MPI_SUCCESS;
-    if (status != MPI_STATUS_IGNORE && r->kind == LMPI_REQ_RECV)
-        *status = r->status;
-    lmpi_request_free(r);
-    if (err == MPI_ERR_TRUNCATE) {
-        lmpi_err_detail("the message is longer than the receive buffer");
-        return LMPI_ERR_TRUNCATE;
-    }
-    return LMPI_OK;
-}
-
-lmpi_status lmpi_impl_Send(const void *buf, MPI_Count count, lmpi_datatype *datatype, int dest, int tag,
-                           lmpi_comm *comm)
-{
-    lmpi_status st = need_contiguous(datatype);
-    if (st != LMPI_OK)
-        return st;
-    lmpi_request *r;
-    st = lmpi_pt2pt_isend(buf, message_bytes(count, datatype), dest, tag, comm, comm->context_id, &r);
-    if (st != LMPI_OK)
-        return st;
-    return lmpi_pt2pt_wait_free(r, MPI_STATUS_IGNORE);
-}
-
-lmpi_status lmpi_impl_Recv(void *buf, MPI_Count count, lmpi_datatype *datatype, int source, int tag,
-                           lmpi_comm *comm, MPI_Status *status)
-{
-    lmpi_status st = need_contiguous(datatype);
-    if (st != LMPI_OK)
-        return st;
-    lmpi_request *r;
-    st = lmpi_pt2pt_irecv(buf, message_bytes(count, datatype), source, tag, comm, comm->context_id, &r);
-    if (st != LMPI_OK)
-        return st;
-    return lmpi_pt2pt_wait_free(r, status);
-}
-
-lmpi_status lmpi_impl_Sendrecv(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype, int dest,
-                               int sendtag, void *recvbuf, MPI_Count recvcount, lmpi_datatype *recvtype,
-                               int source, int recvtag, lmpi_comm *comm, MPI_Status *status)
-{
-    lmpi_status st = need_contiguous(sendtype);
-    if (st == LMPI_OK)
-        st = need_contiguous(recvtype);
-    if (st != LMPI_OK)
-        return st;
-    lmpi_request *rr, *sr;
-    st = lmpi_pt2pt_irecv(recvbuf, message_bytes(recvcount, recvtype), source, recvtag, comm, comm->context_id, &rr);
-    if (st != LMPI_OK)
-        return st;
-    st = lmpi_pt2pt_isend(sendbuf, message_bytes(sendcount, sendtype), dest, sendtag, comm, comm->context_id, &sr);
-    if (st != LMPI_OK)
-        return st;
-    lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE);
-    return lmpi_pt2pt_wait_free(rr, status);
-}
-
-/* ---- completion -------------------------------------------------------- */
-
-static void empty_status(MPI_Status *s)
-{
-    if (s == MPI_STATUS_IGNORE)
-        return;
-    s->MPI_SOURCE = MPI_ANY_SOURCE;
-    s->MPI_TAG = MPI_ANY_TAG;
-    s->MPI_ERROR = MPI_SUCCESS;
-    lmpi_status_set_bytes(s, 0);
-    s->MPI_internal[2] = 0;
-}
-
-static lmpi_status request_arg(MPI_Request h, lmpi_request **out)
-{
-    if (h == MPI_REQUEST_NULL) {
-        *out = NULL;
-        return LMPI_OK;
-    }
-    lmpi_request *r = lmpi_request_from_handle(h);
-    if (!r) {
-        lmpi_err_detail("not an active request (handle %p)", (void *)h);
-        return LMPI_ERR_REQUEST;
-    }
-    *out = r;
-    return LMPI_OK;
-}
-
-lmpi_status lmpi_impl_Wait(MPI_Request *request, MPI_Status *status)
-{
-    lmpi_request *r;
-    lmpi_status st = request_arg(*request, &r);
-    if (st != LMPI_OK)
-        return st;
-    if (!r) {
-        empty_status(status);
-        return LMPI_OK;
-    }
-    *request = MPI_REQUEST_NULL;
-    return lmpi_pt2pt_wait_free(r, status);
-}
-
-lmpi_status lmpi_impl_Test(MPI_Request *request, int *flag, MPI_Status *status)
-{
-    lmpi_request *r;
-    lmpi_status st = request_arg(*request, &r);
-    if (st != LMPI_OK)
-        return st;
-    if (!r) {
-        *flag = 1;
-        empty_status(status);
-        return LMPI_OK;
-    }
-    if (!r->complete)
-        lmpi_progress_poll();
-    if (!r->complete) {
-        *flag = 0;
-        return LMPI_OK;
-    }
-    *flag = 1;
-    *request = MPI_REQUEST_NULL;
-    return lmpi_pt2pt_wait_free(r, status);
-}
-
-static lmpi_status check_requests(int count, const MPI_Request reqs[])
-{
-    if (count > 0 && !reqs) {
-        lmpi_err_detail("array_of_requests is NULL");
-        return LMPI_ERR_ARG;
-    }
-    for (int i = 0; i < count; i++) {
-        lmpi_request *r;
-        lmpi_status st = request_arg(reqs[i], &r);
-        if (st != LMPI_OK) {
-            lmpi_err_detail("array_of_requests[%d] is not a valid request", i);
-            return st;
-        }
-    }
-    return LMPI_OK;
-}
-
-/* Complete every request; per-request errors go to the statuses and the
- * call reports MPI_ERR_IN_STATUS, as the standard asks. */
-lmpi_status lmpi_impl_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
-{
-    lmpi_status st = check_requests(count, reqs);
-    if (st != LMPI_OK)
-        return st;
-    bool failed = false;
-    for (int i = 0; i < count; i++) {
-        MPI_Status tmp;
-        MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? &tmp : &statuses[i];
-        lmpi_status one = lmpi_impl_Wait(&reqs[i], s);
-        if (one != LMPI_OK) {
-            s->MPI_ERROR = lmpi_status_class(one);
-            failed = true;
-        } else if (statuses != MPI_STATUSES_IGNORE) {
-            s->MPI_ERROR = MPI_SUCCESS;
-        }
-    }
-    if (failed) {
-        lmpi_err_detail("at least one request failed; see the statuses");
-        return LMPI_ERR_IN_STATUS;
-    }
-    return LMPI_OK;
-}
-
-lmpi_status lmpi_impl_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
-{
-    lmpi_status st = check_requests(count, reqs);
-    if (st != LMPI_OK)
-        return st;
-    lmpi_progress_poll();
-    for (int i = 0; i < count; i++) {
-        lmpi_request *r = lmpi_request_from_handle(reqs[i]);
-        if (r && !r->complete) {
-            *flag = 0;
-            return LMPI_OK;
-        }
-    }
-    *flag = 1;
-    return lmpi_impl_Waitall(count, reqs, statuses);
-}
-
-lmpi_status lmpi_impl_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
-{
-    lmpi_status st = check_requests(count, reqs);
-    if (st != LMPI_OK)
-        return st;
-    for (unsigned spin = 0;; spin++) {
-        bool any_active = false;
-        for (int i = 0; i < count; i++) {
-            lmpi_request *r = lmpi_request_from_handle(reqs[i]);
-            if (!r)
-                continue;
-            any_active = true;
-            if (r->complete) {
-                *index = i;
-                return lmpi_impl_Wait(&reqs[i], status);
-            }
-        }
-        if (!any_active) {
-            *index = MPI_UNDEFINED;
-            empty_status(status);
-            return LMPI_OK;
-        }
-        if (lmpi_progress_poll() == 0 && spin > (unsigned)lmpi_pt2pt_spin_count())
-            lmpi_lock_yield();
-    }
-}
-
-lmpi_status lmpi_impl_Get_count(const MPI_Status *status, lmpi_datatype *datatype, MPI_Count *count)
-{
-    if (!status) {
-        lmpi_err_detail("status is NULL");
-        return LMPI_ERR_ARG;
-    }
-    int64_t bytes = lmpi_status_bytes(status);
-    if (datatype->size == 0)
-        *count = bytes == 0 ? 0 : MPI_UNDEFINED;
-    else
-        *count = bytes % datatype->size ? MPI_UNDEFINED : bytes / datatype->size;
-    return LMPI_OK;
-}
-
-/* ---- barrier: dissemination over the collective context ------------------ */
-lmpi_status lmpi_impl_Barrier(lmpi_comm *comm)
-{
-    int n = comm->size, me = comm->rank;
-    char token = 0, sink;
-    for (int dist = 1; dist < n; dist *= 2) {
-        lmpi_request *rr, *sr;
-        lmpi_status st = lmpi_pt2pt_irecv(&sink, 1, (me - dist + n) % n, 0, comm, comm->context_id + 1, &rr);
-        if (st != LMPI_OK)
-            return st;
-        st = lmpi_pt2pt_isend(&token, 1, (me + dist) % n, 0, comm, comm->context_id + 1, &sr);
-        if (st != LMPI_OK)
-            return st;
-        lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE);
-        lmpi_pt2pt_wait_free(rr, MPI_STATUS_IGNORE);
-    }
-    return LMPI_OK;
-}

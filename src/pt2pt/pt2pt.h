@@ -1,17 +1,45 @@
+/* Point-to-point internals shared by the protocol core (pt2pt.c), request
+ * completion (completion.c) and the send modes, persistent requests, probes
+ * and buffered sends (modes.c, bsend.c). */
 #ifndef LMPI_PT2PT_H
 #define LMPI_PT2PT_H
 
+#include "match/match.h"
 #include "runtime/request.h"
 
+typedef struct lmpi_unexpected lmpi_unexpected;
+
 /* Byte-level send/receive on an explicit context id (collectives use
- * comm->context_id + 1).  The request completes through progress. */
+ * comm->context_id + 1).  A send with a buffered-send segment is internal:
+ * it frees itself and the segment when done and must not be touched after
+ * the call.  The request completes through progress. */
 lmpi_status lmpi_pt2pt_isend(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm, uint32_t ctx,
-                             lmpi_request **out);
+                             lmpi_send_mode mode, lmpi_bsend_segment *bseg, lmpi_request **out);
 lmpi_status lmpi_pt2pt_irecv(void *buf, size_t bytes, int source, int tag, lmpi_comm *comm, uint32_t ctx,
                              lmpi_request **out);
+/* Wait for a send or receive request, copy its status, release it. */
 lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status);
 int lmpi_pt2pt_progress_outbox(void);
 int lmpi_pt2pt_spin_count(void);
 void lmpi_pt2pt_finalize(void);
+
+lmpi_match_queue *lmpi_pt2pt_queue(lmpi_comm *comm, uint32_t ctx);
+/* A receive request takes a message found by a (matched) probe. */
+void lmpi_pt2pt_recv_unexpected(lmpi_request *r, lmpi_unexpected *u);
+void lmpi_pt2pt_status_of_unexpected(const lmpi_unexpected *u, MPI_Status *st);
+void lmpi_pt2pt_unexpected_free(lmpi_unexpected *u);
+void lmpi_pt2pt_proc_null_status(MPI_Status *s);
+lmpi_unexpected *lmpi_pt2pt_message_from_handle(MPI_Message h);
+MPI_Message lmpi_pt2pt_message_handle(lmpi_unexpected *u);
+lmpi_unexpected *lmpi_pt2pt_unexpected_of(lmpi_mqi *m);
+
+/* Buffered sends (bsend.c). */
+lmpi_status lmpi_bsend_start(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm);
+void lmpi_bsend_release(lmpi_bsend_segment *seg);
+void lmpi_bsend_finalize(void);
+
+/* Completion (completion.c). */
+bool lmpi_request_done(lmpi_request *r);
+void lmpi_request_wait(lmpi_request *r);
 
 #endif

@@ -154,7 +154,7 @@ static void memory_report(void)
     uint32_t ctx = w->context_id + 1;
     if (w->rank != 0) {
         lmpi_request *r;
-        if (lmpi_pt2pt_isend(peaks, sizeof(peaks), 0, 1, w, ctx, &r) == LMPI_OK)
+        if (lmpi_pt2pt_isend(peaks, sizeof(peaks), 0, 1, w, ctx, LMPI_MODE_STANDARD, NULL, &r) == LMPI_OK)
             lmpi_pt2pt_wait_free(r, MPI_STATUS_IGNORE);
         return;
     }
@@ -195,6 +195,7 @@ lmpi_status lmpi_impl_Finalize(void)
     }
     if (lmpi_config.memory_report)
         memory_report();
+    lmpi_bsend_finalize();
     lmpi_status st = lmpi_impl_Barrier(lmpi_comm_world);
     if (st != LMPI_OK)
         return st;

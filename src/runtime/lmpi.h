@@ -123,6 +123,7 @@ enum {
     LMPI_MAGIC_DATATYPE = 0x44747970u,
     LMPI_MAGIC_REQUEST = 0x52657175u,
     LMPI_MAGIC_ERRHANDLER = 0x45727248u,
+    LMPI_MAGIC_MESSAGE = 0x4d657367u,
 };
 
 const char *lmpi_predefined_name(uintptr_t value);

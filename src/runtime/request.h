@@ -8,7 +8,14 @@
 #include "match/mqi.h"
 #include "runtime/lmpi.h"
 
-typedef enum { LMPI_REQ_SEND, LMPI_REQ_RECV } lmpi_req_kind;
+typedef enum {
+    LMPI_REQ_SEND,
+    LMPI_REQ_RECV,
+    LMPI_REQ_PERSISTENT, /* Send_init / Recv_init ...: `child` runs each Start */
+    LMPI_REQ_COMPOUND,   /* Isendrecv(_replace): done when both children are */
+} lmpi_req_kind;
+
+typedef enum { LMPI_MODE_STANDARD, LMPI_MODE_SYNC, LMPI_MODE_BUFFERED, LMPI_MODE_READY, LMPI_MODE_RECV } lmpi_send_mode;
 
 /* Point-to-point protocol state of a request. */
 typedef enum {
@@ -18,7 +25,10 @@ typedef enum {
     LMPI_PROTO_RNDV_WAIT,    /* rendezvous send announced, waiting for FIN or CTS */
     LMPI_PROTO_STREAMING,    /* pipelined rendezvous: sender pushing DATA packets */
     LMPI_PROTO_RECV_STREAM,  /* receiver collecting DATA packets */
+    LMPI_PROTO_SYNC_WAIT,    /* synchronous eager send waiting for the match ACK */
 } lmpi_proto_state;
+
+typedef struct lmpi_bsend_segment lmpi_bsend_segment;
 
 struct lmpi_request {
     lmpi_mqi mqi; /* queued as a posted receive */
@@ -37,11 +47,29 @@ struct lmpi_request {
     uint32_t ctx;
     uint64_t remote_req;
     struct lmpi_match_queue *mq; /* where a posted receive waits */
+    uint8_t mode;                /* lmpi_send_mode */
+    bool internal;               /* no user handle: freed when it completes */
+    bool free_when_done;         /* MPI_Request_free on an active request */
+    lmpi_bsend_segment *bseg;    /* buffered send: the attached-buffer space it uses */
+    /* persistent and compound requests */
+    lmpi_request *child[2];
+    bool active;
+    MPI_Count count;
+    lmpi_datatype *dt;
+    void *replace_buf; /* Isendrecv_replace: where the received bytes go at the end */
 };
 
 #define lmpi_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 lmpi_request *lmpi_request_alloc(lmpi_req_kind kind);
+static inline void lmpi_status_set_cancelled(MPI_Status *s, int c)
+{
+    s->MPI_internal[2] = c;
+}
+static inline int lmpi_status_cancelled(const MPI_Status *s)
+{
+    return s->MPI_internal[2];
+}
 void lmpi_request_free(lmpi_request *r);
 void lmpi_request_pool_finalize(void);
 

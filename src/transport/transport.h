@@ -16,7 +16,10 @@ typedef enum {
     LMPI_PKT_CTS,       /* receiver cannot pull: stream DATA to rreq */
     LMPI_PKT_DATA,      /* a piece of a streamed message at offset addr */
     LMPI_PKT_FIN,       /* receiver pulled the data: sender request done */
+    LMPI_PKT_ACK,       /* receiver matched a synchronous eager message */
 } lmpi_pkt_type;
+
+enum { LMPI_PKT_SYNC = 1 }; /* flags */
 
 typedef struct lmpi_pkt_hdr {
     uint8_t type;

@@ -1,0 +1,228 @@
+/* Buffered sends: MPI_Buffer_attach/detach/flush and the per-communicator
+ * buffers of MPI 4.1 (MPI_Comm_attach_buffer ...).
+ *
+ * A send in buffered mode copies its data into the attached buffer and is
+ * complete; the copy travels as an internal send that releases its space
+ * when done.  Space is handed out first-fit from a list of segments kept in
+ * address order inside the user's buffer; each segment spends a small
+ * header (well under MPI_BSEND_OVERHEAD) in that buffer.  With
+ * MPI_BUFFER_AUTOMATIC the space is allocated per message instead. */
+#include <string.h>
+
+#include "binding/gen/impl.h"
+#include "comm/comm.h"
+#include "pt2pt/pt2pt.h"
+
+typedef struct lmpi_bsend_buffer lmpi_bsend_buffer;
+
+struct lmpi_bsend_segment {
+    lmpi_bsend_segment *next; /* in address order */
+    lmpi_bsend_buffer *owner;
+    size_t size; /* header included */
+    size_t pad;
+};
+
+_Static_assert(sizeof(lmpi_bsend_segment) == 32 && 32 <= MPI_BSEND_OVERHEAD, "segment header fits the overhead");
+
+struct lmpi_bsend_buffer {
+    char *base;
+    size_t size;
+    bool automatic;
+    lmpi_bsend_segment *used;
+    size_t pending; /* segments in flight */
+};
+
+/* The process buffer; communicators point at their own when one is attached. */
+static lmpi_bsend_buffer process_buffer;
+static lmpi_bsend_buffer *comm_buffers[LMPI_COMM_BUILTIN_COUNT];
+
+static lmpi_bsend_buffer **comm_slot(lmpi_comm *c)
+{
+    /* only the predefined communicators exist in this version */
+    return &comm_buffers[c - lmpi_comm_builtin];
+}
+
+static bool attached(const lmpi_bsend_buffer *b)
+{
+    return b->base || b->automatic;
+}
+
+static lmpi_bsend_segment *segment_alloc(lmpi_bsend_buffer *b, size_t bytes)
+{
+    size_t need = (sizeof(lmpi_bsend_segment) + bytes + 15) / 16 * 16;
+    if (b->automatic) {
+        lmpi_bsend_segment *s = lmpi_malloc(need, LMPI_MEM_REQUEST);
+        if (s) {
+            s->owner = b;
+            s->size = need;
+            b->pending++;
+        }
+        return s;
+    }
+    char *start = (char *)(((uintptr_t)b->base + 15) / 16 * 16);
+    char *end = b->base + b->size;
+    lmpi_bsend_segment **link = &b->used;
+    for (;;) {
+        char *limit = *link ? (char *)*link : end;
+        if (limit >= start && (size_t)(limit - start) >= need) {
+            lmpi_bsend_segment *s = (lmpi_bsend_segment *)start;
+            s->next = *link;
+            s->owner = b;
+            s->size = need;
+            *link = s;
+            b->pending++;
+            return s;
+        }
+        if (!*link)
+            return NULL;
+        start = (char *)*link + (*link)->size;
+        link = &(*link)->next;
+    }
+}
+
+void lmpi_bsend_release(lmpi_bsend_segment *seg)
+{
+    lmpi_bsend_buffer *b = seg->owner;
+    b->pending--;
+    if (b->automatic) {
+        lmpi_free(seg);
+        return;
+    }
+    lmpi_bsend_segment **link = &b->used;
+    while (*link != seg)
+        link = &(*link)->next;
+    *link = seg->next;
+}
+
+lmpi_status lmpi_bsend_start(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm)
+{
+    lmpi_bsend_buffer *b = *comm_slot(comm);
+    if (!b || !attached(b))
+        b = &process_buffer;
+    if (!attached(b)) {
+        lmpi_err_detail("no buffer is attached for buffered sends (MPI_Buffer_attach)");
+        return LMPI_ERR_BUFFER;
+    }
+    lmpi_bsend_segment *seg = segment_alloc(b, bytes);
+    if (!seg) {
+        lmpi_err_detail("the attached buffer (%zu bytes) has no room for %zu more bytes plus overhead", b->size,
+                        bytes);
+        return LMPI_ERR_BUFFER;
+    }
+    void *copy = seg + 1;
+    if (bytes)
+        memcpy(copy, buf, bytes);
+    lmpi_request *r;
+    lmpi_status st = lmpi_pt2pt_isend(copy, bytes, dest, tag, comm, comm->context_id, LMPI_MODE_STANDARD, seg, &r);
+    if (st != LMPI_OK)
+        lmpi_bsend_release(seg);
+    return st;
+}
+
+static void flush(lmpi_bsend_buffer *b)
+{
+    int spins = 0;
+    while (b->pending)
+        if (lmpi_progress_poll() == 0 && ++spins > lmpi_pt2pt_spin_count())
+            lmpi_lock_yield();
+}
+
+static lmpi_status attach(lmpi_bsend_buffer *b, void *buffer, MPI_Count size)
+{
+    if (attached(b)) {
+        lmpi_err_detail("a buffer is already attached");
+        return LMPI_ERR_BUFFER;
+    }
+    if (buffer == MPI_BUFFER_AUTOMATIC) {
+        memset(b, 0, sizeof(*b));
+        b->automatic = true;
+        return LMPI_OK;
+    }
+    if (size < 0) {
+        lmpi_err_detail("size %lld is negative", (long long)size);
+        return LMPI_ERR_ARG;
+    }
+    if (!buffer && size > 0) {
+        lmpi_err_detail("buffer is NULL");
+        return LMPI_ERR_BUFFER;
+    }
+    memset(b, 0, sizeof(*b));
+    b->base = buffer;
+    b->size = (size_t)size;
+    return LMPI_OK;
+}
+
+/* Waits until every message sent from the buffer has left it. */
+static lmpi_status detach(lmpi_bsend_buffer *b, void *buffer_addr, MPI_Count *size)
+{
+    if (!attached(b)) {
+        lmpi_err_detail("no buffer is attached");
+        return LMPI_ERR_BUFFER;
+    }
+    if (!buffer_addr) {
+        lmpi_err_detail("buffer_addr is NULL");
+        return LMPI_ERR_ARG;
+    }
+    flush(b);
+    *(void **)buffer_addr = b->automatic ? MPI_BUFFER_AUTOMATIC : b->base;
+    *size = b->automatic ? 0 : (MPI_Count)b->size;
+    memset(b, 0, sizeof(*b));
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Buffer_attach(void *buffer, MPI_Count size)
+{
+    return attach(&process_buffer, buffer, size);
+}
+
+lmpi_status lmpi_impl_Buffer_detach(void *buffer_addr, MPI_Count *size)
+{
+    return detach(&process_buffer, buffer_addr, size);
+}
+
+lmpi_status lmpi_impl_Buffer_flush(void)
+{
+    flush(&process_buffer);
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Comm_attach_buffer(lmpi_comm *comm, void *buffer, MPI_Count size)
+{
+    lmpi_bsend_buffer **slot = comm_slot(comm);
+    if (!*slot) {
+        *slot = lmpi_calloc(1, sizeof(lmpi_bsend_buffer), LMPI_MEM_COMM);
+        if (!*slot)
+            return LMPI_ERR_NO_MEM;
+    }
+    return attach(*slot, buffer, size);
+}
+
+lmpi_status lmpi_impl_Comm_detach_buffer(lmpi_comm *comm, void *buffer_addr, MPI_Count *size)
+{
+    lmpi_bsend_buffer *b = *comm_slot(comm);
+    if (!b) {
+        lmpi_err_detail("no buffer is attached to %s", comm->name);
+        return LMPI_ERR_BUFFER;
+    }
+    return detach(b, buffer_addr, size);
+}
+
+lmpi_status lmpi_impl_Comm_flush_buffer(lmpi_comm *comm)
+{
+    lmpi_bsend_buffer *b = *comm_slot(comm);
+    if (b)
+        flush(b);
+    return LMPI_OK;
+}
+
+void lmpi_bsend_finalize(void)
+{
+    flush(&process_buffer);
+    for (unsigned i = 0; i < LMPI_COMM_BUILTIN_COUNT; i++) {
+        if (comm_buffers[i])
+            flush(comm_buffers[i]);
+        lmpi_free(comm_buffers[i]);
+        comm_buffers[i] = NULL;
+    }
+    memset(&process_buffer, 0, sizeof(process_buffer));
+}

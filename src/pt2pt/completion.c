@@ -1,0 +1,565 @@
+/* Completing requests: Wait/Test and their any/all/some forms,
+ * Request_get_status*, Request_free, Cancel, and the status queries.
+ *
+ * Every request kind answers two questions the same way for all callers:
+ * lmpi_request_done() (finished, nothing freed) and finish() (status out,
+ * resources released, handle nulled unless the request is persistent). */
+#include <string.h>
+
+#include "binding/gen/impl.h"
+#include "datatype/datatype.h"
+#include "pt2pt/pt2pt.h"
+#include "runtime/config.h"
+
+bool lmpi_request_done(lmpi_request *r)
+{
+    switch (r->kind) {
+    case LMPI_REQ_SEND:
+    case LMPI_REQ_RECV:
+        return r->complete;
+    case LMPI_REQ_PERSISTENT:
+        return !r->active || !r->child[0] || lmpi_request_done(r->child[0]);
+    case LMPI_REQ_COMPOUND:
+        return lmpi_request_done(r->child[0]) && lmpi_request_done(r->child[1]);
+    }
+    return true;
+}
+
+void lmpi_request_wait(lmpi_request *r)
+{
+    int spins = 0;
+    while (!lmpi_request_done(r)) {
+        if (lmpi_progress_poll() > 0) {
+            spins = 0;
+            continue;
+        }
+        if (++spins > lmpi_config.spin_count)
+            lmpi_lock_yield();
+    }
+}
+
+static void empty_status(MPI_Status *s)
+{
+    if (s == MPI_STATUS_IGNORE)
+        return;
+    s->MPI_SOURCE = MPI_ANY_SOURCE;
+    s->MPI_TAG = MPI_ANY_TAG;
+    s->MPI_ERROR = MPI_SUCCESS;
+    lmpi_status_set_bytes(s, 0);
+    lmpi_status_set_cancelled(s, 0);
+}
+
+static lmpi_status status_error(const MPI_Status *s)
+{
+    if (s->MPI_ERROR == MPI_ERR_TRUNCATE) {
+        lmpi_err_detail("the message is longer than the receive buffer");
+        return LMPI_ERR_TRUNCATE;
+    }
+    return LMPI_OK;
+}
+
+/* The status of a done request, leaving it as it is (Request_get_status). */
+static void peek_status(lmpi_request *r, MPI_Status *s)
+{
+    switch (r->kind) {
+    case LMPI_REQ_RECV:
+        *s = r->status;
+        return;
+    case LMPI_REQ_PERSISTENT:
+        if (r->active && r->child[0])
+            peek_status(r->child[0], s);
+        else
+            empty_status(s);
+        return;
+    case LMPI_REQ_COMPOUND:
+        peek_status(r->child[1], s);
+        return;
+    case LMPI_REQ_SEND:
+    default:
+        empty_status(s);
+        return;
+    }
+}
+
+/* A done request delivers its status and releases what it holds.  Returns
+ * the error its status carries.  *handle becomes MPI_REQUEST_NULL unless
+ * the request is persistent. */
+static lmpi_status finish(lmpi_request *r, MPI_Status *status, MPI_Request *handle)
+{
+    MPI_Status tmp;
+    MPI_Status *s = status == MPI_STATUS_IGNORE ? &tmp : status;
+    peek_status(r, s);
+    lmpi_status err = status_error(s);
+    switch (r->kind) {
+    case LMPI_REQ_PERSISTENT:
+        if (r->child[0])
+            lmpi_request_free(r->child[0]);
+        r->child[0] = NULL;
+        r->active = false;
+        return err;
+    case LMPI_REQ_COMPOUND:
+        if (r->replace_buf) {
+            memcpy(r->replace_buf, r->child[1]->buf, r->child[1]->bytes);
+            lmpi_free(r->child[1]->buf);
+        }
+        lmpi_request_free(r->child[0]);
+        lmpi_request_free(r->child[1]);
+        break;
+    default:
+        break;
+    }
+    lmpi_request_free(r);
+    if (handle)
+        *handle = MPI_REQUEST_NULL;
+    return err;
+}
+
+/* MPI_REQUEST_NULL and inactive persistent requests take part in no
+ * completion: *out = NULL for them. */
+static lmpi_status request_arg(MPI_Request h, lmpi_request **out)
+{
+    *out = NULL;
+    if (h == MPI_REQUEST_NULL)
+        return LMPI_OK;
+    lmpi_request *r = lmpi_request_from_handle(h);
+    if (!r) {
+        lmpi_err_detail("not an active request (handle %p: freed, completed or garbage)", (void *)h);
+        return LMPI_ERR_REQUEST;
+    }
+    if (r->kind == LMPI_REQ_PERSISTENT && !r->active)
+        return LMPI_OK;
+    *out = r;
+    return LMPI_OK;
+}
+
+static lmpi_status request_array(int count, const MPI_Request reqs[], const char *what)
+{
+    if (count > 0 && !reqs) {
+        lmpi_err_detail("%s is NULL", what);
+        return LMPI_ERR_ARG;
+    }
+    for (int i = 0; i < count; i++) {
+        lmpi_request *r;
+        if (request_arg(reqs[i], &r) != LMPI_OK) {
+            lmpi_err_detail("%s[%d] is not a valid request (handle %p)", what, i, (void *)reqs[i]);
+            return LMPI_ERR_REQUEST;
+        }
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Wait(MPI_Request *request, MPI_Status *status)
+{
+    lmpi_request *r;
+    lmpi_status st = request_arg(*request, &r);
+    if (st != LMPI_OK)
+        return st;
+    if (!r) {
+        empty_status(status);
+        return LMPI_OK;
+    }
+    lmpi_request_wait(r);
+    return finish(r, status, request);
+}
+
+lmpi_status lmpi_impl_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    lmpi_request *r;
+    lmpi_status st = request_arg(*request, &r);
+    if (st != LMPI_OK)
+        return st;
+    if (!r) {
+        *flag = 1;
+        empty_status(status);
+        return LMPI_OK;
+    }
+    if (!lmpi_request_done(r))
+        lmpi_progress_poll();
+    *flag = lmpi_request_done(r);
+    return *flag ? finish(r, status, request) : LMPI_OK;
+}
+
+/* Finish every request of the array; per-request errors go to the statuses
+ * and the call reports MPI_ERR_IN_STATUS, as the standard asks. */
+static lmpi_status finish_all(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    bool failed = false;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        lmpi_request *r;
+        request_arg(reqs[i], &r);
+        if (!r) {
+            empty_status(s);
+            continue;
+        }
+        if (finish(r, s, &reqs[i]) != LMPI_OK)
+            failed = true;
+    }
+    if (failed) {
+        lmpi_err_detail("at least one request failed; see the statuses");
+        return LMPI_ERR_IN_STATUS;
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    lmpi_status st = request_array(count, reqs, "array_of_requests");
+    if (st != LMPI_OK)
+        return st;
+    for (int i = 0; i < count; i++) {
+        lmpi_request *r;
+        request_arg(reqs[i], &r);
+        if (r)
+            lmpi_request_wait(r);
+    }
+    return finish_all(count, reqs, statuses);
+}
+
+static bool all_done(int count, const MPI_Request reqs[])
+{
+    for (int i = 0; i < count; i++) {
+        lmpi_request *r;
+        request_arg(reqs[i], &r);
+        if (r && !lmpi_request_done(r))
+            return false;
+    }
+    return true;
+}
+
+lmpi_status lmpi_impl_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    lmpi_status st = request_array(count, reqs, "array_of_requests");
+    if (st != LMPI_OK)
+        return st;
+    if (!all_done(count, reqs))
+        lmpi_progress_poll();
+    *flag = all_done(count, reqs);
+    return *flag ? finish_all(count, reqs, statuses) : LMPI_OK;
+}
+
+/* One pass over the array: index of a done request, MPI_UNDEFINED when none
+ * is active, -1 when some are active but none is done. */
+static int find_done(int count, const MPI_Request reqs[])
+{
+    bool any_active = false;
+    for (int i = 0; i < count; i++) {
+        lmpi_request *r;
+        request_arg(reqs[i], &r);
+        if (!r)
+            continue;
+        any_active = true;
+        if (lmpi_request_done(r))
+            return i;
+    }
+    return any_active ? -1 : MPI_UNDEFINED;
+}
+
+lmpi_status lmpi_impl_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    lmpi_status st = request_array(count, reqs, "array_of_requests");
+    if (st != LMPI_OK)
+        return st;
+    int i, spins = 0;
+    while ((i = find_done(count, reqs)) == -1)
+        if (lmpi_progress_poll() == 0 && ++spins > lmpi_config.spin_count)
+            lmpi_lock_yield();
+    *index = i;
+    if (i == MPI_UNDEFINED) {
+        empty_status(status);
+        return LMPI_OK;
+    }
+    lmpi_request *r;
+    request_arg(reqs[i], &r);
+    return finish(r, status, &reqs[i]);
+}
+
+lmpi_status lmpi_impl_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    lmpi_status st = request_array(count, reqs, "array_of_requests");
+    if (st != LMPI_OK)
+        return st;
+    int i = find_done(count, reqs);
+    if (i == -1) {
+        lmpi_progress_poll();
+        i = find_done(count, reqs);
+    }
+    if (i == -1) {
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        return LMPI_OK;
+    }
+    *flag = 1;
+    *index = i;
+    if (i == MPI_UNDEFINED) {
+        empty_status(status);
+        return LMPI_OK;
+    }
+    lmpi_request *r;
+    request_arg(reqs[i], &r);
+    return finish(r, status, &reqs[i]);
+}
+
+/* Finish every done request; *outcount and indices as Waitsome/Testsome
+ * report them. */
+static lmpi_status finish_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    int n = 0;
+    bool any_active = false, failed = false;
+    for (int i = 0; i < count; i++) {
+        lmpi_request *r;
+        request_arg(reqs[i], &r);
+        if (!r)
+            continue;
+        any_active = true;
+        if (!lmpi_request_done(r))
+            continue;
+        MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+        if (finish(r, s, &reqs[i]) != LMPI_OK)
+            failed = true;
+        indices[n++] = i;
+    }
+    *outcount = any_active ? n : MPI_UNDEFINED;
+    if (failed) {
+        lmpi_err_detail("at least one request failed; see the statuses");
+        return LMPI_ERR_IN_STATUS;
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Waitsome(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    lmpi_status st = request_array(count, reqs, "array_of_requests");
+    if (st != LMPI_OK)
+        return st;
+    int spins = 0;
+    while (find_done(count, reqs) == -1)
+        if (lmpi_progress_poll() == 0 && ++spins > lmpi_config.spin_count)
+            lmpi_lock_yield();
+    return finish_some(count, reqs, outcount, indices, statuses);
+}
+
+lmpi_status lmpi_impl_Testsome(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    lmpi_status st = request_array(count, reqs, "array_of_requests");
+    if (st != LMPI_OK)
+        return st;
+    lmpi_progress_poll();
+    return finish_some(count, reqs, outcount, indices, statuses);
+}
+
+/* ---- status without completion (MPI 4.1 adds the array forms) ------------ */
+lmpi_status lmpi_impl_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    lmpi_request *r;
+    lmpi_status st = request_arg(request, &r);
+    if (st != LMPI_OK)
+        return st;
+    if (r && !lmpi_request_done(r))
+        lmpi_progress_poll();
+    *flag = !r || lmpi_request_done(r);
+    if (!*flag || status == MPI_STATUS_IGNORE)
+        return LMPI_OK;
+    if (r)
+        peek_status(r, status);
+    else
+        empty_status(status);
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag,
+                                             MPI_Status *status)
+{
+    lmpi_status st = request_array(count, reqs, "array_of_requests");
+    if (st != LMPI_OK)
+        return st;
+    lmpi_progress_poll();
+    int i = find_done(count, reqs);
+    *flag = i != -1;
+    *index = i == -1 ? MPI_UNDEFINED : i;
+    if (i >= 0 && status != MPI_STATUS_IGNORE) {
+        lmpi_request *r;
+        request_arg(reqs[i], &r);
+        peek_status(r, status);
+    } else if (i == MPI_UNDEFINED) {
+        empty_status(status);
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    lmpi_status st = request_array(count, reqs, "array_of_requests");
+    if (st != LMPI_OK)
+        return st;
+    lmpi_progress_poll();
+    *flag = all_done(count, reqs);
+    if (*flag && statuses != MPI_STATUSES_IGNORE)
+        for (int i = 0; i < count; i++) {
+            lmpi_request *r;
+            request_arg(reqs[i], &r);
+            if (r)
+                peek_status(r, &statuses[i]);
+            else
+                empty_status(&statuses[i]);
+        }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Request_get_status_some(int count, const MPI_Request reqs[], int *outcount, int indices[],
+                                              MPI_Status statuses[])
+{
+    lmpi_status st = request_array(count, reqs, "array_of_requests");
+    if (st != LMPI_OK)
+        return st;
+    lmpi_progress_poll();
+    int n = 0;
+    bool any_active = false;
+    for (int i = 0; i < count; i++) {
+        lmpi_request *r;
+        request_arg(reqs[i], &r);
+        if (!r)
+            continue;
+        any_active = true;
+        if (!lmpi_request_done(r))
+            continue;
+        if (statuses != MPI_STATUSES_IGNORE)
+            peek_status(r, &statuses[n]);
+        indices[n++] = i;
+    }
+    *outcount = any_active ? n : MPI_UNDEFINED;
+    return LMPI_OK;
+}
+
+/* ---- free and cancel ------------------------------------------------------- */
+/* An active request without a handle finishes on its own: sends and
+ * receives free themselves when they complete. */
+static void orphan(lmpi_request *r)
+{
+    if (lmpi_request_done(r))
+        lmpi_request_free(r);
+    else
+        r->internal = true;
+}
+
+lmpi_status lmpi_impl_Request_free(MPI_Request *request)
+{
+    if (*request == MPI_REQUEST_NULL) {
+        lmpi_err_detail("request is MPI_REQUEST_NULL");
+        return LMPI_ERR_REQUEST;
+    }
+    lmpi_request *r = lmpi_request_from_handle(*request);
+    if (!r) {
+        lmpi_err_detail("not a request (handle %p)", (void *)*request);
+        return LMPI_ERR_REQUEST;
+    }
+    switch (r->kind) {
+    case LMPI_REQ_SEND:
+    case LMPI_REQ_RECV:
+        orphan(r);
+        break;
+    case LMPI_REQ_PERSISTENT:
+        if (r->active && r->child[0])
+            orphan(r->child[0]);
+        lmpi_request_free(r);
+        break;
+    case LMPI_REQ_COMPOUND:
+        /* the replace form still has to copy its data home: wait for it */
+        lmpi_request_wait(r);
+        finish(r, MPI_STATUS_IGNORE, NULL);
+        break;
+    }
+    *request = MPI_REQUEST_NULL;
+    return LMPI_OK;
+}
+
+/* A receive still waiting in its queue is taken out and completes as
+ * cancelled.  A send that has left cannot be called back: its cancel fails
+ * and it completes normally (MPI_Test_cancelled then says false), which the
+ * standard allows. */
+static void cancel_one(lmpi_request *r)
+{
+    if (!r)
+        return;
+    switch (r->kind) {
+    case LMPI_REQ_RECV:
+        if (r->mq && !r->complete) {
+            lmpi_match_cancel(r->mq, &r->mqi);
+            r->mq = NULL;
+            r->status.MPI_SOURCE = MPI_ANY_SOURCE;
+            r->status.MPI_TAG = MPI_ANY_TAG;
+            r->status.MPI_ERROR = MPI_SUCCESS;
+            lmpi_status_set_bytes(&r->status, 0);
+            lmpi_status_set_cancelled(&r->status, 1);
+            r->complete = 1;
+            if (r->internal)
+                lmpi_request_free(r);
+        }
+        return;
+    case LMPI_REQ_PERSISTENT:
+        if (r->active)
+            cancel_one(r->child[0]);
+        return;
+    case LMPI_REQ_COMPOUND:
+        cancel_one(r->child[1]);
+        return;
+    case LMPI_REQ_SEND:
+        return;
+    }
+}
+
+lmpi_status lmpi_impl_Cancel(MPI_Request *request)
+{
+    lmpi_request *r;
+    lmpi_status st = request_arg(*request, &r);
+    if (st != LMPI_OK)
+        return st;
+    if (*request == MPI_REQUEST_NULL) {
+        lmpi_err_detail("request is MPI_REQUEST_NULL");
+        return LMPI_ERR_REQUEST;
+    }
+    cancel_one(r);
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    if (!status) {
+        lmpi_err_detail("status is NULL");
+        return LMPI_ERR_ARG;
+    }
+    *flag = lmpi_status_cancelled(status) != 0;
+    return LMPI_OK;
+}
+
+/* ---- counts ---------------------------------------------------------------- */
+lmpi_status lmpi_impl_Get_count(const MPI_Status *status, lmpi_datatype *datatype, MPI_Count *count)
+{
+    if (!status) {
+        lmpi_err_detail("status is NULL");
+        return LMPI_ERR_ARG;
+    }
+    int64_t bytes = lmpi_status_bytes(status);
+    if (datatype->size == 0)
+        *count = 0;
+    else
+        *count = bytes % datatype->size ? MPI_UNDEFINED : bytes / datatype->size;
+    return LMPI_OK;
+}
+
+/* Basic elements: for the predefined types of this version, the count. */
+lmpi_status lmpi_impl_Get_elements(const MPI_Status *status, lmpi_datatype *datatype, MPI_Count *count)
+{
+    return lmpi_impl_Get_count(status, datatype, count);
+}
+
+lmpi_status lmpi_impl_Get_elements_x(const MPI_Status *status, lmpi_datatype *datatype, MPI_Count *count)
+{
+    return lmpi_impl_Get_count(status, datatype, count);
+}
+
+lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status)
+{
+    lmpi_request_wait(r);
+    return finish(r, status, NULL);
+}
