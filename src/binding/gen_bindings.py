@@ -287,6 +287,11 @@ def fail_if(arg):
     return 'if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "%s", st, errh_comm);' % arg
 
 
+def tool_interface(f):
+    """MPI_T functions return their codes and never call error handlers."""
+    return f.name.startswith('MPI_T_')
+
+
 def gen_wrapper(f, large):
     pub = 'PMPI_' + f.short + ('_c' if large else '')
     mpi = 'MPI_' + f.short + ('_c' if large else '')
@@ -317,6 +322,8 @@ def gen_wrapper(f, large):
         if body:
             out.append('    if (LMPI_ARG_CHECKS) {')
             for l in body:
+                if tool_interface(f):
+                    l = l.replace('lmpi_binding_error(fn, ', 'lmpi_tool_error(fn, ')
                 out.append('        ' + l.replace('errh_comm);', 'lmpi_errh_for(errh_comm, %s));' % ('1' if comm else '0')))
             out.append('    }')
     if comm:
@@ -345,7 +352,8 @@ def gen_wrapper(f, large):
     out.append('    st = lmpi_impl_%s ? lmpi_impl_%s(%s) : LMPI_ERR_UNSUPPORTED_OPERATION;' % (f.short, f.short, ', '.join(args)))
     out.append('    lmpi_lock_leave(locked);')
     out.append('    if (LMPI_UNLIKELY(st != LMPI_OK))')
-    out.append('        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, %s));' % ('1' if comm else '0'))
+    out.append('        return %s(fn, NULL, st, lmpi_errh_for(errh_comm, %s));' %
+               ('lmpi_tool_error' if tool_interface(f) else 'lmpi_binding_error', '1' if comm else '0'))
     out.extend(post)
     out.append('    return MPI_SUCCESS;')
     out.append('}')

@@ -37,6 +37,8 @@ void lmpi_errhandler_release(lmpi_errhandler *e);
 lmpi_comm *lmpi_errh_for(lmpi_comm *comm, int fn_has_comm);
 
 int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm);
+/* MPI_T: the code is returned, no handler is called (the standard's rule). */
+int lmpi_tool_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm);
 /* A call before MPI_Init or after MPI_Finalize. */
 int lmpi_binding_state_error(const char *fn);
 /* Raise an MPI error code (possibly user-defined) on a communicator. */

@@ -56,7 +56,7 @@ static bool code_is_user(int code)
 
 static int code_class(int code)
 {
-    if (code >= 0 && code < N_CLASSES)
+    if (code >= 0 && code < N_CLASSES && class_name[code])
         return code;
     if (code_is_user(code))
         return user_codes[code - USER_CODE_BASE].error_class;
@@ -129,6 +129,8 @@ static void code_string(int code, char *buf, size_t len)
 {
     if (code >= 0 && code < N_CLASSES && class_name[code])
         snprintf(buf, len, "%s: %s", class_name[code], class_text[code]);
+    else if (code >= 0 && code < N_CLASSES)
+        snprintf(buf, len, "unknown error code %d", code);
     else if (code_is_user(code) && user_codes[code - USER_CODE_BASE].string)
         snprintf(buf, len, "%s", user_codes[code - USER_CODE_BASE].string);
     else if (code_is_user(code))
@@ -338,4 +340,14 @@ int lmpi_binding_state_error(const char *fn)
     /* After MPI_Finalize the handler the user left on MPI_COMM_SELF applies. */
     return lmpi_binding_error(fn, NULL, LMPI_ERR_OTHER,
                               lmpi_rt.state == LMPI_STATE_FINALIZED ? lmpi_comm_self : NULL);
+}
+
+int lmpi_tool_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm)
+{
+    (void)comm;
+    if (lmpi_config.verbose_errors)
+        fprintf(stderr, "[LeanMPI rank %d] %s(%s): %s: %s\n", lmpi_rt.world_rank, fn, arg ? arg : "",
+                class_name[lmpi_status_class(st)], err_detail);
+    err_detail[0] = '\0';
+    return lmpi_status_class(st);
 }

@@ -91,7 +91,16 @@
     X(ERR_VALUE_TOO_LARGE, MPI_ERR_VALUE_TOO_LARGE, "value too large")             \
     X(ERR_SESSION, MPI_ERR_SESSION, "invalid session")                             \
     X(ERR_ERRHANDLER, MPI_ERR_ERRHANDLER, "invalid error handler")                 \
-    X(ERR_ABI, MPI_ERR_ABI, "ABI mismatch")
+    X(ERR_ABI, MPI_ERR_ABI, "ABI mismatch")                                        \
+    X(T_ERR_NOT_INITIALIZED, MPI_T_ERR_NOT_INITIALIZED, "MPI_T is not initialized") \
+    X(T_ERR_INVALID_INDEX, MPI_T_ERR_INVALID_INDEX, "invalid MPI_T variable index") \
+    X(T_ERR_INVALID_HANDLE, MPI_T_ERR_INVALID_HANDLE, "invalid MPI_T handle")      \
+    X(T_ERR_INVALID_SESSION, MPI_T_ERR_INVALID_SESSION, "invalid MPI_T session")   \
+    X(T_ERR_INVALID_NAME, MPI_T_ERR_INVALID_NAME, "no MPI_T variable of that name") \
+    X(T_ERR_INVALID, MPI_T_ERR_INVALID, "invalid MPI_T argument")                  \
+    X(T_ERR_PVAR_NO_WRITE, MPI_T_ERR_PVAR_NO_WRITE, "performance variable is read-only") \
+    X(T_ERR_PVAR_NO_STARTSTOP, MPI_T_ERR_PVAR_NO_STARTSTOP, "continuous variable: no start/stop") \
+    X(T_ERR_CVAR_SET_NEVER, MPI_T_ERR_CVAR_SET_NEVER, "control variable is read-only")
 
 typedef enum lmpi_status {
 #define LMPI_STATUS_ENUM(name, cls, text) LMPI_##name,

@@ -15517,13 +15517,13 @@ int PMPI_T_category_changed(int *update_number)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(update_number);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "update_number", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "update_number", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_category_changed ? lmpi_impl_T_category_changed(update_number) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_category_changed(int *update_number) __attribute__((weak, alias("PMPI_T_category_changed")));
@@ -15537,7 +15537,7 @@ int PMPI_T_category_get_categories(int cat_index, int len, int indices[])
     st = lmpi_impl_T_category_get_categories ? lmpi_impl_T_category_get_categories(cat_index, len, indices) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_category_get_categories(int cat_index, int len, int indices[]) __attribute__((weak, alias("PMPI_T_category_get_categories")));
@@ -15551,7 +15551,7 @@ int PMPI_T_category_get_cvars(int cat_index, int len, int indices[])
     st = lmpi_impl_T_category_get_cvars ? lmpi_impl_T_category_get_cvars(cat_index, len, indices) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_category_get_cvars(int cat_index, int len, int indices[]) __attribute__((weak, alias("PMPI_T_category_get_cvars")));
@@ -15565,7 +15565,7 @@ int PMPI_T_category_get_events(int cat_index, int len, int indices[])
     st = lmpi_impl_T_category_get_events ? lmpi_impl_T_category_get_events(cat_index, len, indices) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_category_get_events(int cat_index, int len, int indices[]) __attribute__((weak, alias("PMPI_T_category_get_events")));
@@ -15577,13 +15577,13 @@ int PMPI_T_category_get_index(const char *name, int *cat_index)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(cat_index);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "cat_index", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "cat_index", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_category_get_index ? lmpi_impl_T_category_get_index(name, cat_index) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_category_get_index(const char *name, int *cat_index) __attribute__((weak, alias("PMPI_T_category_get_index")));
@@ -15595,21 +15595,21 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(desc_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(num_cvars);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num_cvars", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_cvars", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(num_pvars);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num_pvars", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_pvars", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(num_categories);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num_categories", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_categories", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_category_get_info ? lmpi_impl_T_category_get_info(cat_index, name, name_len, desc, desc_len, num_cvars, num_pvars, num_categories) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories) __attribute__((weak, alias("PMPI_T_category_get_info")));
@@ -15621,13 +15621,13 @@ int PMPI_T_category_get_num(int *num_cat)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(num_cat);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num_cat", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_cat", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_category_get_num ? lmpi_impl_T_category_get_num(num_cat) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_category_get_num(int *num_cat) __attribute__((weak, alias("PMPI_T_category_get_num")));
@@ -15639,13 +15639,13 @@ int PMPI_T_category_get_num_events(int cat_index, int *num_events)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(num_events);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num_events", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_events", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_category_get_num_events ? lmpi_impl_T_category_get_num_events(cat_index, num_events) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_category_get_num_events(int cat_index, int *num_events) __attribute__((weak, alias("PMPI_T_category_get_num_events")));
@@ -15659,7 +15659,7 @@ int PMPI_T_category_get_pvars(int cat_index, int len, int indices[])
     st = lmpi_impl_T_category_get_pvars ? lmpi_impl_T_category_get_pvars(cat_index, len, indices) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_category_get_pvars(int cat_index, int len, int indices[]) __attribute__((weak, alias("PMPI_T_category_get_pvars")));
@@ -15671,13 +15671,13 @@ int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(cvar_index);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "cvar_index", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "cvar_index", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_cvar_get_index ? lmpi_impl_T_cvar_get_index(name, cvar_index) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_cvar_get_index(const char *name, int *cvar_index) __attribute__((weak, alias("PMPI_T_cvar_get_index")));
@@ -15689,25 +15689,25 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(verbosity);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "verbosity", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "verbosity", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(datatype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(enumtype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "enumtype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "enumtype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(desc_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(bind);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "bind", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "bind", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(scope);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "scope", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "scope", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_cvar_get_info ? lmpi_impl_T_cvar_get_info(cvar_index, name, name_len, verbosity, datatype, enumtype, desc, desc_len, bind, scope) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope) __attribute__((weak, alias("PMPI_T_cvar_get_info")));
@@ -15719,13 +15719,13 @@ int PMPI_T_cvar_get_num(int *num_cvar)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(num_cvar);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num_cvar", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_cvar", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_cvar_get_num ? lmpi_impl_T_cvar_get_num(num_cvar) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_cvar_get_num(int *num_cvar) __attribute__((weak, alias("PMPI_T_cvar_get_num")));
@@ -15737,15 +15737,15 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(handle);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "handle", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "handle", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_cvar_handle_alloc ? lmpi_impl_T_cvar_handle_alloc(cvar_index, obj_handle, handle, count) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count) __attribute__((weak, alias("PMPI_T_cvar_handle_alloc")));
@@ -15757,13 +15757,13 @@ int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(handle);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "handle", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "handle", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_cvar_handle_free ? lmpi_impl_T_cvar_handle_free(handle) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) __attribute__((weak, alias("PMPI_T_cvar_handle_free")));
@@ -15777,7 +15777,7 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
     st = lmpi_impl_T_cvar_read ? lmpi_impl_T_cvar_read(handle, buf) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) __attribute__((weak, alias("PMPI_T_cvar_read")));
@@ -15791,7 +15791,7 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     st = lmpi_impl_T_cvar_write ? lmpi_impl_T_cvar_write(handle, buf) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) __attribute__((weak, alias("PMPI_T_cvar_write")));
@@ -15803,15 +15803,15 @@ int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_le
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(num);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_enum_get_info ? lmpi_impl_T_enum_get_info(enumtype, num, name, name_len) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) __attribute__((weak, alias("PMPI_T_enum_get_info")));
@@ -15823,15 +15823,15 @@ int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, 
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(value);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "value", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "value", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_enum_get_item ? lmpi_impl_T_enum_get_item(enumtype, indx, value, name, name_len) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len) __attribute__((weak, alias("PMPI_T_enum_get_item")));
@@ -15843,13 +15843,13 @@ int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration, 
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(info_used);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "info_used", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "info_used", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_event_callback_get_info ? lmpi_impl_T_event_callback_get_info(event_registration, cb_safety, info_used) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used) __attribute__((weak, alias("PMPI_T_event_callback_get_info")));
@@ -15863,7 +15863,7 @@ int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration, 
     st = lmpi_impl_T_event_callback_set_info ? lmpi_impl_T_event_callback_set_info(event_registration, cb_safety, info) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info) __attribute__((weak, alias("PMPI_T_event_callback_set_info")));
@@ -15877,7 +15877,7 @@ int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer)
     st = lmpi_impl_T_event_copy ? lmpi_impl_T_event_copy(event_instance, buffer) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) __attribute__((weak, alias("PMPI_T_event_copy")));
@@ -15889,13 +15889,13 @@ int PMPI_T_event_get_index(const char *name, int *event_index)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(event_index);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "event_index", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "event_index", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_event_get_index ? lmpi_impl_T_event_get_index(name, event_index) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_get_index(const char *name, int *event_index) __attribute__((weak, alias("PMPI_T_event_get_index")));
@@ -15907,25 +15907,25 @@ int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbo
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(verbosity);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "verbosity", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "verbosity", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(num_elements);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num_elements", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_elements", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(enumtype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "enumtype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "enumtype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(info);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "info", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "info", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(desc_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(bind);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "bind", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "bind", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_event_get_info ? lmpi_impl_T_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind) __attribute__((weak, alias("PMPI_T_event_get_info")));
@@ -15937,13 +15937,13 @@ int PMPI_T_event_get_num(int *num_events)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(num_events);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num_events", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_events", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_event_get_num ? lmpi_impl_T_event_get_num(num_events) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_get_num(int *num_events) __attribute__((weak, alias("PMPI_T_event_get_num")));
@@ -15955,13 +15955,13 @@ int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_ind
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(source_index);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "source_index", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "source_index", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_event_get_source ? lmpi_impl_T_event_get_source(event_instance, source_index) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index) __attribute__((weak, alias("PMPI_T_event_get_source")));
@@ -15973,13 +15973,13 @@ int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *e
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(event_timestamp);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "event_timestamp", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "event_timestamp", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_event_get_timestamp ? lmpi_impl_T_event_get_timestamp(event_instance, event_timestamp) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp) __attribute__((weak, alias("PMPI_T_event_get_timestamp")));
@@ -15991,13 +15991,13 @@ int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, 
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(event_registration);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "event_registration", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "event_registration", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_event_handle_alloc ? lmpi_impl_T_event_handle_alloc(event_index, obj_handle, info, event_registration) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration) __attribute__((weak, alias("PMPI_T_event_handle_alloc")));
@@ -16011,7 +16011,7 @@ int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *
     st = lmpi_impl_T_event_handle_free ? lmpi_impl_T_event_handle_free(event_registration, user_data, free_cb_function) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function free_cb_function) __attribute__((weak, alias("PMPI_T_event_handle_free")));
@@ -16023,13 +16023,13 @@ int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MP
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(info_used);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "info_used", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "info_used", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_event_handle_get_info ? lmpi_impl_T_event_handle_get_info(event_registration, info_used) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used) __attribute__((weak, alias("PMPI_T_event_handle_get_info")));
@@ -16043,7 +16043,7 @@ int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MP
     st = lmpi_impl_T_event_handle_set_info ? lmpi_impl_T_event_handle_set_info(event_registration, info) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info) __attribute__((weak, alias("PMPI_T_event_handle_set_info")));
@@ -16057,7 +16057,7 @@ int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, vo
     st = lmpi_impl_T_event_read ? lmpi_impl_T_event_read(event_instance, element_index, buffer) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer) __attribute__((weak, alias("PMPI_T_event_read")));
@@ -16071,7 +16071,7 @@ int PMPI_T_event_register_callback(MPI_T_event_registration event_registration, 
     st = lmpi_impl_T_event_register_callback ? lmpi_impl_T_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function) __attribute__((weak, alias("PMPI_T_event_register_callback")));
@@ -16085,7 +16085,7 @@ int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration
     st = lmpi_impl_T_event_set_dropped_handler ? lmpi_impl_T_event_set_dropped_handler(event_registration, dropped_cb_function) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function dropped_cb_function) __attribute__((weak, alias("PMPI_T_event_set_dropped_handler")));
@@ -16099,7 +16099,7 @@ int PMPI_T_finalize(void)
     st = lmpi_impl_T_finalize ? lmpi_impl_T_finalize() : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_finalize(void) __attribute__((weak, alias("PMPI_T_finalize")));
@@ -16111,13 +16111,13 @@ int PMPI_T_init_thread(int required, int *provided)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(provided);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "provided", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "provided", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_init_thread ? lmpi_impl_T_init_thread(required, provided) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_init_thread(int required, int *provided) __attribute__((weak, alias("PMPI_T_init_thread")));
@@ -16129,13 +16129,13 @@ int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(pvar_index);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "pvar_index", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "pvar_index", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_pvar_get_index ? lmpi_impl_T_pvar_get_index(name, var_class, pvar_index) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) __attribute__((weak, alias("PMPI_T_pvar_get_index")));
@@ -16147,31 +16147,31 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(verbosity);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "verbosity", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "verbosity", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(var_class);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "var_class", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "var_class", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(datatype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(enumtype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "enumtype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "enumtype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(desc_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(bind);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "bind", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "bind", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(readonly);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "readonly", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "readonly", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(continuous);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "continuous", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "continuous", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(atomic);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "atomic", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "atomic", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_pvar_get_info ? lmpi_impl_T_pvar_get_info(pvar_index, name, name_len, verbosity, var_class, datatype, enumtype, desc, desc_len, bind, readonly, continuous, atomic) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic) __attribute__((weak, alias("PMPI_T_pvar_get_info")));
@@ -16183,13 +16183,13 @@ int PMPI_T_pvar_get_num(int *num_pvar)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(num_pvar);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num_pvar", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_pvar", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_pvar_get_num ? lmpi_impl_T_pvar_get_num(num_pvar) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_get_num(int *num_pvar) __attribute__((weak, alias("PMPI_T_pvar_get_num")));
@@ -16201,15 +16201,15 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(handle);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "handle", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "handle", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_pvar_handle_alloc ? lmpi_impl_T_pvar_handle_alloc(session, pvar_index, obj_handle, handle, count) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count) __attribute__((weak, alias("PMPI_T_pvar_handle_alloc")));
@@ -16221,13 +16221,13 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(handle);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "handle", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "handle", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_pvar_handle_free ? lmpi_impl_T_pvar_handle_free(session, handle) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) __attribute__((weak, alias("PMPI_T_pvar_handle_free")));
@@ -16241,7 +16241,7 @@ int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void 
     st = lmpi_impl_T_pvar_read ? lmpi_impl_T_pvar_read(session, handle, buf) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) __attribute__((weak, alias("PMPI_T_pvar_read")));
@@ -16255,7 +16255,7 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
     st = lmpi_impl_T_pvar_readreset ? lmpi_impl_T_pvar_readreset(session, handle, buf) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) __attribute__((weak, alias("PMPI_T_pvar_readreset")));
@@ -16269,7 +16269,7 @@ int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
     st = lmpi_impl_T_pvar_reset ? lmpi_impl_T_pvar_reset(session, handle) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak, alias("PMPI_T_pvar_reset")));
@@ -16281,13 +16281,13 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(session);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "session", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "session", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_pvar_session_create ? lmpi_impl_T_pvar_session_create(session) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_session_create(MPI_T_pvar_session *session) __attribute__((weak, alias("PMPI_T_pvar_session_create")));
@@ -16299,13 +16299,13 @@ int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(session);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "session", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "session", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_pvar_session_free ? lmpi_impl_T_pvar_session_free(session) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_session_free(MPI_T_pvar_session *session) __attribute__((weak, alias("PMPI_T_pvar_session_free")));
@@ -16319,7 +16319,7 @@ int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
     st = lmpi_impl_T_pvar_start ? lmpi_impl_T_pvar_start(session, handle) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak, alias("PMPI_T_pvar_start")));
@@ -16333,7 +16333,7 @@ int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
     st = lmpi_impl_T_pvar_stop ? lmpi_impl_T_pvar_stop(session, handle) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak, alias("PMPI_T_pvar_stop")));
@@ -16347,7 +16347,7 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, cons
     st = lmpi_impl_T_pvar_write ? lmpi_impl_T_pvar_write(session, handle, buf) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf) __attribute__((weak, alias("PMPI_T_pvar_write")));
@@ -16359,23 +16359,23 @@ int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *de
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(desc_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(ordering);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "ordering", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "ordering", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(ticks_per_second);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "ticks_per_second", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "ticks_per_second", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(max_ticks);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "max_ticks", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "max_ticks", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(info);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "info", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "info", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_source_get_info ? lmpi_impl_T_source_get_info(source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info) __attribute__((weak, alias("PMPI_T_source_get_info")));
@@ -16387,13 +16387,13 @@ int PMPI_T_source_get_num(int *num_sources)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(num_sources);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num_sources", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_sources", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_source_get_num ? lmpi_impl_T_source_get_num(num_sources) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_source_get_num(int *num_sources) __attribute__((weak, alias("PMPI_T_source_get_num")));
@@ -16405,13 +16405,13 @@ int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(timestamp);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "timestamp", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "timestamp", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_source_get_timestamp ? lmpi_impl_T_source_get_timestamp(source_index, timestamp) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_tool_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) __attribute__((weak, alias("PMPI_T_source_get_timestamp")));
