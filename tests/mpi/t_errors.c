@@ -119,5 +119,28 @@ int main(int argc, char **argv)
     MPI_Errhandler_free(&got);
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    /* none of the rejected calls sent anything or left anything queued:
+     * correct traffic afterwards still matches exactly */
+    MPI_Barrier(MPI_COMM_WORLD);
+    int flag = 1;
+    MPI_Status pst;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &pst);
+    if (flag)
+        fprintf(stderr, "rank %d: stray message from %d tag %d\n", rank, pst.MPI_SOURCE, pst.MPI_TAG);
+    CHECK_EQ(flag, 0);
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody sends before everyone has probed */
+    int to = (rank + 1) % size, from = (rank + size - 1) % size;
+    for (int t = 0; t < 3; t++) {
+        int out = rank * 10 + t, in = -1;
+        MPI_Status st2;
+        CHECK_EQ(MPI_Sendrecv(&out, 1, MPI_INT, to, t, &in, 1, MPI_INT, from, t, MPI_COMM_WORLD, &st2), MPI_SUCCESS);
+        CHECK_EQ(in, from * 10 + t);
+        CHECK_EQ(st2.MPI_TAG, t);
+    }
+    int *tag_ub, attr_flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &attr_flag);
+    CHECK_EQ(attr_flag, 1);
+    CHECK(*tag_ub >= 32767);
     return mpitest_finish("t_errors");
 }
