@@ -106,6 +106,7 @@ lmpi_match_queue *lmpi_match_queue_get(uint32_t ctx, int comm_size)
     q->comm_size = comm_size;
     q->ops = eng.ops;
     q->is_auto = eng.is_auto;
+    q->up_threshold16 = (uint32_t)(16.0 * lmpi_match_traversal_threshold(comm_size) * lmpi_config.match_adjustment);
     q->s = q->ops->create(comm_size);
     if (!q->s) {
         lmpi_free(q);
@@ -187,12 +188,12 @@ static void auto_observe(lmpi_match_queue *q, uint64_t depth)
 {
     uint32_t d16 = (uint32_t)(depth > 1u << 20 ? 1u << 24 : depth << 4);
     q->depth_avg16 = q->depth_avg16 - (q->depth_avg16 >> 3) + (d16 >> 3);
-    double threshold = lmpi_match_traversal_threshold(q->comm_size) * lmpi_config.match_adjustment;
-    double avg = q->depth_avg16 / 16.0;
-    if (q->ops == &lmpi_match_list_ops && avg > threshold)
-        migrate(q, eng.auto_target);
-    else if (q->ops != &lmpi_match_list_ops && avg < threshold / 8 && q->prq_len + q->umq_len < threshold)
+    if (q->ops == &lmpi_match_list_ops) {
+        if (LMPI_UNLIKELY(q->depth_avg16 > q->up_threshold16))
+            migrate(q, eng.auto_target);
+    } else if (q->depth_avg16 < q->up_threshold16 / 8 && (q->prq_len + q->umq_len) * 16 < q->up_threshold16) {
         migrate(q, &lmpi_match_list_ops);
+    }
 }
 
 static inline uint64_t now_ns(void)

@@ -25,7 +25,8 @@ typedef struct lmpi_match_queue {
     lmpi_mqi_list any_prq; /* MPI_ANY_SOURCE receives, seq order */
     size_t prq_len, umq_len;
     bool is_auto;
-    uint32_t depth_avg16; /* auto: moving average of search depth, x16 */
+    uint32_t depth_avg16;    /* auto: moving average of search depth, x16 */
+    uint32_t up_threshold16; /* auto: move to the target above this average (x16) */
 } lmpi_match_queue;
 
 /* Statistics, exported as MPI_T performance variables. */

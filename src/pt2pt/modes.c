@@ -40,6 +40,11 @@ static lmpi_status start_send(const void *buf, MPI_Count count, lmpi_datatype *d
 static lmpi_status blocking_send(const void *buf, MPI_Count count, lmpi_datatype *dt, int dest, int tag,
                                  lmpi_comm *comm, lmpi_send_mode mode)
 {
+    /* Try to finish before allocating anything: a small standard-mode
+     * message that the transport takes at once needs no request. */
+    if (mode == LMPI_MODE_STANDARD && dt->contiguous && lmpi_pt2pt_try_send(buf, (size_t)count * dt->size, dest, tag,
+                                                                            comm, comm->context_id))
+        return LMPI_OK;
     lmpi_request *r;
     lmpi_status st = start_send(buf, count, dt, dest, tag, comm, mode, &r);
     if (st != LMPI_OK || !r)
@@ -125,14 +130,25 @@ static lmpi_status start_recv(void *buf, MPI_Count count, lmpi_datatype *dt, int
     return lmpi_pt2pt_irecv(buf, bytes, source, tag, comm, comm->context_id, out);
 }
 
+/* A blocking receive keeps its request on the stack: nothing to allocate. */
 lmpi_status lmpi_impl_Recv(void *buf, MPI_Count count, lmpi_datatype *datatype, int source, int tag,
                            lmpi_comm *comm, MPI_Status *status)
 {
-    lmpi_request *r;
-    lmpi_status st = start_recv(buf, count, datatype, source, tag, comm, &r);
+    size_t bytes;
+    lmpi_status st = message_bytes(count, datatype, &bytes);
     if (st != LMPI_OK)
         return st;
-    return lmpi_pt2pt_wait_free(r, status);
+    lmpi_request r;
+    lmpi_pt2pt_recv_init(&r, buf, bytes, source, tag, comm, comm->context_id);
+    lmpi_pt2pt_recv_start(&r);
+    lmpi_progress_wait_flag(&r.complete);
+    if (status != MPI_STATUS_IGNORE)
+        *status = r.status;
+    if (LMPI_UNLIKELY(r.status.MPI_ERROR == MPI_ERR_TRUNCATE)) {
+        lmpi_err_detail("the message is longer than the receive buffer");
+        return LMPI_ERR_TRUNCATE;
+    }
+    return LMPI_OK;
 }
 
 lmpi_status lmpi_impl_Irecv(void *buf, MPI_Count count, lmpi_datatype *datatype, int source, int tag,

@@ -396,33 +396,62 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
     }
 }
 
+void lmpi_pt2pt_recv_init(lmpi_request *r, void *buf, size_t bytes, int source, int tag, lmpi_comm *comm,
+                          uint32_t ctx)
+{
+    r->kind = LMPI_REQ_RECV;
+    r->proto = LMPI_PROTO_NONE;
+    r->complete = 0;
+    r->comm = comm;
+    r->buf = buf;
+    r->bytes = bytes;
+    r->offset = 0;
+    r->rank = source;
+    r->tag = tag;
+    r->ctx = ctx;
+    r->peer = -1;
+    r->mode = LMPI_MODE_RECV;
+    r->internal = false;
+    r->mq = NULL;
+}
+
+/* Match against the unexpected messages, else wait in the posted queue. */
+void lmpi_pt2pt_recv_start(lmpi_request *r)
+{
+    if (r->rank == MPI_PROC_NULL) {
+        lmpi_pt2pt_proc_null_status(&r->status);
+        r->complete = 1;
+        return;
+    }
+    lmpi_match_queue *q = queue_of(r->ctx, r->comm->size);
+    lmpi_mqi *m = lmpi_match_post(q, r->rank, r->tag, &r->mqi);
+    if (!m) {
+        r->mq = q;
+        return;
+    }
+    lmpi_pt2pt_recv_unexpected(r, lmpi_container_of(m, lmpi_unexpected, mqi));
+}
+
 lmpi_status lmpi_pt2pt_irecv(void *buf, size_t bytes, int source, int tag, lmpi_comm *comm, uint32_t ctx,
                              lmpi_request **out)
 {
     lmpi_request *r = lmpi_request_alloc(LMPI_REQ_RECV);
     if (!r)
         return LMPI_ERR_NO_MEM;
-    r->comm = comm;
-    r->buf = buf;
-    r->bytes = bytes;
-    r->rank = source;
-    r->tag = tag;
-    r->ctx = ctx;
-    r->peer = -1;
-    r->mode = LMPI_MODE_RECV;
+    lmpi_pt2pt_recv_init(r, buf, bytes, source, tag, comm, ctx);
     *out = r;
-    if (source == MPI_PROC_NULL) {
-        lmpi_pt2pt_proc_null_status(&r->status);
-        r->complete = 1;
-        return LMPI_OK;
-    }
-    lmpi_match_queue *q = queue_of(ctx, comm->size);
-    lmpi_mqi *m = lmpi_match_post(q, source, tag, &r->mqi);
-    if (!m) {
-        r->mq = q;
-        return LMPI_OK;
-    }
-    lmpi_pt2pt_recv_unexpected(r, lmpi_container_of(m, lmpi_unexpected, mqi));
+    lmpi_pt2pt_recv_start(r);
     return LMPI_OK;
+}
+
+/* The send attempt before any request exists (Open MPI's trick): a small
+ * standard-mode message goes straight into the transport when nothing is
+ * queued before it.  False: the caller takes the general path. */
+bool lmpi_pt2pt_try_send(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm, uint32_t ctx)
+{
+    if (outbox.head || dest == MPI_PROC_NULL || bytes > lmpi_shm_eager_max())
+        return false;
+    lmpi_pkt_hdr h = {.type = LMPI_PKT_EAGER, .rank = comm->rank, .tag = tag, .ctx = ctx, .len = bytes};
+    return lmpi_tr_send_pkt(lmpi_comm_world_rank(comm, dest), &h, buf, bytes) == LMPI_OK;
 }
 

@@ -17,6 +17,12 @@ lmpi_status lmpi_pt2pt_isend(const void *buf, size_t bytes, int dest, int tag, l
                              lmpi_send_mode mode, lmpi_bsend_segment *bseg, lmpi_request **out);
 lmpi_status lmpi_pt2pt_irecv(void *buf, size_t bytes, int source, int tag, lmpi_comm *comm, uint32_t ctx,
                              lmpi_request **out);
+/* Receive request set-up and start, for requests that do not come from the
+ * pool (a blocking receive keeps its own on the stack). */
+void lmpi_pt2pt_recv_init(lmpi_request *r, void *buf, size_t bytes, int source, int tag, lmpi_comm *comm,
+                          uint32_t ctx);
+void lmpi_pt2pt_recv_start(lmpi_request *r);
+bool lmpi_pt2pt_try_send(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm, uint32_t ctx);
 /* Wait for a send or receive request, copy its status, release it. */
 lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status);
 int lmpi_pt2pt_progress_outbox(void);

@@ -22,6 +22,10 @@
       "Use the per-pair fast box for messages up to LMPI_SHM_FASTBOX_MAX bytes.")                 \
     X(shm_fastbox_max, "LMPI_SHM_FASTBOX_MAX", SIZE, "448",                                       \
       "Largest payload sent through a fast box (at most 448 bytes).")                             \
+    X(shm_fastbox_scan, "LMPI_SHM_FASTBOX_SCAN", INT, "8",                                        \
+      "Up to this many ranks on a node, a receiver reads all its fast boxes when it polls; "       \
+      "above, senders flag full boxes in a bitmap (one atomic per message, but polling stays "     \
+      "cheap with many ranks). 0 forces the bitmap.")                                             \
     X(shm_cma, "LMPI_SHM_CMA", BOOL, "1",                                                         \
       "Copy rendezvous messages once with process_vm_readv; 0 forces the pipelined copy "        \
       "through cells (used automatically when the kernel forbids cross-memory attach).")          \

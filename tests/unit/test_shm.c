@@ -81,9 +81,12 @@ static int run(int rank)
     return bad ? 1 : 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     setenv("LMPI_SHM_CELLS", "16", 1); /* force cell exhaustion and recycling */
+    /* "bitmap": senders flag their fast boxes; default: receivers scan them */
+    if (argc > 1 && !strcmp(argv[1], "bitmap"))
+        setenv("LMPI_SHM_FASTBOX_SCAN", "0", 1);
     lmpi_config_load();
     char job[64];
     snprintf(job, sizeof(job), "unit-%d", (int)getpid());

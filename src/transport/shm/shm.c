@@ -95,7 +95,17 @@ static struct {
     size_t fb_max;
     bool cma;
     int64_t accounted;
+    /* this rank's polling targets, computed once */
+    _Atomic uint64_t *my_bitmap;
+    uint32_t bitmap_words;
+    lmpi_shmq *my_recvq;
+    /* With few local ranks the receiver reads every fast box of its row:
+     * cheaper than the bitmap, whose atomic updates cost the sender and the
+     * receiver a cache-line transfer each per message. */
+    bool scan_fastboxes;
+    fastbox_header *my_row;
 } shm;
+
 
 static size_t align_up(size_t v, size_t a)
 {
@@ -245,6 +255,11 @@ lmpi_status lmpi_shm_init(int me, int n, const char *job)
     if (shm.fb_max > FB_PAYLOAD)
         shm.fb_max = FB_PAYLOAD;
     shm.cma = lmpi_config.shm_cma != 0;
+    shm.my_bitmap = bitmap_of(me);
+    shm.bitmap_words = shm.hdr->bitmap_words;
+    shm.my_recvq = &shm.ranks[me].recvq;
+    shm.scan_fastboxes = n <= lmpi_config.shm_fastbox_scan;
+    shm.my_row = fastbox(me, 0);
     /* Yama's ptrace_scope=1 only lets ancestors read our memory; our peers
      * are siblings, so allow any process of ours to attach. */
     prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
@@ -292,7 +307,8 @@ lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *pay
             if (len)
                 memcpy((char *)fb + FB_HDR, payload, len);
             atomic_store_explicit(&fb->full, 1, memory_order_release);
-            atomic_fetch_or_explicit(&bitmap_of(dest)[shm.me / 64], 1ull << (shm.me % 64), memory_order_release);
+            if (!shm.scan_fastboxes)
+                atomic_fetch_or_explicit(&bitmap_of(dest)[shm.me / 64], 1ull << (shm.me % 64), memory_order_release);
             shm.send_seq[dest] = seq + 1;
             return LMPI_OK;
         }
@@ -336,11 +352,29 @@ static void deliver_cell(uint64_t off)
     lmpi_shmq_enqueue(&shm.ranks[c->owner].freeq, shm.base, off);
 }
 
+/* The fast boxes of the row, read directly (few local ranks). */
+static int poll_fastbox_row(void)
+{
+    int events = 0;
+    for (int src = 0; src < shm.n; src++) {
+        fastbox_header *fb = (fastbox_header *)((char *)shm.my_row + (size_t)src * FB_SIZE);
+        if (!atomic_load_explicit(&fb->full, memory_order_acquire) || fb->seq != shm.recv_seq[src])
+            continue; /* empty, or older packets of src are still queued */
+        deliver_fastbox(src, fb);
+        events++;
+    }
+    return events;
+}
+
 int lmpi_shm_poll(void)
 {
     int events = 0;
-    _Atomic uint64_t *bm = bitmap_of(shm.me);
-    for (uint32_t w = 0; w < shm.hdr->bitmap_words; w++) {
+    if (shm.scan_fastboxes) {
+        events = poll_fastbox_row();
+        goto queue;
+    }
+    _Atomic uint64_t *bm = shm.my_bitmap;
+    for (uint32_t w = 0; w < shm.bitmap_words; w++) {
         if (!atomic_load_explicit(&bm[w], memory_order_relaxed))
             continue;
         uint64_t bits = atomic_exchange_explicit(&bm[w], 0, memory_order_acquire);
@@ -362,8 +396,11 @@ int lmpi_shm_poll(void)
         if (later)
             atomic_fetch_or_explicit(&bm[w], later, memory_order_relaxed);
     }
+queue:
+    if (lmpi_shmq_empty(shm.my_recvq))
+        return events;
     for (int i = 0; i < POLL_BATCH; i++) {
-        uint64_t off = lmpi_shmq_dequeue(&shm.ranks[shm.me].recvq, shm.base);
+        uint64_t off = lmpi_shmq_dequeue(shm.my_recvq, shm.base);
         if (!off)
             break;
         deliver_cell(off);
