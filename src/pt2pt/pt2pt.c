@@ -19,6 +19,7 @@
 #include "datatype/datatype.h"
 #include "match/match.h"
 #include "pt2pt/pt2pt.h"
+#include "runtime/config.h"
 #include "runtime/pool.h"
 #include "runtime/request.h"
 #include "transport/shm/shm.h"
@@ -37,6 +38,37 @@ typedef struct outbox_entry {
 static struct {
     outbox_entry *head, *tail;
 } outbox;
+
+/* Descriptors of cooperative copies whose sender has not let go yet. */
+static struct {
+    uint64_t *tokens;
+    size_t n, cap;
+} zombies;
+
+static void release_coop(uint64_t token)
+{
+    if (lmpi_tr_coop_release(token))
+        return;
+    if (zombies.n == zombies.cap) {
+        size_t cap = zombies.cap ? 2 * zombies.cap : 16;
+        uint64_t *t = lmpi_realloc(zombies.tokens, cap * sizeof(uint64_t), LMPI_MEM_SHM);
+        if (!t)
+            lmpi_abort_job(MPI_ERR_NO_MEM, "out of memory tracking copy descriptors");
+        zombies.tokens = t;
+        zombies.cap = cap;
+    }
+    zombies.tokens[zombies.n++] = token;
+}
+
+static void reap_zombies(void)
+{
+    for (size_t i = 0; i < zombies.n;)
+        if (lmpi_tr_coop_release(zombies.tokens[i]))
+            zombies.tokens[i] = zombies.tokens[--zombies.n];
+        else
+            i++;
+}
+
 
 /* A message that arrived before its receive was posted.  One record is kept
  * ready so that an arrival can be queued right where its failed search
@@ -117,6 +149,8 @@ lmpi_match_queue *lmpi_pt2pt_queue(lmpi_comm *comm, uint32_t ctx)
 
 void lmpi_pt2pt_finalize(void)
 {
+    lmpi_free(zombies.tokens);
+    memset(&zombies, 0, sizeof(zombies));
     lmpi_match_finalize();
     if (unexpected_pool.obj_size)
         lmpi_pool_destroy(&unexpected_pool);
@@ -209,6 +243,8 @@ static bool outbox_try(outbox_entry *e)
 int lmpi_pt2pt_progress_outbox(void)
 {
     int n = 0;
+    if (LMPI_UNLIKELY(zombies.n))
+        reap_zombies();
     while (outbox.head && outbox_try(outbox.head)) {
         outbox_entry *e = outbox.head;
         outbox.head = e->next;
@@ -283,10 +319,32 @@ static void finish_recv(lmpi_request *r, const lmpi_pkt_hdr *h, size_t got)
         lmpi_request_free(r);
 }
 
+/* Large messages: both sides copy (the sender helps when it is in MPI). */
+static bool cooperative_copy(lmpi_request *r, int src, const lmpi_pkt_hdr *h, size_t want)
+{
+    if (lmpi_config.shm_coop_min == 0 || want < (size_t)lmpi_config.shm_coop_min)
+        return false;
+    uint64_t token = lmpi_tr_coop_start(src, h->addr, r->buf, want);
+    if (!token)
+        return false;
+    lmpi_pkt_hdr coop = {.type = LMPI_PKT_COOP, .sreq = h->sreq, .addr = token};
+    send_control(src, &coop);
+    if (!lmpi_tr_coop_work(token, src, false))
+        lmpi_abort_job(MPI_ERR_INTERN, "cross-memory copy failed after it had worked");
+    release_coop(token);
+    return true;
+}
+
 /* A receive met a rendezvous announcement: pull, or ask for a stream. */
 static void start_rndv(lmpi_request *r, int src, const lmpi_pkt_hdr *h)
 {
     size_t want = h->len < r->bytes ? h->len : r->bytes;
+    if (cooperative_copy(r, src, h, want)) {
+        lmpi_pkt_hdr fin = {.type = LMPI_PKT_FIN, .sreq = h->sreq};
+        send_control(src, &fin);
+        finish_recv(r, h, want);
+        return;
+    }
     if (want == 0 || lmpi_tr_pull(src, h->addr, r->buf, want) == 0) {
         lmpi_pkt_hdr fin = {.type = LMPI_PKT_FIN, .sreq = h->sreq};
         send_control(src, &fin);
@@ -368,6 +426,10 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
     case LMPI_PKT_FIN:
     case LMPI_PKT_ACK:
         complete_send(req_of(h->sreq));
+        return;
+    case LMPI_PKT_COOP:
+        /* help copy our own message; the receiver's FIN completes it */
+        lmpi_tr_coop_work(h->addr, src, true);
         return;
     case LMPI_PKT_CTS: {
         lmpi_request *r = req_of(h->sreq);

@@ -26,6 +26,9 @@
       "Up to this many ranks on a node, a receiver reads all its fast boxes when it polls; "       \
       "above, senders flag full boxes in a bitmap (one atomic per message, but polling stays "     \
       "cheap with many ranks). 0 forces the bitmap.")                                             \
+    X(shm_coop_min, "LMPI_SHM_COOP_MIN", SIZE, "512k",                                            \
+      "Rendezvous messages from this size on are copied by receiver and sender together, in "     \
+      "256 KiB chunks (two cores copy about twice as fast as one); 0 disables.")                   \
     X(shm_cma, "LMPI_SHM_CMA", BOOL, "1",                                                         \
       "Copy rendezvous messages once with process_vm_readv; 0 forces the pipelined copy "        \
       "through cells (used automatically when the kernel forbids cross-memory attach).")          \

@@ -17,6 +17,7 @@ typedef enum {
     LMPI_PKT_DATA,      /* a piece of a streamed message at offset addr */
     LMPI_PKT_FIN,       /* receiver pulled the data: sender request done */
     LMPI_PKT_ACK,       /* receiver matched a synchronous eager message */
+    LMPI_PKT_COOP,      /* receiver asks the sender to help copy (addr: descriptor token) */
 } lmpi_pkt_type;
 
 enum { LMPI_PKT_SYNC = 1 }; /* flags */
@@ -48,6 +49,13 @@ typedef struct lmpi_transport_ops {
     int (*pull)(int src, uint64_t remote_addr, void *local, size_t len);
     /* Deliver arrived packets to lmpi_pt2pt_deliver(); returns the count. */
     int (*poll)(void);
+    /* Cooperative single copy of a large message (both sides copy chunks):
+     * start returns a token (0: not possible), work copies until no chunk
+     * is left (receiver: true when all are copied), release frees the token
+     * once the sender let go of it (false: retry later). */
+    uint64_t (*coop_start)(int src, uint64_t remote_addr, void *local, size_t len);
+    bool (*coop_work)(uint64_t token, int peer, bool as_sender);
+    bool (*coop_release)(uint64_t token);
 } lmpi_transport_ops;
 
 /* Called by transports for every arriving packet, in per-sender order.  The
@@ -65,6 +73,9 @@ lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *pay
 size_t lmpi_shm_max_payload(void);
 int lmpi_shm_pull(int src, uint64_t remote_addr, void *local, size_t len);
 int lmpi_shm_poll(void);
+uint64_t lmpi_shm_coop_start(int src, uint64_t remote_addr, void *local, size_t len);
+bool lmpi_shm_coop_work(uint64_t token, int peer, bool as_sender);
+bool lmpi_shm_coop_release(uint64_t token);
 static inline lmpi_status lmpi_tr_send_pkt(int dest, const lmpi_pkt_hdr *h, const void *p, size_t len)
 {
     return lmpi_shm_send_pkt(dest, h, p, len);
@@ -72,6 +83,12 @@ static inline lmpi_status lmpi_tr_send_pkt(int dest, const lmpi_pkt_hdr *h, cons
 static inline size_t lmpi_tr_max_payload(void) { return lmpi_shm_max_payload(); }
 static inline int lmpi_tr_pull(int src, uint64_t a, void *l, size_t n) { return lmpi_shm_pull(src, a, l, n); }
 static inline int lmpi_tr_poll(void) { return lmpi_shm_poll(); }
+static inline uint64_t lmpi_tr_coop_start(int src, uint64_t a, void *l, size_t n)
+{
+    return lmpi_shm_coop_start(src, a, l, n);
+}
+static inline bool lmpi_tr_coop_work(uint64_t t, int peer, bool s) { return lmpi_shm_coop_work(t, peer, s); }
+static inline bool lmpi_tr_coop_release(uint64_t t) { return lmpi_shm_coop_release(t); }
 #else
 extern const lmpi_transport_ops *lmpi_transport;
 static inline lmpi_status lmpi_tr_send_pkt(int dest, const lmpi_pkt_hdr *h, const void *p, size_t len)
@@ -81,6 +98,12 @@ static inline lmpi_status lmpi_tr_send_pkt(int dest, const lmpi_pkt_hdr *h, cons
 static inline size_t lmpi_tr_max_payload(void) { return lmpi_transport->max_payload(); }
 static inline int lmpi_tr_pull(int src, uint64_t a, void *l, size_t n) { return lmpi_transport->pull(src, a, l, n); }
 static inline int lmpi_tr_poll(void) { return lmpi_transport->poll(); }
+static inline uint64_t lmpi_tr_coop_start(int src, uint64_t a, void *l, size_t n)
+{
+    return lmpi_transport->coop_start ? lmpi_transport->coop_start(src, a, l, n) : 0;
+}
+static inline bool lmpi_tr_coop_work(uint64_t t, int peer, bool s) { return lmpi_transport->coop_work(t, peer, s); }
+static inline bool lmpi_tr_coop_release(uint64_t t) { return lmpi_transport->coop_release(t); }
 #endif
 
 #endif

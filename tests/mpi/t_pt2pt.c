@@ -199,6 +199,34 @@ static void test_and_waitany(void)
     }
 }
 
+/* A large message whose sender is busy outside MPI: the receiver copies it
+ * alone (the cooperative copy must not wait for the sender). */
+static void busy_sender(void)
+{
+    enum { N = 1 << 20 };
+    int *b = malloc(N * sizeof(int));
+    for (int round = 0; round < 3; round++) {
+        if (rank == 0) {
+            for (int i = 0; i < N; i++)
+                b[i] = i ^ round;
+            MPI_Request r;
+            MPI_Isend(b, N, MPI_INT, 1, 300 + round, MPI_COMM_WORLD, &r);
+            double t0 = MPI_Wtime();
+            while (MPI_Wtime() - t0 < 0.05) /* busy, no MPI calls */
+                ;
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            memset(b, 0, N * sizeof(int));
+            MPI_Recv(b, N, MPI_INT, 0, 300 + round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            int bad = 0;
+            for (int i = 0; i < N; i++)
+                bad += b[i] != (i ^ round);
+            CHECK_EQ(bad, 0);
+        }
+    }
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -216,6 +244,8 @@ int main(int argc, char **argv)
         truncation();
         MPI_Barrier(MPI_COMM_WORLD);
         test_and_waitany();
+        MPI_Barrier(MPI_COMM_WORLD);
+        busy_sender();
     }
     return mpitest_finish("t_pt2pt");
 }
