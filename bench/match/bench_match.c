@@ -418,6 +418,46 @@ int main(int argc, char **argv)
         }
     lmpi_match_finalize();
 
+    /* auto against list through the engine: shallow (one pending receive,
+     * the common case) and deep (reverse order over many ranks) */
+    printf("\nThrough the engine: auto vs list\n%-8s %-6s %8s %10s\n", "case", "struct", "ranks", "ns/match");
+    double eng_ns[2][2];
+    const char *eng_names[] = {"list", "auto"};
+    int deep_ranks = quick ? 1024 : 4096;
+    for (int s = 0; s < 2; s++) {
+        lmpi_match_finalize();
+        lmpi_match_select(eng_names[s]);
+        lmpi_match_queue *mq = lmpi_match_queue_get(7, 256);
+        lmpi_mqi post, msg;
+        int iters = quick ? 200000 : 5000000;
+        double a = now();
+        for (int i = 0; i < iters; i++) { /* depth 1: post, then its message arrives */
+            lmpi_match_post(mq, 3, 5, &post);
+            lmpi_match_arrive(mq, 3, 5, &msg);
+        }
+        eng_ns[s][0] = (now() - a) * 1e9 / iters;
+        lmpi_match_finalize();
+        lmpi_match_select(eng_names[s]);
+        mq = lmpi_match_queue_get(8, deep_ranks);
+        lmpi_mqi *posts = calloc((size_t)deep_ranks, sizeof(lmpi_mqi));
+        lmpi_mqi spare;
+        double total = 0;
+        int rounds = quick ? 2 : 5;
+        for (int r = 0; r < rounds; r++) {
+            for (int k = 0; k < deep_ranks; k++)
+                lmpi_match_post(mq, k, 0, &posts[k]);
+            a = now();
+            for (int k = deep_ranks - 1; k >= 0; k--)
+                lmpi_match_arrive(mq, k, 0, &spare);
+            total += now() - a;
+        }
+        eng_ns[s][1] = total * 1e9 / ((double)deep_ranks * rounds);
+        free(posts);
+        printf("%-8s %-6s %8d %10.1f\n%-8s %-6s %8d %10.1f\n", "shallow", eng_names[s], 256, eng_ns[s][0], "deep",
+               eng_names[s], deep_ranks, eng_ns[s][1]);
+    }
+    lmpi_match_finalize();
+
     /* the JSON line */
     printf("{\"bench\": \"match\", \"results\": [");
     const char *sep = "";
@@ -457,6 +497,13 @@ int main(int argc, char **argv)
             printf(", {\"impl\": \"leanmpi:%s\", \"metric\": \"any_source_post_ns\", \"value\": %.2f, \"min\": %.2f, "
                    "\"max\": %.2f, \"unit\": \"ns\", \"structure\": \"%s\", \"ranks\": %d, \"depth\": 0}",
                    eng_structs[s], anys[si][s], anys[si][s], anys[si][s], eng_structs[s], sizes[si]);
+    for (int s = 0; s < 2; s++)
+        for (int d = 0; d < 2; d++)
+            printf(", {\"impl\": \"leanmpi:%s\", \"metric\": \"ns_per_match\", \"value\": %.2f, \"min\": %.2f, "
+                   "\"max\": %.2f, \"unit\": \"ns\", \"structure\": \"%s\", \"ranks\": %d, \"depth\": %d, "
+                   "\"path\": \"engine\"}",
+                   eng_names[s], eng_ns[s][d], eng_ns[s][d], eng_ns[s][d], eng_names[s], d ? deep_ranks : 256,
+                   d ? deep_ranks : 1);
     printf("]}\n");
     free(items);
     free(res);
