@@ -424,18 +424,28 @@ int main(int argc, char **argv)
     double eng_ns[2][2];
     const char *eng_names[] = {"list", "auto"};
     int deep_ranks = quick ? 1024 : 4096;
-    for (int s = 0; s < 2; s++) {
+    /* shallow: alternate list and auto, best of 5 each (noise on a shared VM
+     * is larger than the difference being measured) */
+    eng_ns[0][0] = eng_ns[1][0] = 1e30;
+    for (int rep = 0; rep < 10; rep++) {
+        int s = rep % 2;
         lmpi_match_finalize();
         lmpi_match_select(eng_names[s]);
         lmpi_match_queue *mq = lmpi_match_queue_get(7, 256);
         lmpi_mqi post, msg;
-        int iters = quick ? 200000 : 5000000;
+        int iters = quick ? 100000 : 2000000;
         double a = now();
         for (int i = 0; i < iters; i++) { /* depth 1: post, then its message arrives */
             lmpi_match_post(mq, 3, 5, &post);
             lmpi_match_arrive(mq, 3, 5, &msg);
         }
-        eng_ns[s][0] = (now() - a) * 1e9 / iters;
+        double ns = (now() - a) * 1e9 / iters;
+        if (ns < eng_ns[s][0])
+            eng_ns[s][0] = ns;
+    }
+    for (int s = 0; s < 2; s++) {
+        double a;
+        lmpi_match_queue *mq;
         lmpi_match_finalize();
         lmpi_match_select(eng_names[s]);
         mq = lmpi_match_queue_get(8, deep_ranks);

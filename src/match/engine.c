@@ -186,6 +186,13 @@ static void migrate(lmpi_match_queue *q, const lmpi_match_ops *to)
  * operations and a quiet, empty context goes back to the cheaper list. */
 static void auto_observe(lmpi_match_queue *q, uint64_t depth)
 {
+    /* searches skipped since the last observation were shallow (<= 2): they
+     * decay the average as depth-0 samples would */
+    uint64_t skipped = q->searches - q->last_observed - 1;
+    q->last_observed = q->searches;
+    for (uint64_t k = 0; k < skipped && q->depth_avg16; k++)
+        q->depth_avg16 -= (q->depth_avg16 + 7) >> 3;
+
     uint32_t d16 = (uint32_t)(depth > 1u << 20 ? 1u << 24 : depth << 4);
     q->depth_avg16 = q->depth_avg16 - (q->depth_avg16 >> 3) + (d16 >> 3);
     if (q->ops == &lmpi_match_list_ops) {
@@ -217,7 +224,12 @@ static inline void end(lmpi_match_queue *q, uint64_t t0)
         lmpi_match_stat.max_depth = lmpi_match_visits;
     if (LMPI_UNLIKELY(lmpi_match_stat.timing))
         lmpi_match_stat.time_ns += now_ns() - t0;
-    if (q->is_auto)
+    q->searches++;
+    /* Shallow searches on a list are not observed one by one (they are
+     * folded in as decay at the next deep one): the checks below are the
+     * same two for list and auto, so auto costs what list costs on short
+     * queues. */
+    if (LMPI_UNLIKELY(lmpi_match_visits > 2 || q->ops != &lmpi_match_list_ops) && q->is_auto)
         auto_observe(q, lmpi_match_visits);
 }
 

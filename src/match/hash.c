@@ -72,30 +72,32 @@ static void hash_destroy(void *s)
     lmpi_free(q);
 }
 
-/* Double the table; bucket lists keep their seq order. */
+/* Double the table.  Bucket i splits into buckets i and i + n of the new
+ * table; walking it in order keeps both halves in seq order, no sort. */
 static void grow(hash_queue *q)
 {
-    bucket *nb = lmpi_calloc((size_t)q->nbuckets * 2, sizeof(bucket), LMPI_MEM_MATCH);
+    unsigned n = q->nbuckets;
+    bucket *nb = lmpi_calloc((size_t)n * 2, sizeof(bucket), LMPI_MEM_MATCH);
     if (!nb)
         return; /* keep the smaller table: slower, still correct */
-    lmpi_mqi_list prq = {NULL, NULL};
-    for (unsigned i = 0; i < q->nbuckets; i++)
-        while (q->b[i].prq.head) {
-            lmpi_mqi *m = q->b[i].prq.head;
-            lmpi_mqi_unlink(&q->b[i].prq, m);
-            lmpi_mqi_append(&prq, m);
-        }
-    lmpi_mqi_sort(&prq);
-    lmpi_free(q->b);
+    bucket *old = q->b;
     q->b = nb;
-    q->nbuckets *= 2;
-    while (prq.head) {
-        lmpi_mqi *m = prq.head;
-        lmpi_mqi_unlink(&prq, m);
-        lmpi_mqi_append(&bucket_of(q, m->rank, m->tag)->prq, m);
+    q->nbuckets = n * 2;
+    for (unsigned i = 0; i < n; i++) {
+        lmpi_mqi *m = old[i].prq.head;
+        while (m) {
+            lmpi_mqi *next = m->next;
+            lmpi_mqi_append(&bucket_of(q, m->rank, m->tag)->prq, m);
+            m = next;
+        }
+        m = old[i].umq.head;
+        while (m) {
+            lmpi_mqi *next = m->next;
+            lmpi_mqi_append(&bucket_of(q, m->rank, m->tag)->umq, m);
+            m = next;
+        }
     }
-    for (lmpi_mqi *m = q->umq_all.head; m; m = m->gnext)
-        lmpi_mqi_append(&bucket_of(q, m->rank, m->tag)->umq, m);
+    lmpi_free(old);
 }
 
 static void added(hash_queue *q)

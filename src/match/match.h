@@ -27,6 +27,8 @@ typedef struct lmpi_match_queue {
     bool is_auto;
     uint32_t depth_avg16;    /* auto: moving average of search depth, x16 */
     uint32_t up_threshold16; /* auto: move to the target above this average (x16) */
+    uint64_t searches;       /* on this context */
+    uint64_t last_observed;  /* auto: the search the average last took in */
 } lmpi_match_queue;
 
 /* Statistics, exported as MPI_T performance variables. */
