@@ -186,6 +186,28 @@ lmpi_status lmpi_impl_Buffer_flush(void)
     return LMPI_OK;
 }
 
+/* A request that completes once every buffered send of b has left it. */
+static lmpi_status iflush(lmpi_bsend_buffer *b, MPI_Request *request)
+{
+    static const size_t nothing = 0;
+    lmpi_request *r = lmpi_request_alloc(LMPI_REQ_FLUSH);
+    if (!r)
+        return LMPI_ERR_NO_MEM;
+    r->pending = b ? &b->pending : &nothing;
+    *request = (MPI_Request)r;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Buffer_iflush(MPI_Request *request)
+{
+    return iflush(&process_buffer, request);
+}
+
+lmpi_status lmpi_impl_Comm_iflush_buffer(lmpi_comm *comm, MPI_Request *request)
+{
+    return iflush(*comm_slot(comm), request);
+}
+
 lmpi_status lmpi_impl_Comm_attach_buffer(lmpi_comm *comm, void *buffer, MPI_Count size)
 {
     lmpi_bsend_buffer **slot = comm_slot(comm);

@@ -21,6 +21,8 @@ bool lmpi_request_done(lmpi_request *r)
         return !r->active || !r->child[0] || lmpi_request_done(r->child[0]);
     case LMPI_REQ_COMPOUND:
         return lmpi_request_done(r->child[0]) && lmpi_request_done(r->child[1]);
+    case LMPI_REQ_FLUSH:
+        return *r->pending == 0;
     }
     return true;
 }
@@ -463,6 +465,9 @@ lmpi_status lmpi_impl_Request_free(MPI_Request *request)
             orphan(r->child[0]);
         lmpi_request_free(r);
         break;
+    case LMPI_REQ_FLUSH:
+        lmpi_request_free(r); /* nothing is attached to it */
+        break;
     case LMPI_REQ_COMPOUND:
         /* the replace form still has to copy its data home: wait for it */
         lmpi_request_wait(r);
@@ -504,6 +509,7 @@ static void cancel_one(lmpi_request *r)
         cancel_one(r->child[1]);
         return;
     case LMPI_REQ_SEND:
+    case LMPI_REQ_FLUSH:
         return;
     }
 }

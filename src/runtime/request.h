@@ -13,6 +13,7 @@ typedef enum {
     LMPI_REQ_RECV,
     LMPI_REQ_PERSISTENT, /* Send_init / Recv_init ...: `child` runs each Start */
     LMPI_REQ_COMPOUND,   /* Isendrecv(_replace): done when both children are */
+    LMPI_REQ_FLUSH,      /* Buffer_iflush: done when its buffer has nothing in flight */
 } lmpi_req_kind;
 
 typedef enum { LMPI_MODE_STANDARD, LMPI_MODE_SYNC, LMPI_MODE_BUFFERED, LMPI_MODE_READY, LMPI_MODE_RECV } lmpi_send_mode;
@@ -57,6 +58,7 @@ struct lmpi_request {
     MPI_Count count;
     lmpi_datatype *dt;
     void *replace_buf; /* Isendrecv_replace: where the received bytes go at the end */
+    const size_t *pending; /* Buffer_iflush: the buffer's count of sends in flight */
 };
 
 #define lmpi_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))

@@ -64,8 +64,14 @@ static void buffered(void)
         MPI_Error_class(MPI_Bsend(m, N, MPI_INT, 1, 13, MPI_COMM_WORLD), &cls);
         CHECK_EQ(cls, MPI_ERR_BUFFER);
         CHECK_EQ(MPI_Bsend(v, 4, MPI_INT, 1, 12, MPI_COMM_WORLD), MPI_SUCCESS); /* small: still fits */
+        MPI_Request fl;
+        MPI_Buffer_iflush(&fl);
+        int flushed = 1;
+        MPI_Test(&fl, &flushed, MPI_STATUS_IGNORE);
+        CHECK_EQ(flushed, 0); /* the two big ones wait for rank 1 */
         int go = 1;
         MPI_Send(&go, 1, MPI_INT, 1, 19, MPI_COMM_WORLD);
+        MPI_Wait(&fl, MPI_STATUS_IGNORE);
         void *back;
         int backsize;
         MPI_Buffer_detach(&back, &backsize); /* waits until everything has left */
