@@ -13,8 +13,6 @@
 #include "comm/comm.h"
 #include "pt2pt/pt2pt.h"
 
-typedef struct lmpi_bsend_buffer lmpi_bsend_buffer;
-
 struct lmpi_bsend_segment {
     lmpi_bsend_segment *next; /* in address order */
     lmpi_bsend_buffer *owner;
@@ -208,9 +206,10 @@ lmpi_status lmpi_impl_Comm_iflush_buffer(lmpi_comm *comm, MPI_Request *request)
     return iflush(*comm_slot(comm), request);
 }
 
-lmpi_status lmpi_impl_Comm_attach_buffer(lmpi_comm *comm, void *buffer, MPI_Count size)
+/* Buffers held by an object (a communicator, a session): created on first
+ * attach. */
+lmpi_status lmpi_bsend_slot_attach(lmpi_bsend_buffer **slot, void *buffer, MPI_Count size)
 {
-    lmpi_bsend_buffer **slot = comm_slot(comm);
     if (!*slot) {
         *slot = lmpi_calloc(1, sizeof(lmpi_bsend_buffer), LMPI_MEM_COMM);
         if (!*slot)
@@ -219,32 +218,54 @@ lmpi_status lmpi_impl_Comm_attach_buffer(lmpi_comm *comm, void *buffer, MPI_Coun
     return attach(*slot, buffer, size);
 }
 
-lmpi_status lmpi_impl_Comm_detach_buffer(lmpi_comm *comm, void *buffer_addr, MPI_Count *size)
+lmpi_status lmpi_bsend_slot_detach(lmpi_bsend_buffer **slot, void *buffer_addr, MPI_Count *size)
 {
-    lmpi_bsend_buffer *b = *comm_slot(comm);
-    if (!b) {
-        lmpi_err_detail("no buffer is attached to %s", comm->name);
+    if (!*slot) {
+        lmpi_err_detail("no buffer is attached");
         return LMPI_ERR_BUFFER;
     }
-    return detach(b, buffer_addr, size);
+    return detach(*slot, buffer_addr, size);
+}
+
+void lmpi_bsend_slot_flush(lmpi_bsend_buffer *b)
+{
+    if (b)
+        flush(b);
+}
+
+lmpi_status lmpi_bsend_slot_iflush(lmpi_bsend_buffer *b, MPI_Request *request)
+{
+    return iflush(b, request);
+}
+
+void lmpi_bsend_slot_free(lmpi_bsend_buffer **slot)
+{
+    if (*slot)
+        flush(*slot);
+    lmpi_free(*slot);
+    *slot = NULL;
+}
+
+lmpi_status lmpi_impl_Comm_attach_buffer(lmpi_comm *comm, void *buffer, MPI_Count size)
+{
+    return lmpi_bsend_slot_attach(comm_slot(comm), buffer, size);
+}
+
+lmpi_status lmpi_impl_Comm_detach_buffer(lmpi_comm *comm, void *buffer_addr, MPI_Count *size)
+{
+    return lmpi_bsend_slot_detach(comm_slot(comm), buffer_addr, size);
 }
 
 lmpi_status lmpi_impl_Comm_flush_buffer(lmpi_comm *comm)
 {
-    lmpi_bsend_buffer *b = *comm_slot(comm);
-    if (b)
-        flush(b);
+    lmpi_bsend_slot_flush(*comm_slot(comm));
     return LMPI_OK;
 }
 
 void lmpi_bsend_finalize(void)
 {
     flush(&process_buffer);
-    for (unsigned i = 0; i < LMPI_COMM_BUILTIN_COUNT; i++) {
-        if (comm_buffers[i])
-            flush(comm_buffers[i]);
-        lmpi_free(comm_buffers[i]);
-        comm_buffers[i] = NULL;
-    }
+    for (unsigned i = 0; i < LMPI_COMM_BUILTIN_COUNT; i++)
+        lmpi_bsend_slot_free(&comm_buffers[i]);
     memset(&process_buffer, 0, sizeof(process_buffer));
 }

@@ -39,7 +39,13 @@ lmpi_unexpected *lmpi_pt2pt_message_from_handle(MPI_Message h);
 MPI_Message lmpi_pt2pt_message_handle(lmpi_unexpected *u);
 lmpi_unexpected *lmpi_pt2pt_unexpected_of(lmpi_mqi *m);
 
-/* Buffered sends (bsend.c). */
+/* Buffered sends (bsend.c); buffers held by communicators and sessions. */
+typedef struct lmpi_bsend_buffer lmpi_bsend_buffer;
+lmpi_status lmpi_bsend_slot_attach(lmpi_bsend_buffer **slot, void *buffer, MPI_Count size);
+lmpi_status lmpi_bsend_slot_detach(lmpi_bsend_buffer **slot, void *buffer_addr, MPI_Count *size);
+void lmpi_bsend_slot_flush(lmpi_bsend_buffer *b);
+lmpi_status lmpi_bsend_slot_iflush(lmpi_bsend_buffer *b, MPI_Request *request);
+void lmpi_bsend_slot_free(lmpi_bsend_buffer **slot);
 lmpi_status lmpi_bsend_start(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm);
 void lmpi_bsend_release(lmpi_bsend_segment *seg);
 void lmpi_bsend_finalize(void);

@@ -62,12 +62,19 @@ static lmpi_status check_single_node(void)
     return st;
 }
 
-static lmpi_status init_runtime(int required, int *provided)
+/* Start the process's runtime (PMI, shared memory), once: the world model
+ * (MPI_Init) and sessions (MPI_Session_init) share it, and it ends when the
+ * last of them finalizes. */
+static lmpi_status start_runtime(int required, int *provided)
 {
-    if (lmpi_rt.state != LMPI_STATE_NONE) {
-        lmpi_err_detail(lmpi_rt.state == LMPI_STATE_READY ? "MPI is already initialized"
-                                                          : "MPI cannot be initialized again after MPI_Finalize");
+    if (lmpi_rt.state == LMPI_STATE_FINALIZED) {
+        lmpi_err_detail("MPI cannot be initialized again once the runtime has ended");
         return LMPI_ERR_OTHER;
+    }
+    if (lmpi_rt.state == LMPI_STATE_READY) {
+        if (provided)
+            *provided = lmpi_rt.thread_level;
+        return LMPI_OK;
     }
     lmpi_config_load();
     lmpi_datatype_init_builtin();
@@ -119,12 +126,33 @@ static lmpi_status init_runtime(int required, int *provided)
     return LMPI_OK;
 }
 
+static lmpi_status init_world(int required, int *provided)
+{
+    if (lmpi_rt.world_init) {
+        lmpi_err_detail(lmpi_rt.world_finalized ? "MPI cannot be initialized again after MPI_Finalize"
+                                                : "MPI is already initialized");
+        return LMPI_ERR_OTHER;
+    }
+    lmpi_status st = start_runtime(required, provided);
+    if (st == LMPI_OK)
+        lmpi_rt.world_init = true;
+    return st;
+}
+
+lmpi_status lmpi_session_start(int required, int *provided)
+{
+    lmpi_status st = start_runtime(required, provided);
+    if (st == LMPI_OK)
+        lmpi_rt.sessions++;
+    return st;
+}
+
 lmpi_status lmpi_impl_Init(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
     const char *lvl = getenv("LMPI_THREAD_LEVEL");
-    return init_runtime(parse_thread_level(lvl, MPI_THREAD_SINGLE), NULL);
+    return init_world(parse_thread_level(lvl, MPI_THREAD_SINGLE), NULL);
 }
 
 lmpi_status lmpi_impl_Init_thread(int *argc, char ***argv, int required, int *provided)
@@ -140,7 +168,7 @@ lmpi_status lmpi_impl_Init_thread(int *argc, char ***argv, int required, int *pr
         lmpi_err_detail("provided is NULL");
         return LMPI_ERR_ARG;
     }
-    return init_runtime(required, provided);
+    return init_world(required, provided);
 }
 
 /* Rank 0 prints every category: its own current and peak bytes and the
@@ -186,13 +214,9 @@ static void memory_report(void)
             lmpi_shm_segment_size(), w->size);
 }
 
-lmpi_status lmpi_impl_Finalize(void)
+/* The end of the runtime: everything MPI_Init or the first session set up. */
+static lmpi_status end_runtime(void)
 {
-    if (lmpi_rt.state != LMPI_STATE_READY) {
-        lmpi_err_detail(lmpi_rt.state == LMPI_STATE_NONE ? "MPI_Finalize called before MPI_Init"
-                                                         : "MPI_Finalize called twice");
-        return LMPI_ERR_OTHER;
-    }
     if (lmpi_config.memory_report)
         memory_report();
     lmpi_bsend_finalize();
@@ -210,15 +234,32 @@ lmpi_status lmpi_impl_Finalize(void)
     return LMPI_OK;
 }
 
+lmpi_status lmpi_impl_Finalize(void)
+{
+    if (!lmpi_rt.world_init || lmpi_rt.world_finalized) {
+        lmpi_err_detail(!lmpi_rt.world_init ? "MPI_Finalize called before MPI_Init" : "MPI_Finalize called twice");
+        return LMPI_ERR_OTHER;
+    }
+    lmpi_rt.world_finalized = true;
+    return lmpi_rt.sessions ? LMPI_OK : end_runtime();
+}
+
+lmpi_status lmpi_session_end(void)
+{
+    if (--lmpi_rt.sessions == 0 && (!lmpi_rt.world_init || lmpi_rt.world_finalized))
+        return end_runtime();
+    return LMPI_OK;
+}
+
 lmpi_status lmpi_impl_Initialized(int *flag)
 {
-    *flag = lmpi_rt.state != LMPI_STATE_NONE;
+    *flag = lmpi_rt.world_init;
     return LMPI_OK;
 }
 
 lmpi_status lmpi_impl_Finalized(int *flag)
 {
-    *flag = lmpi_rt.state == LMPI_STATE_FINALIZED;
+    *flag = lmpi_rt.world_finalized;
     return LMPI_OK;
 }
 

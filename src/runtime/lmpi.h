@@ -175,7 +175,10 @@ static inline MPI_Aint lmpi_narrow_aint(int64_t v)
 enum lmpi_state { LMPI_STATE_NONE = 0, LMPI_STATE_READY = 1, LMPI_STATE_FINALIZED = 2 };
 
 typedef struct lmpi_runtime {
-    int state;
+    int state;            /* the process: NONE -> READY -> FINALIZED */
+    bool world_init;      /* the world model: MPI_Init called ... */
+    bool world_finalized; /* ... and MPI_Finalize called */
+    int sessions;         /* live MPI sessions; the runtime ends with the last user */
     int world_rank;
     int world_size;
     int appnum;

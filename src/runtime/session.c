@@ -1,0 +1,173 @@
+/* MPI sessions (MPI 4): the session object, its process sets, its error
+ * handler and its buffer for buffered sends.
+ *
+ * The first MPI_Session_init starts the process's runtime if MPI_Init has
+ * not; the runtime ends with the last of MPI_Finalize and
+ * MPI_Session_finalize.  The process sets are the standard's two,
+ * "mpi://WORLD" and "mpi://SELF".  Communicators made from a session's
+ * groups (MPI_Group_from_session_pset, MPI_Comm_create_from_group) come with
+ * the communicator issue, and MPI_Info objects with it: MPI_Session_get_info
+ * and MPI_Session_get_pset_info answer MPI_ERR_UNSUPPORTED_OPERATION until
+ * then.  Errors of session functions are reported through MPI_COMM_SELF's
+ * handler for now; the session's own handler is stored and returned. */
+#include <string.h>
+
+#include "binding/gen/impl.h"
+#include "pt2pt/pt2pt.h"
+#include "runtime/errhandler.h"
+
+enum { LMPI_MAGIC_SESSION = 0x53657373u };
+
+typedef struct lmpi_session {
+    uint32_t magic;
+    lmpi_errhandler *errh;
+    lmpi_bsend_buffer *bsend;
+} lmpi_session;
+
+lmpi_status lmpi_session_start(int required, int *provided);
+lmpi_status lmpi_session_end(void);
+
+static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
+
+static lmpi_status session_arg(MPI_Session h, lmpi_session **out)
+{
+    lmpi_session *s = (uintptr_t)h < LMPI_PREDEF_LIMIT ? NULL : (lmpi_session *)h;
+    if (!s || s->magic != LMPI_MAGIC_SESSION) {
+        lmpi_err_detail(h == MPI_SESSION_NULL ? "MPI_SESSION_NULL" : "not a session (handle %p)", (void *)h);
+        return LMPI_ERR_SESSION;
+    }
+    *out = s;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+    if (info != MPI_INFO_NULL) {
+        lmpi_err_detail("info objects arrive with the communicator issue: pass MPI_INFO_NULL");
+        return LMPI_ERR_INFO;
+    }
+    lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
+    if (!e || e->kind == LMPI_ERRH_NULL) {
+        lmpi_err_detail("errhandler is not a valid error handler");
+        return LMPI_ERR_ERRHANDLER;
+    }
+    lmpi_session *s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COMM);
+    if (!s)
+        return LMPI_ERR_NO_MEM;
+    int provided;
+    lmpi_status st = lmpi_session_start(MPI_THREAD_SINGLE, &provided);
+    if (st != LMPI_OK) {
+        lmpi_free(s);
+        return st;
+    }
+    s->magic = LMPI_MAGIC_SESSION;
+    s->errh = e;
+    lmpi_errhandler_retain(e);
+    *session = (MPI_Session)s;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Session_finalize(MPI_Session *session)
+{
+    lmpi_session *s;
+    lmpi_status st = session_arg(*session, &s);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_bsend_slot_free(&s->bsend);
+    lmpi_errhandler_release(s->errh);
+    s->magic = 0;
+    lmpi_free(s);
+    *session = MPI_SESSION_NULL;
+    return lmpi_session_end();
+}
+
+lmpi_status lmpi_impl_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
+{
+    (void)info;
+    lmpi_session *s;
+    lmpi_status st = session_arg(session, &s);
+    if (st == LMPI_OK)
+        *npset_names = (int)(sizeof(psets) / sizeof(psets[0]));
+    return st;
+}
+
+/* pset_len in: the buffer size (0: just ask the length); out: the length
+ * with the terminating NUL. */
+lmpi_status lmpi_impl_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
+{
+    (void)info;
+    lmpi_session *s;
+    lmpi_status st = session_arg(session, &s);
+    if (st != LMPI_OK)
+        return st;
+    if (n < 0 || n >= (int)(sizeof(psets) / sizeof(psets[0]))) {
+        lmpi_err_detail("n=%d, but there are %d process sets", n, (int)(sizeof(psets) / sizeof(psets[0])));
+        return LMPI_ERR_ARG;
+    }
+    int need = (int)strlen(psets[n]) + 1;
+    if (*pset_len > 0 && pset_name) {
+        int c = need <= *pset_len ? need - 1 : *pset_len - 1;
+        memcpy(pset_name, psets[n], (size_t)c);
+        pset_name[c] = '\0';
+    }
+    *pset_len = need;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
+{
+    lmpi_session *s;
+    lmpi_status st = session_arg(session, &s);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
+    if (!e || e->kind == LMPI_ERRH_NULL) {
+        lmpi_err_detail("errhandler is not a valid error handler");
+        return LMPI_ERR_ERRHANDLER;
+    }
+    lmpi_errhandler_retain(e);
+    lmpi_errhandler_release(s->errh);
+    s->errh = e;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
+{
+    lmpi_session *s;
+    lmpi_status st = session_arg(session, &s);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_errhandler_retain(s->errh);
+    *errhandler = s->errh->handle;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Session_attach_buffer(MPI_Session session, void *buffer, MPI_Count size)
+{
+    lmpi_session *s;
+    lmpi_status st = session_arg(session, &s);
+    return st == LMPI_OK ? lmpi_bsend_slot_attach(&s->bsend, buffer, size) : st;
+}
+
+lmpi_status lmpi_impl_Session_detach_buffer(MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    lmpi_session *s;
+    lmpi_status st = session_arg(session, &s);
+    return st == LMPI_OK ? lmpi_bsend_slot_detach(&s->bsend, buffer_addr, size) : st;
+}
+
+lmpi_status lmpi_impl_Session_flush_buffer(MPI_Session session)
+{
+    lmpi_session *s;
+    lmpi_status st = session_arg(session, &s);
+    if (st == LMPI_OK)
+        lmpi_bsend_slot_flush(s->bsend);
+    return st;
+}
+
+lmpi_status lmpi_impl_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
+{
+    lmpi_session *s;
+    lmpi_status st = session_arg(session, &s);
+    return st == LMPI_OK ? lmpi_bsend_slot_iflush(s->bsend, request) : st;
+}

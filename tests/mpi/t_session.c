@@ -1,0 +1,81 @@
+/* MPI sessions: process sets, error handlers and session buffers, with and
+ * without the world model.
+ *   t_session mixed    Session_init, MPI_Init, MPI_Finalize, Session_finalize
+ *   t_session only     sessions alone (two of them), no MPI_Init at all */
+#include <string.h>
+
+#include <mpi.h>
+#include <stdio.h>
+
+static int failures;
+#define CHECK(c)                                                                \
+    do {                                                                        \
+        if (!(c)) {                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
+            failures++;                                                         \
+        }                                                                       \
+    } while (0)
+
+static void use_session(MPI_Session s)
+{
+    int n = 0;
+    CHECK(MPI_Session_get_num_psets(s, MPI_INFO_NULL, &n) == MPI_SUCCESS && n == 2);
+    char name[64];
+    int len = 0;
+    MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, &len, NULL); /* ask the length */
+    CHECK(len == (int)strlen("mpi://WORLD") + 1);
+    len = sizeof(name);
+    MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 1, &len, name);
+    CHECK(strcmp(name, "mpi://SELF") == 0);
+    char buf[4096];
+    CHECK(MPI_Session_attach_buffer(s, buf, sizeof(buf)) == MPI_SUCCESS);
+    MPI_Session_flush_buffer(s);
+    MPI_Request r;
+    CHECK(MPI_Session_iflush_buffer(s, &r) == MPI_SUCCESS);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    void *back;
+    int size;
+    CHECK(MPI_Session_detach_buffer(s, &back, &size) == MPI_SUCCESS && back == buf && size == (int)sizeof(buf));
+    MPI_Errhandler e;
+    MPI_Session_set_errhandler(s, MPI_ERRORS_RETURN);
+    MPI_Session_get_errhandler(s, &e);
+    CHECK(e == MPI_ERRORS_RETURN);
+    MPI_Errhandler_free(&e);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "mixed";
+    int flag = -1;
+    MPI_Session s1, s2;
+    CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s1) == MPI_SUCCESS);
+    MPI_Initialized(&flag);
+    CHECK(flag == 0); /* a session is not the world model */
+    use_session(s1);
+    int rank = 0;
+    if (!strcmp(mode, "mixed")) {
+        MPI_Init(&argc, &argv);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Initialized(&flag);
+        CHECK(flag == 1);
+        int v = rank, w = -1, size;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        MPI_Sendrecv(&v, 1, MPI_INT, (rank + 1) % size, 0, &w, 1, MPI_INT, (rank + size - 1) % size, 0,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK(w == (rank + size - 1) % size);
+        MPI_Finalize();
+        MPI_Finalized(&flag);
+        CHECK(flag == 1);
+        use_session(s1); /* the session outlives MPI_Finalize */
+    } else {
+        CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &s2) == MPI_SUCCESS);
+        use_session(s2);
+        CHECK(MPI_Session_finalize(&s2) == MPI_SUCCESS && s2 == MPI_SESSION_NULL);
+    }
+    CHECK(MPI_Session_finalize(&s1) == MPI_SUCCESS);
+    if (failures)
+        fprintf(stderr, "t_session %s: %d failures\n", mode, failures);
+    else if (rank == 0)
+        printf("t_session %s: passed\n", mode);
+    return failures ? 1 : 0;
+}
