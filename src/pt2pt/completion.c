@@ -302,23 +302,27 @@ lmpi_status lmpi_impl_Testany(int count, MPI_Request reqs[], int *index, int *fl
     return finish(r, status, &reqs[i]);
 }
 
-/* Finish every done request; *outcount and indices as Waitsome/Testsome
- * report them. */
-static lmpi_status finish_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+/* Every done request of the array: finished (reqs not NULL: Waitsome,
+ * Testsome) or only looked at (Request_get_status_some).  *outcount and
+ * indices as those calls report them. */
+static lmpi_status some_done(int count, const MPI_Request in[], MPI_Request reqs[], int *outcount, int indices[],
+                             MPI_Status statuses[])
 {
     int n = 0;
     bool any_active = false, failed = false;
     for (int i = 0; i < count; i++) {
         lmpi_request *r;
-        request_arg(reqs[i], &r);
+        request_arg(in[i], &r);
         if (!r)
             continue;
         any_active = true;
         if (!lmpi_request_done(r))
             continue;
         MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
-        if (finish(r, s, &reqs[i]) != LMPI_OK)
+        if (reqs && finish(r, s, &reqs[i]) != LMPI_OK)
             failed = true;
+        else if (!reqs && s != MPI_STATUS_IGNORE)
+            peek_status(r, s);
         indices[n++] = i;
     }
     *outcount = any_active ? n : MPI_UNDEFINED;
@@ -338,7 +342,7 @@ lmpi_status lmpi_impl_Waitsome(int count, MPI_Request reqs[], int *outcount, int
     while (find_done(count, reqs) == -1)
         if (lmpi_progress_poll() == 0 && ++spins > lmpi_config.spin_count)
             lmpi_lock_yield();
-    return finish_some(count, reqs, outcount, indices, statuses);
+    return some_done(count, reqs, reqs, outcount, indices, statuses);
 }
 
 lmpi_status lmpi_impl_Testsome(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
@@ -347,7 +351,7 @@ lmpi_status lmpi_impl_Testsome(int count, MPI_Request reqs[], int *outcount, int
     if (st != LMPI_OK)
         return st;
     lmpi_progress_poll();
-    return finish_some(count, reqs, outcount, indices, statuses);
+    return some_done(count, reqs, reqs, outcount, indices, statuses);
 }
 
 /* ---- status without completion (MPI 4.1 adds the array forms) ------------ */
@@ -415,22 +419,7 @@ lmpi_status lmpi_impl_Request_get_status_some(int count, const MPI_Request reqs[
     if (st != LMPI_OK)
         return st;
     lmpi_progress_poll();
-    int n = 0;
-    bool any_active = false;
-    for (int i = 0; i < count; i++) {
-        lmpi_request *r;
-        request_arg(reqs[i], &r);
-        if (!r)
-            continue;
-        any_active = true;
-        if (!lmpi_request_done(r))
-            continue;
-        if (statuses != MPI_STATUSES_IGNORE)
-            peek_status(r, &statuses[n]);
-        indices[n++] = i;
-    }
-    *outcount = any_active ? n : MPI_UNDEFINED;
-    return LMPI_OK;
+    return some_done(count, reqs, NULL, outcount, indices, statuses);
 }
 
 /* ---- free and cancel ------------------------------------------------------- */

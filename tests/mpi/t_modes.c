@@ -309,6 +309,30 @@ static void sendrecv_and_families(void)
     CHECK_EQ(flag, 1);
     CHECK_EQ(index, MPI_UNDEFINED);
 
+    /* the Request_get_status array forms look without completing */
+    int gi[2], go[2] = {rank, rank + 10};
+    MPI_Request gr[2];
+    MPI_Irecv(&gi[0], 1, MPI_INT, peer, 80, MPI_COMM_WORLD, &gr[0]);
+    MPI_Irecv(&gi[1], 1, MPI_INT, peer, 81, MPI_COMM_WORLD, &gr[1]);
+    MPI_Send(&go[1], 1, MPI_INT, peer, 81, MPI_COMM_WORLD);
+    int any_idx = -1, any_flag = 0;
+    while (!any_flag)
+        MPI_Request_get_status_any(2, gr, &any_idx, &any_flag, MPI_STATUS_IGNORE);
+    CHECK_EQ(any_idx, 1);
+    MPI_Send(&go[0], 1, MPI_INT, peer, 80, MPI_COMM_WORLD);
+    int outc = 0, idxs[2];
+    MPI_Status gst[2];
+    while (outc < 2)
+        MPI_Request_get_status_some(2, gr, &outc, idxs, gst);
+    int all_flag = 0;
+    MPI_Request_get_status_all(2, gr, &all_flag, gst);
+    CHECK_EQ(all_flag, 1);
+    CHECK_EQ(gst[0].MPI_TAG, 80);
+    CHECK(gr[0] != MPI_REQUEST_NULL && gr[1] != MPI_REQUEST_NULL);
+    MPI_Waitall(2, gr, MPI_STATUSES_IGNORE);
+    CHECK_EQ(gi[0], peer);
+    CHECK_EQ(gi[1], peer + 10);
+
     /* large-count variants share the implementation */
     MPI_Count cnt = 0;
     if (rank == 0) {
