@@ -28,9 +28,10 @@ static void foundation(void)
         printf("library: %s\n%d ranks on %s\n", lib, size, host);
 
     /* Ping-pong between ranks 0 and 1 over the three paths of the transport:
-     * fast box (tiny), cells (eager), single copy with process_vm_readv. */
+     * fast box (tiny), cells (eager), and from 512 KiB the copy that receiver
+     * and sender share (process_vm_readv / process_vm_writev). */
     const int sizes[] = {8, 4096, 1 << 20};
-    const char *path[] = {"fast box", "eager cells", "rendezvous, one copy"};
+    const char *path[] = {"fast box", "eager cells", "cooperative copy"};
     char *buf = calloc(1, 1 << 20);
     for (int s = 0; s < 3 && size > 1; s++) {
         int iters = sizes[s] > 65536 ? 50 : 2000;
