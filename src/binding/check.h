@@ -10,8 +10,6 @@
 #include "runtime/errhandler.h"
 #include "runtime/lmpi.h"
 
-#define LMPI_TAG_UB 0x7fffffff
-
 enum { LMPI_RANK_ALLOW_PROC_NULL = 1, LMPI_RANK_ALLOW_ANY = 2, LMPI_RANK_ROOT = 4 };
 
 static inline lmpi_status lmpi_check_comm(MPI_Comm h, lmpi_comm **out)

@@ -92,7 +92,7 @@ lmpi_status lmpi_impl_Comm_test_inter(lmpi_comm *comm, int *flag)
 lmpi_status lmpi_impl_Comm_get_attr(lmpi_comm *comm, int keyval, void *attribute_val, int *flag)
 {
     (void)comm;
-    static int tag_ub = 0x7fffffff, wtime_global = 0, appnum, universe, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE;
+    static int tag_ub = LMPI_TAG_UB, wtime_global = 0, appnum, universe, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE;
     static int lastused = MPI_ERR_LASTCODE;
     int *v = NULL;
     switch (keyval) {

@@ -9,6 +9,9 @@
 #include "runtime/errhandler.h"
 #include "runtime/lmpi.h"
 
+/* The largest tag (the MPI_TAG_UB attribute): the whole non-negative int range. */
+#define LMPI_TAG_UB 0x7fffffff
+
 typedef enum { LMPI_RANKMAP_DIRECT, LMPI_RANKMAP_OFFSET } lmpi_rankmap_mode;
 
 struct lmpi_comm {
