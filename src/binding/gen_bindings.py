@@ -317,6 +317,9 @@ def gen_wrapper(f, large):
     if not f.has('anytime'):
         out.append('    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))')
         out.append('        return lmpi_binding_state_error(fn);')
+    session = find(f, 'SESSION')
+    if session:
+        out.append('    (void)errh_comm; /* errors go to the session */')
     if True:
         body = checks(f)
         if body:
@@ -324,6 +327,9 @@ def gen_wrapper(f, large):
             for l in body:
                 if tool_interface(f):
                     l = l.replace('lmpi_binding_error(fn, ', 'lmpi_tool_error(fn, ')
+                if session:
+                    l = re.sub(r'lmpi_binding_error\(fn, ("\w+"), st, errh_comm\);',
+                               r'lmpi_session_error(fn, \1, st, %s);' % session.name, l)
                 out.append('        ' + l.replace('errh_comm);', 'lmpi_errh_for(errh_comm, %s));' % ('1' if comm else '0')))
             out.append('    }')
     if comm:
@@ -352,8 +358,12 @@ def gen_wrapper(f, large):
     out.append('    st = lmpi_impl_%s ? lmpi_impl_%s(%s) : LMPI_ERR_UNSUPPORTED_OPERATION;' % (f.short, f.short, ', '.join(args)))
     out.append('    lmpi_lock_leave(locked);')
     out.append('    if (LMPI_UNLIKELY(st != LMPI_OK))')
-    out.append('        return %s(fn, NULL, st, lmpi_errh_for(errh_comm, %s));' %
-               ('lmpi_tool_error' if tool_interface(f) else 'lmpi_binding_error', '1' if comm else '0'))
+    if session:
+        # a session function reports through the session's own handler
+        out.append('        return lmpi_session_error(fn, NULL, st, %s);' % session.name)
+    else:
+        out.append('        return %s(fn, NULL, st, lmpi_errh_for(errh_comm, %s));' %
+                   ('lmpi_tool_error' if tool_interface(f) else 'lmpi_binding_error', '1' if comm else '0'))
     out.extend(post)
     out.append('    return MPI_SUCCESS;')
     out.append('}')

@@ -16,6 +16,7 @@ typedef enum {
     LMPI_ERRH_ABORT,
     LMPI_ERRH_RETURN,
     LMPI_ERRH_USER_COMM,
+    LMPI_ERRH_USER_SESSION,
 } lmpi_errh_kind;
 
 struct lmpi_errhandler {
@@ -24,6 +25,7 @@ struct lmpi_errhandler {
     int refcount; /* user handlers only; predefined ones are never freed */
     MPI_Errhandler handle;
     MPI_Comm_errhandler_function *comm_fn;
+    MPI_Session_errhandler_function *session_fn;
 };
 
 lmpi_errhandler *lmpi_errhandler_from_handle(MPI_Errhandler h);
@@ -37,6 +39,14 @@ void lmpi_errhandler_release(lmpi_errhandler *e);
 lmpi_comm *lmpi_errh_for(lmpi_comm *comm, int fn_has_comm);
 
 int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm);
+/* Errors of session functions: the session's handler (MPI_COMM_SELF's when
+ * the session handle itself is invalid). */
+int lmpi_session_error(const char *fn, const char *arg, lmpi_status st, MPI_Session session);
+/* Format the binding's error message; the detail is consumed. */
+int lmpi_error_message(const char *fn, const char *arg, lmpi_status st, const char *where, char *msg, size_t len);
+/* Invoke a handler with an MPI error code; user handlers get handle. */
+int lmpi_errh_call(lmpi_errhandler *e, void *handle, int code, const char *msg);
+
 /* MPI_T: the code is returned, no handler is called (the standard's rule). */
 int lmpi_tool_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm);
 /* A call before MPI_Init or after MPI_Finalize. */

@@ -166,10 +166,10 @@ void lmpi_errors_finalize(void)
 /* ---- error handlers ------------------------------------------------------- */
 #define ERRH_BASE 0x140u
 static lmpi_errhandler errh_builtin[4] = {
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_NULL, 1, MPI_ERRHANDLER_NULL, NULL},
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_FATAL, 1, MPI_ERRORS_ARE_FATAL, NULL},
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_ABORT, 1, MPI_ERRORS_ABORT, NULL},
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_RETURN, 1, MPI_ERRORS_RETURN, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_NULL, 1, MPI_ERRHANDLER_NULL, NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_FATAL, 1, MPI_ERRORS_ARE_FATAL, NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_ABORT, 1, MPI_ERRORS_ABORT, NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_RETURN, 1, MPI_ERRORS_RETURN, NULL, NULL},
 };
 
 lmpi_errhandler *lmpi_errhandler_from_handle(MPI_Errhandler h)
@@ -194,15 +194,20 @@ lmpi_errhandler *lmpi_errhandler_initial(void)
     return &errh_builtin[1];
 }
 
+static bool user_kind(const lmpi_errhandler *e)
+{
+    return e->kind == LMPI_ERRH_USER_COMM || e->kind == LMPI_ERRH_USER_SESSION;
+}
+
 void lmpi_errhandler_retain(lmpi_errhandler *e)
 {
-    if (e->kind == LMPI_ERRH_USER_COMM)
+    if (user_kind(e))
         e->refcount++;
 }
 
 void lmpi_errhandler_release(lmpi_errhandler *e)
 {
-    if (e->kind == LMPI_ERRH_USER_COMM && --e->refcount == 0) {
+    if (user_kind(e) && --e->refcount == 0) {
         e->magic = 0;
         lmpi_free(e);
     }
@@ -258,6 +263,24 @@ lmpi_status lmpi_impl_Comm_get_errhandler(lmpi_comm *comm, MPI_Errhandler *errha
     return LMPI_OK;
 }
 
+lmpi_status lmpi_impl_Session_create_errhandler(MPI_Session_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    if (!fn) {
+        lmpi_err_detail("session_errhandler_fn is NULL");
+        return LMPI_ERR_ARG;
+    }
+    lmpi_errhandler *e = lmpi_calloc(1, sizeof(*e), LMPI_MEM_COMM);
+    if (!e)
+        return LMPI_ERR_NO_MEM;
+    e->magic = LMPI_MAGIC_ERRHANDLER;
+    e->kind = LMPI_ERRH_USER_SESSION;
+    e->refcount = 1;
+    e->session_fn = fn;
+    e->handle = (MPI_Errhandler)e;
+    *errhandler = e->handle;
+    return LMPI_OK;
+}
+
 lmpi_status lmpi_impl_Comm_call_errhandler(lmpi_comm *comm, int errorcode)
 {
     lmpi_errh_invoke(comm, errorcode, NULL);
@@ -289,9 +312,8 @@ static lmpi_errhandler *handler_of(lmpi_comm *comm)
     return comm->errh;
 }
 
-int lmpi_errh_invoke(lmpi_comm *comm, int code, const char *msg)
+int lmpi_errh_call(lmpi_errhandler *e, void *handle, int code, const char *msg)
 {
-    lmpi_errhandler *e = handler_of(comm);
     char text[MPI_MAX_ERROR_STRING];
     if (!msg) {
         code_string(code, text, sizeof(text));
@@ -301,9 +323,15 @@ int lmpi_errh_invoke(lmpi_comm *comm, int code, const char *msg)
     case LMPI_ERRH_RETURN:
         return code;
     case LMPI_ERRH_USER_COMM: {
-        MPI_Comm h = comm->handle;
+        MPI_Comm h = (MPI_Comm)handle;
         int c = code;
         e->comm_fn(&h, &c);
+        return code;
+    }
+    case LMPI_ERRH_USER_SESSION: {
+        MPI_Session h = (MPI_Session)handle;
+        int c = code;
+        e->session_fn(&h, &c);
         return code;
     }
     case LMPI_ERRH_ABORT:
@@ -316,20 +344,31 @@ int lmpi_errh_invoke(lmpi_comm *comm, int code, const char *msg)
     }
 }
 
-int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm)
+int lmpi_errh_invoke(lmpi_comm *comm, int code, const char *msg)
+{
+    lmpi_errhandler *e = handler_of(comm);
+    return lmpi_errh_call(e, e->kind == LMPI_ERRH_USER_COMM ? (void *)comm->handle : NULL, code, msg);
+}
+
+int lmpi_error_message(const char *fn, const char *arg, lmpi_status st, const char *where, char *msg, size_t len)
 {
     int code = lmpi_status_class(st);
-    char msg[MPI_MAX_ERROR_STRING + 600];
-    const char *comm_name = (comm && comm->magic == LMPI_MAGIC_COMM) ? comm->name : NULL;
-    char where[256] = "";
-    if (arg || comm_name)
-        snprintf(where, sizeof(where), "(%s%s%s)", arg ? arg : "", arg && comm_name ? ", " : "",
-                 comm_name ? comm_name : "");
-    snprintf(msg, sizeof(msg), "%s%s: %s: %s%s%s", fn, where, class_name[code], class_text[code],
-             err_detail[0] ? ": " : "", err_detail);
+    char place[256] = "";
+    if (arg || where)
+        snprintf(place, sizeof(place), "(%s%s%s)", arg ? arg : "", arg && where ? ", " : "", where ? where : "");
+    snprintf(msg, len, "%s%s: %s: %s%s%s", fn, place, class_name[code], class_text[code], err_detail[0] ? ": " : "",
+             err_detail);
     err_detail[0] = '\0';
     if (lmpi_config.verbose_errors)
         fprintf(stderr, "[LeanMPI rank %d] %s\n", lmpi_rt.world_rank, msg);
+    return code;
+}
+
+int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm)
+{
+    char msg[MPI_MAX_ERROR_STRING + 600];
+    const char *comm_name = (comm && comm->magic == LMPI_MAGIC_COMM) ? comm->name : NULL;
+    int code = lmpi_error_message(fn, arg, st, comm_name, msg, sizeof(msg));
     return lmpi_errh_invoke(comm, code, msg);
 }
 

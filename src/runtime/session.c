@@ -8,11 +8,11 @@
  * groups (MPI_Group_from_session_pset, MPI_Comm_create_from_group) come with
  * the communicator issue, and MPI_Info objects with it: MPI_Session_get_info
  * and MPI_Session_get_pset_info answer MPI_ERR_UNSUPPORTED_OPERATION until
- * then.  Errors of session functions are reported through MPI_COMM_SELF's
- * handler for now; the session's own handler is stored and returned. */
+ * then.  Errors of session functions go to the session's own handler. */
 #include <string.h>
 
 #include "binding/gen/impl.h"
+#include "comm/comm.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/errhandler.h"
 
@@ -170,4 +170,23 @@ lmpi_status lmpi_impl_Session_iflush_buffer(MPI_Session session, MPI_Request *re
     lmpi_session *s;
     lmpi_status st = session_arg(session, &s);
     return st == LMPI_OK ? lmpi_bsend_slot_iflush(s->bsend, request) : st;
+}
+
+int lmpi_session_error(const char *fn, const char *arg, lmpi_status st, MPI_Session session)
+{
+    char msg[MPI_MAX_ERROR_STRING + 600];
+    lmpi_session *s = (uintptr_t)session < LMPI_PREDEF_LIMIT ? NULL : (lmpi_session *)session;
+    if (!s || s->magic != LMPI_MAGIC_SESSION)
+        return lmpi_binding_error(fn, arg, st, lmpi_comm_self);
+    int code = lmpi_error_message(fn, arg, st, "session", msg, sizeof(msg));
+    return lmpi_errh_call(s->errh, (void *)session, code, msg);
+}
+
+lmpi_status lmpi_impl_Session_call_errhandler(MPI_Session session, int errorcode)
+{
+    lmpi_session *s;
+    lmpi_status st = session_arg(session, &s);
+    if (st == LMPI_OK)
+        lmpi_errh_call(s->errh, (void *)session, errorcode, NULL);
+    return st;
 }

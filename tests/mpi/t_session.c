@@ -16,6 +16,14 @@ static int failures;
         }                                                                       \
     } while (0)
 
+static int session_handler_calls;
+static void on_session_error(MPI_Session *s, int *code, ...)
+{
+    (void)s;
+    (void)code;
+    session_handler_calls++;
+}
+
 static void use_session(MPI_Session s)
 {
     int n = 0;
@@ -41,6 +49,20 @@ static void use_session(MPI_Session s)
     MPI_Session_get_errhandler(s, &e);
     CHECK(e == MPI_ERRORS_RETURN);
     MPI_Errhandler_free(&e);
+    /* errors of session functions reach the session's own handler */
+    int cls = -1;
+    MPI_Error_class(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 7, &len, name), &cls);
+    CHECK(cls == MPI_ERR_ARG);
+    MPI_Errhandler mine;
+    CHECK(MPI_Session_create_errhandler(on_session_error, &mine) == MPI_SUCCESS);
+    MPI_Session_set_errhandler(s, mine);
+    MPI_Errhandler_free(&mine);
+    int before = session_handler_calls;
+    int rc = MPI_Session_get_nth_pset(s, MPI_INFO_NULL, -1, &len, name);
+    CHECK(rc != MPI_SUCCESS && session_handler_calls == before + 1);
+    MPI_Session_call_errhandler(s, MPI_ERR_OTHER);
+    CHECK(session_handler_calls == before + 2);
+    MPI_Session_set_errhandler(s, MPI_ERRORS_RETURN);
 }
 
 int main(int argc, char **argv)

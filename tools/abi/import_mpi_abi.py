@@ -38,6 +38,8 @@ def kind_of(fn, ptype, pname, names):
         return 'ANY'  # MPI_Init(NULL, NULL) is valid
     if t == 'MPI_Comm':
         return 'COMM'
+    if t == 'MPI_Session':
+        return 'SESSION'
     if t == 'MPI_Comm*':
         return 'COMM_OUT' if n != 'comm' else 'COMM_INOUT'
     if t in ('MPI_Datatype', 'MPI_Datatype*') and not arr:

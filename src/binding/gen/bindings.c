@@ -6282,15 +6282,16 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the session */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(newgroup);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "newgroup", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_session_error(fn, "newgroup", st, session);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Group_from_session_pset ? lmpi_impl_Group_from_session_pset(session, pset_name, newgroup) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) __attribute__((weak, alias("PMPI_Group_from_session_pset")));
@@ -12379,11 +12380,12 @@ int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
     static const char fn[] = "MPI_Session_attach_buffer";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_attach_buffer ? lmpi_impl_Session_attach_buffer(session, buffer, size) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) __attribute__((weak, alias("PMPI_Session_attach_buffer")));
@@ -12393,11 +12395,12 @@ int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count si
     static const char fn[] = "MPI_Session_attach_buffer_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_attach_buffer ? lmpi_impl_Session_attach_buffer(session, buffer, size) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size) __attribute__((weak, alias("PMPI_Session_attach_buffer_c")));
@@ -12407,11 +12410,12 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
     static const char fn[] = "MPI_Session_call_errhandler";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_call_errhandler ? lmpi_impl_Session_call_errhandler(session, errorcode) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_call_errhandler(MPI_Session session, int errorcode) __attribute__((weak, alias("PMPI_Session_call_errhandler")));
@@ -12439,16 +12443,17 @@ int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size
     static const char fn[] = "MPI_Session_detach_buffer";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(size);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "size", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_session_error(fn, "size", st, session);
     }
     MPI_Count size_wide = size ? (MPI_Count)*size : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_detach_buffer ? lmpi_impl_Session_detach_buffer(session, buffer_addr, size ? &size_wide : NULL) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     if (size) *size = lmpi_narrow_int(size_wide);
     return MPI_SUCCESS;
 }
@@ -12459,15 +12464,16 @@ int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Cou
     static const char fn[] = "MPI_Session_detach_buffer_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(size);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "size", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_session_error(fn, "size", st, session);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_detach_buffer ? lmpi_impl_Session_detach_buffer(session, buffer_addr, size) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size) __attribute__((weak, alias("PMPI_Session_detach_buffer_c")));
@@ -12495,11 +12501,12 @@ int PMPI_Session_flush_buffer(MPI_Session session)
     static const char fn[] = "MPI_Session_flush_buffer";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_flush_buffer ? lmpi_impl_Session_flush_buffer(session) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_flush_buffer(MPI_Session session) __attribute__((weak, alias("PMPI_Session_flush_buffer")));
@@ -12509,15 +12516,16 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
     static const char fn[] = "MPI_Session_get_errhandler";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(errhandler);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "errhandler", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_session_error(fn, "errhandler", st, session);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_get_errhandler ? lmpi_impl_Session_get_errhandler(session, errhandler) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) __attribute__((weak, alias("PMPI_Session_get_errhandler")));
@@ -12527,15 +12535,16 @@ int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
     static const char fn[] = "MPI_Session_get_info";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(info_used);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "info_used", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_session_error(fn, "info_used", st, session);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_get_info ? lmpi_impl_Session_get_info(session, info_used) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used) __attribute__((weak, alias("PMPI_Session_get_info")));
@@ -12545,15 +12554,16 @@ int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *ps
     static const char fn[] = "MPI_Session_get_nth_pset";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(pset_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "pset_len", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_session_error(fn, "pset_len", st, session);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_get_nth_pset ? lmpi_impl_Session_get_nth_pset(session, info, n, pset_len, pset_name) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) __attribute__((weak, alias("PMPI_Session_get_nth_pset")));
@@ -12563,15 +12573,16 @@ int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_na
     static const char fn[] = "MPI_Session_get_num_psets";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(npset_names);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "npset_names", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_session_error(fn, "npset_names", st, session);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_get_num_psets ? lmpi_impl_Session_get_num_psets(session, info, npset_names) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) __attribute__((weak, alias("PMPI_Session_get_num_psets")));
@@ -12581,15 +12592,16 @@ int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_I
     static const char fn[] = "MPI_Session_get_pset_info";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(info);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "info", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_session_error(fn, "info", st, session);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_get_pset_info ? lmpi_impl_Session_get_pset_info(session, pset_name, info) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) __attribute__((weak, alias("PMPI_Session_get_pset_info")));
@@ -12599,15 +12611,16 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
     static const char fn[] = "MPI_Session_iflush_buffer";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_session_error(fn, "request", st, session);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_iflush_buffer ? lmpi_impl_Session_iflush_buffer(session, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) __attribute__((weak, alias("PMPI_Session_iflush_buffer")));
@@ -12635,11 +12648,12 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
     static const char fn[] = "MPI_Session_set_errhandler";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
+    (void)errh_comm; /* errors go to the session */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Session_set_errhandler ? lmpi_impl_Session_set_errhandler(session, errhandler) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_session_error(fn, NULL, st, session);
     return MPI_SUCCESS;
 }
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) __attribute__((weak, alias("PMPI_Session_set_errhandler")));
