@@ -24,7 +24,6 @@ typedef struct item {
     int ctx;
     int posted; /* 1 posted receive, 0 unexpected message */
     int rank, tag;
-    int queued;
     struct item *mnext; /* model list */
 } item;
 
@@ -69,13 +68,11 @@ static item *new_item(int ctx, int posted, int rank, int tag)
     it->posted = posted;
     it->rank = rank;
     it->tag = tag;
-    it->queued = 0;
     return it;
 }
 
 static void release(item *it)
 {
-    it->queued = 0;
     free_ids[nfree++] = it->id;
 }
 
@@ -126,6 +123,49 @@ static void expect_same(item *engine, item *model, const char *what)
     }
 }
 
+/* A message (rank, tag) arrives in context c, at the engine and the model;
+ * false when no item is free. */
+static bool arrive_one(lmpi_match_queue *q, int c, int rank, int tag, const char *what)
+{
+    item *it = new_item(c, 0, rank, tag);
+    if (!it)
+        return false;
+    item *model = model_find_posted(c, rank, tag);
+    lmpi_mqi *m = lmpi_match_arrive(q, rank, tag, &it->mqi);
+    expect_same((item *)m, model, what);
+    if (model) {
+        model_remove(&model_prq[c], model);
+        release(model);
+        release(it);
+        live--;
+    } else {
+        model_append(&model_umq[c], it);
+        live++;
+    }
+    return true;
+}
+
+/* A receive (rank, tag may be wildcards) is posted in context c. */
+static bool post_one(lmpi_match_queue *q, int c, int rank, int tag)
+{
+    item *it = new_item(c, 1, rank, tag);
+    if (!it)
+        return false;
+    item *model = model_find_unexpected(c, rank, tag);
+    lmpi_mqi *m = lmpi_match_post(q, rank, tag, &it->mqi);
+    expect_same((item *)m, model, "post");
+    if (model) {
+        model_remove(&model_umq[c], model);
+        release(model);
+        release(it);
+        live--;
+    } else {
+        model_append(&model_prq[c], it);
+        live++;
+    }
+    return true;
+}
+
 static void run(const char *structure, long ops, uint64_t seed)
 {
     lmpi_match_finalize();
@@ -149,46 +189,18 @@ static void run(const char *structure, long ops, uint64_t seed)
          * move contexts, shallow enough for the model */
         int bias = live > 600 ? 3 : live < 50 ? 0 : 1;
         uint32_t r = rnd() % 100;
-        if (r < 30 + (bias == 3 ? 0 : 10) - (bias == 0 ? 0 : 0)) {
+        if (r < 30 + (bias == 3 ? 0 : 10)) {
             /* arrival */
             int rank = pick_rank(c), tag = pick_tag();
-            item *it = new_item(c, 0, rank, tag);
-            if (!it)
+            if (!arrive_one(q[c], c, rank, tag, "arrive"))
                 continue;
-            item *model = model_find_posted(c, rank, tag);
-            lmpi_mqi *m = lmpi_match_arrive(q[c], rank, tag, &it->mqi);
-            expect_same((item *)m, model, "arrive");
-            if (model) {
-                model_remove(&model_prq[c], model);
-                release(model);
-                release(it);
-                live--;
-            } else {
-                model_append(&model_umq[c], it);
-                it->queued = 1;
-                live++;
-            }
             counts[0]++;
         } else if (r < 70 - (bias == 3 ? 20 : 0)) {
             /* post: a quarter ANY_SOURCE, a quarter ANY_TAG */
             int rank = rnd() % 4 == 0 ? MPI_ANY_SOURCE : pick_rank(c);
             int tag = rnd() % 4 == 0 ? MPI_ANY_TAG : pick_tag();
-            item *it = new_item(c, 1, rank, tag);
-            if (!it)
+            if (!post_one(q[c], c, rank, tag))
                 continue;
-            item *model = model_find_unexpected(c, rank, tag);
-            lmpi_mqi *m = lmpi_match_post(q[c], rank, tag, &it->mqi);
-            expect_same((item *)m, model, "post");
-            if (model) {
-                model_remove(&model_umq[c], model);
-                release(model);
-                release(it);
-                live--;
-            } else {
-                model_append(&model_prq[c], it);
-                it->queued = 1;
-                live++;
-            }
             counts[1]++;
         } else if (r < 80) {
             /* probe, or matched probe */
@@ -223,21 +235,8 @@ static void run(const char *structure, long ops, uint64_t seed)
                 item *p = model_prq[c];
                 int rank = p->rank == MPI_ANY_SOURCE ? pick_rank(c) : p->rank;
                 int tag = p->tag == MPI_ANY_TAG ? pick_tag() : p->tag;
-                item *it = new_item(c, 0, rank, tag);
-                if (!it)
+                if (!arrive_one(q[c], c, rank, tag, "burst arrive"))
                     break;
-                item *model = model_find_posted(c, rank, tag);
-                lmpi_mqi *m = lmpi_match_arrive(q[c], rank, tag, &it->mqi);
-                expect_same((item *)m, model, "burst arrive");
-                if (model) {
-                    model_remove(&model_prq[c], model);
-                    release(model);
-                    release(it);
-                    live--;
-                } else {
-                    model_append(&model_umq[c], it);
-                    live++;
-                }
                 counts[5]++;
             }
         }
