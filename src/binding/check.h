@@ -62,13 +62,14 @@ static inline lmpi_status lmpi_check_buffer(const void *buf, MPI_Count count, co
 
 static inline lmpi_status lmpi_check_rank(int rank, const lmpi_comm *c, int allow)
 {
-    if (LMPI_LIKELY(rank >= 0 && rank < c->size))
+    if (LMPI_LIKELY(rank >= 0 && rank < c->peer_size))
         return LMPI_OK;
     if ((allow & LMPI_RANK_ALLOW_PROC_NULL) && rank == MPI_PROC_NULL)
         return LMPI_OK;
     if ((allow & LMPI_RANK_ALLOW_ANY) && rank == MPI_ANY_SOURCE)
         return LMPI_OK;
-    lmpi_err_detail("rank %d but the communicator has %d ranks", rank, c->size);
+    lmpi_err_detail(c->is_inter ? "rank %d but the remote group has %d ranks" : "rank %d but the communicator has %d ranks",
+                    rank, c->peer_size);
     return (allow & LMPI_RANK_ROOT) ? LMPI_ERR_ROOT : LMPI_ERR_RANK;
 }
 

@@ -1,47 +1,256 @@
-/* MPI_COMM_WORLD, MPI_COMM_SELF and the queries every program makes. */
+/* Communicator objects: the predefined ones, allocation and release,
+ * context ids, the internal node communicators, and the queries. */
+#include <stdio.h>
 #include <string.h>
 
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
+#include "match/match.h"
+#include "runtime/config.h"
+#include "runtime/info.h"
 
 lmpi_comm lmpi_comm_builtin[LMPI_COMM_BUILTIN_COUNT];
 
-static void init_one(lmpi_comm *c, MPI_Comm h, uint32_t ctx, const char *name)
+static int64_t live_comms;
+int64_t lmpi_comm_live(void) { return live_comms; }
+
+/* ---- context ids ------------------------------------------------------------
+ * Each process keeps one counter: the next block it has never used.  A new
+ * communicator takes the largest counter among its members (an allreduce or
+ * part of the split's allgather), and every member moves past it.  So an id
+ * is unique among the communicators of each of its members, ids are never
+ * reused, and allocation costs O(1) memory however many communicators are
+ * alive: 2^30 creations fit in 32 bits. */
+/* world and self own the first two blocks; two more serve agreements that
+ * have no parent communicator (src/comm/create.c) */
+static uint32_t ctx_next = 4 * LMPI_CTX_BLOCK;
+
+uint32_t lmpi_ctx_next(void) { return ctx_next; }
+void lmpi_ctx_advance(uint32_t used)
 {
-    memset(c, 0, sizeof(*c));
+    if (used + LMPI_CTX_BLOCK > ctx_next)
+        ctx_next = used + LMPI_CTX_BLOCK;
+}
+
+lmpi_status lmpi_comm_agree_ctx(lmpi_comm *comm, uint32_t *ctx)
+{
+    uint32_t v = ctx_next;
+    lmpi_status st = lmpi_icoll_allreduce_max_u32(comm, &v);
+    if (st != LMPI_OK)
+        return st;
+    if (v > UINT32_MAX - 2 * LMPI_CTX_BLOCK) {
+        lmpi_err_detail("context ids exhausted (2^30 communicators created)");
+        return LMPI_ERR_INTERN;
+    }
+    lmpi_ctx_advance(v);
+    *ctx = v;
+    return LMPI_OK;
+}
+
+/* ---- objects ------------------------------------------------------------------ */
+
+static void init_fields(lmpi_comm *c, uint32_t ctx, int rank)
+{
     c->magic = LMPI_MAGIC_COMM;
     c->context_id = ctx;
-    c->handle = h;
+    c->rank = rank;
+    c->size = c->map.size;
+    c->peer_size = c->map.size;
     c->errh = lmpi_errhandler_initial();
-    c->map_mode = LMPI_RANKMAP_DIRECT;
-    c->rank = 0;
-    c->size = 1;
-    strncpy(c->name, name, sizeof(c->name) - 1);
 }
+
+lmpi_comm *lmpi_comm_alloc(const lmpi_rankmap *map, int rank, uint32_t ctx)
+{
+    lmpi_comm *c = lmpi_calloc(1, sizeof(*c), LMPI_MEM_COMM);
+    if (!c)
+        return NULL;
+    lmpi_rankmap_copy(&c->map, map);
+    init_fields(c, ctx, rank);
+    c->handle = (MPI_Comm)c;
+    live_comms++;
+    return c;
+}
+
+static void release_contents(lmpi_comm *c)
+{
+    for (uint32_t i = 0; i < LMPI_CTX_BLOCK; i++)
+        lmpi_match_queue_release(c->context_id + i);
+    if (c->node && c->node != c)
+        lmpi_comm_destroy(c->node);
+    if (c->roots && c->roots != c)
+        lmpi_comm_destroy(c->roots);
+    c->node = c->roots = NULL;
+    if (c->local_comm)
+        lmpi_comm_destroy(c->local_comm);
+    c->local_comm = NULL;
+    c->node_built = 0;
+    if (c->local_map) {
+        lmpi_rankmap_release(c->local_map);
+        lmpi_free(c->local_map);
+        c->local_map = NULL;
+    }
+    lmpi_rankmap_release(&c->map);
+    lmpi_info_destroy(c->info);
+    c->info = NULL;
+    lmpi_free(c->name);
+    c->name = NULL;
+}
+
+void lmpi_comm_destroy(lmpi_comm *c)
+{
+    release_contents(c);
+    if (c->errh)
+        lmpi_errhandler_release(c->errh);
+    c->magic = 0;
+    lmpi_free(c);
+    live_comms--;
+}
+
+const char *lmpi_comm_display_name(const lmpi_comm *c)
+{
+    static char buf[48];
+    if (c->name)
+        return c->name;
+    if (c == lmpi_comm_world)
+        return "MPI_COMM_WORLD";
+    if (c == lmpi_comm_self)
+        return "MPI_COMM_SELF";
+    snprintf(buf, sizeof(buf), "communicator %u", c->context_id / LMPI_CTX_BLOCK);
+    return buf;
+}
+
+/* ---- predefined communicators ---------------------------------------------- */
 
 void lmpi_comm_init_builtin(void)
 {
     /* MPI_COMM_NULL keeps magic 0 so that every check rejects it. */
-    memset(&lmpi_comm_builtin[0], 0, sizeof(lmpi_comm_builtin[0]));
+    memset(lmpi_comm_builtin, 0, sizeof(lmpi_comm_builtin));
     lmpi_comm_builtin[0].handle = MPI_COMM_NULL;
-    strcpy(lmpi_comm_builtin[0].name, "MPI_COMM_NULL");
-    init_one(lmpi_comm_world, MPI_COMM_WORLD, 0, "MPI_COMM_WORLD");
-    init_one(lmpi_comm_self, MPI_COMM_SELF, 2, "MPI_COMM_SELF");
-    lmpi_comm_self->map_mode = LMPI_RANKMAP_OFFSET;
+    lmpi_comm *w = lmpi_comm_world, *s = lmpi_comm_self;
+    /* Usable for error reporting before MPI_Init: one rank, direct. */
+    w->map.size = s->map.size = 1;
+    init_fields(w, 0, 0);
+    init_fields(s, LMPI_CTX_BLOCK, 0);
+    w->handle = MPI_COMM_WORLD;
+    s->handle = MPI_COMM_SELF;
+    w->flags = s->flags = LMPI_COMM_PREDEFINED;
+}
+
+/* The world: its address vector (node map from the process manager) and
+ * the maps of MPI_COMM_WORLD (direct) and MPI_COMM_SELF (offset). */
+lmpi_status lmpi_comm_init_world(int world_size, int world_rank, const int *node_of)
+{
+    lmpi_rankmap_set_table_baseline(strcmp(lmpi_config.rankmap, "table") == 0);
+    if (!lmpi_av_create(lmpi_av_world(), 0, world_size, node_of, world_rank, false))
+        return LMPI_ERR_NO_MEM;
+    lmpi_rt.node_id = lmpi_av_world()->my_node;
+    lmpi_rankmap world_map, self_map;
+    lmpi_rankmap_direct(&world_map, world_size, 0);
+    if (lmpi_rankmap_table_baseline()) {
+        lmpi_rankmap direct = world_map;
+        if (!lmpi_rankmap_derive_pattern(&world_map, &direct, world_size, 0, 1, 1))
+            return LMPI_ERR_NO_MEM;
+        lmpi_rankmap_release(&direct);
+    }
+    if (!lmpi_rankmap_derive_pattern(&self_map, &world_map, 1, world_rank, 1, 1))
+        return LMPI_ERR_NO_MEM;
+    lmpi_comm *w = lmpi_comm_world, *s = lmpi_comm_self;
+    w->map = world_map;
+    s->map = self_map;
+    w->rank = world_rank;
+    w->size = w->peer_size = world_size;
+    return LMPI_OK;
 }
 
 /* The predefined communicators stay usable for error reporting after
- * MPI_Finalize; only user handlers they hold are released. */
+ * MPI_Finalize; what they hold is released. */
 void lmpi_comm_finalize_builtin(void)
 {
     for (unsigned i = 1; i < LMPI_COMM_BUILTIN_COUNT; i++) {
         lmpi_comm *c = &lmpi_comm_builtin[i];
+        lmpi_attr_delete_all(&c->attrs, c->handle, 0);
+        release_contents(c);
+        c->map.size = 1;
+        c->size = c->peer_size = 1;
+        c->rank = 0;
         if (c->errh && c->errh->kind == LMPI_ERRH_USER_COMM) {
             lmpi_errhandler_release(c->errh);
             c->errh = lmpi_errhandler_from_handle(MPI_ERRORS_ARE_FATAL);
         }
     }
+    lmpi_av_destroy(lmpi_av_world());
+    lmpi_attr_finalize();
 }
+
+/* ---- internal node and node-roots communicators -------------------------------
+ * Both are computable locally from the communicator's map and the node map,
+ * so they need no communication and can be built on first use; their ids are
+ * the parent's +2 and +3 (disjoint across nodes). */
+lmpi_status lmpi_comm_node_comms(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roots)
+{
+    if (!c->node_built) {
+        const lmpi_av *av = lmpi_av_world();
+        int *idx = lmpi_malloc(sizeof(int) * (size_t)(c->size + 1), LMPI_MEM_OTHER);
+        int *ridx = lmpi_malloc(sizeof(int) * (size_t)(c->size + 1), LMPI_MEM_OTHER);
+        /* first rank of c seen on each node: a node id -> seen flag */
+        uint8_t *seen = lmpi_calloc((size_t)av->nodes.nnodes + 1, 1, LMPI_MEM_OTHER);
+        if (!idx || !ridx || !seen) {
+            lmpi_free(idx), lmpi_free(ridx), lmpi_free(seen);
+            return LMPI_ERR_NO_MEM;
+        }
+        int n = 0, nr = 0, my_local = -1, my_root = -1;
+        const lmpi_rankmap *m = lmpi_comm_local_map(c);
+        for (int r = 0; r < c->size; r++) {
+            int node = lmpi_nodemap_node(&av->nodes, lmpi_rankmap_lpid(m, r));
+            if (!seen[node]) {
+                seen[node] = 1;
+                if (r == c->rank)
+                    my_root = nr;
+                ridx[nr++] = r;
+            }
+            if (node == av->my_node) {
+                if (r == c->rank)
+                    my_local = n;
+                idx[n++] = r;
+            }
+        }
+        lmpi_status st = LMPI_OK;
+        lmpi_rankmap nm, rm;
+        if (n == c->size) { /* one node: the node communicator is c itself */
+            c->node = c;
+        } else if (lmpi_rankmap_derive(&nm, m, idx, n)) {
+            c->node = lmpi_comm_alloc(&nm, my_local, c->context_id + LMPI_CTX_NODE);
+            lmpi_rankmap_release(&nm);
+            if (c->node)
+                c->node->flags = LMPI_COMM_INTERNAL;
+            else
+                st = LMPI_ERR_NO_MEM;
+        } else {
+            st = LMPI_ERR_NO_MEM;
+        }
+        if (st == LMPI_OK && my_root >= 0 && nr > 1) {
+            if (lmpi_rankmap_derive(&rm, m, ridx, nr)) {
+                c->roots = lmpi_comm_alloc(&rm, my_root, c->context_id + LMPI_CTX_ROOTS);
+                lmpi_rankmap_release(&rm);
+                if (c->roots)
+                    c->roots->flags = LMPI_COMM_INTERNAL;
+                else
+                    st = LMPI_ERR_NO_MEM;
+            } else {
+                st = LMPI_ERR_NO_MEM;
+            }
+        }
+        lmpi_free(idx), lmpi_free(ridx), lmpi_free(seen);
+        if (st != LMPI_OK)
+            return st;
+        c->node_built = 1;
+    }
+    *node = c->node;
+    *roots = c->roots;
+    return LMPI_OK;
+}
+
+/* ---- queries ---------------------------------------------------------------- */
 
 lmpi_status lmpi_impl_Comm_rank(lmpi_comm *comm, int *rank)
 {
@@ -55,14 +264,33 @@ lmpi_status lmpi_impl_Comm_size(lmpi_comm *comm, int *size)
     return LMPI_OK;
 }
 
+lmpi_status lmpi_impl_Comm_remote_size(lmpi_comm *comm, int *size)
+{
+    if (!comm->is_inter) {
+        lmpi_err_detail("%s is not an intercommunicator", lmpi_comm_display_name(comm));
+        return LMPI_ERR_COMM;
+    }
+    *size = comm->peer_size;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Comm_test_inter(lmpi_comm *comm, int *flag)
+{
+    *flag = comm->is_inter;
+    return LMPI_OK;
+}
+
 lmpi_status lmpi_impl_Comm_get_name(lmpi_comm *comm, char *comm_name, int *resultlen)
 {
     if (!comm_name) {
         lmpi_err_detail("comm_name is NULL");
         return LMPI_ERR_ARG;
     }
-    size_t n = strnlen(comm->name, MPI_MAX_OBJECT_NAME - 1);
-    memcpy(comm_name, comm->name, n);
+    const char *name = comm->name ? comm->name : comm == lmpi_comm_world ? "MPI_COMM_WORLD"
+                                             : comm == lmpi_comm_self    ? "MPI_COMM_SELF"
+                                                                         : "";
+    size_t n = strnlen(name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(comm_name, name, n);
     comm_name[n] = '\0';
     *resultlen = (int)n;
     return LMPI_OK;
@@ -75,39 +303,99 @@ lmpi_status lmpi_impl_Comm_set_name(lmpi_comm *comm, const char *comm_name)
         return LMPI_ERR_ARG;
     }
     size_t n = strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1);
-    memcpy(comm->name, comm_name, n);
-    comm->name[n] = '\0';
+    char *copy = lmpi_malloc(n + 1, LMPI_MEM_COMM);
+    if (!copy)
+        return LMPI_ERR_NO_MEM;
+    memcpy(copy, comm_name, n);
+    copy[n] = '\0';
+    lmpi_free(comm->name);
+    comm->name = copy;
     return LMPI_OK;
 }
 
-lmpi_status lmpi_impl_Comm_test_inter(lmpi_comm *comm, int *flag)
-{
-    (void)comm;
-    *flag = 0;
-    return LMPI_OK;
-}
+int lmpi_group_compare_maps(const lmpi_rankmap *a, const lmpi_rankmap *b);
 
-/* Predefined attributes; user keyvals arrive with the communicator issue.
- * Attribute values are pointers to values that live as long as the process. */
-lmpi_status lmpi_impl_Comm_get_attr(lmpi_comm *comm, int keyval, void *attribute_val, int *flag)
+lmpi_status lmpi_impl_Comm_compare(lmpi_comm *a, lmpi_comm *b, int *result)
 {
-    (void)comm;
-    static int tag_ub = LMPI_TAG_UB, wtime_global = 0, appnum, universe, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE;
-    static int lastused = MPI_ERR_LASTCODE;
-    int *v = NULL;
-    switch (keyval) {
-    case MPI_TAG_UB: v = &tag_ub; break;
-    case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
-    case MPI_HOST: v = &host; break;
-    case MPI_IO: v = &io; break;
-    case MPI_LASTUSEDCODE: v = &lastused; break;
-    case MPI_APPNUM: appnum = lmpi_rt.appnum; v = &appnum; break;
-    case MPI_UNIVERSE_SIZE: universe = lmpi_rt.universe_size; v = &universe; break;
-    default:
-        lmpi_err_detail("keyval %d: user-defined attributes are not implemented yet", keyval);
-        return LMPI_ERR_KEYVAL;
+    if (a == b) {
+        *result = MPI_IDENT;
+        return LMPI_OK;
     }
-    *(int **)attribute_val = v;
-    *flag = 1;
+    if (a->is_inter != b->is_inter) {
+        *result = MPI_UNEQUAL;
+        return LMPI_OK;
+    }
+    int r = lmpi_group_compare_maps(lmpi_comm_local_map(a), lmpi_comm_local_map(b));
+    if (a->is_inter && r != MPI_UNEQUAL) {
+        int rr = lmpi_group_compare_maps(&a->map, &b->map);
+        if (rr == MPI_UNEQUAL || (rr == MPI_SIMILAR && r == MPI_IDENT))
+            r = rr;
+    }
+    *result = r == MPI_IDENT ? MPI_CONGRUENT : r;
+    return LMPI_OK;
+}
+
+static lmpi_status free_comm(MPI_Comm *handle, const char *fn)
+{
+    lmpi_comm *c = lmpi_comm_from_handle(*handle);
+    if (!c || c->magic != LMPI_MAGIC_COMM) {
+        lmpi_err_detail(*handle == MPI_COMM_NULL ? "comm is MPI_COMM_NULL" : "comm is not a communicator");
+        return LMPI_ERR_COMM;
+    }
+    if (c->flags & LMPI_COMM_PREDEFINED) {
+        lmpi_err_detail("%s is predefined and cannot be passed to %s", lmpi_comm_display_name(c), fn);
+        return LMPI_ERR_COMM;
+    }
+    lmpi_status st = lmpi_attr_delete_all(&c->attrs, c->handle, 0);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_comm_destroy(c);
+    *handle = MPI_COMM_NULL;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Comm_free(MPI_Comm *comm) { return free_comm(comm, "MPI_Comm_free"); }
+
+/* Disconnect waits for pending communication: a barrier, then free. */
+lmpi_status lmpi_impl_Comm_disconnect(MPI_Comm *comm)
+{
+    lmpi_comm *c = lmpi_comm_from_handle(*comm);
+    if (c && c->magic == LMPI_MAGIC_COMM && !(c->flags & LMPI_COMM_PREDEFINED)) {
+        uint32_t v = 0;
+        lmpi_comm *local = c->is_inter ? c->local_comm : c;
+        lmpi_status st = lmpi_icoll_allreduce_max_u32(local, &v);
+        if (st != LMPI_OK)
+            return st;
+    }
+    return free_comm(comm, "MPI_Comm_disconnect");
+}
+
+lmpi_status lmpi_impl_Comm_set_info(lmpi_comm *comm, MPI_Info info)
+{
+    lmpi_info *i;
+    lmpi_status st = lmpi_info_arg(info, &i);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_info *copy = lmpi_info_copy(i);
+    if (!copy)
+        return LMPI_ERR_NO_MEM;
+    lmpi_info_destroy(comm->info);
+    comm->info = copy;
+    return LMPI_OK;
+}
+
+/* The hints in use: what the user set, plus what LeanMPI decided for this
+ * communicator (its rank-map mode). */
+lmpi_status lmpi_impl_Comm_get_info(lmpi_comm *comm, MPI_Info *info_used)
+{
+    lmpi_info *i = lmpi_info_copy(comm->info);
+    if (!i)
+        return LMPI_ERR_NO_MEM;
+    lmpi_status st = lmpi_info_put(i, "lmpi_rankmap", lmpi_rankmap_mode_name(comm->map.mode));
+    if (st != LMPI_OK) {
+        lmpi_info_destroy(i);
+        return st;
+    }
+    *info_used = (MPI_Info)i;
     return LMPI_OK;
 }

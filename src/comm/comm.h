@@ -1,30 +1,56 @@
-/* Communicators.  This first version has MPI_COMM_WORLD and MPI_COMM_SELF;
- * groups, splits and the compressed rank maps (src/av) come with the
- * communicator issue.  A communicator owns two context ids: one for
- * point-to-point traffic and one (id + 1) for its collectives, so that a
- * user's wildcard receive can never match a barrier message. */
+/* Communicators and groups.
+ *
+ * A communicator addresses its peers through a rank map (src/av): for an
+ * intracommunicator the map of its group, for an intercommunicator the map of
+ * the remote group (the local group's map is kept beside it).  It owns four
+ * a block of LMPI_CTX_BLOCK context ids: point-to-point (id), its
+ * collectives (id + 1, so a user's wildcard receive never matches a
+ * collective's message), and two each for its internal communicators: the
+ * node and node-roots communicators of node-aware collectives (id + 2, id +
+ * 4; disjoint across the parent's members, so every node can use the same
+ * ids) and an intercommunicator's local-group communicator (id + 6). */
 #ifndef LMPI_COMM_H
 #define LMPI_COMM_H
 
+#include "av/av.h"
+#include "av/rankmap.h"
 #include "runtime/errhandler.h"
 #include "runtime/lmpi.h"
 
 /* The largest tag (the MPI_TAG_UB attribute): the whole non-negative int range. */
 #define LMPI_TAG_UB 0x7fffffff
 
-typedef enum { LMPI_RANKMAP_DIRECT, LMPI_RANKMAP_OFFSET } lmpi_rankmap_mode;
+#define LMPI_CTX_BLOCK 8u
+enum { LMPI_CTX_PT2PT = 0, LMPI_CTX_COLL = 1, LMPI_CTX_NODE = 2, LMPI_CTX_ROOTS = 4, LMPI_CTX_LOCAL = 6 };
+
+typedef struct lmpi_attr lmpi_attr;
+typedef struct lmpi_info lmpi_info;
+
+/* FIXED_TAG: a temporary communicator whose internal collectives all use
+ * the tag in coll_seq (agreements among a group's members only). */
+typedef enum { LMPI_COMM_PREDEFINED = 1, LMPI_COMM_INTERNAL = 2, LMPI_COMM_FIXED_TAG = 4 } lmpi_comm_flags;
 
 struct lmpi_comm {
     uint32_t magic;
-    uint32_t context_id; /* even; context_id + 1 carries collectives */
-    int rank;
-    int size;
-    lmpi_rankmap_mode map_mode;
-    int map_offset;
+    uint32_t context_id; /* a multiple of LMPI_CTX_BLOCK */
+    int rank;            /* in the local group */
+    int size;            /* of the local group */
+    int peer_size;       /* ranks that point-to-point calls address: size, or the remote size */
+    uint8_t is_inter;
+    uint8_t flags;
+    uint16_t reserved;
+    lmpi_rankmap map;        /* the ranks point-to-point calls address */
+    lmpi_rankmap *local_map; /* intercommunicators: the local group (else NULL: map) */
     MPI_Comm handle;
     lmpi_errhandler *errh;
     uint32_t coll_seq; /* tags successive collectives apart */
-    char name[MPI_MAX_OBJECT_NAME];
+    lmpi_attr *attrs;
+    lmpi_info *info;     /* hints set by the user (NULL: none) */
+    char *name;          /* NULL: no name set */
+    lmpi_comm *node;     /* internal node communicator, built on first use */
+    lmpi_comm *roots;    /* internal node-roots communicator (NULL on non-roots too) */
+    lmpi_comm *local_comm; /* intercommunicators: the local group as an intracommunicator */
+    uint8_t node_built;
 };
 
 #define LMPI_COMM_BUILTIN_BASE 0x100u
@@ -44,13 +70,65 @@ static inline lmpi_comm *lmpi_comm_from_handle(MPI_Comm h)
     return (lmpi_comm *)h;
 }
 
-/* Rank in the communicator -> rank in the world (the AV index). */
+/* Rank in the communicator (the remote group for intercommunicators) -> the
+ * transport address index of that process. */
 static inline int lmpi_comm_world_rank(const lmpi_comm *c, int rank)
 {
-    return c->map_mode == LMPI_RANKMAP_DIRECT ? rank : rank + c->map_offset;
+    return (int)lmpi_av_addr(lmpi_av_world(), lmpi_rankmap_lpid(&c->map, rank));
+}
+
+static inline const lmpi_rankmap *lmpi_comm_local_map(const lmpi_comm *c)
+{
+    return c->local_map ? c->local_map : &c->map;
 }
 
 void lmpi_comm_init_builtin(void);
+lmpi_status lmpi_comm_init_world(int world_size, int world_rank, const int *node_of);
 void lmpi_comm_finalize_builtin(void);
+
+/* ---- groups ---------------------------------------------------------------- */
+typedef struct lmpi_group {
+    uint32_t magic;
+    uint32_t refs;
+    int size;
+    int rank; /* MPI_UNDEFINED when this process is not a member */
+    lmpi_rankmap map;
+} lmpi_group;
+
+lmpi_status lmpi_group_from_handle(MPI_Group h, lmpi_group **out, const char *what);
+/* A new group over the map (copied); MPI_GROUP_EMPTY for size 0. */
+lmpi_status lmpi_group_new(const lmpi_rankmap *map, MPI_Group *out);
+lmpi_status lmpi_group_from_gpids(const lmpi_gpid *g, int n, MPI_Group *out);
+int lmpi_group_live(void);
+
+/* ---- creation ---------------------------------------------------------- */
+/* A new communicator object over a map (copied), not yet visible. */
+lmpi_comm *lmpi_comm_alloc(const lmpi_rankmap *map, int rank, uint32_t ctx);
+void lmpi_comm_destroy(lmpi_comm *c);
+/* Agree on a context id block among the members of comm (collective). */
+lmpi_status lmpi_comm_agree_ctx(lmpi_comm *comm, uint32_t *ctx);
+uint32_t lmpi_ctx_next(void);
+void lmpi_ctx_advance(uint32_t past);
+
+/* The internal node and node-roots communicators of c, built on first use
+ * (locally, with no communication).  roots is NULL unless this process is
+ * its node's first rank in c. */
+lmpi_status lmpi_comm_node_comms(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roots);
+
+/* Counts and bytes for MPI_T and the memory report. */
+int64_t lmpi_comm_live(void);
+const char *lmpi_comm_display_name(const lmpi_comm *c);
+
+/* Attributes (src/comm/attr.c). */
+lmpi_status lmpi_attr_copy_all(lmpi_comm *old, lmpi_comm *newc);
+lmpi_status lmpi_attr_delete_all(lmpi_attr **list, void *object, int kind);
+
+/* Internal collectives used while building communicators (src/comm/icoll.c):
+ * they run on the parent's collective context. */
+lmpi_status lmpi_icoll_allgather(lmpi_comm *c, const void *mine, void *all, size_t bytes);
+lmpi_status lmpi_icoll_allreduce_max_u32(lmpi_comm *c, uint32_t *v);
+lmpi_status lmpi_icoll_bcast(lmpi_comm *c, void *buf, size_t bytes, int root);
+lmpi_status lmpi_icoll_sendrecv(lmpi_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf, size_t rbytes,
+                                int src, int tag);
 
 #endif

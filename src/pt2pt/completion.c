@@ -23,6 +23,8 @@ bool lmpi_request_done(lmpi_request *r)
         return lmpi_request_done(r->child[0]) && lmpi_request_done(r->child[1]);
     case LMPI_REQ_FLUSH:
         return *r->pending == 0;
+    case LMPI_REQ_SCHED:
+        return r->complete || (r->complete = r->advance(r));
     }
     return true;
 }
@@ -93,6 +95,11 @@ static lmpi_status finish(lmpi_request *r, MPI_Status *status, MPI_Request *hand
     peek_status(r, s);
     lmpi_status err = status_error(s);
     switch (r->kind) {
+    case LMPI_REQ_SCHED:
+        err = r->sched_error;
+        if (r->sched_free)
+            r->sched_free(r);
+        break;
     case LMPI_REQ_PERSISTENT:
         if (r->child[0])
             lmpi_request_free(r->child[0]);
@@ -458,7 +465,9 @@ lmpi_status lmpi_impl_Request_free(MPI_Request *request)
         lmpi_request_free(r); /* nothing is attached to it */
         break;
     case LMPI_REQ_COMPOUND:
-        /* the replace form still has to copy its data home: wait for it */
+    case LMPI_REQ_SCHED:
+        /* the replace form still has to copy its data home, a schedule has
+         * to finish its steps: wait for them */
         lmpi_request_wait(r);
         finish(r, MPI_STATUS_IGNORE, NULL);
         break;
@@ -499,6 +508,7 @@ static void cancel_one(lmpi_request *r)
         return;
     case LMPI_REQ_SEND:
     case LMPI_REQ_FLUSH:
+    case LMPI_REQ_SCHED:
         return;
     }
 }

@@ -144,7 +144,7 @@ void lmpi_pt2pt_proc_null_status(MPI_Status *s)
 
 lmpi_match_queue *lmpi_pt2pt_queue(lmpi_comm *comm, uint32_t ctx)
 {
-    return queue_of(ctx, comm->size);
+    return queue_of(ctx, comm->peer_size);
 }
 
 void lmpi_pt2pt_finalize(void)
@@ -485,7 +485,7 @@ void lmpi_pt2pt_recv_start(lmpi_request *r)
         r->complete = 1;
         return;
     }
-    lmpi_match_queue *q = queue_of(r->ctx, r->comm->size);
+    lmpi_match_queue *q = queue_of(r->ctx, r->comm->peer_size);
     lmpi_mqi *m = lmpi_match_post(q, r->rank, r->tag, &r->mqi);
     if (!m) {
         r->mq = q;

@@ -40,6 +40,15 @@
     X(match_adjustment, "LMPI_MATCH_ADJUSTMENT", FLOAT, "2.0",                                    \
       "The paper's Adjustment: auto switches when the average search depth exceeds "              \
       "PointerTraversalLengthThreshold (3 x dimensionSpan + 1) times this factor (>= 1.0).")      \
+    X(rankmap, "LMPI_RANKMAP", STRING, "compressed",                                              \
+      "Communicator rank maps: compressed (direct/offset/stride modes, shared lookup tables) or " \
+      "table (the baseline: a full table per communicator, shared only by dup).")                 \
+    X(node_size, "LMPI_NODE_SIZE", INT, "0",                                                      \
+      "Treat every N consecutive world ranks as one node (emulates several nodes on one "         \
+      "machine for node-aware communicators and collectives); 0 uses the real hosts.")            \
+    X(node_comms, "LMPI_NODE_COMMS", STRING, "lazy",                                              \
+      "When the internal node and node-roots communicators of a communicator are built: lazy "   \
+      "(first node-aware collective) or eager (at creation).")                                    \
     X(spin_count, "LMPI_SPIN_COUNT", INT, "100",                                                  \
       "Progress polls a blocking call makes before it starts yielding the processor between "    \
       "polls (oversubscribed runs need the yield).")                                              \

@@ -49,6 +49,12 @@ static user_code *user_codes;
 static int n_user_codes;
 static int cap_user_codes;
 
+/* MPI_LASTUSEDCODE: the largest error code or class in use. */
+int lmpi_error_last_code(void)
+{
+    return n_user_codes ? USER_CODE_BASE + n_user_codes - 1 : MPI_ERR_LASTCODE;
+}
+
 static bool code_is_user(int code)
 {
     return code >= USER_CODE_BASE && code < USER_CODE_BASE + n_user_codes;
@@ -367,7 +373,7 @@ int lmpi_error_message(const char *fn, const char *arg, lmpi_status st, const ch
 int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm)
 {
     char msg[MPI_MAX_ERROR_STRING + 600];
-    const char *comm_name = (comm && comm->magic == LMPI_MAGIC_COMM) ? comm->name : NULL;
+    const char *comm_name = (comm && comm->magic == LMPI_MAGIC_COMM) ? lmpi_comm_display_name(comm) : NULL;
     int code = lmpi_error_message(fn, arg, st, comm_name, msg, sizeof(msg));
     return lmpi_errh_invoke(comm, code, msg);
 }

@@ -39,27 +39,33 @@ static int parse_thread_level(const char *s, int fallback)
 
 /* Every rank of this first version must share one node: the node map comes
  * from PMI_process_mapping, which both our mpiexec and Hydra publish. */
-static lmpi_status check_single_node(void)
+/* Node of every world rank: from the process manager's mapping, or every
+ * LMPI_NODE_SIZE consecutive ranks (emulated nodes on one machine).  Real
+ * multi-node jobs need a network transport this build does not have. */
+static lmpi_status world_nodes(int **out)
 {
-    char mapping[1024];
-    if (lmpi_rt.world_size == 1 || lmpi_pmi_get("PMI_process_mapping", mapping, sizeof(mapping)) != 0)
-        return LMPI_OK;
-    int *node_of = lmpi_malloc(sizeof(int) * (size_t)lmpi_rt.world_size, LMPI_MEM_AV);
+    int n = lmpi_rt.world_size;
+    int *node_of = lmpi_calloc((size_t)n, sizeof(int), LMPI_MEM_OTHER);
     if (!node_of)
         return LMPI_ERR_NO_MEM;
-    lmpi_status st = LMPI_OK;
-    if (lmpi_pmi_parse_mapping(mapping, lmpi_rt.world_size, node_of) == 0) {
-        for (int r = 0; r < lmpi_rt.world_size; r++)
+    *out = node_of;
+    char mapping[1024];
+    if (n > 1 && lmpi_pmi_get("PMI_process_mapping", mapping, sizeof(mapping)) == 0 &&
+        lmpi_pmi_parse_mapping(mapping, n, node_of) == 0) {
+        for (int r = 0; r < n; r++)
             if (node_of[r] != node_of[0]) {
                 lmpi_err_detail("ranks %d and %d are on different nodes (PMI_process_mapping %s); "
                                 "this build has only the shared-memory transport",
                                 0, r, mapping);
-                st = LMPI_ERR_UNSUPPORTED_OPERATION;
-                break;
+                return LMPI_ERR_UNSUPPORTED_OPERATION;
             }
     }
-    lmpi_free(node_of);
-    return st;
+    if (lmpi_config.node_size > 0)
+        for (int r = 0; r < n; r++)
+            node_of[r] = r / lmpi_config.node_size;
+    else
+        memset(node_of, 0, sizeof(int) * (size_t)n);
+    return LMPI_OK;
 }
 
 /* Start the process's runtime (PMI, shared memory), once: the world model
@@ -103,11 +109,11 @@ static lmpi_status start_runtime(int required, int *provided)
         snprintf(lmpi_rt.processor_name, sizeof(lmpi_rt.processor_name), "localhost");
     lmpi_rt.processor_name[sizeof(lmpi_rt.processor_name) - 1] = '\0';
 
-    lmpi_comm_world->rank = info.rank;
-    lmpi_comm_world->size = info.size;
-    lmpi_comm_self->map_offset = info.rank;
-
-    lmpi_status st = check_single_node();
+    int *node_of = NULL;
+    lmpi_status st = world_nodes(&node_of);
+    if (st == LMPI_OK)
+        st = lmpi_comm_init_world(info.size, info.rank, node_of);
+    lmpi_free(node_of);
     if (st != LMPI_OK)
         return st;
     lmpi_rt.local_rank = info.rank;
@@ -212,11 +218,25 @@ static void memory_report(void)
     fprintf(stdout, "  %-10s %14lld %14lld %16lld\n", "total", (long long)tc, (long long)tp, (long long)tm);
     fprintf(stdout, "  (shm is this rank's share of the node segment: %zu bytes / %d ranks)\n",
             lmpi_shm_segment_size(), w->size);
+    const lmpi_av *av = lmpi_av_world();
+    fprintf(stdout, "  address vector: %d entries of %zu bytes stored (%s), node map %s (%d nodes, %zu bytes)\n",
+            av->size, lmpi_av_entry_bytes(av), av->entries ? "table" : "computed from the rank",
+            lmpi_nodemap_mode_name(&av->nodes), av->nodes.nnodes, lmpi_nodemap_bytes(&av->nodes));
+    fprintf(stdout, "  rank maps alive on rank 0:");
+    for (int m = 0; m < LMPI_RM_NMODES; m++)
+        if (m != LMPI_RM_BSTRIDE)
+            fprintf(stdout, " %s %lld", lmpi_rankmap_mode_name(m),
+                    (long long)(lmpi_rankmap_count(m) + (m == LMPI_RM_STRIDE ? lmpi_rankmap_count(LMPI_RM_BSTRIDE) : 0)));
+    fprintf(stdout, "; tables %lld bytes; %lld user communicators\n", (long long)lmpi_rankmap_table_bytes(),
+            (long long)lmpi_comm_live());
 }
 
 /* The end of the runtime: everything MPI_Init or the first session set up. */
 static lmpi_status end_runtime(void)
 {
+    /* MPI_COMM_SELF's attributes are deleted first, so that their delete
+     * callbacks can still use MPI (MPI 5.0 §11.2.4). */
+    lmpi_attr_delete_all(&lmpi_comm_self->attrs, MPI_COMM_SELF, 0);
     if (lmpi_config.memory_report)
         memory_report();
     lmpi_bsend_finalize();
@@ -266,7 +286,7 @@ lmpi_status lmpi_impl_Finalized(int *flag)
 lmpi_status lmpi_impl_Abort(lmpi_comm *comm, int errorcode)
 {
     char msg[256];
-    snprintf(msg, sizeof(msg), "MPI_Abort(%s, %d) called by rank %d", comm->name, errorcode, lmpi_rt.world_rank);
+    snprintf(msg, sizeof(msg), "MPI_Abort(%s, %d) called by rank %d", lmpi_comm_display_name(comm), errorcode, lmpi_rt.world_rank);
     fprintf(stderr, "[LeanMPI rank %d] %s\n", lmpi_rt.world_rank, msg);
     lmpi_abort_job(errorcode, msg);
 }

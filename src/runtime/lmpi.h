@@ -133,9 +133,13 @@ enum {
     LMPI_MAGIC_REQUEST = 0x52657175u,
     LMPI_MAGIC_ERRHANDLER = 0x45727248u,
     LMPI_MAGIC_MESSAGE = 0x4d657367u,
+    LMPI_MAGIC_GROUP = 0x47727570u,
+    LMPI_MAGIC_INFO = 0x496e666fu,
 };
 
 const char *lmpi_predefined_name(uintptr_t value);
+int lmpi_error_last_code(void);
+void lmpi_attr_finalize(void);
 typedef void (*lmpi_generic_fn)(void);
 typedef struct {
     const char *name;

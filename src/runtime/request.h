@@ -14,6 +14,7 @@ typedef enum {
     LMPI_REQ_PERSISTENT, /* Send_init / Recv_init ...: `child` runs each Start */
     LMPI_REQ_COMPOUND,   /* Isendrecv(_replace): done when both children are */
     LMPI_REQ_FLUSH,      /* Buffer_iflush: done when its buffer has nothing in flight */
+    LMPI_REQ_SCHED,      /* a schedule (Comm_idup, nonblocking collectives): `advance` runs it */
 } lmpi_req_kind;
 
 typedef enum { LMPI_MODE_STANDARD, LMPI_MODE_SYNC, LMPI_MODE_BUFFERED, LMPI_MODE_READY, LMPI_MODE_RECV } lmpi_send_mode;
@@ -59,6 +60,13 @@ struct lmpi_request {
     lmpi_datatype *dt;
     void *replace_buf; /* Isendrecv_replace: where the received bytes go at the end */
     const size_t *pending; /* Buffer_iflush: the buffer's count of sends in flight */
+    /* schedules: advance() moves the schedule on without blocking and says
+     * whether it is finished; sched_free() releases its state (also when the
+     * request is freed unfinished: then it is first driven to its end). */
+    bool (*advance)(lmpi_request *r);
+    void (*sched_free)(lmpi_request *r);
+    void *sched;
+    lmpi_status sched_error;
 };
 
 #define lmpi_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))

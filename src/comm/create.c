@@ -1,0 +1,822 @@
+/* Communicator constructors: dup (blocking and nonblocking), split,
+ * split_type, create, create_group, create_from_group, intercommunicator
+ * create and merge.  Every one of them computes the child's ranks as
+ * indices into its parent and lets src/av derive a compressed map. */
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "binding/gen/impl.h"
+#include "comm/comm.h"
+#include "pt2pt/pt2pt.h"
+#include "runtime/config.h"
+#include "runtime/info.h"
+
+/* Context blocks reserved for agreements without a parent communicator
+ * (create_from_group and intercomm_create_from_groups); tags come from the
+ * string tag. */
+#define CTX_FROM_GROUP (2 * LMPI_CTX_BLOCK)
+#define CTX_FROM_GROUPS_PEER (3 * LMPI_CTX_BLOCK)
+#define FIXED_TAG_BASE 0x20000000
+
+
+static lmpi_status require_intra(lmpi_comm *c, const char *what)
+{
+    if (c->is_inter) {
+        lmpi_err_detail("%s of an intercommunicator is not implemented (use the local group's communicator)", what);
+        return LMPI_ERR_UNSUPPORTED_OPERATION;
+    }
+    return LMPI_OK;
+}
+
+static lmpi_status eager_node_comms(lmpi_comm *c)
+{
+    if (strcmp(lmpi_config.node_comms, "eager") != 0 || c->is_inter)
+        return LMPI_OK;
+    lmpi_comm *n, *r;
+    return lmpi_comm_node_comms(c, &n, &r);
+}
+
+/* A new intracommunicator: errhandler inherited, maps as given. */
+static lmpi_status finish_new(lmpi_comm *parent, const lmpi_rankmap *map, int rank, uint32_t ctx, lmpi_comm **out)
+{
+    lmpi_comm *c = lmpi_comm_alloc(map, rank, ctx);
+    if (!c)
+        return LMPI_ERR_NO_MEM;
+    if (parent) {
+        lmpi_errhandler_retain(parent->errh);
+        lmpi_errhandler_release(c->errh);
+        c->errh = parent->errh;
+    }
+    lmpi_status st = eager_node_comms(c);
+    if (st != LMPI_OK) {
+        lmpi_comm_destroy(c);
+        return st;
+    }
+    *out = c;
+    return LMPI_OK;
+}
+
+/* ---- dup ---------------------------------------------------------------- */
+
+static lmpi_status dup_finish(lmpi_comm *comm, uint32_t ctx, lmpi_info *info, lmpi_comm *c)
+{
+    c->context_id = ctx;
+    if (comm->is_inter) {
+        c->is_inter = 1;
+        c->peer_size = comm->peer_size;
+        c->local_map = lmpi_malloc(sizeof(*c->local_map), LMPI_MEM_COMM);
+        if (!c->local_map)
+            return LMPI_ERR_NO_MEM;
+        lmpi_rankmap_copy(c->local_map, comm->local_map);
+        c->local_comm = lmpi_comm_alloc(c->local_map, c->rank, ctx + LMPI_CTX_LOCAL);
+        if (!c->local_comm)
+            return LMPI_ERR_NO_MEM;
+    }
+    if (info) {
+        c->info = lmpi_info_copy(info);
+        if (!c->info)
+            return LMPI_ERR_NO_MEM;
+    }
+    lmpi_status st = lmpi_attr_copy_all(comm, c);
+    return st != LMPI_OK ? st : eager_node_comms(c);
+}
+
+static lmpi_comm *agreement_comm(lmpi_comm *c) { return c->is_inter ? c->local_comm : c; }
+
+/* An intercommunicator's two groups agree through their leaders. */
+static lmpi_status agree_ctx_inter(lmpi_comm *comm, uint32_t *ctx);
+
+static lmpi_status agree(lmpi_comm *comm, uint32_t *ctx)
+{
+    return comm->is_inter ? agree_ctx_inter(comm, ctx) : lmpi_comm_agree_ctx(comm, ctx);
+}
+
+static lmpi_status do_dup(lmpi_comm *comm, lmpi_info *info, MPI_Comm *newcomm)
+{
+    uint32_t ctx;
+    lmpi_status st = agree(comm, &ctx);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_comm *c;
+    st = finish_new(comm, &comm->map, comm->rank, ctx, &c);
+    if (st != LMPI_OK)
+        return st;
+    st = dup_finish(comm, ctx, info ? info : comm->info, c);
+    if (st != LMPI_OK) {
+        lmpi_comm_destroy(c);
+        return st;
+    }
+    *newcomm = c->handle;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Comm_dup(lmpi_comm *comm, MPI_Comm *newcomm) { return do_dup(comm, NULL, newcomm); }
+
+lmpi_status lmpi_impl_Comm_dup_with_info(lmpi_comm *comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    lmpi_info *i;
+    lmpi_status st = lmpi_info_arg(info, &i);
+    if (st != LMPI_OK)
+        return st;
+    if (!i) { /* MPI_INFO_NULL: no hints (the parent's are not copied) */
+        static lmpi_info none = {.magic = LMPI_MAGIC_INFO};
+        i = &none;
+    }
+    return do_dup(comm, i, newcomm);
+}
+
+/* ---- idup: the context agreement as a schedule ------------------------------
+ * The dissemination max of lmpi_icoll_allreduce_max_u32, one round at a
+ * time, advanced by Test/Wait; the new handle is valid at once and usable
+ * when the request completes. */
+typedef struct {
+    lmpi_comm *parent; /* the communicator the agreement runs on */
+    lmpi_comm *orig;
+    lmpi_comm *newc;
+    lmpi_info *info;
+    int d, tag;
+    uint32_t value, in;
+    lmpi_request *sr, *rr;
+} idup_state;
+
+static bool idup_post(lmpi_request *req)
+{
+    idup_state *s = req->sched;
+    lmpi_comm *c = s->parent;
+    uint32_t ctx = c->context_id + LMPI_CTX_COLL;
+    if (s->d >= c->size)
+        return false;
+    lmpi_status st = lmpi_pt2pt_irecv(&s->in, sizeof(s->in), (c->rank - s->d + c->size) % c->size, s->tag, c, ctx, &s->rr);
+    if (st == LMPI_OK)
+        st = lmpi_pt2pt_isend(&s->value, sizeof(s->value), (c->rank + s->d) % c->size, s->tag, c, ctx,
+                              LMPI_MODE_STANDARD, NULL, &s->sr);
+    if (st != LMPI_OK)
+        req->sched_error = st;
+    return st == LMPI_OK;
+}
+
+static bool idup_advance(lmpi_request *req)
+{
+    idup_state *s = req->sched;
+    lmpi_progress_poll();
+    while (s->rr || s->sr) {
+        if (!lmpi_request_done(s->rr) || !lmpi_request_done(s->sr))
+            return false;
+        lmpi_pt2pt_wait_free(s->sr, MPI_STATUS_IGNORE);
+        lmpi_pt2pt_wait_free(s->rr, MPI_STATUS_IGNORE);
+        s->sr = s->rr = NULL;
+        if (s->in > s->value)
+            s->value = s->in;
+        s->d *= 2;
+        if (!idup_post(req))
+            break;
+    }
+    if (req->sched_error == LMPI_OK) {
+        lmpi_status st = LMPI_OK;
+        if (s->orig->is_inter) { /* the leaders' exchange is short: done in one go */
+            uint32_t mine = s->value;
+            st = agree_ctx_inter(s->orig, &mine);
+            s->value = mine;
+        } else {
+            lmpi_ctx_advance(s->value);
+        }
+        if (st == LMPI_OK)
+            st = dup_finish(s->orig, s->value, s->info, s->newc);
+        req->sched_error = st;
+    }
+    return true;
+}
+
+static void idup_free(lmpi_request *req)
+{
+    idup_state *s = req->sched;
+    lmpi_info_destroy(s->info);
+    lmpi_free(s);
+    req->sched = NULL;
+}
+
+static lmpi_status do_idup(lmpi_comm *comm, lmpi_info *info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    idup_state *s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COMM);
+    lmpi_request *req = lmpi_request_alloc(LMPI_REQ_SCHED);
+    lmpi_comm *c = NULL;
+    if (!s || !req || finish_new(comm, &comm->map, comm->rank, 0, &c) != LMPI_OK) {
+        lmpi_free(s);
+        if (req)
+            lmpi_request_free(req);
+        return LMPI_ERR_NO_MEM;
+    }
+    s->orig = comm;
+    s->parent = agreement_comm(comm);
+    s->newc = c;
+    s->info = info ? lmpi_info_copy(info) : comm->info ? lmpi_info_copy(comm->info) : NULL;
+    s->d = 1;
+    s->tag = 0x40000000 | (int)(s->parent->coll_seq++ & 0x3fffffff);
+    s->value = lmpi_ctx_next();
+    req->sched = s;
+    req->advance = idup_advance;
+    req->sched_free = idup_free;
+    if (s->parent->size == 1 || !idup_post(req)) {
+        if (req->sched_error == LMPI_OK)
+            req->complete = idup_advance(req);
+    }
+    *newcomm = c->handle;
+    *request = (MPI_Request)req;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Comm_idup(lmpi_comm *comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return do_idup(comm, NULL, newcomm, request);
+}
+
+lmpi_status lmpi_impl_Comm_idup_with_info(lmpi_comm *comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    lmpi_info *i;
+    lmpi_status st = lmpi_info_arg(info, &i);
+    return st != LMPI_OK ? st : do_idup(comm, i, newcomm, request);
+}
+
+/* ---- split -------------------------------------------------------------------- */
+
+typedef struct {
+    int32_t color, key;
+    uint32_t ctx;
+} split_rec;
+
+typedef struct {
+    int key, rank;
+} key_rank;
+
+static int key_rank_cmp(const void *a, const void *b)
+{
+    const key_rank *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Everyone's (color, key) and context counter in one allgather; members of
+ * my color ordered by (key, parent rank). */
+static lmpi_status split_by(lmpi_comm *comm, int color, int key, MPI_Comm *newcomm)
+{
+    lmpi_status st = require_intra(comm, "MPI_Comm_split");
+    if (st != LMPI_OK)
+        return st;
+    if (color < 0 && color != MPI_UNDEFINED) {
+        lmpi_err_detail("color %d is negative and not MPI_UNDEFINED", color);
+        return LMPI_ERR_ARG;
+    }
+    int n = comm->size;
+    split_rec mine = {color, key, lmpi_ctx_next()};
+    split_rec *all = lmpi_malloc(sizeof(*all) * (size_t)n, LMPI_MEM_OTHER);
+    key_rank *members = lmpi_malloc(sizeof(*members) * (size_t)n, LMPI_MEM_OTHER);
+    int *idx = lmpi_malloc(sizeof(int) * (size_t)n, LMPI_MEM_OTHER);
+    if (!all || !members || !idx) {
+        st = LMPI_ERR_NO_MEM;
+        goto out;
+    }
+    st = lmpi_icoll_allgather(comm, &mine, all, sizeof(mine));
+    if (st != LMPI_OK)
+        goto out;
+    uint32_t ctx = 0;
+    for (int r = 0; r < n; r++)
+        if (all[r].ctx > ctx)
+            ctx = all[r].ctx;
+    lmpi_ctx_advance(ctx);
+    if (color == MPI_UNDEFINED) {
+        *newcomm = MPI_COMM_NULL;
+        goto out;
+    }
+    int m = 0;
+    bool sorted = true;
+    for (int r = 0; r < n; r++)
+        if (all[r].color == color) {
+            members[m] = (key_rank){all[r].key, r};
+            sorted = sorted && (m == 0 || members[m - 1].key <= all[r].key);
+            m++;
+        }
+    if (!sorted)
+        qsort(members, (size_t)m, sizeof(*members), key_rank_cmp);
+    int me = -1;
+    for (int i = 0; i < m; i++) {
+        idx[i] = members[i].rank;
+        if (members[i].rank == comm->rank)
+            me = i;
+    }
+    lmpi_rankmap map;
+    if (!lmpi_rankmap_derive(&map, &comm->map, idx, m)) {
+        st = LMPI_ERR_NO_MEM;
+        goto out;
+    }
+    lmpi_comm *c;
+    st = finish_new(comm, &map, me, ctx, &c);
+    lmpi_rankmap_release(&map);
+    if (st == LMPI_OK)
+        *newcomm = c->handle;
+out:
+    lmpi_free(all);
+    lmpi_free(members);
+    lmpi_free(idx);
+    return st;
+}
+
+lmpi_status lmpi_impl_Comm_split(lmpi_comm *comm, int color, int key, MPI_Comm *newcomm)
+{
+    return split_by(comm, color, key, newcomm);
+}
+
+lmpi_status lmpi_comm_hw_color(lmpi_comm *comm, int split_type, lmpi_info *info, int *color, char *type_out,
+                               size_t type_len);
+
+lmpi_status lmpi_impl_Comm_split_type(lmpi_comm *comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    lmpi_info *i;
+    lmpi_status st = lmpi_info_arg(info, &i);
+    if (st != LMPI_OK)
+        return st;
+    int color;
+    char type[64] = "";
+    switch (split_type) {
+    case MPI_UNDEFINED:
+        color = MPI_UNDEFINED;
+        break;
+    case MPI_COMM_TYPE_SHARED:
+        color = lmpi_av_world()->my_node;
+        snprintf(type, sizeof(type), "mpi_shared_memory");
+        break;
+    case MPI_COMM_TYPE_HW_GUIDED:
+    case MPI_COMM_TYPE_HW_UNGUIDED:
+    case MPI_COMM_TYPE_RESOURCE_GUIDED:
+        st = lmpi_comm_hw_color(comm, split_type, i, &color, type, sizeof(type));
+        if (st != LMPI_OK)
+            return st;
+        break;
+    default:
+        lmpi_err_detail("split_type %d is not MPI_COMM_TYPE_SHARED, _HW_GUIDED, _HW_UNGUIDED, "
+                        "_RESOURCE_GUIDED or MPI_UNDEFINED",
+                        split_type);
+        return LMPI_ERR_ARG;
+    }
+    st = split_by(comm, color, key, newcomm);
+    if (st == LMPI_OK && *newcomm != MPI_COMM_NULL && type[0]) {
+        lmpi_comm *c = lmpi_comm_from_handle(*newcomm);
+        c->info = lmpi_info_new();
+        if (!c->info || lmpi_info_put(c->info, "mpi_hw_resource_type", type) != LMPI_OK)
+            return LMPI_ERR_NO_MEM;
+    }
+    return st;
+}
+
+/* ---- create / create_group / create_from_group ---------------------------------- */
+
+/* idx[i]: the parent rank of group rank i; -1 when a member is not in the
+ * parent. */
+static lmpi_status group_in_parent(lmpi_comm *comm, lmpi_group *g, int *idx)
+{
+    MPI_Group pg;
+    lmpi_status st = lmpi_group_new(lmpi_comm_local_map(comm), &pg);
+    if (st != LMPI_OK)
+        return st;
+    int *ranks = lmpi_malloc(sizeof(int) * (size_t)(g->size + 1), LMPI_MEM_OTHER);
+    if (!ranks) {
+        lmpi_impl_Group_free(&pg);
+        return LMPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < g->size; i++)
+        ranks[i] = i;
+    st = lmpi_impl_Group_translate_ranks((MPI_Group)g, g->size, ranks, pg, idx);
+    lmpi_free(ranks);
+    lmpi_impl_Group_free(&pg);
+    if (st != LMPI_OK)
+        return st;
+    for (int i = 0; i < g->size; i++)
+        if (idx[i] == MPI_UNDEFINED) {
+            lmpi_err_detail("group rank %d is not a member of %s", i, lmpi_comm_display_name(comm));
+            return LMPI_ERR_GROUP;
+        }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Comm_create(lmpi_comm *comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    lmpi_group *g;
+    lmpi_status st = require_intra(comm, "MPI_Comm_create");
+    if (st == LMPI_OK)
+        st = lmpi_group_from_handle(group, &g, "group");
+    if (st != LMPI_OK)
+        return st;
+    int *idx = lmpi_malloc(sizeof(int) * (size_t)(g->size + 1), LMPI_MEM_OTHER);
+    if (!idx)
+        return LMPI_ERR_NO_MEM;
+    st = group_in_parent(comm, g, idx);
+    uint32_t ctx = 0;
+    if (st == LMPI_OK) /* every member of the parent takes part in the agreement */
+        st = lmpi_comm_agree_ctx(comm, &ctx);
+    if (st == LMPI_OK && g->rank == MPI_UNDEFINED)
+        *newcomm = MPI_COMM_NULL;
+    else if (st == LMPI_OK) {
+        lmpi_rankmap map;
+        lmpi_comm *c;
+        if (!lmpi_rankmap_derive(&map, &comm->map, idx, g->size))
+            st = LMPI_ERR_NO_MEM;
+        else {
+            st = finish_new(comm, &map, g->rank, ctx, &c);
+            lmpi_rankmap_release(&map);
+            if (st == LMPI_OK)
+                *newcomm = c->handle;
+        }
+    }
+    lmpi_free(idx);
+    return st;
+}
+
+/* A temporary communicator over a group for the agreement among its members
+ * only: it runs on the collective context of `ctx_owner`'s block with a tag
+ * fixed by the caller (the user's tag or the string tag). */
+static void temp_comm(lmpi_comm *t, lmpi_group *g, uint32_t ctx, int tag)
+{
+    memset(t, 0, sizeof(*t));
+    t->magic = LMPI_MAGIC_COMM;
+    t->context_id = ctx;
+    t->map = g->map;
+    t->rank = g->rank;
+    t->size = t->peer_size = g->size;
+    t->coll_seq = (uint32_t)tag;
+    t->flags = LMPI_COMM_FIXED_TAG;
+}
+
+static lmpi_status create_in_group(lmpi_comm *parent, lmpi_group *g, uint32_t ctx_base, int tag, MPI_Comm *newcomm)
+{
+    if (g->rank == MPI_UNDEFINED) {
+        lmpi_err_detail("the calling process is not a member of group");
+        return LMPI_ERR_GROUP;
+    }
+    lmpi_comm t;
+    temp_comm(&t, g, ctx_base, FIXED_TAG_BASE | (tag & 0x1fffffff));
+    uint32_t ctx;
+    lmpi_status st = lmpi_comm_agree_ctx(&t, &ctx);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_comm *c;
+    st = finish_new(parent, &g->map, g->rank, ctx, &c);
+    if (st == LMPI_OK)
+        *newcomm = c->handle;
+    return st;
+}
+
+lmpi_status lmpi_impl_Comm_create_group(lmpi_comm *comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    lmpi_group *g;
+    lmpi_status st = require_intra(comm, "MPI_Comm_create_group");
+    if (st == LMPI_OK)
+        st = lmpi_group_from_handle(group, &g, "group");
+    if (st != LMPI_OK)
+        return st;
+    if (g->size == 0 || g->rank == MPI_UNDEFINED) {
+        *newcomm = MPI_COMM_NULL;
+        return LMPI_OK;
+    }
+    int *idx = lmpi_malloc(sizeof(int) * (size_t)(g->size + 1), LMPI_MEM_OTHER);
+    if (!idx)
+        return LMPI_ERR_NO_MEM;
+    st = group_in_parent(comm, g, idx);
+    lmpi_free(idx);
+    if (st != LMPI_OK)
+        return st;
+    return create_in_group(comm, g, comm->context_id, tag, newcomm);
+}
+
+static int string_tag(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return (int)(h & 0x1fffffff);
+}
+
+lmpi_status lmpi_impl_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                             MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+    lmpi_group *g;
+    lmpi_info *i;
+    lmpi_status st = lmpi_group_from_handle(group, &g, "group");
+    if (st == LMPI_OK)
+        st = lmpi_info_arg(info, &i);
+    if (st != LMPI_OK)
+        return st;
+    if (!stringtag) {
+        lmpi_err_detail("stringtag is NULL");
+        return LMPI_ERR_ARG;
+    }
+    lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
+    if (errhandler != MPI_ERRHANDLER_NULL && (!e || e->kind == LMPI_ERRH_NULL)) {
+        lmpi_err_detail("errhandler is not a valid error handler");
+        return LMPI_ERR_ERRHANDLER;
+    }
+    if (g->size == 0) {
+        *newcomm = MPI_COMM_NULL;
+        return LMPI_OK;
+    }
+    st = create_in_group(NULL, g, CTX_FROM_GROUP, string_tag(stringtag), newcomm);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_comm *c = lmpi_comm_from_handle(*newcomm);
+    if (e && e->kind != LMPI_ERRH_NULL) {
+        lmpi_errhandler_retain(e);
+        lmpi_errhandler_release(c->errh);
+        c->errh = e;
+    }
+    if (i && !(c->info = lmpi_info_copy(i)))
+        return LMPI_ERR_NO_MEM;
+    return LMPI_OK;
+}
+
+/* ---- intercommunicators ---------------------------------------------------------- */
+
+typedef struct {
+    uint32_t ctx;
+    int32_t size;
+    int32_t high;
+    int32_t leader_world; /* tie-break for merge */
+} leader_msg;
+
+/* Build the intercommunicator from the local group (a communicator over it),
+ * the remote group's lpids and the agreed id. */
+static lmpi_status build_inter(lmpi_comm *local, const uint32_t *remote, int nremote, uint32_t ctx, lmpi_comm **out)
+{
+    lmpi_gpid *g = lmpi_malloc(sizeof(*g) * (size_t)(nremote + 1), LMPI_MEM_OTHER);
+    if (!g)
+        return LMPI_ERR_NO_MEM;
+    for (int i = 0; i < nremote; i++)
+        g[i] = (lmpi_gpid){0, remote[i]};
+    lmpi_rankmap rmap;
+    bool ok = lmpi_rankmap_from_gpids(&rmap, g, nremote);
+    lmpi_free(g);
+    if (!ok)
+        return LMPI_ERR_NO_MEM;
+    lmpi_comm *c;
+    lmpi_status st = finish_new(local, &rmap, local->rank, ctx, &c);
+    lmpi_rankmap_release(&rmap);
+    if (st != LMPI_OK)
+        return st;
+    c->is_inter = 1;
+    c->size = local->size;
+    c->peer_size = nremote;
+    c->local_map = lmpi_malloc(sizeof(*c->local_map), LMPI_MEM_COMM);
+    if (c->local_map)
+        lmpi_rankmap_copy(c->local_map, lmpi_comm_local_map(local));
+    if (c->local_map)
+        c->local_comm = lmpi_comm_alloc(c->local_map, c->rank, ctx + LMPI_CTX_LOCAL);
+    if (!c->local_map || !c->local_comm) {
+        lmpi_comm_destroy(c);
+        return LMPI_ERR_NO_MEM;
+    }
+    *out = c;
+    return LMPI_OK;
+}
+
+/* The leaders' exchange over `peer` (rank remote_leader there), then a
+ * broadcast in the local group: afterwards every local member knows the
+ * id and the remote group. */
+static lmpi_status inter_handshake(lmpi_comm *local, int local_leader, lmpi_comm *peer, int remote_leader, int tag,
+                                   bool peer_coll, MPI_Comm *newintercomm)
+{
+    uint32_t ctx = lmpi_ctx_next();
+    lmpi_status st = lmpi_icoll_allreduce_max_u32(local, &ctx);
+    if (st != LMPI_OK)
+        return st;
+    const lmpi_rankmap *lm = lmpi_comm_local_map(local);
+    leader_msg hdr = {0};
+    uint32_t *remote = NULL;
+    int32_t err = 0;
+    if (local->rank == local_leader) {
+        leader_msg mine = {ctx, local->size, 0, lmpi_rt.world_rank};
+        uint32_t ctx_peer = peer_coll ? peer->context_id + LMPI_CTX_COLL : peer->context_id;
+        st = LMPI_OK;
+        {
+            lmpi_request *rr = NULL, *sr = NULL;
+            st = lmpi_pt2pt_irecv(&hdr, sizeof(hdr), remote_leader, tag, peer, ctx_peer, &rr);
+            if (st == LMPI_OK)
+                st = lmpi_pt2pt_isend(&mine, sizeof(mine), remote_leader, tag, peer, ctx_peer, LMPI_MODE_STANDARD,
+                                      NULL, &sr);
+            if (sr)
+                lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE);
+            if (rr)
+                lmpi_pt2pt_wait_free(rr, MPI_STATUS_IGNORE);
+        }
+        uint32_t *lids = lmpi_malloc(sizeof(uint32_t) * (size_t)(local->size + 1), LMPI_MEM_OTHER);
+        remote = lmpi_malloc(sizeof(uint32_t) * (size_t)(hdr.size + 1), LMPI_MEM_OTHER);
+        if (st == LMPI_OK && (!lids || !remote))
+            st = LMPI_ERR_NO_MEM;
+        if (st == LMPI_OK) {
+            for (int r = 0; r < local->size; r++)
+                lids[r] = lmpi_rankmap_lpid(lm, r);
+            lmpi_request *rr = NULL, *sr = NULL;
+            st = lmpi_pt2pt_irecv(remote, sizeof(uint32_t) * (size_t)hdr.size, remote_leader, tag, peer, ctx_peer, &rr);
+            if (st == LMPI_OK)
+                st = lmpi_pt2pt_isend(lids, sizeof(uint32_t) * (size_t)local->size, remote_leader, tag, peer,
+                                      ctx_peer, LMPI_MODE_STANDARD, NULL, &sr);
+            if (sr)
+                lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE);
+            if (rr)
+                lmpi_pt2pt_wait_free(rr, MPI_STATUS_IGNORE);
+        }
+        lmpi_free(lids);
+        if (st != LMPI_OK) {
+            lmpi_free(remote);
+            return st;
+        }
+        if (hdr.ctx > ctx)
+            ctx = hdr.ctx;
+        /* overlapping groups: both leaders see the same intersection */
+        for (int i = 0; i < hdr.size && !err; i++)
+            if (lmpi_rankmap_find(lm, (lmpi_gpid){0, remote[i]}) >= 0)
+                err = (int32_t)remote[i] + 1;
+        hdr.ctx = ctx;
+    }
+    int32_t info[3] = {(int32_t)hdr.ctx, hdr.size, err};
+    st = lmpi_icoll_bcast(local, info, sizeof(info), local_leader);
+    if (st == LMPI_OK && local->rank != local_leader) {
+        remote = lmpi_malloc(sizeof(uint32_t) * (size_t)(info[1] + 1), LMPI_MEM_OTHER);
+        if (!remote)
+            st = LMPI_ERR_NO_MEM;
+    }
+    if (st == LMPI_OK)
+        st = lmpi_icoll_bcast(local, remote, sizeof(uint32_t) * (size_t)info[1], local_leader);
+    if (st == LMPI_OK && info[2]) {
+        lmpi_err_detail("the local and remote groups overlap (world rank %d is in both)", info[2] - 1);
+        st = LMPI_ERR_ARG;
+    }
+    lmpi_comm *c = NULL;
+    if (st == LMPI_OK) {
+        lmpi_ctx_advance((uint32_t)info[0]);
+        st = build_inter(local, remote, info[1], (uint32_t)info[0], &c);
+    }
+    lmpi_free(remote);
+    if (st == LMPI_OK)
+        *newintercomm = c->handle;
+    return st;
+}
+
+lmpi_status lmpi_impl_Intercomm_create(lmpi_comm *local_comm, int local_leader, lmpi_comm *peer_comm,
+                                       int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    lmpi_status st = require_intra(local_comm, "MPI_Intercomm_create on local_comm");
+    if (st != LMPI_OK)
+        return st;
+    if (local_leader < 0 || local_leader >= local_comm->size) {
+        lmpi_err_detail("local_leader %d but local_comm has %d ranks", local_leader, local_comm->size);
+        return LMPI_ERR_RANK;
+    }
+    if (local_comm->rank == local_leader && (remote_leader < 0 || remote_leader >= peer_comm->peer_size)) {
+        lmpi_err_detail("remote_leader %d but peer_comm has %d ranks", remote_leader, peer_comm->peer_size);
+        return LMPI_ERR_RANK;
+    }
+    if (local_comm->rank == local_leader && remote_leader == peer_comm->rank && !peer_comm->is_inter) {
+        lmpi_err_detail("remote_leader %d is the local leader itself: the groups overlap", remote_leader);
+        return LMPI_ERR_ARG;
+    }
+    return inter_handshake(local_comm, local_leader, peer_comm, remote_leader, tag, false, newintercomm);
+}
+
+lmpi_status lmpi_impl_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                                   int remote_leader, const char *stringtag, MPI_Info info,
+                                                   MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    lmpi_group *lg, *rg;
+    lmpi_info *i;
+    lmpi_status st = lmpi_group_from_handle(local_group, &lg, "local_group");
+    if (st == LMPI_OK)
+        st = lmpi_group_from_handle(remote_group, &rg, "remote_group");
+    if (st == LMPI_OK)
+        st = lmpi_info_arg(info, &i);
+    if (st != LMPI_OK)
+        return st;
+    if (!stringtag) {
+        lmpi_err_detail("stringtag is NULL");
+        return LMPI_ERR_ARG;
+    }
+    if (lg->rank == MPI_UNDEFINED) {
+        lmpi_err_detail("the calling process is not a member of local_group");
+        return LMPI_ERR_GROUP;
+    }
+    if (local_leader < 0 || local_leader >= lg->size || remote_leader < 0 || remote_leader >= rg->size) {
+        lmpi_err_detail("local_leader %d (group of %d) or remote_leader %d (group of %d) out of range", local_leader,
+                        lg->size, remote_leader, rg->size);
+        return LMPI_ERR_RANK;
+    }
+    int tag = FIXED_TAG_BASE | string_tag(stringtag);
+    lmpi_comm local;
+    temp_comm(&local, lg, CTX_FROM_GROUP, tag);
+    /* The leaders talk through the world, on a reserved context. */
+    lmpi_comm world = *lmpi_comm_world;
+    world.context_id = CTX_FROM_GROUPS_PEER;
+    world.attrs = NULL;
+    int remote_world = (int)lmpi_rankmap_lpid(&rg->map, remote_leader);
+    MPI_Comm out;
+    st = inter_handshake(&local, local_leader, &world, remote_world, tag, false, &out);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_comm *c = lmpi_comm_from_handle(out);
+    lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
+    if (e && e->kind != LMPI_ERRH_NULL) {
+        lmpi_errhandler_retain(e);
+        lmpi_errhandler_release(c->errh);
+        c->errh = e;
+    }
+    if (i && !(c->info = lmpi_info_copy(i)))
+        return LMPI_ERR_NO_MEM;
+    *newintercomm = out;
+    return LMPI_OK;
+}
+
+static lmpi_status exchange_leaders(lmpi_comm *inter, leader_msg *mine, leader_msg *theirs, int tag)
+{
+    uint32_t ctx = inter->context_id + LMPI_CTX_COLL;
+    lmpi_request *rr = NULL, *sr = NULL;
+    lmpi_status st = lmpi_pt2pt_irecv(theirs, sizeof(*theirs), 0, tag, inter, ctx, &rr);
+    if (st == LMPI_OK)
+        st = lmpi_pt2pt_isend(mine, sizeof(*mine), 0, tag, inter, ctx, LMPI_MODE_STANDARD, NULL, &sr);
+    lmpi_status s1 = sr ? lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE) : LMPI_OK;
+    lmpi_status s2 = rr ? lmpi_pt2pt_wait_free(rr, MPI_STATUS_IGNORE) : LMPI_OK;
+    return st != LMPI_OK ? st : s1 != LMPI_OK ? s1 : s2;
+}
+
+/* Leaders of the two groups swap a message over the intercommunicator's
+ * collective context; the local group learns the result by broadcast. */
+static lmpi_status leaders_swap(lmpi_comm *inter, leader_msg *mine, leader_msg *theirs)
+{
+    lmpi_comm *local = inter->local_comm;
+    lmpi_status st = LMPI_OK;
+    int tag = 0x40000000 | (int)(inter->coll_seq++ & 0x3fffffff);
+    if (local->rank == 0)
+        st = exchange_leaders(inter, mine, theirs, tag);
+    if (st == LMPI_OK)
+        st = lmpi_icoll_bcast(local, theirs, sizeof(*theirs), 0);
+    return st;
+}
+
+static lmpi_status agree_ctx_inter(lmpi_comm *comm, uint32_t *ctx)
+{
+    uint32_t v = *ctx > lmpi_ctx_next() ? *ctx : lmpi_ctx_next();
+    lmpi_status st = lmpi_icoll_allreduce_max_u32(comm->local_comm, &v);
+    if (st != LMPI_OK)
+        return st;
+    leader_msg mine = {v, comm->size, 0, 0}, theirs;
+    st = leaders_swap(comm, &mine, &theirs);
+    if (st != LMPI_OK)
+        return st;
+    if (theirs.ctx > v)
+        v = theirs.ctx;
+    lmpi_ctx_advance(v);
+    *ctx = v;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Intercomm_merge(lmpi_comm *intercomm, int high, MPI_Comm *newintracomm)
+{
+    if (!intercomm->is_inter) {
+        lmpi_err_detail("%s is not an intercommunicator", lmpi_comm_display_name(intercomm));
+        return LMPI_ERR_COMM;
+    }
+    lmpi_comm *local = intercomm->local_comm;
+    uint32_t v = lmpi_ctx_next();
+    lmpi_status st = lmpi_icoll_allreduce_max_u32(local, &v);
+    if (st != LMPI_OK)
+        return st;
+    int32_t my_high = high ? 1 : 0;
+    /* the group's choice is its leader's */
+    st = lmpi_icoll_bcast(local, &my_high, sizeof(my_high), 0);
+    if (st != LMPI_OK)
+        return st;
+    leader_msg mine = {v, intercomm->size, my_high, (int32_t)lmpi_rankmap_lpid(intercomm->local_map, 0)}, theirs;
+    st = leaders_swap(intercomm, &mine, &theirs);
+    if (st != LMPI_OK)
+        return st;
+    uint32_t ctx = theirs.ctx > v ? theirs.ctx : v;
+    lmpi_ctx_advance(ctx);
+    bool local_first = my_high != theirs.high ? !my_high : mine.leader_world < theirs.leader_world;
+    const lmpi_rankmap *first = local_first ? intercomm->local_map : &intercomm->map;
+    const lmpi_rankmap *second = local_first ? &intercomm->map : intercomm->local_map;
+    int n = first->size + second->size;
+    lmpi_gpid *g = lmpi_malloc(sizeof(*g) * (size_t)n, LMPI_MEM_OTHER);
+    if (!g)
+        return LMPI_ERR_NO_MEM;
+    for (int r = 0; r < first->size; r++)
+        g[r] = lmpi_rankmap_gpid(first, r);
+    for (int r = 0; r < second->size; r++)
+        g[first->size + r] = lmpi_rankmap_gpid(second, r);
+    lmpi_rankmap map;
+    bool ok = lmpi_rankmap_from_gpids(&map, g, n);
+    lmpi_free(g);
+    if (!ok)
+        return LMPI_ERR_NO_MEM;
+    lmpi_comm *c;
+    st = finish_new(intercomm, &map, local_first ? intercomm->rank : first->size + intercomm->rank, ctx, &c);
+    lmpi_rankmap_release(&map);
+    if (st == LMPI_OK)
+        *newintracomm = c->handle;
+    return st;
+}
