@@ -72,7 +72,7 @@ const char *lmpi_nodemap_mode_name(const lmpi_nodemap *m)
     return names[m->mode];
 }
 
-bool lmpi_av_create(lmpi_av *av, uint32_t pgid, int size, const int *node_of, int me, bool store)
+bool lmpi_av_create(lmpi_av *av, uint32_t pgid, int size, const int *node_of, int me, bool one_host)
 {
     memset(av, 0, sizeof(*av));
     av->pgid = pgid;
@@ -80,10 +80,10 @@ bool lmpi_av_create(lmpi_av *av, uint32_t pgid, int size, const int *node_of, in
     if (!lmpi_nodemap_build(&av->nodes, node_of, size))
         return false;
     av->my_node = me >= 0 ? lmpi_nodemap_node(&av->nodes, (uint32_t)me) : -1;
-    /* Computable: everyone on this node (shm index = lpid).  Otherwise an
+    /* Computable: everyone on this host (shm index = lpid).  Otherwise an
      * entry per rank: the shm index on this node, or the network address
      * (the lpid: libfabric AV tables inserted in world order). */
-    if (!store && av->nodes.nnodes == 1)
+    if (one_host)
         return true;
     av->entries = lmpi_malloc(sizeof(uint64_t) * (size_t)(size ? size : 1), LMPI_MEM_AV);
     if (!av->entries) {

@@ -64,9 +64,11 @@ static inline uint64_t lmpi_av_addr(const lmpi_av *av, uint32_t lpid)
 }
 
 /* Set up process group pgid with size ranks and their node ids; me is this
- * process's lpid (or -1).  store forces stored entries (the module benchmark
- * measures both forms). */
-bool lmpi_av_create(lmpi_av *av, uint32_t pgid, int size, const int *node_of, int me, bool store);
+ * process's lpid (or -1).  one_host: every rank shares this machine's
+ * shared-memory segment (also when nodes are emulated), so addresses are the
+ * lpids themselves and nothing is stored; otherwise an 8-byte entry per
+ * rank. */
+bool lmpi_av_create(lmpi_av *av, uint32_t pgid, int size, const int *node_of, int me, bool one_host);
 void lmpi_av_destroy(lmpi_av *av);
 size_t lmpi_av_bytes(const lmpi_av *av);
 /* Bytes per stored entry (0 when computed). */

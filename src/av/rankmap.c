@@ -310,7 +310,9 @@ bool lmpi_rankmap_derive_pattern(lmpi_rankmap *m, const lmpi_rankmap *parent, in
         break;
     }
     case LMPI_RM_LUT:
-        if (offset_child) { /* a window into the same table */
+        if (offset_child) { /* regular after all, or a window into the same table */
+            if (lmpi_rankmap_detect(m, parent->lut->ids + parent->offset + p.o, n, parent->pgid))
+                return true;
             init_map(m, LMPI_RM_LUT, n, parent->pgid);
             m->offset = parent->offset + p.o;
             m->lut = parent->lut;

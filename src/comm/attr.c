@@ -62,6 +62,13 @@ static void keyval_unref(int id)
     keyval *k = &keyvals[id - KEYVAL_BASE];
     if (--k->refs == 0)
         memset(k, 0, sizeof(*k));
+    while (nkeyvals && keyvals[nkeyvals - 1].refs == 0)
+        nkeyvals--;
+    if (nkeyvals == 0) { /* no keyval left: give the table back */
+        lmpi_free(keyvals);
+        keyvals = NULL;
+        capkeyvals = 0;
+    }
 }
 
 static bool is_predefined_comm_keyval(int kv)

@@ -141,7 +141,7 @@ void lmpi_comm_init_builtin(void)
 lmpi_status lmpi_comm_init_world(int world_size, int world_rank, const int *node_of)
 {
     lmpi_rankmap_set_table_baseline(strcmp(lmpi_config.rankmap, "table") == 0);
-    if (!lmpi_av_create(lmpi_av_world(), 0, world_size, node_of, world_rank, false))
+    if (!lmpi_av_create(lmpi_av_world(), 0, world_size, node_of, world_rank, true))
         return LMPI_ERR_NO_MEM;
     lmpi_rt.node_id = lmpi_av_world()->my_node;
     lmpi_rankmap world_map, self_map;

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "binding/gen/impl.h"
+#include "av/rankmap.h"
+#include "comm/comm.h"
 #include "match/match.h"
 #include "runtime/config.h"
 
@@ -32,6 +34,13 @@ static uint64_t read_max_depth(int a) { (void)a; return lmpi_match_stat.max_dept
 static uint64_t read_migrations(int a) { (void)a; return lmpi_match_stat.migrations; }
 static uint64_t read_match_time(int a) { (void)a; return lmpi_match_stat.time_ns; }
 static uint64_t read_match_meta(int a) { (void)a; return lmpi_match_metadata_bytes(); }
+/* Strided maps with and without blocks count as one mode, "stride". */
+static uint64_t read_rankmaps(int mode)
+{
+    return (uint64_t)(lmpi_rankmap_count(mode) + (mode == LMPI_RM_STRIDE ? lmpi_rankmap_count(LMPI_RM_BSTRIDE) : 0));
+}
+static uint64_t read_comms(int a) { (void)a; return (uint64_t)lmpi_comm_live(); }
+static uint64_t read_rankmap_tables(int a) { (void)a; return (uint64_t)lmpi_rankmap_table_bytes(); }
 static uint64_t read_mem_current(int cat) { return (uint64_t)lmpi_mem_current((lmpi_mem_cat)cat); }
 static uint64_t read_mem_peak(int cat) { return (uint64_t)lmpi_mem_peak((lmpi_mem_cat)cat); }
 
@@ -57,6 +66,20 @@ static const pvar_def pvars[] = {
      MPI_T_PVAR_CLASS_TIMER, read_match_time, 0},
     {"lmpi_match_metadata_bytes", "bytes of matching structure beyond the queued items", MPI_T_PVAR_CLASS_SIZE,
      read_match_meta, 0},
+    {"lmpi_comms", "communicators alive (user and internal, not the predefined ones)", MPI_T_PVAR_CLASS_LEVEL,
+     read_comms, 0},
+    {"lmpi_rankmaps_direct", "rank maps (communicators and groups) in direct mode", MPI_T_PVAR_CLASS_LEVEL,
+     read_rankmaps, LMPI_RM_DIRECT},
+    {"lmpi_rankmaps_offset", "rank maps in offset mode", MPI_T_PVAR_CLASS_LEVEL, read_rankmaps, LMPI_RM_OFFSET},
+    {"lmpi_rankmaps_stride", "rank maps in stride mode (with or without blocks)", MPI_T_PVAR_CLASS_LEVEL,
+     read_rankmaps, LMPI_RM_STRIDE},
+    {"lmpi_rankmaps_lut", "rank maps using a shared lookup table", MPI_T_PVAR_CLASS_LEVEL, read_rankmaps, LMPI_RM_LUT},
+    {"lmpi_rankmaps_mlut", "rank maps over several process groups", MPI_T_PVAR_CLASS_LEVEL, read_rankmaps,
+     LMPI_RM_MLUT},
+    {"lmpi_rankmaps_table", "rank maps with a full table (LMPI_RANKMAP=table)", MPI_T_PVAR_CLASS_LEVEL, read_rankmaps,
+     LMPI_RM_TABLE},
+    {"lmpi_rankmap_table_bytes", "bytes of all lookup tables (each shared table once)", MPI_T_PVAR_CLASS_SIZE,
+     read_rankmap_tables, 0},
     LMPI_MEM_CATEGORIES(MEM_PVARS)};
 
 #define N_PVARS ((int)(sizeof(pvars) / sizeof(pvars[0])))
