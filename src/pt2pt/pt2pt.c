@@ -163,6 +163,18 @@ static uint64_t req_id(lmpi_request *r)
     return (uint64_t)(uintptr_t)r;
 }
 
+/* Benchmark switch (bench/comm issue rate): with LMPI_BENCH_DRY_ISSUE=1,
+ * MPI_Pcontrol(2) makes user sends stop right before the transport and
+ * complete at once; MPI_Pcontrol(1) ends it.  Off unless both are set, so a
+ * program calling MPI_Pcontrol for a profiler never loses a message. */
+bool lmpi_pt2pt_dry_issue;
+
+lmpi_status lmpi_impl_Pcontrol(const int level)
+{
+    lmpi_pt2pt_dry_issue = level == 2 && lmpi_config.bench_dry_issue;
+    return LMPI_OK;
+}
+
 static lmpi_request *req_of(uint64_t id)
 {
     return (lmpi_request *)(uintptr_t)id;
@@ -284,6 +296,10 @@ lmpi_status lmpi_pt2pt_isend(const void *buf, size_t bytes, int dest, int tag, l
     int peer = lmpi_comm_world_rank(comm, dest);
     r->peer = peer;
     lmpi_pkt_hdr h = {.rank = comm->rank, .tag = tag, .ctx = ctx, .len = bytes, .sreq = req_id(r)};
+    if (LMPI_UNLIKELY(lmpi_pt2pt_dry_issue) && !r->internal) {
+        complete_send(r);
+        return LMPI_OK;
+    }
     if (bytes <= lmpi_shm_eager_max()) {
         h.type = LMPI_PKT_EAGER;
         h.flags = mode == LMPI_MODE_SYNC ? LMPI_PKT_SYNC : 0;

@@ -49,6 +49,9 @@
     X(node_comms, "LMPI_NODE_COMMS", STRING, "lazy",                                              \
       "When the internal node and node-roots communicators of a communicator are built: lazy "   \
       "(first node-aware collective) or eager (at creation).")                                    \
+    X(bench_dry_issue, "LMPI_BENCH_DRY_ISSUE", BOOL, "0",                                         \
+      "Benchmarks only: allow MPI_Pcontrol(2) to make sends stop before the transport and "       \
+      "complete at once (the issue-rate benchmark); MPI_Pcontrol(1) ends it.")                    \
     X(spin_count, "LMPI_SPIN_COUNT", INT, "100",                                                  \
       "Progress polls a blocking call makes before it starts yielding the processor between "    \
       "polls (oversubscribed runs need the yield).")                                              \
