@@ -175,6 +175,67 @@ static void matching(void)
     MPI_T_finalize();
 }
 
+static const char *rankmap_mode(MPI_Comm c, char *buf, int len)
+{
+    MPI_Info info;
+    int flag;
+    MPI_Comm_get_info(c, &info);
+    MPI_Info_get_string(info, "lmpi_rankmap", &len, buf, &flag);
+    MPI_Info_free(&info);
+    return flag ? buf : "?";
+}
+
+/* Part 3: communicators over compressed rank maps.  Each new communicator's
+ * ranks are detected as a pattern over its parent and stored as a few words
+ * (direct/offset/stride) or as a shared table (lut). */
+static void communicators(void)
+{
+    part("3. Communicators: compressed rank maps (AV-Rankmap)");
+    int provided;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_T_pvar_session_create(&pv_session);
+    MPI_T_pvar_handle comm_bytes = pvar_handle("lmpi_mem_current_comm", MPI_T_PVAR_CLASS_LEVEL);
+    MPI_T_pvar_handle map_bytes = pvar_handle("lmpi_mem_current_rankmap", MPI_T_PVAR_CLASS_LEVEL);
+    unsigned long long c0 = pvar_read(comm_bytes), m0 = pvar_read(map_bytes);
+    enum { N = 5 };
+    MPI_Comm c[N];
+    const char *what[N] = {"MPI_Comm_dup(WORLD)", "split odd/even", "split low/high", "split reversed keys",
+                           "split shuffled keys"};
+    MPI_Comm_dup(MPI_COMM_WORLD, &c[0]);
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &c[1]);
+    MPI_Comm_split(MPI_COMM_WORLD, rank >= size / 2, rank, &c[2]);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &c[3]);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, (rank * (size % 3 ? 3 : 5) + 1) % size, &c[4]); /* a permutation */
+    long table_bytes = 0;
+    for (int i = 0; i < N; i++) {
+        int n, r;
+        char mode[32];
+        MPI_Comm_size(c[i], &n);
+        MPI_Comm_rank(c[i], &r);
+        table_bytes += 4L * n;
+        if (rank == 0)
+            printf("%-22s rank %d of %d  map: %s\n", what[i], r, n, rankmap_mode(c[i], mode, sizeof(mode)));
+    }
+    MPI_Comm shared;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
+    int ns;
+    MPI_Comm_size(shared, &ns);
+    unsigned long long c1 = pvar_read(comm_bytes), m1 = pvar_read(map_bytes);
+    if (rank == 0) {
+        printf("MPI_COMM_TYPE_SHARED: %d ranks on this node\n", ns);
+        printf("6 communicators on rank %d: %llu bytes of communicator objects, %llu bytes of rank-map tables\n"
+               "(a table per communicator would hold %ld bytes of ranks alone; bench/run comm models 1M ranks)\n",
+               rank, c1 - c0, m1 - m0, table_bytes + 4L * ns);
+    }
+    for (int i = 0; i < N; i++)
+        MPI_Comm_free(&c[i]);
+    MPI_Comm_free(&shared);
+    MPI_T_pvar_handle_free(pv_session, &comm_bytes);
+    MPI_T_pvar_handle_free(pv_session, &map_bytes);
+    MPI_T_pvar_session_free(&pv_session);
+    MPI_T_finalize();
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -184,6 +245,7 @@ int main(int argc, char **argv)
         printf("LeanMPI showcase\n");
     foundation();
     matching();
+    communicators();
     part("Memory report (LMPI_MEMORY_REPORT=1, printed by MPI_Finalize)");
     fflush(stdout);
     MPI_Finalize();

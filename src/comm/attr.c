@@ -8,6 +8,7 @@
 
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
+#include "datatype/datatype.h"
 
 enum { KIND_COMM, KIND_TYPE, KIND_WIN };
 #define KEYVAL_BASE 1000 /* above every predefined keyval */
@@ -181,11 +182,11 @@ static lmpi_status set_attr(lmpi_attr **list, void *object, int kv, void *value)
     return LMPI_OK;
 }
 
-/* Communicator duplication: each attribute's copy callback decides whether
- * the new communicator gets it (MPI_COMM_DUP_FN copies the value). */
-lmpi_status lmpi_attr_copy_all(lmpi_comm *old, lmpi_comm *newc)
+/* Duplication: each attribute's copy callback decides whether the new
+ * object gets it (the *_DUP_FN constants copy the value). */
+static lmpi_status copy_list(lmpi_attr *from, void *old_handle, lmpi_attr **to, void *new_handle)
 {
-    for (lmpi_attr *a = old->attrs; a; a = a->next) {
+    for (lmpi_attr *a = from; a; a = a->next) {
         keyval *k = &keyvals[a->keyval - KEYVAL_BASE];
         void *out = NULL;
         int flag = 0;
@@ -193,19 +194,29 @@ lmpi_status lmpi_attr_copy_all(lmpi_comm *old, lmpi_comm *newc)
             out = a->value;
             flag = 1;
         } else if (k->copy) {
-            int rc = k->copy(old->handle, a->keyval, k->extra, a->value, &out, &flag);
+            int rc = k->copy(old_handle, a->keyval, k->extra, a->value, &out, &flag);
             if (rc != MPI_SUCCESS) {
                 lmpi_err_detail("the copy callback of keyval %d returned %d", a->keyval, rc);
                 return LMPI_ERR_OTHER;
             }
         }
         if (flag) {
-            lmpi_status st = set_attr(&newc->attrs, newc->handle, a->keyval, out);
+            lmpi_status st = set_attr(to, new_handle, a->keyval, out);
             if (st != LMPI_OK)
                 return st;
         }
     }
     return LMPI_OK;
+}
+
+lmpi_status lmpi_attr_copy_type(lmpi_datatype *old, lmpi_datatype *newt)
+{
+    return copy_list(old->attrs, old->handle, &newt->attrs, newt->handle);
+}
+
+lmpi_status lmpi_attr_copy_all(lmpi_comm *old, lmpi_comm *newc)
+{
+    return copy_list(old->attrs, old->handle, &newc->attrs, newc->handle);
 }
 
 /* ---- communicator attributes ------------------------------------------------ */
@@ -317,4 +328,47 @@ void lmpi_attr_finalize(void)
     lmpi_free(keyvals);
     keyvals = NULL;
     nkeyvals = capkeyvals = 0;
+}
+
+/* ---- datatype attributes ---------------------------------------------------- */
+
+lmpi_status lmpi_impl_Type_create_keyval(MPI_Type_copy_attr_function *c, MPI_Type_delete_attr_function *d, int *kv,
+                                         void *extra)
+{
+    return keyval_new(KIND_TYPE, (copy_fn)(void (*)(void))c, (delete_fn)(void (*)(void))d, extra, kv);
+}
+
+lmpi_status lmpi_impl_Type_free_keyval(int *kv) { return keyval_free(kv, KIND_TYPE); }
+
+lmpi_status lmpi_impl_Type_set_attr(lmpi_datatype *dt, int kv, void *value)
+{
+    keyval *k;
+    lmpi_status st = keyval_arg(kv, KIND_TYPE, &k);
+    return st != LMPI_OK ? st : set_attr(&dt->attrs, dt->handle, kv, value);
+}
+
+lmpi_status lmpi_impl_Type_get_attr(lmpi_datatype *dt, int kv, void *attribute_val, int *flag)
+{
+    keyval *k;
+    lmpi_status st = keyval_arg(kv, KIND_TYPE, &k);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_attr *a = find(dt->attrs, kv);
+    *flag = a != NULL;
+    if (a)
+        *(void **)attribute_val = a->value;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Type_delete_attr(lmpi_datatype *dt, int kv)
+{
+    keyval *k;
+    lmpi_status st = keyval_arg(kv, KIND_TYPE, &k);
+    if (st != LMPI_OK)
+        return st;
+    if (!find(dt->attrs, kv)) {
+        lmpi_err_detail("no attribute with keyval %d on the datatype", kv);
+        return LMPI_ERR_KEYVAL;
+    }
+    return delete_one(&dt->attrs, dt->handle, kv);
 }

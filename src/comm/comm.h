@@ -122,6 +122,7 @@ const char *lmpi_comm_display_name(const lmpi_comm *c);
 /* Attributes (src/comm/attr.c). */
 lmpi_status lmpi_attr_copy_all(lmpi_comm *old, lmpi_comm *newc);
 lmpi_status lmpi_attr_delete_all(lmpi_attr **list, void *object, int kind);
+lmpi_status lmpi_attr_copy_type(lmpi_datatype *old, lmpi_datatype *newt);
 
 /* Internal collectives used while building communicators (src/comm/icoll.c):
  * they run on the parent's collective context. */

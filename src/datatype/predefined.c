@@ -2,6 +2,7 @@
  * platform.  Fortran types follow the ABI's C view (INTEGER = int, REAL =
  * float, DOUBLE PRECISION = double, LOGICAL = int). */
 #include <complex.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <string.h>
 #include <wchar.h>
@@ -65,19 +66,67 @@ static MPI_Aint pair_extent(uintptr_t h, size_t size)
     return (MPI_Aint)size;
 }
 
+/* Every predefined type is one run from offset 0, except MPI_SHORT_INT
+ * (a short, two bytes of padding, an int): two runs.  The nodes are static
+ * and never freed (their reference counts start high). */
+#define PERMANENT (1u << 30)
+static lmpi_dtnode builtin_nodes[sizeof(builtin_types) / sizeof(builtin_types[0])];
+static MPI_Aint short_int_disps[2] = {0, offsetof(struct pair_si, b)};
+static MPI_Count short_int_blens[2] = {sizeof(short), sizeof(int)};
+static MPI_Count short_int_before[3] = {0, sizeof(short), sizeof(short) + sizeof(int)};
+static lmpi_dtnode byte_leaf = {.kind = LMPI_DT_LEAF, .refs = PERMANENT, .size = 1};
+
+/* Alignment for struct padding: the C type's, at most 8 bytes except long
+ * double. */
+static int builtin_align(uintptr_t h, MPI_Aint extent)
+{
+    if (h == (uintptr_t)MPI_LONG_DOUBLE || h == (uintptr_t)MPI_C_LONG_DOUBLE_COMPLEX ||
+        h == (uintptr_t)MPI_CXX_LONG_DOUBLE_COMPLEX || h == (uintptr_t)MPI_LONG_DOUBLE_INT)
+        return (int)_Alignof(long double);
+    int a = 1;
+    while (a < 8 && extent % (2 * a) == 0)
+        a *= 2;
+    return a;
+}
+
 void lmpi_datatype_init_builtin(void)
 {
     for (size_t i = 0; i < sizeof(builtin_types) / sizeof(builtin_types[0]); i++) {
-        lmpi_datatype *d = &lmpi_datatype_builtin[builtin_types[i].handle - LMPI_DATATYPE_BUILTIN_BASE];
+        uintptr_t h = builtin_types[i].handle;
+        lmpi_datatype *d = &lmpi_datatype_builtin[h - LMPI_DATATYPE_BUILTIN_BASE];
+        lmpi_dtnode *n = &builtin_nodes[i];
+        memset(d, 0, sizeof(*d));
+        memset(n, 0, sizeof(*n));
         d->magic = LMPI_MAGIC_DATATYPE;
-        d->size = (uint32_t)builtin_types[i].size;
-        d->extent = pair_extent(builtin_types[i].handle, builtin_types[i].size);
+        d->size = (MPI_Count)builtin_types[i].size;
+        d->extent = pair_extent(h, builtin_types[i].size);
         d->lb = 0;
-        d->contiguous = d->extent == (MPI_Aint)d->size;
+        d->true_lb = 0;
+        d->true_extent = h == (uintptr_t)MPI_SHORT_INT ? (MPI_Aint)sizeof(struct pair_si) : (MPI_Aint)d->size;
         d->committed = true;
         d->predefined = true;
-        d->handle = (MPI_Datatype)builtin_types[i].handle;
+        d->refs = PERMANENT;
+        d->handle = (MPI_Datatype)h;
         d->name = builtin_types[i].name;
+        d->combiner = MPI_COMBINER_NAMED;
+        d->align = builtin_align(h, d->extent);
+        n->refs = PERMANENT;
+        n->size = d->size;
+        if (h == (uintptr_t)MPI_SHORT_INT) {
+            n->kind = LMPI_DT_BLOCKS;
+            n->count = 2;
+            n->disps = short_int_disps;
+            n->blens = short_int_blens;
+            n->before = short_int_before;
+            n->child = &byte_leaf;
+            n->child_size = 1;
+            n->child_extent = 1;
+            n->child_is_run = 1;
+        } else {
+            n->kind = LMPI_DT_LEAF;
+        }
+        d->node = n;
+        d->contiguous = n->kind == LMPI_DT_LEAF && d->extent == (MPI_Aint)d->size;
     }
 }
 

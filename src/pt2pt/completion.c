@@ -85,6 +85,26 @@ static void peek_status(lmpi_request *r, MPI_Status *s)
     }
 }
 
+/* A finished operation on a non-contiguous type: a receive unpacks what
+ * arrived into the user's buffer; both drop the packed copy. */
+static void settle(lmpi_request *r)
+{
+    if (!r || !r->pack_buf)
+        return;
+    if (r->kind == LMPI_REQ_RECV && r->user_buf) {
+        int64_t got = lmpi_status_bytes(&r->status);
+        MPI_Count cap = r->count * r->dt->size;
+        lmpi_dt_unpack(r->user_buf, r->count, r->dt, 0, got < cap ? got : cap, r->pack_buf);
+    }
+    if (r->dt)
+        lmpi_datatype_release(r->dt);
+    r->dt = NULL;
+    lmpi_free(r->pack_buf);
+    r->pack_buf = NULL;
+}
+
+void lmpi_request_settle(lmpi_request *r) { settle(r); }
+
 /* A done request delivers its status and releases what it holds.  Returns
  * the error its status carries.  *handle becomes MPI_REQUEST_NULL unless
  * the request is persistent. */
@@ -94,6 +114,7 @@ static lmpi_status finish(lmpi_request *r, MPI_Status *status, MPI_Request *hand
     MPI_Status *s = status == MPI_STATUS_IGNORE ? &tmp : status;
     peek_status(r, s);
     lmpi_status err = status_error(s);
+    settle(r);
     switch (r->kind) {
     case LMPI_REQ_SCHED:
         err = r->sched_error;
@@ -101,14 +122,21 @@ static lmpi_status finish(lmpi_request *r, MPI_Status *status, MPI_Request *hand
             r->sched_free(r);
         break;
     case LMPI_REQ_PERSISTENT:
-        if (r->child[0])
+        if (r->child[0]) {
+            settle(r->child[0]);
             lmpi_request_free(r->child[0]);
+        }
         r->child[0] = NULL;
         r->active = false;
         return err;
     case LMPI_REQ_COMPOUND:
+        settle(r->child[0]);
+        settle(r->child[1]);
         if (r->replace_buf) {
-            memcpy(r->replace_buf, r->child[1]->buf, r->child[1]->bytes);
+            if (r->dt) /* non-contiguous: the bytes arrived packed */
+                lmpi_dt_unpack(r->replace_buf, r->count, r->dt, 0, r->child[1]->bytes, r->child[1]->buf);
+            else
+                memcpy(r->replace_buf, r->child[1]->buf, r->child[1]->bytes);
             lmpi_free(r->child[1]->buf);
         }
         lmpi_request_free(r->child[0]);
@@ -553,14 +581,22 @@ lmpi_status lmpi_impl_Get_count(const MPI_Status *status, lmpi_datatype *datatyp
 }
 
 /* Basic elements: for the predefined types of this version, the count. */
+/* Basic elements: for derived types also the elements of a partial last
+ * instance (MPI_UNDEFINED when the bytes end inside one). */
 lmpi_status lmpi_impl_Get_elements(const MPI_Status *status, lmpi_datatype *datatype, MPI_Count *count)
 {
-    return lmpi_impl_Get_count(status, datatype, count);
+    if (!status || status == MPI_STATUS_IGNORE) {
+        lmpi_err_detail("status is NULL or MPI_STATUS_IGNORE");
+        return LMPI_ERR_ARG;
+    }
+    MPI_Count n = lmpi_dt_elements(datatype, lmpi_status_bytes(status));
+    *count = n < 0 ? MPI_UNDEFINED : n;
+    return LMPI_OK;
 }
 
 lmpi_status lmpi_impl_Get_elements_x(const MPI_Status *status, lmpi_datatype *datatype, MPI_Count *count)
 {
-    return lmpi_impl_Get_count(status, datatype, count);
+    return lmpi_impl_Get_elements(status, datatype, count);
 }
 
 lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status)

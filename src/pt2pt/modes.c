@@ -10,16 +10,30 @@
 
 static lmpi_status message_bytes(MPI_Count count, const lmpi_datatype *dt, size_t *bytes)
 {
-    if (LMPI_UNLIKELY(!dt->contiguous)) {
-        lmpi_err_detail("non-contiguous datatypes arrive with the datatype engine");
-        return LMPI_ERR_UNSUPPORTED_OPERATION;
-    }
-    if (LMPI_UNLIKELY(dt->size && (uint64_t)count > (uint64_t)INT64_MAX / dt->size)) {
-        lmpi_err_detail("count %lld of %u-byte elements overflows", (long long)count, dt->size);
+    if (LMPI_UNLIKELY(dt->size && (uint64_t)count > (uint64_t)INT64_MAX / (uint64_t)dt->size)) {
+        lmpi_err_detail("count %lld of %lld-byte elements overflows", (long long)count, (long long)dt->size);
         return LMPI_ERR_COUNT;
     }
-    *bytes = (size_t)count * dt->size;
+    *bytes = (size_t)count * (size_t)dt->size;
     return LMPI_OK;
+}
+
+/* Non-contiguous types travel packed: a send packs into a buffer its
+ * request owns until it finishes, a receive lands in one and is unpacked
+ * when it finishes (src/pt2pt/completion.c, settle). */
+static lmpi_status packed_copy(size_t bytes, void **tmp)
+{
+    *tmp = lmpi_malloc(bytes ? bytes : 1, LMPI_MEM_DATATYPE);
+    return *tmp ? LMPI_OK : LMPI_ERR_NO_MEM;
+}
+
+static void attach_recv_unpack(lmpi_request *r, void *tmp, void *buf, MPI_Count count, lmpi_datatype *dt)
+{
+    r->pack_buf = tmp;
+    r->user_buf = buf;
+    r->count = count;
+    r->dt = dt;
+    lmpi_datatype_retain(dt);
 }
 
 /* Start a send of any mode; *out is NULL for a buffered send, which is
@@ -32,9 +46,26 @@ static lmpi_status start_send(const void *buf, MPI_Count count, lmpi_datatype *d
     if (st != LMPI_OK)
         return st;
     *out = NULL;
-    if (mode == LMPI_MODE_BUFFERED)
-        return lmpi_bsend_start(buf, bytes, dest, tag, comm);
-    return lmpi_pt2pt_isend(buf, bytes, dest, tag, comm, comm->context_id, mode, NULL, out);
+    void *tmp = NULL;
+    if (LMPI_LIKELY(dt->contiguous)) {
+        buf = lmpi_dt_contig_ptr(buf, dt);
+    } else {
+        if ((st = packed_copy(bytes, &tmp)) != LMPI_OK)
+            return st;
+        lmpi_dt_pack(buf, count, dt, 0, (MPI_Count)bytes, tmp);
+        buf = tmp;
+    }
+    if (mode == LMPI_MODE_BUFFERED) {
+        st = lmpi_bsend_start(buf, bytes, dest, tag, comm); /* copies */
+        lmpi_free(tmp);
+        return st;
+    }
+    st = lmpi_pt2pt_isend(buf, bytes, dest, tag, comm, comm->context_id, mode, NULL, out);
+    if (st == LMPI_OK && tmp && *out && !(*out)->internal)
+        (*out)->pack_buf = tmp;
+    else
+        lmpi_free(tmp);
+    return st;
 }
 
 static lmpi_status blocking_send(const void *buf, MPI_Count count, lmpi_datatype *dt, int dest, int tag,
@@ -42,8 +73,9 @@ static lmpi_status blocking_send(const void *buf, MPI_Count count, lmpi_datatype
 {
     /* Try to finish before allocating anything: a small standard-mode
      * message that the transport takes at once needs no request. */
-    if (mode == LMPI_MODE_STANDARD && dt->contiguous && lmpi_pt2pt_try_send(buf, (size_t)count * dt->size, dest, tag,
-                                                                            comm, comm->context_id))
+    if (mode == LMPI_MODE_STANDARD && dt->contiguous &&
+        lmpi_pt2pt_try_send(lmpi_dt_contig_ptr(buf, dt), (size_t)count * (size_t)dt->size, dest, tag, comm,
+                            comm->context_id))
         return LMPI_OK;
     lmpi_request *r;
     lmpi_status st = start_send(buf, count, dt, dest, tag, comm, mode, &r);
@@ -127,7 +159,18 @@ static lmpi_status start_recv(void *buf, MPI_Count count, lmpi_datatype *dt, int
     lmpi_status st = message_bytes(count, dt, &bytes);
     if (st != LMPI_OK)
         return st;
-    return lmpi_pt2pt_irecv(buf, bytes, source, tag, comm, comm->context_id, out);
+    if (LMPI_LIKELY(dt->contiguous))
+        return lmpi_pt2pt_irecv((void *)lmpi_dt_contig_ptr(buf, dt), bytes, source, tag, comm, comm->context_id, out);
+    void *tmp;
+    if ((st = packed_copy(bytes, &tmp)) != LMPI_OK)
+        return st;
+    st = lmpi_pt2pt_irecv(tmp, bytes, source, tag, comm, comm->context_id, out);
+    if (st != LMPI_OK) {
+        lmpi_free(tmp);
+        return st;
+    }
+    attach_recv_unpack(*out, tmp, buf, count, dt);
+    return LMPI_OK;
 }
 
 /* A blocking receive keeps its request on the stack: nothing to allocate. */
@@ -138,8 +181,13 @@ lmpi_status lmpi_impl_Recv(void *buf, MPI_Count count, lmpi_datatype *datatype, 
     lmpi_status st = message_bytes(count, datatype, &bytes);
     if (st != LMPI_OK)
         return st;
+    if (LMPI_UNLIKELY(!datatype->contiguous)) { /* through a request that unpacks */
+        lmpi_request *rq;
+        st = start_recv(buf, count, datatype, source, tag, comm, &rq);
+        return st != LMPI_OK ? st : lmpi_pt2pt_wait_free(rq, status);
+    }
     lmpi_request r;
-    lmpi_pt2pt_recv_init(&r, buf, bytes, source, tag, comm, comm->context_id);
+    lmpi_pt2pt_recv_init(&r, (void *)lmpi_dt_contig_ptr(buf, datatype), bytes, source, tag, comm, comm->context_id);
     lmpi_pt2pt_recv_start(&r);
     lmpi_progress_wait_flag(&r.complete);
     if (status != MPI_STATUS_IGNORE)
@@ -224,12 +272,20 @@ static lmpi_status start_replace(void *buf, MPI_Count count, lmpi_datatype *dt, 
     if (!tmp)
         return LMPI_ERR_NO_MEM;
     lmpi_request *c;
-    st = start_sendrecv(buf, count, dt, dest, sendtag, tmp, count, dt, source, recvtag, comm, &c);
+    /* the bytes arrive contiguous (packed for a non-contiguous type) */
+    lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
+    bool contig = dt->contiguous;
+    st = start_sendrecv(buf, count, dt, dest, sendtag, tmp, contig ? count : (MPI_Count)bytes, contig ? dt : byte,
+                        source, recvtag, comm, &c);
     if (st != LMPI_OK) {
         lmpi_free(tmp);
         return st;
     }
-    c->replace_buf = buf;
+    c->replace_buf = contig ? (void *)lmpi_dt_contig_ptr(buf, dt) : buf;
+    if (!contig) {
+        c->dt = dt;
+        c->count = count;
+    }
     *out = c;
     return LMPI_OK;
 }
@@ -447,9 +503,16 @@ static lmpi_status start_mrecv(void *buf, MPI_Count count, lmpi_datatype *dt, MP
         r = lmpi_request_alloc(LMPI_REQ_RECV);
         if (!r)
             return LMPI_ERR_NO_MEM;
-        r->buf = buf;
+        void *tmp = NULL;
+        if (!dt->contiguous && (st = packed_copy(bytes, &tmp)) != LMPI_OK) {
+            lmpi_request_free(r);
+            return st;
+        }
+        r->buf = tmp ? tmp : (void *)lmpi_dt_contig_ptr(buf, dt);
         r->bytes = bytes;
         r->mode = LMPI_MODE_RECV;
+        if (tmp)
+            attach_recv_unpack(r, tmp, buf, count, dt);
         lmpi_pt2pt_recv_unexpected(r, u);
     }
     if (st == LMPI_OK) {

@@ -25,6 +25,10 @@ lmpi_request *lmpi_request_alloc(lmpi_req_kind kind)
 
 void lmpi_request_free(lmpi_request *r)
 {
+    if (r->pack_buf) { /* a request released unfinished (MPI_Request_free) */
+        lmpi_free(r->pack_buf);
+        r->pack_buf = NULL;
+    }
     r->magic = 0;
     lmpi_pool_put(&pool, r);
 }

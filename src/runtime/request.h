@@ -59,6 +59,10 @@ struct lmpi_request {
     MPI_Count count;
     lmpi_datatype *dt;
     void *replace_buf; /* Isendrecv_replace: where the received bytes go at the end */
+    /* non-contiguous datatypes: the message travels packed in pack_buf;
+     * a receive unpacks it into user_buf as (count, dt) when it finishes */
+    void *pack_buf;
+    void *user_buf;
     const size_t *pending; /* Buffer_iflush: the buffer's count of sends in flight */
     /* schedules: advance() moves the schedule on without blocking and says
      * whether it is finished; sched_free() releases its state (also when the

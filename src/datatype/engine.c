@@ -1,0 +1,213 @@
+/* The pack engine: walks a compiled type from any byte offset of its packed
+ * stream.  One walker, instantiated three times (pack, unpack, iovec) by
+ * macro so that each copy loop is specialized; no allocation, recursion as
+ * deep as the type's nesting. */
+#include <string.h>
+
+#include "datatype/datatype.h"
+
+/* Copies of small constant sizes inline as moves; the rest go to memcpy. */
+static inline void copy_run(void *dst, const void *src, MPI_Count n)
+{
+    switch (n) {
+    case 1: memcpy(dst, src, 1); return;
+    case 2: memcpy(dst, src, 2); return;
+    case 4: memcpy(dst, src, 4); return;
+    case 8: memcpy(dst, src, 8); return;
+    case 16: memcpy(dst, src, 16); return;
+    default: memcpy(dst, src, (size_t)n); return;
+    }
+}
+
+typedef struct {
+    char *cursor;        /* pack: output; unpack: input */
+    struct iovec *iov;   /* iovec: output */
+    int niov, max;
+    MPI_Count covered;
+} walk_state;
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* Index of the block containing stream byte `skip` (before[] ascending). */
+static MPI_Count find_block(const MPI_Count *before, MPI_Count count, MPI_Count skip)
+{
+    MPI_Count lo = 0, hi = count - 1;
+    while (lo < hi) {
+        MPI_Count mid = (lo + hi + 1) / 2;
+        if (before[mid] <= skip)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* WALKER(name, RUN): RUN(ptr, n) handles one memory run; it may `return
+ * false` to stop (iovec full). */
+#define WALKER(name, RUN)                                                                                      \
+    static bool name(const lmpi_dtnode *n, char *base, MPI_Count skip, MPI_Count len, walk_state *w)            \
+    {                                                                                                          \
+        switch ((lmpi_dtnode_kind)n->kind) {                                                                   \
+        case LMPI_DT_LEAF:                                                                                     \
+            RUN(base + n->leaf_offset + skip, len);                                                            \
+            return true;                                                                                       \
+        case LMPI_DT_VECTOR: {                                                                                 \
+            MPI_Count bb = n->blocklen * n->child_size;                                                        \
+            MPI_Count i = skip / bb, off = skip % bb;                                                          \
+            if (n->child_is_run) {                                                                             \
+                char *p = base + n->child->leaf_offset + i * n->stride;                                        \
+                if (off) {                                                                                     \
+                    MPI_Count take = MIN(bb - off, len);                                                       \
+                    RUN(p + off, take);                                                                        \
+                    len -= take, p += n->stride;                                                               \
+                }                                                                                              \
+                for (; len >= bb; len -= bb, p += n->stride)                                                   \
+                    RUN(p, bb);                                                                                \
+                if (len > 0)                                                                                   \
+                    RUN(p, len);                                                                               \
+                return true;                                                                                   \
+            }                                                                                                  \
+            for (; len > 0 && i < n->count; i++, off = 0) {                                                    \
+                char *bbase = base + i * n->stride;                                                            \
+                MPI_Count j = off / n->child_size, o2 = off % n->child_size;                                   \
+                for (; len > 0 && j < n->blocklen; j++, o2 = 0) {                                              \
+                    MPI_Count take = MIN(n->child_size - o2, len);                                             \
+                    if (!name(n->child, bbase + j * n->child_extent, o2, take, w))                             \
+                        return false;                                                                          \
+                    len -= take;                                                                               \
+                }                                                                                              \
+            }                                                                                                  \
+            return true;                                                                                       \
+        }                                                                                                      \
+        case LMPI_DT_BLOCKS:                                                                                   \
+        case LMPI_DT_STRUCT: {                                                                                 \
+            MPI_Count i = find_block(n->before, n->count, skip);                                               \
+            MPI_Count off = skip - n->before[i];                                                               \
+            for (; len > 0 && i < n->count; i++, off = 0) {                                                    \
+                const lmpi_dtnode *c = n->kind == LMPI_DT_STRUCT ? n->children[i] : n->child;                  \
+                MPI_Aint cext = n->kind == LMPI_DT_STRUCT ? n->child_extents[i] : n->child_extent;             \
+                MPI_Count csize = c->size;                                                                     \
+                char *bbase = base + n->disps[i];                                                              \
+                if (csize == 0)                                                                                \
+                    continue;                                                                                  \
+                if (n->child_is_run) {                                                                         \
+                    MPI_Count take = MIN(n->blens[i] * csize - off, len);                                      \
+                    RUN(bbase + c->leaf_offset + off, take);                                                   \
+                    len -= take;                                                                               \
+                    continue;                                                                                  \
+                }                                                                                              \
+                MPI_Count j = off / csize, o2 = off % csize;                                                   \
+                for (; len > 0 && j < n->blens[i]; j++, o2 = 0) {                                              \
+                    MPI_Count take = MIN(csize - o2, len);                                                     \
+                    if (!name(c, bbase + j * cext, o2, take, w))                                               \
+                        return false;                                                                          \
+                    len -= take;                                                                               \
+                }                                                                                              \
+            }                                                                                                  \
+            return true;                                                                                       \
+        }                                                                                                      \
+        }                                                                                                      \
+        return true;                                                                                           \
+    }
+
+#define PACK_RUN(p, n)                     \
+    do {                                   \
+        copy_run(w->cursor, (p), (n));     \
+        w->cursor += (n);                  \
+    } while (0)
+#define UNPACK_RUN(p, n)                   \
+    do {                                   \
+        copy_run((p), w->cursor, (n));     \
+        w->cursor += (n);                  \
+    } while (0)
+#define IOV_RUN(p, n)                                                                    \
+    do {                                                                                 \
+        if (w->niov > 0 && (char *)w->iov[w->niov - 1].iov_base + w->iov[w->niov - 1].iov_len == (p)) { \
+            w->iov[w->niov - 1].iov_len += (size_t)(n);                                  \
+        } else {                                                                         \
+            if (w->niov == w->max)                                                       \
+                return false;                                                            \
+            w->iov[w->niov].iov_base = (p);                                              \
+            w->iov[w->niov].iov_len = (size_t)(n);                                       \
+            w->niov++;                                                                   \
+        }                                                                                \
+        w->covered += (n);                                                               \
+    } while (0)
+
+WALKER(walk_pack, PACK_RUN)
+WALKER(walk_unpack, UNPACK_RUN)
+WALKER(walk_iov, IOV_RUN)
+
+/* The stream of `count` instances: instance k at buf + k * extent. */
+#define OUTER(walker)                                                                          \
+    if (len <= 0 || dt->size == 0)                                                             \
+        return;                                                                                \
+    if (dt->contiguous) {                                                                      \
+        char *p = (char *)buf + dt->true_lb + first;                                           \
+        walk_state *w = &ws;                                                                   \
+        if (walker == walk_pack) PACK_RUN(p, len); else UNPACK_RUN(p, len);                    \
+        return;                                                                                \
+    }                                                                                          \
+    MPI_Count k = first / dt->size, off = first % dt->size;                                    \
+    for (; len > 0 && k < count; k++, off = 0) {                                               \
+        MPI_Count take = MIN(dt->size - off, len);                                             \
+        walker(dt->node, (char *)buf + k * dt->extent, off, take, &ws);                        \
+        len -= take;                                                                           \
+    }
+
+void lmpi_dt_pack(const void *buf, MPI_Count count, const lmpi_datatype *dt, MPI_Count first, MPI_Count len, void *out)
+{
+    walk_state ws = {.cursor = out};
+    OUTER(walk_pack)
+}
+
+void lmpi_dt_unpack(void *buf, MPI_Count count, const lmpi_datatype *dt, MPI_Count first, MPI_Count len,
+                    const void *in)
+{
+    walk_state ws = {.cursor = (char *)in};
+    OUTER(walk_unpack)
+}
+
+int lmpi_dt_iov(const void *buf, MPI_Count count, const lmpi_datatype *dt, MPI_Count first, MPI_Count len,
+                struct iovec *iov, int max, MPI_Count *done)
+{
+    walk_state ws = {.iov = iov, .max = max};
+    *done = 0;
+    if (len <= 0 || dt->size == 0 || max <= 0)
+        return 0;
+    if (dt->contiguous) {
+        iov[0].iov_base = (char *)buf + dt->true_lb + first;
+        iov[0].iov_len = (size_t)len;
+        *done = len;
+        return 1;
+    }
+    MPI_Count k = first / dt->size, off = first % dt->size;
+    for (; len > 0 && k < count; k++, off = 0) {
+        MPI_Count take = MIN(dt->size - off, len);
+        if (!walk_iov(dt->node, (char *)buf + k * dt->extent, off, take, &ws))
+            break;
+        len -= take;
+    }
+    *done = ws.covered;
+    return ws.niov;
+}
+
+static MPI_Count node_runs(const lmpi_dtnode *n)
+{
+    switch ((lmpi_dtnode_kind)n->kind) {
+    case LMPI_DT_LEAF:
+        return 1;
+    case LMPI_DT_VECTOR:
+        return n->count * (n->child_is_run ? 1 : n->blocklen * node_runs(n->child));
+    default: {
+        MPI_Count r = 0;
+        for (MPI_Count i = 0; i < n->count; i++) {
+            const lmpi_dtnode *c = n->kind == LMPI_DT_STRUCT ? n->children[i] : n->child;
+            r += n->child_is_run ? 1 : n->blens[i] * node_runs(c);
+        }
+        return r;
+    }
+    }
+}
+
+MPI_Count lmpi_dt_runs(const lmpi_datatype *dt) { return dt->contiguous ? 1 : node_runs(dt->node); }
