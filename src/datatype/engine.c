@@ -19,6 +19,43 @@ static inline void copy_run(void *dst, const void *src, MPI_Count n)
     }
 }
 
+/* nb blocks of bb bytes every `stride` bytes, gathered into (pack) or
+ * scattered from (unpack) a dense cursor: the hot loop of strided types,
+ * specialized for the common small block sizes so that each block is a
+ * single move. */
+#define STRIDED(name, DST, SRC)                                                                 \
+    static inline char *name(char *cur, char *p, MPI_Aint stride, MPI_Count bb, MPI_Count nb)  \
+    {                                                                                           \
+        switch (bb) {                                                                           \
+        case 4:                                                                                 \
+            for (MPI_Count k = 0; k < nb; k++, cur += 4, p += stride)                           \
+                memcpy(DST, SRC, 4);                                                            \
+            return cur;                                                                         \
+        case 8:                                                                                 \
+            for (MPI_Count k = 0; k < nb; k++, cur += 8, p += stride)                           \
+                memcpy(DST, SRC, 8);                                                            \
+            return cur;                                                                         \
+        case 16:                                                                                \
+            for (MPI_Count k = 0; k < nb; k++, cur += 16, p += stride)                          \
+                memcpy(DST, SRC, 16);                                                           \
+            return cur;                                                                         \
+        case 32:                                                                                \
+            for (MPI_Count k = 0; k < nb; k++, cur += 32, p += stride)                          \
+                memcpy(DST, SRC, 32);                                                           \
+            return cur;                                                                         \
+        case 64:                                                                                \
+            for (MPI_Count k = 0; k < nb; k++, cur += 64, p += stride)                          \
+                memcpy(DST, SRC, 64);                                                           \
+            return cur;                                                                         \
+        default:                                                                                \
+            for (MPI_Count k = 0; k < nb; k++, cur += bb, p += stride)                          \
+                memcpy(DST, SRC, (size_t)bb);                                                   \
+            return cur;                                                                         \
+        }                                                                                       \
+    }
+STRIDED(gather_blocks, cur, p)
+STRIDED(scatter_blocks, p, cur)
+
 typedef struct {
     char *cursor;        /* pack: output; unpack: input */
     struct iovec *iov;   /* iovec: output */
@@ -42,9 +79,10 @@ static MPI_Count find_block(const MPI_Count *before, MPI_Count count, MPI_Count 
     return lo;
 }
 
-/* WALKER(name, RUN): RUN(ptr, n) handles one memory run; it may `return
- * false` to stop (iovec full). */
-#define WALKER(name, RUN)                                                                                      \
+/* WALKER(name, RUN, BLOCKS): RUN(ptr, n) handles one memory run (it may
+ * `return false` to stop: iovec full); BLOCKS(p, stride, bb, nb) handles nb
+ * equal runs. */
+#define WALKER(name, RUN, BLOCKS)                                                                              \
     static bool name(const lmpi_dtnode *n, char *base, MPI_Count skip, MPI_Count len, walk_state *w)            \
     {                                                                                                          \
         switch ((lmpi_dtnode_kind)n->kind) {                                                                   \
@@ -61,8 +99,11 @@ static MPI_Count find_block(const MPI_Count *before, MPI_Count count, MPI_Count 
                     RUN(p + off, take);                                                                        \
                     len -= take, p += n->stride;                                                               \
                 }                                                                                              \
-                for (; len >= bb; len -= bb, p += n->stride)                                                   \
-                    RUN(p, bb);                                                                                \
+                if (len >= bb) {                                                                               \
+                    MPI_Count nb = len / bb;                                                                   \
+                    BLOCKS(p, n->stride, bb, nb);                                                              \
+                    len -= nb * bb, p += nb * n->stride;                                                       \
+                }                                                                                              \
                 if (len > 0)                                                                                   \
                     RUN(p, len);                                                                               \
                 return true;                                                                                   \
@@ -134,9 +175,18 @@ static MPI_Count find_block(const MPI_Count *before, MPI_Count count, MPI_Count 
         w->covered += (n);                                                               \
     } while (0)
 
-WALKER(walk_pack, PACK_RUN)
-WALKER(walk_unpack, UNPACK_RUN)
-WALKER(walk_iov, IOV_RUN)
+#define PACK_BLOCKS(p, stride, bb, nb) (w->cursor = gather_blocks(w->cursor, (p), (stride), (bb), (nb)))
+#define UNPACK_BLOCKS(p, stride, bb, nb) (w->cursor = scatter_blocks(w->cursor, (p), (stride), (bb), (nb)))
+#define IOV_BLOCKS(p, stride, bb, nb)                           \
+    do {                                                        \
+        char *q_ = (p);                                         \
+        for (MPI_Count k_ = 0; k_ < (nb); k_++, q_ += (stride)) \
+            IOV_RUN(q_, (bb));                                  \
+    } while (0)
+
+WALKER(walk_pack, PACK_RUN, PACK_BLOCKS)
+WALKER(walk_unpack, UNPACK_RUN, UNPACK_BLOCKS)
+WALKER(walk_iov, IOV_RUN, IOV_BLOCKS)
 
 /* The stream of `count` instances: instance k at buf + k * extent. */
 #define OUTER(walker)                                                                          \
