@@ -89,9 +89,9 @@ static void peek_status(lmpi_request *r, MPI_Status *s)
  * arrived into the user's buffer; both drop the packed copy. */
 static void settle(lmpi_request *r)
 {
-    if (!r || !r->pack_buf)
+    if (!r || (r->kind != LMPI_REQ_SEND && r->kind != LMPI_REQ_RECV))
         return;
-    if (r->kind == LMPI_REQ_RECV && r->user_buf) {
+    if (r->pack_buf && r->kind == LMPI_REQ_RECV && r->user_buf && r->dt) {
         int64_t got = lmpi_status_bytes(&r->status);
         MPI_Count cap = r->count * r->dt->size;
         lmpi_dt_unpack(r->user_buf, r->count, r->dt, 0, got < cap ? got : cap, r->pack_buf);

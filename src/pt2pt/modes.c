@@ -18,18 +18,19 @@ static lmpi_status message_bytes(MPI_Count count, const lmpi_datatype *dt, size_
     return LMPI_OK;
 }
 
-/* Non-contiguous types travel packed: a send packs into a buffer its
- * request owns until it finishes, a receive lands in one and is unpacked
- * when it finishes (src/pt2pt/completion.c, settle). */
+/* Non-contiguous types are packed as they leave and unpacked as they
+ * arrive (src/pt2pt/pt2pt.c): a send packs each packet in place, a receive
+ * unpacks each packet or pulls straight into its runs.  Only a buffered
+ * send keeps a packed copy (in the attached buffer). */
 static lmpi_status packed_copy(size_t bytes, void **tmp)
 {
     *tmp = lmpi_malloc(bytes ? bytes : 1, LMPI_MEM_DATATYPE);
     return *tmp ? LMPI_OK : LMPI_ERR_NO_MEM;
 }
 
-static void attach_recv_unpack(lmpi_request *r, void *tmp, void *buf, MPI_Count count, lmpi_datatype *dt)
+static void attach_recv_type(lmpi_request *r, void *buf, MPI_Count count, lmpi_datatype *dt)
 {
-    r->pack_buf = tmp;
+    r->buf = NULL;
     r->user_buf = buf;
     r->count = count;
     r->dt = dt;
@@ -46,26 +47,23 @@ static lmpi_status start_send(const void *buf, MPI_Count count, lmpi_datatype *d
     if (st != LMPI_OK)
         return st;
     *out = NULL;
-    void *tmp = NULL;
-    if (LMPI_LIKELY(dt->contiguous)) {
+    if (LMPI_LIKELY(dt->contiguous))
         buf = lmpi_dt_contig_ptr(buf, dt);
-    } else {
-        if ((st = packed_copy(bytes, &tmp)) != LMPI_OK)
-            return st;
-        lmpi_dt_pack(buf, count, dt, 0, (MPI_Count)bytes, tmp);
-        buf = tmp;
-    }
     if (mode == LMPI_MODE_BUFFERED) {
+        void *tmp = NULL;
+        if (!dt->contiguous) { /* the attached buffer keeps the packed bytes */
+            if ((st = packed_copy(bytes, &tmp)) != LMPI_OK)
+                return st;
+            lmpi_dt_pack(buf, count, dt, 0, (MPI_Count)bytes, tmp);
+            buf = tmp;
+        }
         st = lmpi_bsend_start(buf, bytes, dest, tag, comm); /* copies */
         lmpi_free(tmp);
         return st;
     }
-    st = lmpi_pt2pt_isend(buf, bytes, dest, tag, comm, comm->context_id, mode, NULL, out);
-    if (st == LMPI_OK && tmp && *out && !(*out)->internal)
-        (*out)->pack_buf = tmp;
-    else
-        lmpi_free(tmp);
-    return st;
+    if (LMPI_LIKELY(dt->contiguous))
+        return lmpi_pt2pt_isend(buf, bytes, dest, tag, comm, comm->context_id, mode, NULL, out);
+    return lmpi_pt2pt_isend_dt(buf, count, dt, bytes, dest, tag, comm, comm->context_id, mode, NULL, out);
 }
 
 static lmpi_status blocking_send(const void *buf, MPI_Count count, lmpi_datatype *dt, int dest, int tag,
@@ -161,15 +159,15 @@ static lmpi_status start_recv(void *buf, MPI_Count count, lmpi_datatype *dt, int
         return st;
     if (LMPI_LIKELY(dt->contiguous))
         return lmpi_pt2pt_irecv((void *)lmpi_dt_contig_ptr(buf, dt), bytes, source, tag, comm, comm->context_id, out);
-    void *tmp;
-    if ((st = packed_copy(bytes, &tmp)) != LMPI_OK)
-        return st;
-    st = lmpi_pt2pt_irecv(tmp, bytes, source, tag, comm, comm->context_id, out);
-    if (st != LMPI_OK) {
-        lmpi_free(tmp);
-        return st;
-    }
-    attach_recv_unpack(*out, tmp, buf, count, dt);
+    /* the type is attached before the receive is posted: a message may
+     * match at once */
+    lmpi_request *r = lmpi_request_alloc(LMPI_REQ_RECV);
+    if (!r)
+        return LMPI_ERR_NO_MEM;
+    lmpi_pt2pt_recv_init(r, NULL, bytes, source, tag, comm, comm->context_id);
+    attach_recv_type(r, buf, count, dt);
+    lmpi_pt2pt_recv_start(r);
+    *out = r;
     return LMPI_OK;
 }
 
@@ -503,16 +501,11 @@ static lmpi_status start_mrecv(void *buf, MPI_Count count, lmpi_datatype *dt, MP
         r = lmpi_request_alloc(LMPI_REQ_RECV);
         if (!r)
             return LMPI_ERR_NO_MEM;
-        void *tmp = NULL;
-        if (!dt->contiguous && (st = packed_copy(bytes, &tmp)) != LMPI_OK) {
-            lmpi_request_free(r);
-            return st;
-        }
-        r->buf = tmp ? tmp : (void *)lmpi_dt_contig_ptr(buf, dt);
+        r->buf = (void *)lmpi_dt_contig_ptr(buf, dt);
         r->bytes = bytes;
         r->mode = LMPI_MODE_RECV;
-        if (tmp)
-            attach_recv_unpack(r, tmp, buf, count, dt);
+        if (!dt->contiguous)
+            attach_recv_type(r, buf, count, dt);
         lmpi_pt2pt_recv_unexpected(r, u);
     }
     if (st == LMPI_OK) {

@@ -188,8 +188,11 @@ static void complete_send(lmpi_request *r)
         lmpi_bsend_release(r->bseg);
         r->bseg = NULL;
     }
-    if (r->internal)
+    if (r->internal) {
+        if (r->dt)
+            lmpi_datatype_release(r->dt);
         lmpi_request_free(r);
+    }
 }
 
 /* An eager packet left: done, unless a synchronous send waits for its ACK. */
@@ -199,6 +202,27 @@ static void eager_sent(lmpi_request *r)
         r->proto = LMPI_PROTO_SYNC_WAIT;
     else
         complete_send(r);
+}
+
+/* ---- non-contiguous sends: the payload is packed straight into the cell ---- */
+typedef struct {
+    const lmpi_request *r;
+    MPI_Count first;
+} pack_fill_arg;
+
+static void pack_fill(void *dst, size_t len, void *arg)
+{
+    const pack_fill_arg *a = arg;
+    lmpi_dt_pack(a->r->user_buf, a->r->count, a->r->dt, a->first, (MPI_Count)len, dst);
+}
+
+/* Bytes [off, off + n) of a send request's message as one packet. */
+static lmpi_status send_data(int dest, const lmpi_pkt_hdr *h, const lmpi_request *r, size_t off, size_t n)
+{
+    if (LMPI_LIKELY(!r->dt))
+        return lmpi_tr_send_pkt(dest, h, (const char *)r->buf + off, n);
+    pack_fill_arg a = {r, (MPI_Count)off};
+    return lmpi_tr_send_pkt_fill(dest, h, n, pack_fill, &a);
 }
 
 static void outbox_push(out_kind kind, int dest, const lmpi_pkt_hdr *hdr, lmpi_request *req)
@@ -226,7 +250,7 @@ static bool outbox_try(outbox_entry *e)
     case OUT_PACKET:
         return lmpi_tr_send_pkt(e->dest, &e->hdr, NULL, 0) == LMPI_OK;
     case OUT_EAGER:
-        if (lmpi_tr_send_pkt(e->dest, &e->hdr, r->buf, r->bytes) != LMPI_OK)
+        if (send_data(e->dest, &e->hdr, r, 0, r->bytes) != LMPI_OK)
             return false;
         eager_sent(r);
         return true;
@@ -241,7 +265,7 @@ static bool outbox_try(outbox_entry *e)
             size_t n = r->bytes - r->offset < chunk ? r->bytes - r->offset : chunk;
             lmpi_pkt_hdr h = e->hdr;
             h.addr = r->offset;
-            if (lmpi_tr_send_pkt(e->dest, &h, (char *)r->buf + r->offset, n) != LMPI_OK)
+            if (send_data(e->dest, &h, r, r->offset, n) != LMPI_OK)
                 return false;
             r->offset += n;
         }
@@ -277,9 +301,25 @@ static void send_control(int dest, const lmpi_pkt_hdr *hdr)
 lmpi_status lmpi_pt2pt_isend(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm, uint32_t ctx,
                              lmpi_send_mode mode, lmpi_bsend_segment *bseg, lmpi_request **out)
 {
+    return lmpi_pt2pt_isend_dt(buf, 0, NULL, bytes, dest, tag, comm, ctx, mode, bseg, out);
+}
+
+/* dt non-NULL: a non-contiguous type, packed as it leaves (no copy of the
+ * whole message is made). */
+lmpi_status lmpi_pt2pt_isend_dt(const void *buf, MPI_Count count, lmpi_datatype *dt, size_t bytes, int dest, int tag,
+                                lmpi_comm *comm, uint32_t ctx, lmpi_send_mode mode, lmpi_bsend_segment *bseg,
+                                lmpi_request **out)
+{
     lmpi_request *r = lmpi_request_alloc(LMPI_REQ_SEND);
     if (!r)
         return LMPI_ERR_NO_MEM;
+    if (dt) {
+        r->user_buf = (void *)buf;
+        r->count = count;
+        r->dt = dt;
+        lmpi_datatype_retain(dt);
+        buf = NULL;
+    }
     r->comm = comm;
     r->buf = (void *)buf;
     r->bytes = bytes;
@@ -303,7 +343,7 @@ lmpi_status lmpi_pt2pt_isend(const void *buf, size_t bytes, int dest, int tag, l
     if (bytes <= lmpi_shm_eager_max()) {
         h.type = LMPI_PKT_EAGER;
         h.flags = mode == LMPI_MODE_SYNC ? LMPI_PKT_SYNC : 0;
-        if (!outbox.head && lmpi_tr_send_pkt(peer, &h, buf, bytes) == LMPI_OK) {
+        if (!outbox.head && send_data(peer, &h, r, 0, bytes) == LMPI_OK) {
             eager_sent(r);
             return LMPI_OK;
         }
@@ -313,6 +353,8 @@ lmpi_status lmpi_pt2pt_isend(const void *buf, size_t bytes, int dest, int tag, l
     }
     h.type = LMPI_PKT_RTS;
     h.addr = (uint64_t)(uintptr_t)buf;
+    if (dt)
+        h.flags = LMPI_PKT_PACKED; /* nothing to pull: the receiver asks for a stream */
     if (!outbox.head && lmpi_tr_send_pkt(peer, &h, NULL, 0) == LMPI_OK) {
         r->proto = LMPI_PROTO_RNDV_WAIT;
         return LMPI_OK;
@@ -351,10 +393,45 @@ static bool cooperative_copy(lmpi_request *r, int src, const lmpi_pkt_hdr *h, si
     return true;
 }
 
+/* A non-contiguous receive pulls into its runs when they are long enough
+ * for the system call to pay (process_vm_readv with iovecs, 64 runs per
+ * call); short runs are better served by a stream unpacked from the cells. */
+#define PULL_IOV_MIN_RUN 2048
+static bool pull_scattered(lmpi_request *r, int src, const lmpi_pkt_hdr *h, size_t want)
+{
+    if ((h->flags & LMPI_PKT_PACKED) || want == 0)
+        return want == 0;
+    MPI_Count runs = lmpi_dt_runs(r->dt) * r->count;
+    if (runs && (MPI_Count)want / runs < PULL_IOV_MIN_RUN)
+        return false;
+    struct iovec iov[64];
+    MPI_Count first = 0;
+    while ((size_t)first < want) {
+        MPI_Count done;
+        int n = lmpi_dt_iov(r->user_buf, r->count, r->dt, first, (MPI_Count)want - first, iov, 64, &done);
+        if (lmpi_tr_pull_iov(src, h->addr + (uint64_t)first, iov, n) != 0) {
+            if (first == 0)
+                return false; /* cross-memory attach unavailable: stream */
+            lmpi_abort_job(MPI_ERR_INTERN, "cross-memory copy failed after it had worked");
+        }
+        first += done;
+    }
+    return true;
+}
+
 /* A receive met a rendezvous announcement: pull, or ask for a stream. */
 static void start_rndv(lmpi_request *r, int src, const lmpi_pkt_hdr *h)
 {
     size_t want = h->len < r->bytes ? h->len : r->bytes;
+    if (r->dt || (h->flags & LMPI_PKT_PACKED)) {
+        if (r->dt && pull_scattered(r, src, h, want)) {
+            lmpi_pkt_hdr fin = {.type = LMPI_PKT_FIN, .sreq = h->sreq};
+            send_control(src, &fin);
+            finish_recv(r, h, want);
+            return;
+        }
+        goto stream;
+    }
     if (cooperative_copy(r, src, h, want)) {
         lmpi_pkt_hdr fin = {.type = LMPI_PKT_FIN, .sreq = h->sreq};
         send_control(src, &fin);
@@ -367,6 +444,7 @@ static void start_rndv(lmpi_request *r, int src, const lmpi_pkt_hdr *h)
         finish_recv(r, h, want);
         return;
     }
+stream:
     r->proto = LMPI_PROTO_RECV_STREAM;
     r->offset = 0;
     r->peer = src;
@@ -380,7 +458,9 @@ static void start_rndv(lmpi_request *r, int src, const lmpi_pkt_hdr *h)
 static void recv_eager(lmpi_request *r, int src, const lmpi_pkt_hdr *h, const void *payload)
 {
     size_t n = h->len < r->bytes ? h->len : r->bytes;
-    if (n)
+    if (n && r->dt)
+        lmpi_dt_unpack(r->user_buf, r->count, r->dt, 0, (MPI_Count)n, payload);
+    else if (n)
         memcpy(r->buf, payload, n);
     if (h->flags & LMPI_PKT_SYNC) {
         lmpi_pkt_hdr ack = {.type = LMPI_PKT_ACK, .sreq = h->sreq};
@@ -460,7 +540,10 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
         size_t off = (size_t)h->addr;
         if (off < r->bytes) {
             size_t n = len < r->bytes - off ? len : r->bytes - off;
-            memcpy((char *)r->buf + off, payload, n);
+            if (r->dt) /* non-contiguous: unpacked straight from the cell */
+                lmpi_dt_unpack(r->user_buf, r->count, r->dt, (MPI_Count)off, (MPI_Count)n, payload);
+            else
+                memcpy((char *)r->buf + off, payload, n);
         }
         r->offset += len;
         if (r->offset >= h->len) {
@@ -491,6 +574,9 @@ void lmpi_pt2pt_recv_init(lmpi_request *r, void *buf, size_t bytes, int source, 
     r->mode = LMPI_MODE_RECV;
     r->internal = false;
     r->mq = NULL;
+    r->dt = NULL; /* a non-contiguous type is attached after this */
+    r->user_buf = NULL;
+    r->pack_buf = NULL;
 }
 
 /* Match against the unexpected messages, else wait in the posted queue. */

@@ -8,6 +8,8 @@
 #ifndef LMPI_TRANSPORT_H
 #define LMPI_TRANSPORT_H
 
+#include <sys/uio.h>
+
 #include "runtime/lmpi.h"
 
 typedef enum {
@@ -20,7 +22,12 @@ typedef enum {
     LMPI_PKT_COOP,      /* receiver asks the sender to help copy (addr: descriptor token) */
 } lmpi_pkt_type;
 
-enum { LMPI_PKT_SYNC = 1 }; /* flags */
+/* flags: SYNC: the sender waits for the match; PACKED: an announced message
+ * is not contiguous at the sender (no pull: the receiver asks for a stream) */
+enum { LMPI_PKT_SYNC = 1, LMPI_PKT_PACKED = 2 };
+
+/* Writes a packet's payload in place (packing a non-contiguous type). */
+typedef void (*lmpi_pkt_fill)(void *dst, size_t len, void *arg);
 
 typedef struct lmpi_pkt_hdr {
     uint8_t type;
@@ -42,6 +49,10 @@ typedef struct lmpi_transport_ops {
     /* Queue one packet for dest; LMPI_ERR_PENDING when no buffer is free
      * right now (the caller retries after progress). */
     lmpi_status (*send_pkt)(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
+    /* The same with the payload written by fill(dst, len, arg). */
+    lmpi_status (*send_pkt_fill)(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg);
+    /* Copy len bytes at remote_addr in process src into the local runs. */
+    int (*pull_iov)(int src, uint64_t remote_addr, const struct iovec *local, int n);
     /* Largest payload of one packet. */
     size_t (*max_payload)(void);
     /* Copy len bytes at remote_addr in process src into local; 0 on success,
@@ -70,6 +81,8 @@ extern const lmpi_transport_ops lmpi_shm_ops;
 
 #if LMPI_TRANSPORT_SHM_ONLY
 lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
+lmpi_status lmpi_shm_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg);
+int lmpi_shm_pull_iov(int src, uint64_t remote_addr, const struct iovec *local, int n);
 size_t lmpi_shm_max_payload(void);
 int lmpi_shm_pull(int src, uint64_t remote_addr, void *local, size_t len);
 int lmpi_shm_poll(void);
@@ -79,6 +92,14 @@ bool lmpi_shm_coop_release(uint64_t token);
 static inline lmpi_status lmpi_tr_send_pkt(int dest, const lmpi_pkt_hdr *h, const void *p, size_t len)
 {
     return lmpi_shm_send_pkt(dest, h, p, len);
+}
+static inline lmpi_status lmpi_tr_send_pkt_fill(int dest, const lmpi_pkt_hdr *h, size_t len, lmpi_pkt_fill f, void *a)
+{
+    return lmpi_shm_send_pkt_fill(dest, h, len, f, a);
+}
+static inline int lmpi_tr_pull_iov(int src, uint64_t a, const struct iovec *l, int n)
+{
+    return lmpi_shm_pull_iov(src, a, l, n);
 }
 static inline size_t lmpi_tr_max_payload(void) { return lmpi_shm_max_payload(); }
 static inline int lmpi_tr_pull(int src, uint64_t a, void *l, size_t n) { return lmpi_shm_pull(src, a, l, n); }
@@ -94,6 +115,14 @@ extern const lmpi_transport_ops *lmpi_transport;
 static inline lmpi_status lmpi_tr_send_pkt(int dest, const lmpi_pkt_hdr *h, const void *p, size_t len)
 {
     return lmpi_transport->send_pkt(dest, h, p, len);
+}
+static inline lmpi_status lmpi_tr_send_pkt_fill(int dest, const lmpi_pkt_hdr *h, size_t len, lmpi_pkt_fill f, void *a)
+{
+    return lmpi_transport->send_pkt_fill(dest, h, len, f, a);
+}
+static inline int lmpi_tr_pull_iov(int src, uint64_t a, const struct iovec *l, int n)
+{
+    return lmpi_transport->pull_iov(src, a, l, n);
 }
 static inline size_t lmpi_tr_max_payload(void) { return lmpi_transport->max_payload(); }
 static inline int lmpi_tr_pull(int src, uint64_t a, void *l, size_t n) { return lmpi_transport->pull(src, a, l, n); }

@@ -9,20 +9,21 @@
 
 static int rank, size;
 
-/* n doubles every third element: a strided vector */
-static void test_vector(int n, int mode)
+/* n doubles in blocks of bl every 3 bl elements: a strided vector (blocks
+ * of 8 bytes go through packets, blocks of 4 KB are pulled into place) */
+static void test_vector(int n, int mode, int bl)
 {
     int peer = rank ^ 1;
     if (peer >= size)
         return;
     MPI_Datatype v;
-    MPI_Type_vector(n, 1, 3, MPI_DOUBLE, &v);
+    MPI_Type_vector(n / bl, bl, 3 * bl, MPI_DOUBLE, &v);
     MPI_Type_commit(&v);
     double *a = malloc(sizeof(double) * 3 * n), *b = malloc(sizeof(double) * 3 * n);
     for (int i = 0; i < 3 * n; i++)
         a[i] = rank * 1e6 + i, b[i] = -1;
     MPI_Request r[2];
-    if (rank % 2 == 0) { /* strided send, contiguous receive */
+    if (rank % 2 == 0) { /* strided send; contiguous data received into the strided layout */
         if (mode == 0)
             MPI_Send(a, 1, v, peer, 1, MPI_COMM_WORLD);
         else if (mode == 1)
@@ -31,9 +32,10 @@ static void test_vector(int n, int mode)
             MPI_Isend(a, 1, v, peer, 1, MPI_COMM_WORLD, &r[0]);
             MPI_Wait(&r[0], MPI_STATUS_IGNORE);
         }
-        MPI_Recv(b, n, MPI_DOUBLE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        for (int i = 0; i < n; i++)
-            CHECK_EQ(b[i], peer * 1e6 + 3 * i);
+        /* contiguous from the peer into our strided layout */
+        MPI_Recv(b, 1, v, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < 3 * n; i++)
+            CHECK_EQ(b[i], i % (3 * bl) < bl ? peer * 1e6 + i : -1);
     } else { /* contiguous in, strided receive */
         MPI_Status st;
         if (mode == 2) {
@@ -46,9 +48,9 @@ static void test_vector(int n, int mode)
         MPI_Get_count(&st, v, &cnt);
         CHECK_EQ(cnt, 1);
         for (int i = 0; i < 3 * n; i++)
-            CHECK_EQ(b[i], i % 3 == 0 ? peer * 1e6 + i : -1);
+            CHECK_EQ(b[i], i % (3 * bl) < bl ? peer * 1e6 + i : -1);
         for (int i = 0; i < n; i++)
-            a[i] = rank * 1e6 + 3 * i;
+            a[i] = rank * 1e6 + (i / bl) * 3 * bl + i % bl;
         MPI_Send(a, n, MPI_DOUBLE, peer, 2, MPI_COMM_WORLD);
     }
     free(a);
@@ -188,9 +190,10 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* calls without a communicator */
     for (int mode = 0; mode < 3; mode++) {
-        test_vector(10, mode);      /* fast box */
-        test_vector(1000, mode);    /* eager cells */
-        test_vector(300000, mode);  /* rendezvous */
+        test_vector(10, mode, 1);       /* fast box */
+        test_vector(1000, mode, 1);     /* eager cells */
+        test_vector(300000, mode, 1);   /* rendezvous: streamed through cells */
+        test_vector(307200, mode, 512); /* rendezvous: pulled into 4 KB runs */
     }
     test_struct();
     test_pack();

@@ -295,7 +295,10 @@ size_t lmpi_shm_max_payload(void)
     return CELL_PAYLOAD;
 }
 
-lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
+/* The payload is copied, or written by `fill` straight into the fast box or
+ * cell (a non-contiguous type packs there: no intermediate copy). */
+static inline lmpi_status send_core(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
+                                    lmpi_pkt_fill fill, void *arg)
 {
     uint32_t seq = shm.send_seq[dest];
     if (len <= shm.fb_max) {
@@ -304,7 +307,9 @@ lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *pay
             fb->seq = seq;
             fb->len = (uint32_t)len;
             fb->hdr = *hdr;
-            if (len)
+            if (len && fill)
+                fill((char *)fb + FB_HDR, len, arg);
+            else if (len)
                 memcpy((char *)fb + FB_HDR, payload, len);
             atomic_store_explicit(&fb->full, 1, memory_order_release);
             if (!shm.scan_fastboxes)
@@ -321,11 +326,23 @@ lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *pay
     c->seq = seq;
     c->len = (uint32_t)len;
     c->hdr = *hdr;
-    if (len)
+    if (len && fill)
+        fill((char *)c + CELL_HDR, len, arg);
+    else if (len)
         memcpy((char *)c + CELL_HDR, payload, len);
     lmpi_shmq_enqueue(&shm.ranks[dest].recvq, shm.base, off);
     shm.send_seq[dest] = seq + 1;
     return LMPI_OK;
+}
+
+lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
+{
+    return send_core(dest, hdr, payload, len, NULL, NULL);
+}
+
+lmpi_status lmpi_shm_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg)
+{
+    return send_core(dest, hdr, NULL, len, fill, arg);
 }
 
 static void deliver_fastbox(int src, fastbox_header *fb)
@@ -430,6 +447,41 @@ int lmpi_shm_pull(int src, uint64_t remote_addr, void *local, size_t len)
             return -1;
         }
         done += (size_t)n;
+    }
+    return 0;
+}
+
+/* Single copy into scattered memory: len bytes from remote_addr into the
+ * local runs (a non-contiguous receive type).  0 on success, -1 on failure
+ * (cross-memory attach unavailable: then nothing was copied). */
+int lmpi_shm_pull_iov(int src, uint64_t remote_addr, const struct iovec *local, int n)
+{
+    if (!shm.cma)
+        return -1;
+    pid_t pid = atomic_load(&shm.ranks[src].pid);
+    size_t len = 0;
+    for (int i = 0; i < n; i++)
+        len += local[i].iov_len;
+    struct iovec r = {(void *)(uintptr_t)remote_addr, len};
+    ssize_t got = process_vm_readv(pid, local, (unsigned long)n, &r, 1, 0);
+    if (got == (ssize_t)len)
+        return 0;
+    if (got < 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES))
+        shm.cma = false;
+    if (got <= 0)
+        return -1;
+    /* a short read: finish run by run */
+    size_t done = (size_t)got, at = 0;
+    for (int i = 0; i < n; i++) {
+        size_t l = local[i].iov_len;
+        if (at + l <= done) {
+            at += l;
+            continue;
+        }
+        size_t skip = done > at ? done - at : 0;
+        if (lmpi_shm_pull(src, remote_addr + at + skip, (char *)local[i].iov_base + skip, l - skip) != 0)
+            return -1;
+        at += l;
     }
     return 0;
 }
@@ -557,6 +609,8 @@ const lmpi_transport_ops lmpi_shm_ops = {
     .send_pkt = lmpi_shm_send_pkt,
     .max_payload = lmpi_shm_max_payload,
     .pull = lmpi_shm_pull,
+    .send_pkt_fill = lmpi_shm_send_pkt_fill,
+    .pull_iov = lmpi_shm_pull_iov,
     .poll = lmpi_shm_poll,
     .coop_start = lmpi_shm_coop_start,
     .coop_work = lmpi_shm_coop_work,
