@@ -158,6 +158,36 @@ static void test_pack(void)
     MPI_Type_free(&idx);
 }
 
+/* MPI_BOTTOM with absolute addresses: two separate variables as one message */
+static void test_bottom(void)
+{
+    static int x = 11;
+    static double y = 2.5;
+    MPI_Aint ax, ay;
+    MPI_Get_address(&x, &ax);
+    MPI_Get_address(&y, &ay);
+    int bl[2] = {1, 1};
+    MPI_Aint dp[2] = {ax, ay};
+    MPI_Datatype ts[2] = {MPI_INT, MPI_DOUBLE}, t;
+    MPI_Type_create_struct(2, bl, dp, ts, &t);
+    MPI_Type_commit(&t);
+    char in[12];
+    MPI_Request r;
+    MPI_Irecv(in, 12, MPI_BYTE, rank, 8, MPI_COMM_WORLD, &r);
+    MPI_Send(MPI_BOTTOM, 1, t, rank, 8, MPI_COMM_WORLD);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    int gx;
+    double gy;
+    memcpy(&gx, in, 4);
+    memcpy(&gy, in + 4, 8);
+    CHECK_EQ(gx, 11);
+    CHECK_EQ(gy * 2, 5);
+    MPI_Aint sum = MPI_Aint_add(ax, 4), diff = MPI_Aint_diff(ay, ax);
+    CHECK_EQ(MPI_Aint_diff(sum, ax), 4);
+    CHECK_EQ(diff, ay - ax);
+    MPI_Type_free(&t);
+}
+
 static void test_errors(void)
 {
     MPI_Datatype v;
@@ -197,6 +227,7 @@ int main(int argc, char **argv)
     }
     test_struct();
     test_pack();
+    test_bottom();
     test_errors();
     return mpitest_finish("t_datatype");
 }
