@@ -298,19 +298,7 @@ lmpi_status lmpi_impl_Comm_get_name(lmpi_comm *comm, char *comm_name, int *resul
 
 lmpi_status lmpi_impl_Comm_set_name(lmpi_comm *comm, const char *comm_name)
 {
-    if (!comm_name) {
-        lmpi_err_detail("comm_name is NULL");
-        return LMPI_ERR_ARG;
-    }
-    size_t n = strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1);
-    char *copy = lmpi_malloc(n + 1, LMPI_MEM_COMM);
-    if (!copy)
-        return LMPI_ERR_NO_MEM;
-    memcpy(copy, comm_name, n);
-    copy[n] = '\0';
-    lmpi_free(comm->name);
-    comm->name = copy;
-    return LMPI_OK;
+    return lmpi_set_object_name(&comm->name, comm_name, "comm_name", LMPI_MEM_COMM);
 }
 
 int lmpi_group_compare_maps(const lmpi_rankmap *a, const lmpi_rankmap *b);

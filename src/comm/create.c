@@ -488,6 +488,19 @@ lmpi_status lmpi_impl_Comm_create_group(lmpi_comm *comm, MPI_Group group, int ta
     return create_in_group(comm, g, comm->context_id, tag, newcomm);
 }
 
+/* The errhandler and hints given to a *_from_group(s) constructor. */
+static lmpi_status apply_errh_info(lmpi_comm *c, lmpi_errhandler *e, const lmpi_info *i)
+{
+    if (e && e->kind != LMPI_ERRH_NULL) {
+        lmpi_errhandler_retain(e);
+        lmpi_errhandler_release(c->errh);
+        c->errh = e;
+    }
+    if (i && !(c->info = lmpi_info_copy(i)))
+        return LMPI_ERR_NO_MEM;
+    return LMPI_OK;
+}
+
 static int string_tag(const char *s)
 {
     uint32_t h = 2166136261u;
@@ -522,15 +535,7 @@ lmpi_status lmpi_impl_Comm_create_from_group(MPI_Group group, const char *string
     st = create_in_group(NULL, g, CTX_FROM_GROUP, string_tag(stringtag), newcomm);
     if (st != LMPI_OK)
         return st;
-    lmpi_comm *c = lmpi_comm_from_handle(*newcomm);
-    if (e && e->kind != LMPI_ERRH_NULL) {
-        lmpi_errhandler_retain(e);
-        lmpi_errhandler_release(c->errh);
-        c->errh = e;
-    }
-    if (i && !(c->info = lmpi_info_copy(i)))
-        return LMPI_ERR_NO_MEM;
-    return LMPI_OK;
+    return apply_errh_info(lmpi_comm_from_handle(*newcomm), e, i);
 }
 
 /* ---- intercommunicators ---------------------------------------------------------- */
@@ -719,17 +724,8 @@ lmpi_status lmpi_impl_Intercomm_create_from_groups(MPI_Group local_group, int lo
     st = inter_handshake(&local, local_leader, &world, remote_world, tag, false, &out);
     if (st != LMPI_OK)
         return st;
-    lmpi_comm *c = lmpi_comm_from_handle(out);
-    lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
-    if (e && e->kind != LMPI_ERRH_NULL) {
-        lmpi_errhandler_retain(e);
-        lmpi_errhandler_release(c->errh);
-        c->errh = e;
-    }
-    if (i && !(c->info = lmpi_info_copy(i)))
-        return LMPI_ERR_NO_MEM;
     *newintercomm = out;
-    return LMPI_OK;
+    return apply_errh_info(lmpi_comm_from_handle(out), lmpi_errhandler_from_handle(errhandler), i);
 }
 
 static lmpi_status exchange_leaders(lmpi_comm *inter, leader_msg *mine, leader_msg *theirs, int tag)

@@ -281,7 +281,8 @@ static lmpi_status expand_ranges(const lmpi_group *g, int n, int ranges[][3], in
     return LMPI_OK;
 }
 
-lmpi_status lmpi_impl_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+/* The ranks named by the ranges (incl), or all the others (excl), in order. */
+static lmpi_status ranges_group(MPI_Group group, int n, int ranges[][3], bool exclude, MPI_Group *newgroup)
 {
     lmpi_group *g;
     int *idx, k;
@@ -290,37 +291,36 @@ lmpi_status lmpi_impl_Group_range_incl(MPI_Group group, int n, int ranges[][3], 
         st = expand_ranges(g, n, ranges, &idx, &k);
     if (st != LMPI_OK)
         return st;
+    if (exclude) {
+        bool *drop = lmpi_calloc((size_t)g->size + 1, 1, LMPI_MEM_OTHER);
+        int *keep = lmpi_malloc(sizeof(int) * (size_t)(g->size + 1), LMPI_MEM_OTHER);
+        if (!drop || !keep) {
+            lmpi_free(drop), lmpi_free(keep), lmpi_free(idx);
+            return LMPI_ERR_NO_MEM;
+        }
+        for (int i = 0; i < k; i++)
+            drop[idx[i]] = true;
+        k = 0;
+        for (int r = 0; r < g->size; r++)
+            if (!drop[r])
+                keep[k++] = r;
+        lmpi_free(drop);
+        lmpi_free(idx);
+        idx = keep;
+    }
     st = group_sub(g, idx, k, newgroup);
     lmpi_free(idx);
     return st;
 }
 
+lmpi_status lmpi_impl_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+    return ranges_group(group, n, ranges, false, newgroup);
+}
+
 lmpi_status lmpi_impl_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-    lmpi_group *g;
-    int *idx, k;
-    lmpi_status st = lmpi_group_from_handle(group, &g, "group");
-    if (st == LMPI_OK)
-        st = expand_ranges(g, n, ranges, &idx, &k);
-    if (st != LMPI_OK)
-        return st;
-    bool *drop = lmpi_calloc((size_t)g->size + 1, 1, LMPI_MEM_OTHER);
-    int *keep = lmpi_malloc(sizeof(int) * (size_t)(g->size + 1), LMPI_MEM_OTHER);
-    if (!drop || !keep) {
-        st = LMPI_ERR_NO_MEM;
-    } else {
-        for (int i = 0; i < k; i++)
-            drop[idx[i]] = true;
-        int m = 0;
-        for (int r = 0; r < g->size; r++)
-            if (!drop[r])
-                keep[m++] = r;
-        st = group_sub(g, keep, m, newgroup);
-    }
-    lmpi_free(drop);
-    lmpi_free(keep);
-    lmpi_free(idx);
-    return st;
+    return ranges_group(group, n, ranges, true, newgroup);
 }
 
 /* Set operations keep the order of the first group, then the second's. */

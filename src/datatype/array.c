@@ -28,6 +28,17 @@ static lmpi_status place(MPI_Datatype inner, MPI_Aint disp, MPI_Aint total, MPI_
     return st;
 }
 
+/* The last step of both: place the built type in the whole array and drop
+ * the intermediate. */
+static lmpi_status finish_array(lmpi_status st, MPI_Datatype cur, MPI_Aint disp, MPI_Aint total, MPI_Datatype *out)
+{
+    if (st != LMPI_OK)
+        return st;
+    st = place(cur, disp, total, out);
+    drop(&cur);
+    return st;
+}
+
 /* Replace the recorded constructor of d (built internally) by the user's. */
 static lmpi_status relabel(MPI_Datatype h, int combiner, int ni, const int *ints, int nc, const MPI_Count *counts,
                            lmpi_datatype *old, bool large)
@@ -90,11 +101,7 @@ lmpi_status lmpi_impl_Type_create_subarray(int ndims, lmpi_iarray sizes, lmpi_ia
         disp += (MPI_Aint)lmpi_iarray_get(starts, (size_t)i) * stride;
         stride *= (MPI_Aint)lmpi_iarray_get(sizes, (size_t)i);
     }
-    if (st != LMPI_OK)
-        return st;
-    st = place(cur, disp, stride, out);
-    drop(&cur);
-    if (st != LMPI_OK)
+    if ((st = finish_array(st, cur, disp, stride, out)) != LMPI_OK)
         return st;
     bool large = sizes.width == 8;
     int ints[3 * 64 + 2];
@@ -236,11 +243,7 @@ lmpi_status lmpi_impl_Type_create_darray(int size, int rank, int ndims, lmpi_iar
         disp += off;
         stride *= (MPI_Aint)lmpi_iarray_get(gsizes, (size_t)i);
     }
-    if (st != LMPI_OK)
-        return st;
-    st = place(cur, disp, stride, out);
-    drop(&cur);
-    if (st != LMPI_OK)
+    if ((st = finish_array(st, cur, disp, stride, out)) != LMPI_OK)
         return st;
     bool large = gsizes.width == 8;
     int ints[4 * 64 + 4];

@@ -709,20 +709,10 @@ lmpi_status lmpi_impl_Type_get_extent_x(lmpi_datatype *dt, MPI_Count *lb, MPI_Co
 
 lmpi_status lmpi_impl_Type_set_name(lmpi_datatype *dt, const char *name)
 {
-    if (!name) {
-        lmpi_err_detail("type_name is NULL");
-        return LMPI_ERR_ARG;
-    }
-    size_t n = strnlen(name, MPI_MAX_OBJECT_NAME - 1);
-    char *copy = lmpi_malloc(n + 1, LMPI_MEM_DATATYPE);
-    if (!copy)
-        return LMPI_ERR_NO_MEM;
-    memcpy(copy, name, n);
-    copy[n] = '\0';
-    lmpi_free(dt->user_name);
-    dt->user_name = copy;
-    dt->name = copy;
-    return LMPI_OK;
+    lmpi_status st = lmpi_set_object_name(&dt->user_name, name, "type_name", LMPI_MEM_DATATYPE);
+    if (st == LMPI_OK)
+        dt->name = dt->user_name;
+    return st;
 }
 
 lmpi_status lmpi_impl_Type_get_envelope_c(lmpi_datatype *dt, MPI_Count *ni, MPI_Count *na, MPI_Count *nc,

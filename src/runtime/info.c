@@ -79,6 +79,13 @@ static lmpi_status check_key(const char *key)
     return LMPI_OK;
 }
 
+/* An object and a valid key: the start of every keyed operation. */
+static lmpi_status keyed(MPI_Info h, const char *key, lmpi_info **out)
+{
+    lmpi_status st = need(h, out);
+    return st == LMPI_OK ? check_key(key) : st;
+}
+
 lmpi_info *lmpi_info_new(void)
 {
     lmpi_info *i = lmpi_calloc(1, sizeof(*i), LMPI_MEM_OTHER);
@@ -179,9 +186,7 @@ lmpi_status lmpi_impl_Info_create_env(int argc, char *argv[], MPI_Info *info)
 lmpi_status lmpi_impl_Info_set(MPI_Info h, const char *key, const char *value)
 {
     lmpi_info *i;
-    lmpi_status st = need(h, &i);
-    if (st == LMPI_OK)
-        st = check_key(key);
+    lmpi_status st = keyed(h, key, &i);
     if (st != LMPI_OK)
         return st;
     if (i == &env_info) {
@@ -198,9 +203,7 @@ lmpi_status lmpi_impl_Info_set(MPI_Info h, const char *key, const char *value)
 lmpi_status lmpi_impl_Info_delete(MPI_Info h, const char *key)
 {
     lmpi_info *i;
-    lmpi_status st = need(h, &i);
-    if (st == LMPI_OK)
-        st = check_key(key);
+    lmpi_status st = keyed(h, key, &i);
     if (st != LMPI_OK)
         return st;
     for (lmpi_info_entry **p = &i->head; *p; p = &(*p)->next)
@@ -280,9 +283,7 @@ lmpi_status lmpi_impl_Info_get_nthkey(MPI_Info h, int n, char *key)
 lmpi_status lmpi_impl_Info_get_string(MPI_Info h, const char *key, int *buflen, char *value, int *flag)
 {
     lmpi_info *i;
-    lmpi_status st = need(h, &i);
-    if (st == LMPI_OK)
-        st = check_key(key);
+    lmpi_status st = keyed(h, key, &i);
     if (st != LMPI_OK)
         return st;
     const char *v = lmpi_info_value(i, key);
@@ -303,9 +304,7 @@ lmpi_status lmpi_impl_Info_get_string(MPI_Info h, const char *key, int *buflen, 
 lmpi_status lmpi_impl_Info_get(MPI_Info h, const char *key, int valuelen, char *value, int *flag)
 {
     lmpi_info *i;
-    lmpi_status st = need(h, &i);
-    if (st == LMPI_OK)
-        st = check_key(key);
+    lmpi_status st = keyed(h, key, &i);
     if (st != LMPI_OK)
         return st;
     if (valuelen < 0) {
@@ -325,9 +324,7 @@ lmpi_status lmpi_impl_Info_get(MPI_Info h, const char *key, int valuelen, char *
 lmpi_status lmpi_impl_Info_get_valuelen(MPI_Info h, const char *key, int *valuelen, int *flag)
 {
     lmpi_info *i;
-    lmpi_status st = need(h, &i);
-    if (st == LMPI_OK)
-        st = check_key(key);
+    lmpi_status st = keyed(h, key, &i);
     if (st != LMPI_OK)
         return st;
     const char *v = lmpi_info_value(i, key);

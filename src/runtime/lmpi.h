@@ -258,6 +258,7 @@ void *lmpi_calloc(size_t n, size_t size, lmpi_mem_cat cat);
 void *lmpi_realloc(void *p, size_t size, lmpi_mem_cat cat);
 void lmpi_free(void *p);
 char *lmpi_strdup(const char *s, lmpi_mem_cat cat);
+lmpi_status lmpi_set_object_name(char **slot, const char *name, const char *what, lmpi_mem_cat cat);
 /* Memory we do not allocate ourselves (the shm segment) is only counted. */
 void lmpi_mem_account(lmpi_mem_cat cat, int64_t delta);
 int64_t lmpi_mem_current(lmpi_mem_cat cat);

@@ -97,6 +97,25 @@ void lmpi_free(void *p)
     free(h);
 }
 
+/* An object name as MPI_*_set_name keeps it: at most MPI_MAX_OBJECT_NAME - 1
+ * characters; replaces *slot.  NULL name: MPI_ERR_ARG naming `what`. */
+lmpi_status lmpi_set_object_name(char **slot, const char *name, const char *what, lmpi_mem_cat cat)
+{
+    if (!name) {
+        lmpi_err_detail("%s is NULL", what);
+        return LMPI_ERR_ARG;
+    }
+    size_t n = strnlen(name, MPI_MAX_OBJECT_NAME - 1);
+    char *copy = lmpi_malloc(n + 1, cat);
+    if (!copy)
+        return LMPI_ERR_NO_MEM;
+    memcpy(copy, name, n);
+    copy[n] = '\0';
+    lmpi_free(*slot);
+    *slot = copy;
+    return LMPI_OK;
+}
+
 char *lmpi_strdup(const char *s, lmpi_mem_cat cat)
 {
     size_t n = strlen(s) + 1;
