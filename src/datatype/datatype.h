@@ -63,6 +63,7 @@ struct lmpi_datatype {
     struct lmpi_datatype **types;
     int align;    /* alignment of the most aligned basic type inside (struct padding) */
     bool marked;  /* has resized bounds (they stick, as MPI_LB/MPI_UB markers did) */
+    bool cached;  /* an MPI_Type_create_f90_* result: shared, never freed */
     struct lmpi_attr *attrs;
 };
 
@@ -84,6 +85,7 @@ static inline lmpi_datatype *lmpi_datatype_from_handle(MPI_Datatype h)
 }
 
 void lmpi_datatype_init_builtin(void);
+void lmpi_datatype_finalize(void);
 
 /* ---- engine ------------------------------------------------------------------ */
 

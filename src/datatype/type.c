@@ -676,8 +676,8 @@ lmpi_status lmpi_impl_Type_free(MPI_Datatype *h)
         lmpi_err_detail(*h == MPI_DATATYPE_NULL ? "datatype is MPI_DATATYPE_NULL" : "not a datatype (freed?)");
         return LMPI_ERR_TYPE;
     }
-    if (d->predefined) {
-        lmpi_err_detail("%s is predefined and cannot be freed", d->name);
+    if (d->predefined || d->cached) {
+        lmpi_err_detail("%s cannot be freed", d->predefined ? d->name : "a type from MPI_Type_create_f90_*");
         return LMPI_ERR_TYPE;
     }
     if (d->refs == 1) { /* the last handle: attributes go with it */
@@ -809,4 +809,108 @@ lmpi_status lmpi_impl_Type_match_size(int typeclass, int size, MPI_Datatype *out
         }
     lmpi_err_detail("no predefined type of class %d with %d bytes", typeclass, size);
     return LMPI_ERR_ARG;
+}
+
+/* ---- MPI_Type_create_f90_*: the smallest type with the asked precision
+ * and range (IEEE float/double, x87 long double, two's complement
+ * integers), one cached object per (kind, p, r) as the standard asks ---- */
+typedef struct f90_entry {
+    struct f90_entry *next;
+    int combiner, p, r;
+    lmpi_datatype *t;
+} f90_entry;
+static f90_entry *f90_cache;
+
+static lmpi_status f90_type(int combiner, int p, int r, MPI_Datatype base, MPI_Datatype *out)
+{
+    for (f90_entry *e = f90_cache; e; e = e->next)
+        if (e->combiner == combiner && e->p == p && e->r == r) {
+            *out = e->t->handle;
+            return LMPI_OK;
+        }
+    f90_entry *e = lmpi_malloc(sizeof(*e), LMPI_MEM_DATATYPE);
+    if (!e)
+        return LMPI_ERR_NO_MEM;
+    MPI_Datatype h;
+    lmpi_status st = lmpi_impl_Type_dup(lmpi_datatype_from_handle(base), &h);
+    if (st != LMPI_OK) {
+        lmpi_free(e);
+        return st;
+    }
+    lmpi_datatype *t = lmpi_datatype_from_handle(h);
+    for (int i = 0; i < t->nt; i++)
+        lmpi_datatype_release(t->types[i]);
+    t->nt = 0;
+    t->combiner = combiner;
+    t->cached = true;
+    t->committed = true;
+    t->ni = 0;
+    if (combiner != MPI_COMBINER_F90_INTEGER)
+        t->ints[t->ni++] = p; /* record() left room for one int; grow for two */
+    int *ints = lmpi_realloc(t->ints, sizeof(int) * 2, LMPI_MEM_DATATYPE);
+    if (!ints) {
+        lmpi_free(e);
+        return LMPI_ERR_NO_MEM;
+    }
+    t->ints = ints;
+    t->ints[t->ni++] = r;
+    *e = (f90_entry){f90_cache, combiner, p, r, t};
+    f90_cache = e;
+    *out = h;
+    return LMPI_OK;
+}
+
+static lmpi_status f90_real_base(int p, int r, bool cplx, MPI_Datatype *base)
+{
+    if (p == MPI_UNDEFINED)
+        p = 0;
+    if (r == MPI_UNDEFINED)
+        r = 0;
+    if (p <= 6 && r <= 37)
+        *base = cplx ? MPI_C_FLOAT_COMPLEX : MPI_FLOAT;
+    else if (p <= 15 && r <= 307)
+        *base = cplx ? MPI_C_DOUBLE_COMPLEX : MPI_DOUBLE;
+    else if (p <= 18 && r <= 4931)
+        *base = cplx ? MPI_C_LONG_DOUBLE_COMPLEX : MPI_LONG_DOUBLE;
+    else {
+        lmpi_err_detail("no real type with precision %d and range %d", p, r);
+        return LMPI_ERR_ARG;
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Type_create_f90_real(int p, int r, MPI_Datatype *out)
+{
+    MPI_Datatype base;
+    lmpi_status st = f90_real_base(p, r, false, &base);
+    return st != LMPI_OK ? st : f90_type(MPI_COMBINER_F90_REAL, p, r, base, out);
+}
+
+lmpi_status lmpi_impl_Type_create_f90_complex(int p, int r, MPI_Datatype *out)
+{
+    MPI_Datatype base;
+    lmpi_status st = f90_real_base(p, r, true, &base);
+    return st != LMPI_OK ? st : f90_type(MPI_COMBINER_F90_COMPLEX, p, r, base, out);
+}
+
+lmpi_status lmpi_impl_Type_create_f90_integer(int r, MPI_Datatype *out)
+{
+    MPI_Datatype base = r <= 2 ? MPI_INT8_T : r <= 4 ? MPI_INT16_T : r <= 9 ? MPI_INT32_T : r <= 18 ? MPI_INT64_T
+                                                                                                   : MPI_DATATYPE_NULL;
+    if (base == MPI_DATATYPE_NULL) {
+        lmpi_err_detail("no integer type with range %d (at most 18)", r);
+        return LMPI_ERR_ARG;
+    }
+    return f90_type(MPI_COMBINER_F90_INTEGER, 0, r, base, out);
+}
+
+void lmpi_datatype_finalize(void)
+{
+    while (f90_cache) {
+        f90_entry *e = f90_cache;
+        f90_cache = e->next;
+        e->t->cached = false;
+        lmpi_datatype_release(e->t);
+        lmpi_free(e);
+    }
 }

@@ -249,6 +249,7 @@ static lmpi_status end_runtime(void)
     lmpi_pt2pt_finalize();
     lmpi_request_pool_finalize();
     lmpi_comm_finalize_builtin();
+    lmpi_datatype_finalize();
     lmpi_errors_finalize();
     lmpi_rt.state = LMPI_STATE_FINALIZED;
     return LMPI_OK;

@@ -188,6 +188,34 @@ static void test_bottom(void)
     MPI_Type_free(&t);
 }
 
+static void test_f90(void)
+{
+    MPI_Datatype a, b, c;
+    MPI_Type_create_f90_real(10, 100, &a);
+    MPI_Type_create_f90_real(10, 100, &b);
+    CHECK(a == b); /* one object per (p, r) */
+    int sz, ni, na, nt, comb, ints[2];
+    MPI_Type_size(a, &sz);
+    CHECK_EQ(sz, 8);
+    MPI_Type_get_envelope(a, &ni, &na, &nt, &comb);
+    CHECK_EQ(comb, MPI_COMBINER_F90_REAL);
+    CHECK_EQ(ni, 2);
+    MPI_Type_get_contents(a, 2, 0, 0, ints, NULL, NULL);
+    CHECK_EQ(ints[0], 10);
+    CHECK_EQ(ints[1], 100);
+    MPI_Type_create_f90_integer(5, &c);
+    MPI_Type_size(c, &sz);
+    CHECK_EQ(sz, 4);
+    CHECK_EQ(MPI_Type_free(&c), MPI_ERR_TYPE);
+    CHECK_EQ(MPI_Type_create_f90_integer(40, &c), MPI_ERR_ARG);
+    double x = 1.5, y = 0;
+    MPI_Request r;
+    MPI_Irecv(&y, 1, a, rank, 10, MPI_COMM_WORLD, &r);
+    MPI_Send(&x, 1, a, rank, 10, MPI_COMM_WORLD);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK_EQ(y * 2, 3);
+}
+
 static void test_errors(void)
 {
     MPI_Datatype v;
@@ -228,6 +256,7 @@ int main(int argc, char **argv)
     test_struct();
     test_pack();
     test_bottom();
+    test_f90();
     test_errors();
     return mpitest_finish("t_datatype");
 }

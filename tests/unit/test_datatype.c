@@ -384,6 +384,22 @@ static void test_fixed(void)
         for (int c = 0; c < 2; c++)
             CHECK_EQ(got[r * 2 + c], (4 + r) * 6 + 2 + c);
     lmpi_impl_Type_free(&da);
+    /* envelopes of the constructors the random walk does not make */
+    MPI_Datatype hb, dup;
+    MPI_Aint hdisp[2] = {0, 40};
+    CHECK_EQ(lmpi_impl_Type_create_hindexed_block(2, 3, (lmpi_iarray){hdisp, 8}, D(MPI_INT), &hb), LMPI_OK);
+    int hbi[2] = {2, 3};
+    check_contents(hb, MPI_COMBINER_HINDEXED_BLOCK, 2, hbi, 2, hdisp, 1, (MPI_Datatype[]){MPI_INT});
+    CHECK_EQ(lmpi_impl_Type_dup(D(hb), &dup), LMPI_OK);
+    check_contents(dup, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &hb);
+    CHECK_EQ(D(dup)->size, 24);
+    lmpi_impl_Type_free(&dup);
+    lmpi_impl_Type_free(&hb);
+    CHECK_EQ(lmpi_impl_Type_create_darray(4, 3, 2, (lmpi_iarray){gs, 4}, dist, dargs, ps, MPI_ORDER_C, D(MPI_INT), &da),
+             LMPI_OK);
+    int dints[3 + 4 * 2 + 1] = {4, 3, 2, 8, 6, dist[0], dist[1], dargs[0], dargs[1], 2, 2, MPI_ORDER_C};
+    check_contents(da, MPI_COMBINER_DARRAY, 12, dints, 0, NULL, 1, (MPI_Datatype[]){MPI_INT});
+    lmpi_impl_Type_free(&da);
     /* external32 is big-endian, MPI_LONG is 4 bytes there */
     int x = 0x01020304;
     unsigned char e[8];
