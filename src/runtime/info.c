@@ -26,8 +26,7 @@ static void fill_env(void)
     }
     snprintf(buf, sizeof(buf), "%d", lmpi_rt.world_size ? lmpi_rt.world_size : 1);
     lmpi_info_put(&env_info, "maxprocs", buf);
-    snprintf(buf, sizeof(buf), "%s", lmpi_rt.processor_name[0] ? lmpi_rt.processor_name : "localhost");
-    lmpi_info_put(&env_info, "host", buf);
+    lmpi_info_put(&env_info, "host", lmpi_rt.processor_name[0] ? lmpi_rt.processor_name : "localhost");
     char cwd[1024];
     if (getcwd(cwd, sizeof(cwd)))
         lmpi_info_put(&env_info, "wdir", cwd);
