@@ -619,5 +619,7 @@ int main(int argc, char **argv)
         reap();
     }
     cleanup_shm();
+    free(pfd);
+    free(owner);
     return job.failed ? job.exit_code : 0;
 }
