@@ -257,17 +257,20 @@ static int key_rank_cmp(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
+static lmpi_status inter_split(lmpi_comm *comm, int color, int key, MPI_Comm *newcomm);
+static lmpi_status inter_create(lmpi_comm *comm, lmpi_group *g, MPI_Comm *newcomm);
+
 /* Everyone's (color, key) and context counter in one allgather; members of
  * my color ordered by (key, parent rank). */
 static lmpi_status split_by(lmpi_comm *comm, int color, int key, MPI_Comm *newcomm)
 {
-    lmpi_status st = require_intra(comm, "MPI_Comm_split");
-    if (st != LMPI_OK)
-        return st;
+    lmpi_status st = LMPI_OK;
     if (color < 0 && color != MPI_UNDEFINED) {
         lmpi_err_detail("color %d is negative and not MPI_UNDEFINED", color);
         return LMPI_ERR_ARG;
     }
+    if (comm->is_inter)
+        return inter_split(comm, color, key, newcomm);
     int n = comm->size;
     split_rec mine = {color, key, lmpi_ctx_next()};
     split_rec *all = lmpi_malloc(sizeof(*all) * (size_t)n, LMPI_MEM_OTHER);
@@ -402,11 +405,11 @@ static lmpi_status group_in_parent(lmpi_comm *comm, lmpi_group *g, int *idx)
 lmpi_status lmpi_impl_Comm_create(lmpi_comm *comm, MPI_Group group, MPI_Comm *newcomm)
 {
     lmpi_group *g;
-    lmpi_status st = require_intra(comm, "MPI_Comm_create");
-    if (st == LMPI_OK)
-        st = lmpi_group_from_handle(group, &g, "group");
+    lmpi_status st = lmpi_group_from_handle(group, &g, "group");
     if (st != LMPI_OK)
         return st;
+    if (comm->is_inter)
+        return inter_create(comm, g, newcomm);
     int *idx = lmpi_malloc(sizeof(int) * (size_t)(g->size + 1), LMPI_MEM_OTHER);
     if (!idx)
         return LMPI_ERR_NO_MEM;
@@ -547,31 +550,21 @@ typedef struct {
     int32_t leader_world; /* tie-break for merge */
 } leader_msg;
 
-/* Build the intercommunicator from the local group (a communicator over it),
- * the remote group's lpids and the agreed id. */
-static lmpi_status build_inter(lmpi_comm *local, const uint32_t *remote, int nremote, uint32_t ctx, lmpi_comm **out)
+/* An intercommunicator from its two maps (copied), this process's rank in
+ * the local one, and the agreed id; errhandler from `parent`. */
+static lmpi_status inter_from_maps(lmpi_comm *parent, const lmpi_rankmap *lmap, int lrank, const lmpi_rankmap *rmap,
+                                   uint32_t ctx, lmpi_comm **out)
 {
-    lmpi_gpid *g = lmpi_malloc(sizeof(*g) * (size_t)(nremote + 1), LMPI_MEM_OTHER);
-    if (!g)
-        return LMPI_ERR_NO_MEM;
-    for (int i = 0; i < nremote; i++)
-        g[i] = (lmpi_gpid){0, remote[i]};
-    lmpi_rankmap rmap;
-    bool ok = lmpi_rankmap_from_gpids(&rmap, g, nremote);
-    lmpi_free(g);
-    if (!ok)
-        return LMPI_ERR_NO_MEM;
     lmpi_comm *c;
-    lmpi_status st = finish_new(local, &rmap, local->rank, ctx, &c);
-    lmpi_rankmap_release(&rmap);
+    lmpi_status st = finish_new(parent, rmap, lrank, ctx, &c);
     if (st != LMPI_OK)
         return st;
     c->is_inter = 1;
-    c->size = local->size;
-    c->peer_size = nremote;
+    c->size = lmap->size;
+    c->peer_size = rmap->size;
     c->local_map = lmpi_malloc(sizeof(*c->local_map), LMPI_MEM_COMM);
     if (c->local_map)
-        lmpi_rankmap_copy(c->local_map, lmpi_comm_local_map(local));
+        lmpi_rankmap_copy(c->local_map, lmap);
     if (c->local_map)
         c->local_comm = lmpi_comm_alloc(c->local_map, c->rank, ctx + LMPI_CTX_LOCAL);
     if (!c->local_map || !c->local_comm) {
@@ -580,6 +573,30 @@ static lmpi_status build_inter(lmpi_comm *local, const uint32_t *remote, int nre
     }
     *out = c;
     return LMPI_OK;
+}
+
+static bool map_from_lpids(lmpi_rankmap *m, const uint32_t *lpid, int n)
+{
+    lmpi_gpid *g = lmpi_malloc(sizeof(*g) * (size_t)(n + 1), LMPI_MEM_OTHER);
+    if (!g)
+        return false;
+    for (int i = 0; i < n; i++)
+        g[i] = (lmpi_gpid){0, lpid[i]};
+    bool ok = lmpi_rankmap_from_gpids(m, g, n);
+    lmpi_free(g);
+    return ok;
+}
+
+/* Build the intercommunicator from the local group (a communicator over it),
+ * the remote group's lpids and the agreed id. */
+static lmpi_status build_inter(lmpi_comm *local, const uint32_t *remote, int nremote, uint32_t ctx, lmpi_comm **out)
+{
+    lmpi_rankmap rmap;
+    if (!map_from_lpids(&rmap, remote, nremote))
+        return LMPI_ERR_NO_MEM;
+    lmpi_status st = inter_from_maps(local, lmpi_comm_local_map(local), local->rank, &rmap, ctx, out);
+    lmpi_rankmap_release(&rmap);
+    return st;
 }
 
 /* The leaders' exchange over `peer` (rank remote_leader there), then a
@@ -814,5 +831,157 @@ lmpi_status lmpi_impl_Intercomm_merge(lmpi_comm *intercomm, int high, MPI_Comm *
     lmpi_rankmap_release(&map);
     if (st == LMPI_OK)
         *newintracomm = c->handle;
+    return st;
+}
+
+/* ---- MPI_Comm_split and MPI_Comm_create on intercommunicators ---------------
+ * Each group learns the other's records through the two leaders (local rank
+ * 0 of each side) and a broadcast; the id is the maximum counter of both
+ * groups, so every member of the new intercommunicator moves past it. */
+static lmpi_status swap_with_remote(lmpi_comm *inter, const void *mine, size_t mine_bytes, void *theirs,
+                                    size_t theirs_bytes)
+{
+    lmpi_comm *local = inter->local_comm;
+    int tag = 0x40000000 | (int)(inter->coll_seq++ & 0x3fffffff);
+    lmpi_status st = LMPI_OK;
+    if (local->rank == 0) {
+        uint32_t ctx = inter->context_id + LMPI_CTX_COLL;
+        lmpi_request *rr = NULL, *sr = NULL;
+        st = lmpi_pt2pt_irecv(theirs, theirs_bytes, 0, tag, inter, ctx, &rr);
+        if (st == LMPI_OK)
+            st = lmpi_pt2pt_isend(mine, mine_bytes, 0, tag, inter, ctx, LMPI_MODE_STANDARD, NULL, &sr);
+        if (sr)
+            lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE);
+        if (rr)
+            lmpi_pt2pt_wait_free(rr, MPI_STATUS_IGNORE);
+    }
+    return st == LMPI_OK ? lmpi_icoll_bcast(local, theirs, theirs_bytes, 0) : st;
+}
+
+/* Members of `color` in (key, rank) order; returns how many, and my place. */
+static int members_of(const split_rec *all, int n, int color, int me, int *idx, key_rank *tmp, int *myplace)
+{
+    int m = 0;
+    for (int r = 0; r < n; r++)
+        if (all[r].color == color && color != MPI_UNDEFINED)
+            tmp[m++] = (key_rank){all[r].key, r};
+    qsort(tmp, (size_t)m, sizeof(*tmp), key_rank_cmp);
+    *myplace = -1;
+    for (int i = 0; i < m; i++) {
+        idx[i] = tmp[i].rank;
+        if (tmp[i].rank == me)
+            *myplace = i;
+    }
+    return m;
+}
+
+static lmpi_status inter_split(lmpi_comm *comm, int color, int key, MPI_Comm *newcomm)
+{
+    int n = comm->size, m = comm->peer_size, big = n > m ? n : m;
+    split_rec mine = {color, key, lmpi_ctx_next()};
+    split_rec *all = lmpi_malloc(sizeof(*all) * (size_t)n, LMPI_MEM_OTHER);
+    split_rec *rem = lmpi_malloc(sizeof(*rem) * (size_t)m, LMPI_MEM_OTHER);
+    int *li = lmpi_malloc(sizeof(int) * (size_t)big, LMPI_MEM_OTHER), *ri = lmpi_malloc(sizeof(int) * (size_t)big, LMPI_MEM_OTHER);
+    key_rank *tmp = lmpi_malloc(sizeof(*tmp) * (size_t)big, LMPI_MEM_OTHER);
+    lmpi_status st = (!all || !rem || !li || !ri || !tmp) ? LMPI_ERR_NO_MEM : LMPI_OK;
+    if (st == LMPI_OK)
+        st = lmpi_icoll_allgather(comm->local_comm, &mine, all, sizeof(mine));
+    if (st == LMPI_OK)
+        st = swap_with_remote(comm, all, sizeof(*all) * (size_t)n, rem, sizeof(*rem) * (size_t)m);
+    if (st != LMPI_OK)
+        goto out;
+    uint32_t ctx = 0;
+    for (int r = 0; r < n; r++)
+        ctx = all[r].ctx > ctx ? all[r].ctx : ctx;
+    for (int r = 0; r < m; r++)
+        ctx = rem[r].ctx > ctx ? rem[r].ctx : ctx;
+    lmpi_ctx_advance(ctx);
+    int me, dummy;
+    int nl = members_of(all, n, color, comm->rank, li, tmp, &me);
+    int nr = members_of(rem, m, color, -1, ri, tmp, &dummy);
+    *newcomm = MPI_COMM_NULL;
+    if (color == MPI_UNDEFINED || nl == 0 || nr == 0)
+        goto out; /* no partner group: no communicator (MPI 5.0 §7.4.2) */
+    lmpi_rankmap lmap, rmap;
+    if (!lmpi_rankmap_derive(&lmap, comm->local_map, li, nl)) {
+        st = LMPI_ERR_NO_MEM;
+        goto out;
+    }
+    if (!lmpi_rankmap_derive(&rmap, &comm->map, ri, nr)) {
+        lmpi_rankmap_release(&lmap);
+        st = LMPI_ERR_NO_MEM;
+        goto out;
+    }
+    lmpi_comm *c;
+    st = inter_from_maps(comm, &lmap, me, &rmap, ctx, &c);
+    lmpi_rankmap_release(&lmap);
+    lmpi_rankmap_release(&rmap);
+    if (st == LMPI_OK)
+        *newcomm = c->handle;
+out:
+    lmpi_free(all), lmpi_free(rem), lmpi_free(li), lmpi_free(ri), lmpi_free(tmp);
+    return st;
+}
+
+/* MPI_Comm_create on an intercommunicator: every member of a side passes
+ * the same subgroup of its local group; the two subgroups form the new
+ * intercommunicator (MPI_COMM_NULL where either is empty). */
+static lmpi_status inter_create(lmpi_comm *comm, lmpi_group *g, MPI_Comm *newcomm)
+{
+    int n = comm->size, m = comm->peer_size;
+    int *idx = lmpi_malloc(sizeof(int) * (size_t)(n + 1), LMPI_MEM_OTHER);
+    /* message: counter, subgroup size, then the subgroup as ranks of the
+     * sender's local group */
+    uint32_t *mine = lmpi_malloc(sizeof(uint32_t) * (size_t)(n + 2), LMPI_MEM_OTHER);
+    uint32_t *theirs = lmpi_malloc(sizeof(uint32_t) * (size_t)(m + 2), LMPI_MEM_OTHER);
+    lmpi_status st = (!idx || !mine || !theirs) ? LMPI_ERR_NO_MEM : LMPI_OK;
+    if (st == LMPI_OK)
+        st = group_in_parent(comm, g, idx);
+    uint32_t v = lmpi_ctx_next();
+    if (st == LMPI_OK)
+        st = lmpi_icoll_allreduce_max_u32(comm->local_comm, &v);
+    if (st != LMPI_OK)
+        goto out;
+    mine[0] = v;
+    mine[1] = (uint32_t)g->size;
+    for (int i = 0; i < g->size; i++)
+        mine[2 + i] = (uint32_t)idx[i];
+    for (int i = g->size; i < n; i++)
+        mine[2 + i] = 0;
+    st = swap_with_remote(comm, mine, sizeof(uint32_t) * (size_t)(n + 2), theirs, sizeof(uint32_t) * (size_t)(m + 2));
+    if (st != LMPI_OK)
+        goto out;
+    uint32_t ctx = theirs[0] > v ? theirs[0] : v;
+    lmpi_ctx_advance(ctx);
+    int nr = (int)theirs[1];
+    *newcomm = MPI_COMM_NULL;
+    if (g->rank == MPI_UNDEFINED || g->size == 0 || nr == 0)
+        goto out;
+    int *ri = lmpi_malloc(sizeof(int) * (size_t)(nr + 1), LMPI_MEM_OTHER);
+    if (!ri) {
+        st = LMPI_ERR_NO_MEM;
+        goto out;
+    }
+    for (int i = 0; i < nr; i++)
+        ri[i] = (int)theirs[2 + i];
+    lmpi_rankmap lmap, rmap;
+    bool ok = lmpi_rankmap_derive(&lmap, comm->local_map, idx, g->size);
+    if (ok && !lmpi_rankmap_derive(&rmap, &comm->map, ri, nr)) {
+        lmpi_rankmap_release(&lmap);
+        ok = false;
+    }
+    lmpi_free(ri);
+    if (!ok) {
+        st = LMPI_ERR_NO_MEM;
+        goto out;
+    }
+    lmpi_comm *c;
+    st = inter_from_maps(comm, &lmap, g->rank, &rmap, ctx, &c);
+    lmpi_rankmap_release(&lmap);
+    lmpi_rankmap_release(&rmap);
+    if (st == LMPI_OK)
+        *newcomm = c->handle;
+out:
+    lmpi_free(idx), lmpi_free(mine), lmpi_free(theirs);
     return st;
 }

@@ -314,6 +314,65 @@ static void test_inter(void)
     MPI_Comm_test_inter(idup, &flag);
     CHECK(flag);
     MPI_Comm_free(&idup);
+    /* split of the intercommunicator: color by (world rank / 2) % 2 on both
+     * sides, keys reversed; partners exchange world ranks */
+    {
+        int c2 = (rank / 2) % 2, lsz = 0, rsz = 0;
+        for (int w = 0; w < size; w++)
+            if ((w / 2) % 2 == c2) {
+                if (w % 2 == color)
+                    lsz++;
+                else
+                    rsz++;
+            }
+        MPI_Comm sp;
+        MPI_Comm_split(inter, c2, -rank, &sp);
+        if (lsz && rsz) {
+            int a, b, lr;
+            MPI_Comm_size(sp, &a);
+            MPI_Comm_remote_size(sp, &b);
+            MPI_Comm_rank(sp, &lr);
+            CHECK_EQ(a, lsz);
+            CHECK_EQ(b, rsz);
+            (void)lr;
+            int in[64];
+            MPI_Request q[128];
+            for (int k = 0; k < b; k++) { /* every remote partner, once */
+                MPI_Irecv(&in[k], 1, MPI_INT, k, 4, sp, &q[k]);
+                MPI_Isend(&rank, 1, MPI_INT, k, 4, sp, &q[b + k]);
+            }
+            MPI_Waitall(2 * b, q, MPI_STATUSES_IGNORE);
+            for (int k = 0; k < b; k++)
+                CHECK(in[k] >= 0 && in[k] % 2 != color && (in[k] / 2) % 2 == c2);
+            MPI_Comm_free(&sp);
+        } else {
+            CHECK(sp == MPI_COMM_NULL);
+        }
+        /* create: each side keeps the first half of its group */
+        MPI_Group lg, half;
+        MPI_Comm_group(inter, &lg);
+        int lsize, rsize, keep[64];
+        MPI_Comm_size(inter, &lsize);
+        MPI_Comm_remote_size(inter, &rsize);
+        for (int k = 0; k < (lsize + 1) / 2; k++)
+            keep[k] = k;
+        MPI_Group_incl(lg, (lsize + 1) / 2, keep, &half);
+        MPI_Comm cr;
+        MPI_Comm_create(inter, half, &cr);
+        int myr;
+        MPI_Group_rank(half, &myr);
+        if (myr != MPI_UNDEFINED) {
+            int b;
+            MPI_Comm_remote_size(cr, &b);
+            CHECK_EQ(b, (rsize + 1) / 2);
+            MPI_Barrier(cr);
+            MPI_Comm_free(&cr);
+        } else {
+            CHECK(cr == MPI_COMM_NULL);
+        }
+        MPI_Group_free(&half);
+        MPI_Group_free(&lg);
+    }
     /* the odd group asks to be high: merged order is evens then odds */
     MPI_Intercomm_merge(inter, color, &merged);
     MPI_Comm_rank(merged, &r);
