@@ -125,6 +125,10 @@ static void queue_free(lmpi_match_queue *q)
     lmpi_free(q);
 }
 
+/* A freed communicator's queue goes away only when empty: receives still
+ * posted there complete normally when their messages come (MPI_Comm_free
+ * lets pending operations finish); otherwise it stays until MPI_Finalize
+ * (context ids are never reused, so nothing else lands in it). */
 void lmpi_match_queue_release(uint32_t ctx)
 {
     if (!eng.nbuckets)
@@ -132,6 +136,8 @@ void lmpi_match_queue_release(uint32_t ctx)
     for (lmpi_match_queue **pq = &eng.buckets[ctx_hash(ctx, eng.nbuckets)]; *pq; pq = &(*pq)->hnext)
         if ((*pq)->ctx == ctx) {
             lmpi_match_queue *q = *pq;
+            if (q->prq_len || q->umq_len)
+                return;
             *pq = q->hnext;
             if (eng.last == q)
                 eng.last = NULL;

@@ -486,6 +486,24 @@ static void test_idup_and_errors(void)
     MPI_Comm_free(&d);
 }
 
+/* MPI_Comm_free with operations pending: they complete normally. */
+static void test_free_pending(void)
+{
+    if (size < 2)
+        return;
+    MPI_Comm d;
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    int peer = rank ^ 1, in = -1, out = rank + 100;
+    if (peer >= size)
+        peer = rank; /* odd size: the last rank talks to itself */
+    MPI_Request r[2];
+    MPI_Irecv(&in, 1, MPI_INT, peer, 6, d, &r[0]);
+    MPI_Isend(&out, 1, MPI_INT, peer, 6, d, &r[1]);
+    MPI_Comm_free(&d);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    CHECK_EQ(in, peer + 100);
+}
+
 /* Many communicators alive at once, then all freed. */
 static void test_many(void)
 {
@@ -553,6 +571,7 @@ int main(int argc, char **argv)
     test_inter();
     test_attrs();
     test_idup_and_errors();
+    test_free_pending();
     test_many();
     /* everything freed: the accounting is back where it started */
     CHECK_EQ(pvar("lmpi_comms"), n0);
