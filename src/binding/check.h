@@ -35,6 +35,14 @@ static inline lmpi_status lmpi_check_datatype(MPI_Datatype h, lmpi_datatype **ou
     return LMPI_OK;
 }
 
+/* A datatype argument that may be insignificant (non-root ranks, the send
+ * type with MPI_IN_PLACE): the object, or NULL when it is not one. */
+static inline lmpi_datatype *lmpi_datatype_or_null(MPI_Datatype h)
+{
+    lmpi_datatype *d = lmpi_datatype_from_handle(h);
+    return d && d->magic == LMPI_MAGIC_DATATYPE ? d : NULL;
+}
+
 static inline lmpi_status lmpi_check_count(MPI_Count count)
 {
     if (LMPI_UNLIKELY(count < 0)) {

@@ -200,7 +200,7 @@ def impl_param(p):
         return None
     if p.kind == 'COMM':
         return 'lmpi_comm *%s' % p.name
-    if p.kind == 'DATATYPE':
+    if p.kind in ('DATATYPE', 'DATATYPE_OPT'):
         return 'lmpi_datatype *%s' % p.name
     if p.widened and p.array:
         const = p.ctype.startswith('const')
@@ -314,6 +314,10 @@ def gen_wrapper(f, large):
     for p in f.params:
         if p.kind in ('COMM', 'DATATYPE'):
             out.append('    %s *%s_obj = NULL;' % ('lmpi_comm' if p.kind == 'COMM' else 'lmpi_datatype', p.name))
+        elif p.kind == 'DATATYPE_OPT':
+            # significant only at some ranks (root) or not at all (MPI_IN_PLACE):
+            # the implementation gets NULL for anything that is not a datatype
+            out.append('    lmpi_datatype *%s_obj = lmpi_datatype_or_null(%s);' % (p.name, p.name))
     if not f.has('anytime'):
         out.append('    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))')
         out.append('        return lmpi_binding_state_error(fn);')
@@ -343,6 +347,8 @@ def gen_wrapper(f, large):
         if p.kind in ('COMM', 'DATATYPE'):
             args.append('%s_obj ? %s_obj : lmpi_%s_from_handle(%s)' % (p.name, p.name,
                         'comm' if p.kind == 'COMM' else 'datatype', p.name))
+        elif p.kind == 'DATATYPE_OPT':
+            args.append('%s_obj' % p.name)
         elif p.widened and p.array:
             const = p.ctype.startswith('const')
             args.append('(%s){ %s, %d }' % ('lmpi_iarray' if const else 'lmpi_iarray_out', p.name,

@@ -66,6 +66,42 @@ static lmpi_status start_send(const void *buf, MPI_Count count, lmpi_datatype *d
     return lmpi_pt2pt_isend_dt(buf, count, dt, bytes, dest, tag, comm, comm->context_id, mode, NULL, out);
 }
 
+/* For the collective schedules: a send or receive of (buf, count, dt) on
+ * an explicit context and tag. */
+lmpi_status lmpi_pt2pt_start_send_ctx(const void *buf, MPI_Count count, lmpi_datatype *dt, int dest, int tag,
+                                      lmpi_comm *comm, uint32_t ctx, lmpi_request **out)
+{
+    size_t bytes;
+    lmpi_status st = message_bytes(count, dt, &bytes);
+    if (st != LMPI_OK)
+        return st;
+    if (LMPI_LIKELY(dt->contiguous))
+        return lmpi_pt2pt_isend(lmpi_dt_contig_ptr(buf, dt), bytes, dest, tag, comm, ctx, LMPI_MODE_STANDARD, NULL,
+                                out);
+    return lmpi_pt2pt_isend_dt(buf, count, dt, bytes, dest, tag, comm, ctx, LMPI_MODE_STANDARD, NULL, out);
+}
+
+static void attach_recv_type(lmpi_request *r, void *buf, MPI_Count count, lmpi_datatype *dt);
+
+lmpi_status lmpi_pt2pt_start_recv_ctx(void *buf, MPI_Count count, lmpi_datatype *dt, int source, int tag,
+                                      lmpi_comm *comm, uint32_t ctx, lmpi_request **out)
+{
+    size_t bytes;
+    lmpi_status st = message_bytes(count, dt, &bytes);
+    if (st != LMPI_OK)
+        return st;
+    if (LMPI_LIKELY(dt->contiguous))
+        return lmpi_pt2pt_irecv((void *)lmpi_dt_contig_ptr(buf, dt), bytes, source, tag, comm, ctx, out);
+    lmpi_request *r = lmpi_request_alloc(LMPI_REQ_RECV);
+    if (!r)
+        return LMPI_ERR_NO_MEM;
+    lmpi_pt2pt_recv_init(r, NULL, bytes, source, tag, comm, ctx);
+    attach_recv_type(r, buf, count, dt);
+    lmpi_pt2pt_recv_start(r);
+    *out = r;
+    return LMPI_OK;
+}
+
 static lmpi_status blocking_send(const void *buf, MPI_Count count, lmpi_datatype *dt, int dest, int tag,
                                  lmpi_comm *comm, lmpi_send_mode mode)
 {

@@ -18,6 +18,10 @@ lmpi_status lmpi_pt2pt_isend(const void *buf, size_t bytes, int dest, int tag, l
 lmpi_status lmpi_pt2pt_isend_dt(const void *buf, MPI_Count count, lmpi_datatype *dt, size_t bytes, int dest, int tag,
                                 lmpi_comm *comm, uint32_t ctx, lmpi_send_mode mode, lmpi_bsend_segment *bseg,
                                 lmpi_request **out);
+lmpi_status lmpi_pt2pt_start_send_ctx(const void *buf, MPI_Count count, lmpi_datatype *dt, int dest, int tag,
+                                      lmpi_comm *comm, uint32_t ctx, lmpi_request **out);
+lmpi_status lmpi_pt2pt_start_recv_ctx(void *buf, MPI_Count count, lmpi_datatype *dt, int source, int tag,
+                                      lmpi_comm *comm, uint32_t ctx, lmpi_request **out);
 lmpi_status lmpi_pt2pt_irecv(void *buf, size_t bytes, int source, int tag, lmpi_comm *comm, uint32_t ctx,
                              lmpi_request **out);
 /* Receive request set-up and start, for requests that do not come from the

@@ -248,8 +248,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     static const char fn[] = "MPI_Allgather";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -257,23 +257,15 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Allgather ? lmpi_impl_Allgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Allgather ? lmpi_impl_Allgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -286,8 +278,8 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     static const char fn[] = "MPI_Allgather_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -295,23 +287,15 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Allgather ? lmpi_impl_Allgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Allgather ? lmpi_impl_Allgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -324,8 +308,8 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     static const char fn[] = "MPI_Allgather_init";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -333,25 +317,17 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Allgather_init ? lmpi_impl_Allgather_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Allgather_init ? lmpi_impl_Allgather_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -364,8 +340,8 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
     static const char fn[] = "MPI_Allgather_init_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -373,25 +349,17 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Allgather_init ? lmpi_impl_Allgather_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Allgather_init ? lmpi_impl_Allgather_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -404,8 +372,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     static const char fn[] = "MPI_Allgatherv";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -413,19 +381,13 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Allgatherv ? lmpi_impl_Allgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Allgatherv ? lmpi_impl_Allgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -438,8 +400,8 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     static const char fn[] = "MPI_Allgatherv_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -447,19 +409,13 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Allgatherv ? lmpi_impl_Allgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Allgatherv ? lmpi_impl_Allgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -472,8 +428,8 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
     static const char fn[] = "MPI_Allgatherv_init";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -481,21 +437,15 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Allgatherv_init ? lmpi_impl_Allgatherv_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Allgatherv_init ? lmpi_impl_Allgatherv_init(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -508,8 +458,8 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     static const char fn[] = "MPI_Allgatherv_init_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -517,21 +467,15 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Allgatherv_init ? lmpi_impl_Allgatherv_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Allgatherv_init ? lmpi_impl_Allgatherv_init(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -572,10 +516,6 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -605,10 +545,6 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -640,10 +576,6 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -675,10 +607,6 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, M
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -696,8 +624,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     static const char fn[] = "MPI_Alltoall";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -705,23 +633,15 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Alltoall ? lmpi_impl_Alltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Alltoall ? lmpi_impl_Alltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -734,8 +654,8 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     static const char fn[] = "MPI_Alltoall_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -743,23 +663,15 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Alltoall ? lmpi_impl_Alltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Alltoall ? lmpi_impl_Alltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -772,8 +684,8 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     static const char fn[] = "MPI_Alltoall_init";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -781,25 +693,17 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Alltoall_init ? lmpi_impl_Alltoall_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Alltoall_init ? lmpi_impl_Alltoall_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -812,8 +716,8 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
     static const char fn[] = "MPI_Alltoall_init_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -821,25 +725,17 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Alltoall_init ? lmpi_impl_Alltoall_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Alltoall_init ? lmpi_impl_Alltoall_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -852,8 +748,8 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     static const char fn[] = "MPI_Alltoallv";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -861,15 +757,11 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Alltoallv ? lmpi_impl_Alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Alltoallv ? lmpi_impl_Alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -882,8 +774,8 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     static const char fn[] = "MPI_Alltoallv_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -891,15 +783,11 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Alltoallv ? lmpi_impl_Alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Alltoallv ? lmpi_impl_Alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -912,8 +800,8 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     static const char fn[] = "MPI_Alltoallv_init";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -921,17 +809,13 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Alltoallv_init ? lmpi_impl_Alltoallv_init(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Alltoallv_init ? lmpi_impl_Alltoallv_init(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -944,8 +828,8 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
     static const char fn[] = "MPI_Alltoallv_init_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -953,17 +837,13 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Alltoallv_init ? lmpi_impl_Alltoallv_init(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Alltoallv_init ? lmpi_impl_Alltoallv_init(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -3118,10 +2998,6 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -3151,10 +3027,6 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -3186,10 +3058,6 @@ int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -3221,10 +3089,6 @@ int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -5349,8 +5213,8 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     static const char fn[] = "MPI_Gather";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -5358,25 +5222,17 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Gather ? lmpi_impl_Gather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Gather ? lmpi_impl_Gather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -5389,8 +5245,8 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
     static const char fn[] = "MPI_Gather_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -5398,25 +5254,17 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Gather ? lmpi_impl_Gather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Gather ? lmpi_impl_Gather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -5429,8 +5277,8 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     static const char fn[] = "MPI_Gather_init";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -5438,10 +5286,6 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
@@ -5450,15 +5294,11 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Gather_init ? lmpi_impl_Gather_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Gather_init ? lmpi_impl_Gather_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -5471,8 +5311,8 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     static const char fn[] = "MPI_Gather_init_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -5480,10 +5320,6 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
@@ -5492,15 +5328,11 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Gather_init ? lmpi_impl_Gather_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Gather_init ? lmpi_impl_Gather_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -5513,8 +5345,8 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     static const char fn[] = "MPI_Gatherv";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -5522,21 +5354,15 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Gatherv ? lmpi_impl_Gatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Gatherv ? lmpi_impl_Gatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -5549,8 +5375,8 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     static const char fn[] = "MPI_Gatherv_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -5558,21 +5384,15 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Gatherv ? lmpi_impl_Gatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Gatherv ? lmpi_impl_Gatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -5585,8 +5405,8 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     static const char fn[] = "MPI_Gatherv_init";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -5594,23 +5414,17 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Gatherv_init ? lmpi_impl_Gatherv_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Gatherv_init ? lmpi_impl_Gatherv_init(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -5623,8 +5437,8 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     static const char fn[] = "MPI_Gatherv_init_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -5632,23 +5446,17 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Gatherv_init ? lmpi_impl_Gatherv_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Gatherv_init ? lmpi_impl_Gatherv_init(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -10644,10 +10452,6 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10679,10 +10483,6 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10716,10 +10516,6 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10753,10 +10549,6 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10890,10 +10682,6 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10923,10 +10711,6 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10958,10 +10742,6 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10993,10 +10773,6 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -11622,10 +11398,6 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -11655,10 +11427,6 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -11690,10 +11458,6 @@ int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -11725,10 +11489,6 @@ int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -11746,8 +11506,8 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     static const char fn[] = "MPI_Scatter";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -11755,25 +11515,17 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Scatter ? lmpi_impl_Scatter(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Scatter ? lmpi_impl_Scatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -11786,8 +11538,8 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     static const char fn[] = "MPI_Scatter_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -11795,25 +11547,17 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Scatter ? lmpi_impl_Scatter(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Scatter ? lmpi_impl_Scatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -11826,8 +11570,8 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     static const char fn[] = "MPI_Scatter_init";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -11835,10 +11579,6 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
@@ -11847,15 +11587,11 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Scatter_init ? lmpi_impl_Scatter_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Scatter_init ? lmpi_impl_Scatter_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -11868,8 +11604,8 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     static const char fn[] = "MPI_Scatter_init_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -11877,10 +11613,6 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
@@ -11889,15 +11621,11 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Scatter_init ? lmpi_impl_Scatter_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Scatter_init ? lmpi_impl_Scatter_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -11910,8 +11638,8 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     static const char fn[] = "MPI_Scatterv";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -11919,23 +11647,15 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Scatterv ? lmpi_impl_Scatterv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ displs, 4 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Scatterv ? lmpi_impl_Scatterv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ displs, 4 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -11948,8 +11668,8 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     static const char fn[] = "MPI_Scatterv_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -11957,23 +11677,15 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Scatterv ? lmpi_impl_Scatterv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ displs, 8 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Scatterv ? lmpi_impl_Scatterv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ displs, 8 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -11986,8 +11698,8 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
     static const char fn[] = "MPI_Scatterv_init";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -11995,25 +11707,17 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Scatterv_init ? lmpi_impl_Scatterv_init(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ displs, 4 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Scatterv_init ? lmpi_impl_Scatterv_init(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ displs, 4 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -12026,8 +11730,8 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
     static const char fn[] = "MPI_Scatterv_init_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -12035,25 +11739,17 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(recvcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Scatterv_init ? lmpi_impl_Scatterv_init(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ displs, 8 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Scatterv_init ? lmpi_impl_Scatterv_init(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ displs, 8 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));

@@ -1,0 +1,251 @@
+/* The schedule engine (see sched.h). */
+#include <string.h>
+
+#include "coll/sched.h"
+#include "pt2pt/pt2pt.h"
+#include "runtime/config.h"
+
+typedef enum { S_SEND, S_RECV, S_REDUCE, S_COPY, S_FENCE } step_kind;
+
+typedef struct {
+    uint8_t kind;
+    int peer;
+    const void *src;
+    void *dst;
+    MPI_Count count, rcount;
+    lmpi_datatype *dt, *rdt;
+    lmpi_op *op;
+} step;
+
+struct lmpi_sched {
+    lmpi_comm *comm;
+    uint32_t ctx;
+    int tag;
+    step *steps;
+    int n, cap, pos;
+    lmpi_request **active;
+    int nactive, capactive;
+    void **scratch;
+    int nscratch;
+    lmpi_status error;
+};
+
+lmpi_sched *lmpi_sched_new(lmpi_comm *comm)
+{
+    lmpi_sched *s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COLL);
+    if (!s)
+        return NULL;
+    s->comm = comm;
+    s->ctx = comm->context_id + LMPI_CTX_COLL;
+    /* every member calls collectives in the same order: the sequence
+     * number tells successive collectives apart */
+    s->tag = 0x10000000 | (int)(comm->coll_seq++ & 0x0fffffff);
+    return s;
+}
+
+static lmpi_status add(lmpi_sched *s, step st)
+{
+    if (s->n == s->cap) {
+        int ncap = s->cap ? 2 * s->cap : 16;
+        step *n = lmpi_realloc(s->steps, sizeof(step) * (size_t)ncap, LMPI_MEM_COLL);
+        if (!n)
+            return LMPI_ERR_NO_MEM;
+        s->steps = n;
+        s->cap = ncap;
+    }
+    s->steps[s->n++] = st;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_sched_send(lmpi_sched *s, const void *buf, MPI_Count count, lmpi_datatype *dt, int peer)
+{
+    return add(s, (step){.kind = S_SEND, .peer = peer, .src = buf, .count = count, .dt = dt});
+}
+
+lmpi_status lmpi_sched_recv(lmpi_sched *s, void *buf, MPI_Count count, lmpi_datatype *dt, int peer)
+{
+    return add(s, (step){.kind = S_RECV, .peer = peer, .dst = buf, .count = count, .dt = dt});
+}
+
+lmpi_status lmpi_sched_reduce(lmpi_sched *s, const void *in, void *inout, MPI_Count count, lmpi_datatype *dt,
+                              lmpi_op *op)
+{
+    return add(s, (step){.kind = S_REDUCE, .src = in, .dst = inout, .count = count, .dt = dt, .op = op});
+}
+
+lmpi_status lmpi_sched_copy(lmpi_sched *s, const void *src, MPI_Count scount, lmpi_datatype *sdt, void *dst,
+                            MPI_Count rcount, lmpi_datatype *rdt)
+{
+    return add(s, (step){.kind = S_COPY, .src = src, .count = scount, .dt = sdt, .dst = dst, .rcount = rcount,
+                         .rdt = rdt});
+}
+
+lmpi_status lmpi_sched_fence(lmpi_sched *s) { return add(s, (step){.kind = S_FENCE}); }
+
+void *lmpi_sched_scratch(lmpi_sched *s, size_t bytes)
+{
+    void **n = lmpi_realloc(s->scratch, sizeof(void *) * (size_t)(s->nscratch + 1), LMPI_MEM_COLL);
+    if (!n)
+        return NULL;
+    s->scratch = n;
+    void *p = lmpi_malloc(bytes ? bytes : 1, LMPI_MEM_COLL);
+    if (p)
+        s->scratch[s->nscratch++] = p;
+    return p;
+}
+
+void lmpi_sched_free(lmpi_sched *s)
+{
+    for (int i = 0; i < s->nactive; i++)
+        if (s->active[i]) {
+            lmpi_request_wait(s->active[i]);
+            lmpi_pt2pt_wait_free(s->active[i], MPI_STATUS_IGNORE);
+        }
+    for (int i = 0; i < s->nscratch; i++)
+        lmpi_free(s->scratch[i]);
+    lmpi_free(s->scratch);
+    lmpi_free(s->active);
+    lmpi_free(s->steps);
+    lmpi_free(s);
+}
+
+/* (src, scount, sdt) -> (dst, rcount, rdt): same signature, any layouts. */
+static lmpi_status local_copy(const step *st)
+{
+    MPI_Count sb = st->count * st->dt->size, rb = st->rcount * st->rdt->size;
+    if (sb > rb) {
+        lmpi_err_detail("a local copy of %lld bytes into %lld", (long long)sb, (long long)rb);
+        return LMPI_ERR_TRUNCATE;
+    }
+    if (sb == 0)
+        return LMPI_OK;
+    if (st->dt->contiguous && st->rdt->contiguous) {
+        memmove((char *)st->dst + st->rdt->true_lb, (const char *)st->src + st->dt->true_lb, (size_t)sb);
+        return LMPI_OK;
+    }
+    void *tmp = lmpi_malloc((size_t)sb, LMPI_MEM_COLL);
+    if (!tmp)
+        return LMPI_ERR_NO_MEM;
+    lmpi_dt_pack(st->src, st->count, st->dt, 0, sb, tmp);
+    lmpi_dt_unpack(st->dst, st->rcount, st->rdt, 0, sb, tmp);
+    lmpi_free(tmp);
+    return LMPI_OK;
+}
+
+/* Start the next round; false when there is nothing left. */
+static bool start_round(lmpi_sched *s)
+{
+    if (s->pos >= s->n)
+        return false;
+    s->nactive = 0;
+    for (; s->pos < s->n; s->pos++) {
+        step *st = &s->steps[s->pos];
+        lmpi_status e = LMPI_OK;
+        lmpi_request *r = NULL;
+        if (st->kind == S_FENCE) {
+            s->pos++;
+            break;
+        }
+        switch ((step_kind)st->kind) {
+        case S_SEND:
+            e = lmpi_pt2pt_start_send_ctx(st->src, st->count, st->dt, st->peer, s->tag, s->comm, s->ctx, &r);
+            break;
+        case S_RECV:
+            e = lmpi_pt2pt_start_recv_ctx(st->dst, st->count, st->dt, st->peer, s->tag, s->comm, s->ctx, &r);
+            break;
+        case S_REDUCE:
+            e = lmpi_op_apply(st->op, st->src, st->dst, st->count, st->dt);
+            break;
+        case S_COPY:
+            e = local_copy(st);
+            break;
+        default:
+            break;
+        }
+        if (e != LMPI_OK && s->error == LMPI_OK)
+            s->error = e;
+        if (r) {
+            if (s->nactive == s->capactive) {
+                int ncap = s->capactive ? 2 * s->capactive : 8;
+                lmpi_request **n = lmpi_realloc(s->active, sizeof(*n) * (size_t)ncap, LMPI_MEM_COLL);
+                if (!n) {
+                    s->error = LMPI_ERR_NO_MEM;
+                    lmpi_pt2pt_wait_free(r, MPI_STATUS_IGNORE);
+                    continue;
+                }
+                s->active = n;
+                s->capactive = ncap;
+            }
+            s->active[s->nactive++] = r;
+        }
+    }
+    return true;
+}
+
+/* Advance without blocking; true when the schedule has finished. */
+static bool advance(lmpi_sched *s)
+{
+    for (;;) {
+        for (int i = 0; i < s->nactive; i++)
+            if (s->active[i] && !lmpi_request_done(s->active[i]))
+                return false;
+        for (int i = 0; i < s->nactive; i++)
+            if (s->active[i]) {
+                MPI_Status stt;
+                lmpi_status e = lmpi_pt2pt_wait_free(s->active[i], &stt);
+                if (e != LMPI_OK && s->error == LMPI_OK)
+                    s->error = e;
+                s->active[i] = NULL;
+            }
+        s->nactive = 0;
+        if (!start_round(s))
+            return true;
+    }
+}
+
+lmpi_status lmpi_sched_run(lmpi_sched *s)
+{
+    int spins = 0;
+    while (!advance(s)) {
+        if (lmpi_progress_poll() > 0)
+            spins = 0;
+        else if (++spins > lmpi_config.spin_count)
+            lmpi_lock_yield();
+    }
+    lmpi_status st = s->error;
+    lmpi_sched_free(s);
+    return st;
+}
+
+static bool req_advance(lmpi_request *r)
+{
+    lmpi_progress_poll();
+    bool done = advance(r->sched);
+    if (done)
+        r->sched_error = ((lmpi_sched *)r->sched)->error;
+    return done;
+}
+
+static void req_free(lmpi_request *r)
+{
+    if (r->sched)
+        lmpi_sched_free(r->sched);
+    r->sched = NULL;
+}
+
+lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request)
+{
+    lmpi_request *r = lmpi_request_alloc(LMPI_REQ_SCHED);
+    if (!r) {
+        lmpi_sched_free(s);
+        return LMPI_ERR_NO_MEM;
+    }
+    r->sched = s;
+    r->advance = req_advance;
+    r->sched_free = req_free;
+    r->complete = advance(s);
+    if (r->complete)
+        r->sched_error = s->error;
+    *request = (MPI_Request)r;
+    return LMPI_OK;
+}

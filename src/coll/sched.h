@@ -1,0 +1,34 @@
+/* Collective schedules: a list of rounds; a round's sends and receives run
+ * together, its local steps (reduce, copy) run when the round before has
+ * finished.  Blocking collectives run a schedule to its end; nonblocking
+ * ones return it as a request that Test/Wait advance (no helper thread);
+ * persistent ones keep it and restart it at every MPI_Start. */
+#ifndef LMPI_SCHED_H
+#define LMPI_SCHED_H
+
+#include "coll/op.h"
+#include "comm/comm.h"
+#include "runtime/request.h"
+
+typedef struct lmpi_sched lmpi_sched;
+
+lmpi_sched *lmpi_sched_new(lmpi_comm *comm);
+/* Steps; buffers are (buf, count, dt) of the user or of scratch memory. */
+lmpi_status lmpi_sched_send(lmpi_sched *s, const void *buf, MPI_Count count, lmpi_datatype *dt, int peer);
+lmpi_status lmpi_sched_recv(lmpi_sched *s, void *buf, MPI_Count count, lmpi_datatype *dt, int peer);
+lmpi_status lmpi_sched_reduce(lmpi_sched *s, const void *in, void *inout, MPI_Count count, lmpi_datatype *dt,
+                              lmpi_op *op);
+lmpi_status lmpi_sched_copy(lmpi_sched *s, const void *src, MPI_Count scount, lmpi_datatype *sdt, void *dst,
+                            MPI_Count rcount, lmpi_datatype *rdt);
+/* Everything added so far completes before anything added later starts. */
+lmpi_status lmpi_sched_fence(lmpi_sched *s);
+/* Scratch memory owned by the schedule (freed with it). */
+void *lmpi_sched_scratch(lmpi_sched *s, size_t bytes);
+
+/* Run to the end (blocking collectives); frees the schedule. */
+lmpi_status lmpi_sched_run(lmpi_sched *s);
+/* Start as a request (nonblocking collectives). */
+lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request);
+void lmpi_sched_free(lmpi_sched *s);
+
+#endif
