@@ -520,3 +520,62 @@ lmpi_status lmpi_impl_Ibarrier(lmpi_comm *comm, MPI_Request *request)
     }
     return finish(s, st, request);
 }
+
+/* ---- reduce_scatter: a reduction to rank 0, then a scatter of the blocks ---- */
+static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lmpi_datatype *dt, MPI_Op oph,
+                                     lmpi_comm *comm, MPI_Request *request)
+{
+    lmpi_op *op;
+    TRY(get_op(oph, dt, &op));
+    NEW_SCHED(comm, "MPI_Reduce_scatter");
+    int n = comm->size, me = comm->rank;
+    MPI_Count total = 0;
+    for (int i = 0; i < n; i++)
+        total += block_count(&rb, i);
+    /* the blocks lie one after another in the send buffer */
+    blocks packed = rb;
+    MPI_Count *displs = lmpi_sched_scratch(s, sizeof(MPI_Count) * (size_t)n);
+    lmpi_status st = displs ? LMPI_OK : LMPI_ERR_NO_MEM;
+    if (st == LMPI_OK) {
+        MPI_Count at0 = 0;
+        for (int i = 0; i < n; i++) {
+            displs[i] = at0;
+            at0 += block_count(&rb, i);
+        }
+        if (rb.counts.p)
+            packed.displs = (lmpi_iarray){displs, 8};
+    }
+    void *full = st == LMPI_OK ? scratch_for(s, total, dt) : NULL;
+    if (st == LMPI_OK && !full)
+        st = LMPI_ERR_NO_MEM;
+    /* in place: the contribution is the receive buffer (all blocks) */
+    if (st == LMPI_OK)
+        st = reduce_steps(s, comm, IN_PLACE(sbuf) ? rbuf : sbuf, full, total, dt, op, 0);
+    if (st == LMPI_OK)
+        st = scatter_steps(s, comm, full, &packed, dt, rbuf, block_count(&rb, me), dt, 0);
+    return finish(s, st, request);
+}
+
+lmpi_status lmpi_impl_Reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, lmpi_datatype *dt,
+                                           MPI_Op op, lmpi_comm *comm)
+{
+    return do_reduce_scatter(sbuf, rbuf, (blocks){.count = rcount}, dt, op, comm, NULL);
+}
+
+lmpi_status lmpi_impl_Ireduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, lmpi_datatype *dt,
+                                            MPI_Op op, lmpi_comm *comm, MPI_Request *request)
+{
+    return do_reduce_scatter(sbuf, rbuf, (blocks){.count = rcount}, dt, op, comm, request);
+}
+
+lmpi_status lmpi_impl_Reduce_scatter(const void *sbuf, void *rbuf, lmpi_iarray rcounts, lmpi_datatype *dt, MPI_Op op,
+                                     lmpi_comm *comm)
+{
+    return do_reduce_scatter(sbuf, rbuf, (blocks){rcounts, rcounts, 0}, dt, op, comm, NULL);
+}
+
+lmpi_status lmpi_impl_Ireduce_scatter(const void *sbuf, void *rbuf, lmpi_iarray rcounts, lmpi_datatype *dt,
+                                      MPI_Op op, lmpi_comm *comm, MPI_Request *request)
+{
+    return do_reduce_scatter(sbuf, rbuf, (blocks){rcounts, rcounts, 0}, dt, op, comm, request);
+}

@@ -182,6 +182,23 @@ static void test_alltoall_scan(void)
     MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, s, 2, MPI_INT, MPI_COMM_WORLD);
     for (int p = 0; p < size; p++)
         CHECK_EQ(s[2 * p + 1], -(p * 100 + rank));
+    /* reduce_scatter: block p of the sum goes to rank p (p + 1 elements) */
+    int total = size * (size + 1) / 2, *contrib = malloc(sizeof(int) * (total + 2 * size)),
+        *counts = malloc(sizeof(int) * size);
+    for (int i = 0; i < total; i++)
+        contrib[i] = rank + i;
+    for (int p = 0; p < size; p++)
+        counts[p] = p + 1;
+    int mine[64];
+    MPI_Reduce_scatter(contrib, mine, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int first = rank * (rank + 1) / 2;
+    for (int i = 0; i <= rank; i++)
+        CHECK_EQ(mine[i], size * (size - 1) / 2 + size * (first + i));
+    for (int i = 0; i < size * 2; i++)
+        contrib[i] = rank * i;
+    MPI_Reduce_scatter_block(MPI_IN_PLACE, contrib, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_EQ(contrib[1], (2 * rank + 1) * size * (size - 1) / 2);
+    free(contrib), free(counts);
     int x = rank + 1, pre = -1;
     MPI_Scan(&x, &pre, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK_EQ(pre, (rank + 1) * (rank + 2) / 2);
