@@ -239,12 +239,16 @@ static lmpi_status scan_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, voi
 
 /* ---- the MPI functions: build, then run or return ------------------------------------- */
 
-static lmpi_status finish(lmpi_sched *s, lmpi_status st, MPI_Request *request)
+/* Run (blocking), start as a request (I-forms), or keep for MPI_Start
+ * (persistent _init forms). */
+static lmpi_status finish(lmpi_sched *s, lmpi_status st, MPI_Request *request, bool persist)
 {
     if (st != LMPI_OK) {
         lmpi_sched_free(s);
         return st;
     }
+    if (persist)
+        return lmpi_sched_persistent(s, request);
     return request ? lmpi_sched_start(s, request) : lmpi_sched_run(s);
 }
 
@@ -261,25 +265,25 @@ static lmpi_status get_op(MPI_Op h, lmpi_datatype *dt, lmpi_op **op)
 }
 
 static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
-                            MPI_Request *request)
+                            MPI_Request *request, bool persist)
 {
     NEW_SCHED(comm, "MPI_Bcast");
-    return finish(s, bcast_steps(s, comm, buf, count, dt, root), request);
+    return finish(s, bcast_steps(s, comm, buf, count, dt, root), request, persist);
 }
 
 lmpi_status lmpi_impl_Bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm)
 {
-    return do_bcast(buf, count, dt, root, comm, NULL);
+    return do_bcast(buf, count, dt, root, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Ibcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
                              MPI_Request *request)
 {
-    return do_bcast(buf, count, dt, root, comm, request);
+    return do_bcast(buf, count, dt, root, comm, request, false);
 }
 
 static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op oph, int root,
-                             lmpi_comm *comm, MPI_Request *request)
+                             lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
@@ -288,23 +292,23 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
         return LMPI_ERR_BUFFER;
     }
     NEW_SCHED(comm, "MPI_Reduce");
-    return finish(s, reduce_steps(s, comm, sbuf, rbuf, count, dt, op, root), request);
+    return finish(s, reduce_steps(s, comm, sbuf, rbuf, count, dt, op, root), request, persist);
 }
 
 lmpi_status lmpi_impl_Reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op, int root,
                              lmpi_comm *comm)
 {
-    return do_reduce(sbuf, rbuf, count, dt, op, root, comm, NULL);
+    return do_reduce(sbuf, rbuf, count, dt, op, root, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Ireduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op, int root,
                               lmpi_comm *comm, MPI_Request *request)
 {
-    return do_reduce(sbuf, rbuf, count, dt, op, root, comm, request);
+    return do_reduce(sbuf, rbuf, count, dt, op, root, comm, request, false);
 }
 
 static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op oph,
-                                lmpi_comm *comm, MPI_Request *request)
+                                lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
@@ -312,148 +316,148 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
     lmpi_status st = reduce_steps(s, comm, sbuf, rbuf, count, dt, op, 0);
     if (st == LMPI_OK)
         st = bcast_steps(s, comm, rbuf, count, dt, 0);
-    return finish(s, st, request);
+    return finish(s, st, request, persist);
 }
 
 lmpi_status lmpi_impl_Allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
                                 lmpi_comm *comm)
 {
-    return do_allreduce(sbuf, rbuf, count, dt, op, comm, NULL);
+    return do_allreduce(sbuf, rbuf, count, dt, op, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Iallreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
                                  lmpi_comm *comm, MPI_Request *request)
 {
-    return do_allreduce(sbuf, rbuf, count, dt, op, comm, request);
+    return do_allreduce(sbuf, rbuf, count, dt, op, comm, request, false);
 }
 
 static lmpi_status do_gather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, blocks rb,
-                             lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request)
+                             lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     if (comm->rank == root)
         TRY(need_type(rdt, "recvtype"));
     if (comm->rank != root || !IN_PLACE(sbuf))
         TRY(need_type(sdt, "sendtype"));
     NEW_SCHED(comm, "MPI_Gather");
-    return finish(s, gather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root), request);
+    return finish(s, gather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root), request, persist);
 }
 
 lmpi_status lmpi_impl_Gather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                              lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    return do_gather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, root, comm, NULL);
+    return do_gather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, root, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Igather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                               lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request)
 {
-    return do_gather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, root, comm, request);
+    return do_gather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, root, comm, request, false);
 }
 
 lmpi_status lmpi_impl_Gatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, lmpi_iarray rcounts,
                               lmpi_iarray displs, lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    return do_gather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, root, comm, NULL);
+    return do_gather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, root, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Igatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
                                lmpi_iarray rcounts, lmpi_iarray displs, lmpi_datatype *rdt, int root, lmpi_comm *comm,
                                MPI_Request *request)
 {
-    return do_gather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, root, comm, request);
+    return do_gather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, root, comm, request, false);
 }
 
 static lmpi_status do_scatter(const void *sbuf, blocks sb, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
-                              lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request)
+                              lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     if (comm->rank == root)
         TRY(need_type(sdt, "sendtype"));
     if (comm->rank != root || !IN_PLACE(rbuf))
         TRY(need_type(rdt, "recvtype"));
     NEW_SCHED(comm, "MPI_Scatter");
-    return finish(s, scatter_steps(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root), request);
+    return finish(s, scatter_steps(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root), request, persist);
 }
 
 lmpi_status lmpi_impl_Scatter(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                               lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    return do_scatter(sbuf, (blocks){.count = scount}, sdt, rbuf, rcount, rdt, root, comm, NULL);
+    return do_scatter(sbuf, (blocks){.count = scount}, sdt, rbuf, rcount, rdt, root, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Iscatter(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                                lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request)
 {
-    return do_scatter(sbuf, (blocks){.count = scount}, sdt, rbuf, rcount, rdt, root, comm, request);
+    return do_scatter(sbuf, (blocks){.count = scount}, sdt, rbuf, rcount, rdt, root, comm, request, false);
 }
 
 lmpi_status lmpi_impl_Scatterv(const void *sbuf, lmpi_iarray scounts, lmpi_iarray displs, lmpi_datatype *sdt,
                                void *rbuf, MPI_Count rcount, lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    return do_scatter(sbuf, (blocks){scounts, displs, 0}, sdt, rbuf, rcount, rdt, root, comm, NULL);
+    return do_scatter(sbuf, (blocks){scounts, displs, 0}, sdt, rbuf, rcount, rdt, root, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Iscatterv(const void *sbuf, lmpi_iarray scounts, lmpi_iarray displs, lmpi_datatype *sdt,
                                 void *rbuf, MPI_Count rcount, lmpi_datatype *rdt, int root, lmpi_comm *comm,
                                 MPI_Request *request)
 {
-    return do_scatter(sbuf, (blocks){scounts, displs, 0}, sdt, rbuf, rcount, rdt, root, comm, request);
+    return do_scatter(sbuf, (blocks){scounts, displs, 0}, sdt, rbuf, rcount, rdt, root, comm, request, false);
 }
 
 static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, blocks rb,
-                                lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request)
+                                lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     TRY(need_type(rdt, "recvtype"));
     if (!IN_PLACE(sbuf))
         TRY(need_type(sdt, "sendtype"));
     NEW_SCHED(comm, "MPI_Allgather");
-    return finish(s, allgather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt), request);
+    return finish(s, allgather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt), request, persist);
 }
 
 lmpi_status lmpi_impl_Allgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                                 lmpi_datatype *rdt, lmpi_comm *comm)
 {
-    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL);
+    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Iallgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
                                  MPI_Count rcount, lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request)
 {
-    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, request);
+    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, request, false);
 }
 
 lmpi_status lmpi_impl_Allgatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
                                  lmpi_iarray rcounts, lmpi_iarray displs, lmpi_datatype *rdt, lmpi_comm *comm)
 {
-    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, comm, NULL);
+    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Iallgatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
                                   lmpi_iarray rcounts, lmpi_iarray displs, lmpi_datatype *rdt, lmpi_comm *comm,
                                   MPI_Request *request)
 {
-    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, comm, request);
+    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, comm, request, false);
 }
 
 static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, void *rbuf, blocks rb,
-                               lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request)
+                               lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     TRY(need_type(rdt, "recvtype"));
     if (!IN_PLACE(sbuf))
         TRY(need_type(sdt, "sendtype"));
     NEW_SCHED(comm, "MPI_Alltoall");
-    return finish(s, alltoall_steps(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt), request);
+    return finish(s, alltoall_steps(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt), request, persist);
 }
 
 lmpi_status lmpi_impl_Alltoall(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                                lmpi_datatype *rdt, lmpi_comm *comm)
 {
-    return do_alltoall(sbuf, (blocks){.count = scount}, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL);
+    return do_alltoall(sbuf, (blocks){.count = scount}, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Ialltoall(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                                 lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request)
 {
-    return do_alltoall(sbuf, (blocks){.count = scount}, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, request);
+    return do_alltoall(sbuf, (blocks){.count = scount}, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, request, false);
 }
 
 lmpi_status lmpi_impl_Alltoallv(const void *sbuf, lmpi_iarray scounts, lmpi_iarray sdispls, lmpi_datatype *sdt,
@@ -461,7 +465,7 @@ lmpi_status lmpi_impl_Alltoallv(const void *sbuf, lmpi_iarray scounts, lmpi_iarr
                                 lmpi_comm *comm)
 {
     return do_alltoall(sbuf, (blocks){scounts, sdispls, 0}, sdt, rbuf, (blocks){rcounts, rdispls, 0}, rdt, comm,
-                       NULL);
+                       NULL, false);
 }
 
 lmpi_status lmpi_impl_Ialltoallv(const void *sbuf, lmpi_iarray scounts, lmpi_iarray sdispls, lmpi_datatype *sdt,
@@ -469,43 +473,43 @@ lmpi_status lmpi_impl_Ialltoallv(const void *sbuf, lmpi_iarray scounts, lmpi_iar
                                  lmpi_comm *comm, MPI_Request *request)
 {
     return do_alltoall(sbuf, (blocks){scounts, sdispls, 0}, sdt, rbuf, (blocks){rcounts, rdispls, 0}, rdt, comm,
-                       request);
+                       request, false);
 }
 
 static lmpi_status do_scan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op oph,
-                           lmpi_comm *comm, bool exclusive, MPI_Request *request)
+                           lmpi_comm *comm, bool exclusive, MPI_Request *request, bool persist)
 {
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
     NEW_SCHED(comm, exclusive ? "MPI_Exscan" : "MPI_Scan");
-    return finish(s, scan_steps(s, comm, sbuf, rbuf, count, dt, op, exclusive), request);
+    return finish(s, scan_steps(s, comm, sbuf, rbuf, count, dt, op, exclusive), request, persist);
 }
 
 lmpi_status lmpi_impl_Scan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op, lmpi_comm *comm)
 {
-    return do_scan(sbuf, rbuf, count, dt, op, comm, false, NULL);
+    return do_scan(sbuf, rbuf, count, dt, op, comm, false, NULL, false);
 }
 
 lmpi_status lmpi_impl_Iscan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
                             lmpi_comm *comm, MPI_Request *request)
 {
-    return do_scan(sbuf, rbuf, count, dt, op, comm, false, request);
+    return do_scan(sbuf, rbuf, count, dt, op, comm, false, request, false);
 }
 
 lmpi_status lmpi_impl_Exscan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
                              lmpi_comm *comm)
 {
-    return do_scan(sbuf, rbuf, count, dt, op, comm, true, NULL);
+    return do_scan(sbuf, rbuf, count, dt, op, comm, true, NULL, false);
 }
 
 lmpi_status lmpi_impl_Iexscan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
                               lmpi_comm *comm, MPI_Request *request)
 {
-    return do_scan(sbuf, rbuf, count, dt, op, comm, true, request);
+    return do_scan(sbuf, rbuf, count, dt, op, comm, true, request, false);
 }
 
 /* Ibarrier: the dissemination barrier as a schedule of empty messages. */
-lmpi_status lmpi_impl_Ibarrier(lmpi_comm *comm, MPI_Request *request)
+static lmpi_status do_barrier(lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     NEW_SCHED(comm, "MPI_Ibarrier");
     lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
@@ -518,12 +522,14 @@ lmpi_status lmpi_impl_Ibarrier(lmpi_comm *comm, MPI_Request *request)
         if (st == LMPI_OK)
             st = lmpi_sched_fence(s);
     }
-    return finish(s, st, request);
+    return finish(s, st, request, persist);
 }
+
+lmpi_status lmpi_impl_Ibarrier(lmpi_comm *comm, MPI_Request *request) { return do_barrier(comm, request, false); }
 
 /* ---- reduce_scatter: a reduction to rank 0, then a scatter of the blocks ---- */
 static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lmpi_datatype *dt, MPI_Op oph,
-                                     lmpi_comm *comm, MPI_Request *request)
+                                     lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
@@ -553,29 +559,151 @@ static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lm
         st = reduce_steps(s, comm, IN_PLACE(sbuf) ? rbuf : sbuf, full, total, dt, op, 0);
     if (st == LMPI_OK)
         st = scatter_steps(s, comm, full, &packed, dt, rbuf, block_count(&rb, me), dt, 0);
-    return finish(s, st, request);
+    return finish(s, st, request, persist);
 }
 
 lmpi_status lmpi_impl_Reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, lmpi_datatype *dt,
                                            MPI_Op op, lmpi_comm *comm)
 {
-    return do_reduce_scatter(sbuf, rbuf, (blocks){.count = rcount}, dt, op, comm, NULL);
+    return do_reduce_scatter(sbuf, rbuf, (blocks){.count = rcount}, dt, op, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Ireduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, lmpi_datatype *dt,
                                             MPI_Op op, lmpi_comm *comm, MPI_Request *request)
 {
-    return do_reduce_scatter(sbuf, rbuf, (blocks){.count = rcount}, dt, op, comm, request);
+    return do_reduce_scatter(sbuf, rbuf, (blocks){.count = rcount}, dt, op, comm, request, false);
 }
 
 lmpi_status lmpi_impl_Reduce_scatter(const void *sbuf, void *rbuf, lmpi_iarray rcounts, lmpi_datatype *dt, MPI_Op op,
                                      lmpi_comm *comm)
 {
-    return do_reduce_scatter(sbuf, rbuf, (blocks){rcounts, rcounts, 0}, dt, op, comm, NULL);
+    return do_reduce_scatter(sbuf, rbuf, (blocks){rcounts, rcounts, 0}, dt, op, comm, NULL, false);
 }
 
 lmpi_status lmpi_impl_Ireduce_scatter(const void *sbuf, void *rbuf, lmpi_iarray rcounts, lmpi_datatype *dt,
                                       MPI_Op op, lmpi_comm *comm, MPI_Request *request)
 {
-    return do_reduce_scatter(sbuf, rbuf, (blocks){rcounts, rcounts, 0}, dt, op, comm, request);
+    return do_reduce_scatter(sbuf, rbuf, (blocks){rcounts, rcounts, 0}, dt, op, comm, request, false);
+}
+
+/* ---- persistent forms: built once, run at every MPI_Start ------------------------ */
+lmpi_status lmpi_impl_Barrier_init(lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_barrier(comm, request, true);
+}
+
+lmpi_status lmpi_impl_Bcast_init(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
+                                 MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_bcast(buf, count, dt, root, comm, request, true);
+}
+
+lmpi_status lmpi_impl_Reduce_init(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
+                                  int root, lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_reduce(sbuf, rbuf, count, dt, op, root, comm, request, true);
+}
+
+lmpi_status lmpi_impl_Allreduce_init(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
+                                     lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_allreduce(sbuf, rbuf, count, dt, op, comm, request, true);
+}
+
+lmpi_status lmpi_impl_Gather_init(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
+                                  MPI_Count rcount, lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Info info,
+                                  MPI_Request *request)
+{
+    (void)info;
+    return do_gather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, root, comm, request, true);
+}
+
+lmpi_status lmpi_impl_Gatherv_init(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
+                                   lmpi_iarray rcounts, lmpi_iarray displs, lmpi_datatype *rdt, int root,
+                                   lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_gather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, root, comm, request, true);
+}
+
+lmpi_status lmpi_impl_Scatter_init(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
+                                   MPI_Count rcount, lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    (void)info;
+    return do_scatter(sbuf, (blocks){.count = scount}, sdt, rbuf, rcount, rdt, root, comm, request, true);
+}
+
+lmpi_status lmpi_impl_Scatterv_init(const void *sbuf, lmpi_iarray scounts, lmpi_iarray displs, lmpi_datatype *sdt,
+                                    void *rbuf, MPI_Count rcount, lmpi_datatype *rdt, int root, lmpi_comm *comm,
+                                    MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_scatter(sbuf, (blocks){scounts, displs, 0}, sdt, rbuf, rcount, rdt, root, comm, request, true);
+}
+
+lmpi_status lmpi_impl_Allgather_init(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
+                                     MPI_Count rcount, lmpi_datatype *rdt, lmpi_comm *comm, MPI_Info info,
+                                     MPI_Request *request)
+{
+    (void)info;
+    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, request, true);
+}
+
+lmpi_status lmpi_impl_Allgatherv_init(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
+                                      lmpi_iarray rcounts, lmpi_iarray displs, lmpi_datatype *rdt, lmpi_comm *comm,
+                                      MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, comm, request, true);
+}
+
+lmpi_status lmpi_impl_Alltoall_init(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
+                                    MPI_Count rcount, lmpi_datatype *rdt, lmpi_comm *comm, MPI_Info info,
+                                    MPI_Request *request)
+{
+    (void)info;
+    return do_alltoall(sbuf, (blocks){.count = scount}, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, request,
+                       true);
+}
+
+lmpi_status lmpi_impl_Alltoallv_init(const void *sbuf, lmpi_iarray scounts, lmpi_iarray sdispls, lmpi_datatype *sdt,
+                                     void *rbuf, lmpi_iarray rcounts, lmpi_iarray rdispls, lmpi_datatype *rdt,
+                                     lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_alltoall(sbuf, (blocks){scounts, sdispls, 0}, sdt, rbuf, (blocks){rcounts, rdispls, 0}, rdt, comm,
+                       request, true);
+}
+
+lmpi_status lmpi_impl_Reduce_scatter_block_init(const void *sbuf, void *rbuf, MPI_Count rcount, lmpi_datatype *dt,
+                                                MPI_Op op, lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_reduce_scatter(sbuf, rbuf, (blocks){.count = rcount}, dt, op, comm, request, true);
+}
+
+lmpi_status lmpi_impl_Reduce_scatter_init(const void *sbuf, void *rbuf, lmpi_iarray rcounts, lmpi_datatype *dt,
+                                          MPI_Op op, lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_reduce_scatter(sbuf, rbuf, (blocks){rcounts, rcounts, 0}, dt, op, comm, request, true);
+}
+
+lmpi_status lmpi_impl_Scan_init(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
+                                lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_scan(sbuf, rbuf, count, dt, op, comm, false, request, true);
+}
+
+lmpi_status lmpi_impl_Exscan_init(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
+                                  lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_scan(sbuf, rbuf, count, dt, op, comm, true, request, true);
 }

@@ -249,3 +249,32 @@ lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request)
     *request = (MPI_Request)r;
     return LMPI_OK;
 }
+
+lmpi_status lmpi_sched_persistent(lmpi_sched *s, MPI_Request *request)
+{
+    lmpi_request *r = lmpi_request_alloc(LMPI_REQ_SCHED);
+    if (!r) {
+        lmpi_sched_free(s);
+        return LMPI_ERR_NO_MEM;
+    }
+    r->sched = s;
+    r->advance = req_advance;
+    r->sched_free = req_free;
+    r->persistent = true;
+    r->active = false;
+    *request = (MPI_Request)r;
+    return LMPI_OK;
+}
+
+void lmpi_sched_restart(lmpi_request *r)
+{
+    lmpi_sched *s = r->sched;
+    s->pos = 0;
+    s->nactive = 0;
+    s->error = LMPI_OK;
+    r->sched_error = LMPI_OK;
+    r->active = true;
+    r->complete = advance(s);
+    if (r->complete)
+        r->sched_error = s->error;
+}

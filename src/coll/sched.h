@@ -29,6 +29,10 @@ void *lmpi_sched_scratch(lmpi_sched *s, size_t bytes);
 lmpi_status lmpi_sched_run(lmpi_sched *s);
 /* Start as a request (nonblocking collectives). */
 lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request);
+/* Keep as an inactive persistent request (the _init forms); MPI_Start
+ * restarts it (lmpi_sched_restart). */
+lmpi_status lmpi_sched_persistent(lmpi_sched *s, MPI_Request *request);
+void lmpi_sched_restart(lmpi_request *r);
 void lmpi_sched_free(lmpi_sched *s);
 
 #endif

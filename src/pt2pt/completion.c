@@ -24,6 +24,8 @@ bool lmpi_request_done(lmpi_request *r)
     case LMPI_REQ_FLUSH:
         return *r->pending == 0;
     case LMPI_REQ_SCHED:
+        if (r->persistent && !r->active)
+            return true;
         return r->complete || (r->complete = r->advance(r));
     }
     return true;
@@ -118,6 +120,11 @@ static lmpi_status finish(lmpi_request *r, MPI_Status *status, MPI_Request *hand
     switch (r->kind) {
     case LMPI_REQ_SCHED:
         err = r->sched_error;
+        if (r->persistent) { /* inactive until the next MPI_Start */
+            r->active = false;
+            r->complete = 0;
+            return err;
+        }
         if (r->sched_free)
             r->sched_free(r);
         break;
@@ -497,6 +504,11 @@ lmpi_status lmpi_impl_Request_free(MPI_Request *request)
         /* the replace form still has to copy its data home, a schedule has
          * to finish its steps: wait for them */
         lmpi_request_wait(r);
+        if (r->kind == LMPI_REQ_SCHED && r->persistent) {
+            r->sched_free(r);
+            lmpi_request_free(r);
+            break;
+        }
         finish(r, MPI_STATUS_IGNORE, NULL);
         break;
     }

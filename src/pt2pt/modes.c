@@ -6,6 +6,7 @@
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
 #include "datatype/datatype.h"
+#include "coll/sched.h"
 #include "pt2pt/pt2pt.h"
 
 static lmpi_status message_bytes(MPI_Count count, const lmpi_datatype *dt, size_t *bytes)
@@ -399,6 +400,14 @@ lmpi_status lmpi_impl_Recv_init(void *buf, MPI_Count count, lmpi_datatype *datat
 static lmpi_status start_one(MPI_Request h)
 {
     lmpi_request *p = lmpi_request_from_handle(h);
+    if (p && p->kind == LMPI_REQ_SCHED && p->persistent) { /* a persistent collective */
+        if (p->active) {
+            lmpi_err_detail("the persistent request is already active");
+            return LMPI_ERR_REQUEST;
+        }
+        lmpi_sched_restart(p);
+        return LMPI_OK;
+    }
     if (!p || p->kind != LMPI_REQ_PERSISTENT) {
         lmpi_err_detail("not a persistent request (handle %p)", (void *)h);
         return LMPI_ERR_REQUEST;

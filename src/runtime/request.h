@@ -71,6 +71,7 @@ struct lmpi_request {
     void (*sched_free)(lmpi_request *r);
     void *sched;
     lmpi_status sched_error;
+    bool persistent; /* a persistent collective: kept after completion, run again by MPI_Start */
 };
 
 #define lmpi_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))

@@ -237,6 +237,30 @@ static void test_nonblocking(void)
     MPI_Comm_free(&d);
 }
 
+/* Persistent collectives: built once, started several times. */
+static void test_persistent(void)
+{
+    int in = 0, out = 0, b = 0;
+    MPI_Request r[3];
+    MPI_Allreduce_init(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+    MPI_Bcast_init(&b, 1, MPI_INT, size - 1, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+    MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &r[2]);
+    for (int k = 0; k < 4; k++) {
+        in = rank * k;
+        b = rank == size - 1 ? 10 + k : -1;
+        MPI_Startall(3, r);
+        MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
+        CHECK_EQ(out, k * size * (size - 1) / 2);
+        CHECK_EQ(b, 10 + k);
+        CHECK(r[0] != MPI_REQUEST_NULL);
+    }
+    MPI_Start(&r[0]);
+    MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    for (int i = 0; i < 3; i++)
+        MPI_Request_free(&r[i]);
+    CHECK(r[0] == MPI_REQUEST_NULL);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -246,5 +270,6 @@ int main(int argc, char **argv)
     test_gather_scatter();
     test_alltoall_scan();
     test_nonblocking();
+    test_persistent();
     return mpitest_finish("t_coll");
 }
