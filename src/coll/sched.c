@@ -233,16 +233,25 @@ static void req_free(lmpi_request *r)
     r->sched = NULL;
 }
 
-lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request)
+/* The request that carries a schedule (which it owns from here). */
+static lmpi_request *sched_request(lmpi_sched *s)
 {
     lmpi_request *r = lmpi_request_alloc(LMPI_REQ_SCHED);
     if (!r) {
         lmpi_sched_free(s);
-        return LMPI_ERR_NO_MEM;
+        return NULL;
     }
     r->sched = s;
     r->advance = req_advance;
     r->sched_free = req_free;
+    return r;
+}
+
+lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request)
+{
+    lmpi_request *r = sched_request(s);
+    if (!r)
+        return LMPI_ERR_NO_MEM;
     r->complete = advance(s);
     if (r->complete)
         r->sched_error = s->error;
@@ -252,14 +261,9 @@ lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request)
 
 lmpi_status lmpi_sched_persistent(lmpi_sched *s, MPI_Request *request)
 {
-    lmpi_request *r = lmpi_request_alloc(LMPI_REQ_SCHED);
-    if (!r) {
-        lmpi_sched_free(s);
+    lmpi_request *r = sched_request(s);
+    if (!r)
         return LMPI_ERR_NO_MEM;
-    }
-    r->sched = s;
-    r->advance = req_advance;
-    r->sched_free = req_free;
     r->persistent = true;
     r->active = false;
     *request = (MPI_Request)r;

@@ -38,6 +38,15 @@ static void attach_recv_type(lmpi_request *r, void *buf, MPI_Count count, lmpi_d
     lmpi_datatype_retain(dt);
 }
 
+/* buf is already at the data for a contiguous type. */
+static lmpi_status send_typed(const void *buf, MPI_Count count, lmpi_datatype *dt, size_t bytes, int dest, int tag,
+                              lmpi_comm *comm, uint32_t ctx, lmpi_send_mode mode, lmpi_request **out)
+{
+    if (LMPI_LIKELY(dt->contiguous))
+        return lmpi_pt2pt_isend(buf, bytes, dest, tag, comm, ctx, mode, NULL, out);
+    return lmpi_pt2pt_isend_dt(buf, count, dt, bytes, dest, tag, comm, ctx, mode, NULL, out);
+}
+
 /* Start a send of any mode; *out is NULL for a buffered send, which is
  * complete as soon as the data sits in the attached buffer. */
 static lmpi_status start_send(const void *buf, MPI_Count count, lmpi_datatype *dt, int dest, int tag,
@@ -62,9 +71,7 @@ static lmpi_status start_send(const void *buf, MPI_Count count, lmpi_datatype *d
         lmpi_free(tmp);
         return st;
     }
-    if (LMPI_LIKELY(dt->contiguous))
-        return lmpi_pt2pt_isend(buf, bytes, dest, tag, comm, comm->context_id, mode, NULL, out);
-    return lmpi_pt2pt_isend_dt(buf, count, dt, bytes, dest, tag, comm, comm->context_id, mode, NULL, out);
+    return send_typed(buf, count, dt, bytes, dest, tag, comm, comm->context_id, mode, out);
 }
 
 /* For the collective schedules: a send or receive of (buf, count, dt) on
@@ -76,10 +83,8 @@ lmpi_status lmpi_pt2pt_start_send_ctx(const void *buf, MPI_Count count, lmpi_dat
     lmpi_status st = message_bytes(count, dt, &bytes);
     if (st != LMPI_OK)
         return st;
-    if (LMPI_LIKELY(dt->contiguous))
-        return lmpi_pt2pt_isend(lmpi_dt_contig_ptr(buf, dt), bytes, dest, tag, comm, ctx, LMPI_MODE_STANDARD, NULL,
-                                out);
-    return lmpi_pt2pt_isend_dt(buf, count, dt, bytes, dest, tag, comm, ctx, LMPI_MODE_STANDARD, NULL, out);
+    return send_typed(dt->contiguous ? lmpi_dt_contig_ptr(buf, dt) : buf, count, dt, bytes, dest, tag, comm, ctx,
+                      LMPI_MODE_STANDARD, out);
 }
 
 static void attach_recv_type(lmpi_request *r, void *buf, MPI_Count count, lmpi_datatype *dt);
@@ -190,22 +195,7 @@ lmpi_status lmpi_impl_Irsend(const void *buf, MPI_Count count, lmpi_datatype *da
 static lmpi_status start_recv(void *buf, MPI_Count count, lmpi_datatype *dt, int source, int tag, lmpi_comm *comm,
                               lmpi_request **out)
 {
-    size_t bytes;
-    lmpi_status st = message_bytes(count, dt, &bytes);
-    if (st != LMPI_OK)
-        return st;
-    if (LMPI_LIKELY(dt->contiguous))
-        return lmpi_pt2pt_irecv((void *)lmpi_dt_contig_ptr(buf, dt), bytes, source, tag, comm, comm->context_id, out);
-    /* the type is attached before the receive is posted: a message may
-     * match at once */
-    lmpi_request *r = lmpi_request_alloc(LMPI_REQ_RECV);
-    if (!r)
-        return LMPI_ERR_NO_MEM;
-    lmpi_pt2pt_recv_init(r, NULL, bytes, source, tag, comm, comm->context_id);
-    attach_recv_type(r, buf, count, dt);
-    lmpi_pt2pt_recv_start(r);
-    *out = r;
-    return LMPI_OK;
+    return lmpi_pt2pt_start_recv_ctx(buf, count, dt, source, tag, comm, comm->context_id, out);
 }
 
 /* A blocking receive keeps its request on the stack: nothing to allocate. */
