@@ -6,6 +6,7 @@
  * allgather, pairwise alltoall, chain scan. */
 #include <string.h>
 
+#include "binding/check.h"
 #include "binding/gen/impl.h"
 #include "coll/sched.h"
 
@@ -706,4 +707,90 @@ lmpi_status lmpi_impl_Exscan_init(const void *sbuf, void *rbuf, MPI_Count count,
 {
     (void)info;
     return do_scan(sbuf, rbuf, count, dt, op, comm, true, request, true);
+}
+
+/* ---- alltoallw: a type per peer, displacements in bytes; pairwise ----------------- */
+typedef struct {
+    lmpi_iarray scounts, sdispls, rcounts, rdispls;
+    const MPI_Datatype *stypes, *rtypes;
+} wargs;
+
+static lmpi_status do_alltoallw(const void *sbuf, wargs a, void *rbuf, lmpi_comm *comm, MPI_Request *request,
+                                bool persist)
+{
+    int n = comm->size, me = comm->rank;
+    if (!a.rtypes || (!IN_PLACE(sbuf) && !a.stypes)) {
+        lmpi_err_detail("sendtypes or recvtypes is NULL");
+        return LMPI_ERR_ARG;
+    }
+    for (int i = 0; i < n; i++) {
+        TRY(need_type(lmpi_datatype_or_null(a.rtypes[i]), "a recvtypes entry"));
+        if (!IN_PLACE(sbuf))
+            TRY(need_type(lmpi_datatype_or_null(a.stypes[i]), "a sendtypes entry"));
+    }
+    NEW_SCHED(comm, "MPI_Alltoallw");
+    lmpi_status st = LMPI_OK;
+    const char *src = sbuf;
+    if (IN_PLACE(sbuf)) { /* send from a copy of the receive buffer's bytes */
+        MPI_Aint lo = 0, hi = 0;
+        for (int i = 0; i < n; i++) {
+            lmpi_datatype *t = lmpi_datatype_or_null(a.rtypes[i]);
+            MPI_Count c = lmpi_iarray_get(a.rcounts, (size_t)i);
+            if (c == 0 || t->size == 0)
+                continue;
+            MPI_Aint d = (MPI_Aint)lmpi_iarray_get(a.rdispls, (size_t)i);
+            MPI_Aint l = d + t->true_lb, h = d + (MPI_Aint)(c - 1) * t->extent + t->true_lb + t->true_extent;
+            lo = (hi == lo || l < lo) ? l : lo;
+            hi = h > hi ? h : hi;
+        }
+        char *copy = lmpi_sched_scratch(s, (size_t)(hi - lo) + 1);
+        if (!copy)
+            st = LMPI_ERR_NO_MEM;
+        lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
+        if (st == LMPI_OK && hi > lo)
+            st = lmpi_sched_copy(s, (char *)rbuf + lo, hi - lo, byte, copy, hi - lo, byte);
+        if (st == LMPI_OK)
+            st = lmpi_sched_fence(s);
+        src = copy - lo;
+        a.scounts = a.rcounts, a.sdispls = a.rdispls, a.stypes = a.rtypes;
+    }
+    for (int k = 0; k < n && st == LMPI_OK; k++) {
+        int to = (me + k) % n, from = (me - k + n) % n;
+        const char *sp = src + lmpi_iarray_get(a.sdispls, (size_t)to);
+        char *rp = (char *)rbuf + lmpi_iarray_get(a.rdispls, (size_t)from);
+        lmpi_datatype *stt = lmpi_datatype_or_null(a.stypes[to]), *rtt = lmpi_datatype_or_null(a.rtypes[from]);
+        MPI_Count sc = lmpi_iarray_get(a.scounts, (size_t)to), rc = lmpi_iarray_get(a.rcounts, (size_t)from);
+        if (k == 0) {
+            st = lmpi_sched_copy(s, sp, sc, stt, rp, rc, rtt);
+        } else {
+            st = lmpi_sched_send(s, sp, sc, stt, to);
+            if (st == LMPI_OK)
+                st = lmpi_sched_recv(s, rp, rc, rtt, from);
+        }
+        if (st == LMPI_OK)
+            st = lmpi_sched_fence(s);
+    }
+    return finish(s, st, request, persist);
+}
+
+lmpi_status lmpi_impl_Alltoallw(const void *sbuf, lmpi_iarray scounts, lmpi_iarray sdispls, const MPI_Datatype stypes[],
+                                void *rbuf, lmpi_iarray rcounts, lmpi_iarray rdispls, const MPI_Datatype rtypes[],
+                                lmpi_comm *comm)
+{
+    return do_alltoallw(sbuf, (wargs){scounts, sdispls, rcounts, rdispls, stypes, rtypes}, rbuf, comm, NULL, false);
+}
+
+lmpi_status lmpi_impl_Ialltoallw(const void *sbuf, lmpi_iarray scounts, lmpi_iarray sdispls,
+                                 const MPI_Datatype stypes[], void *rbuf, lmpi_iarray rcounts, lmpi_iarray rdispls,
+                                 const MPI_Datatype rtypes[], lmpi_comm *comm, MPI_Request *request)
+{
+    return do_alltoallw(sbuf, (wargs){scounts, sdispls, rcounts, rdispls, stypes, rtypes}, rbuf, comm, request, false);
+}
+
+lmpi_status lmpi_impl_Alltoallw_init(const void *sbuf, lmpi_iarray scounts, lmpi_iarray sdispls,
+                                     const MPI_Datatype stypes[], void *rbuf, lmpi_iarray rcounts, lmpi_iarray rdispls,
+                                     const MPI_Datatype rtypes[], lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return do_alltoallw(sbuf, (wargs){scounts, sdispls, rcounts, rdispls, stypes, rtypes}, rbuf, comm, request, true);
 }

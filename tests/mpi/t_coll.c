@@ -199,6 +199,31 @@ static void test_alltoall_scan(void)
     MPI_Reduce_scatter_block(MPI_IN_PLACE, contrib, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK_EQ(contrib[1], (2 * rank + 1) * size * (size - 1) / 2);
     free(contrib), free(counts);
+    /* alltoallw: to peer p, p % 3 + 1 ints as a vector of stride 2, at a byte offset */
+    {
+        int *sw = malloc(sizeof(int) * 8 * size), *rw = malloc(sizeof(int) * 4 * size);
+        int *sc = malloc(sizeof(int) * size), *sd = malloc(sizeof(int) * size), *rc = malloc(sizeof(int) * size),
+            *rd = malloc(sizeof(int) * size);
+        MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * size), *rt = malloc(sizeof(MPI_Datatype) * size), strided;
+        MPI_Type_vector(2, 1, 2, MPI_INT, &strided);
+        MPI_Type_commit(&strided);
+        for (int i = 0; i < 8 * size; i++)
+            sw[i] = rank * 1000 + i;
+        for (int p = 0; p < size; p++) {
+            sc[p] = 1, sd[p] = (int)(8 * p * sizeof(int)), st[p] = strided; /* 2 ints: elements 0 and 2 */
+            rc[p] = 2, rd[p] = (int)(4 * p * sizeof(int)), rt[p] = MPI_INT;
+        }
+        MPI_Alltoallw(sw, sc, sd, st, rw, rc, rd, rt, MPI_COMM_WORLD);
+        for (int p = 0; p < size; p++) {
+            CHECK_EQ(rw[4 * p], p * 1000 + 8 * rank);
+            CHECK_EQ(rw[4 * p + 1], p * 1000 + 8 * rank + 2);
+        }
+        MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, rw, rc, rd, rt, MPI_COMM_WORLD);
+        for (int p = 0; p < size; p++) /* back where it came from */
+            CHECK_EQ(rw[4 * p], rank * 1000 + 8 * p);
+        MPI_Type_free(&strided);
+        free(sw), free(rw), free(sc), free(sd), free(rc), free(rd), free(st), free(rt);
+    }
     int x = rank + 1, pre = -1;
     MPI_Scan(&x, &pre, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK_EQ(pre, (rank + 1) * (rank + 2) / 2);
