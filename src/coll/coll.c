@@ -308,15 +308,69 @@ lmpi_status lmpi_impl_Ireduce(const void *sbuf, void *rbuf, MPI_Count count, lmp
     return do_reduce(sbuf, rbuf, count, dt, op, root, comm, request, false);
 }
 
+/* Recursive doubling for commutative operations (log2 n exchanges instead
+ * of a reduction and a broadcast); with n not a power of two the first
+ * 2 * (n - pof2) ranks pair up first, and the even one of each pair gets the
+ * result at the end. */
+static lmpi_status allreduce_rd_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
+                                      lmpi_datatype *dt, lmpi_op *op)
+{
+    int n = c->size, me = c->rank, pof2 = 1;
+    while (pof2 * 2 <= n)
+        pof2 *= 2;
+    int rem = n - pof2, newrank;
+    void *acc = scratch_for(s, count, dt), *tmp = scratch_for(s, count, dt);
+    if (!acc || !tmp)
+        return LMPI_ERR_NO_MEM;
+    TRY(lmpi_sched_copy(s, IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, acc, count, dt));
+    TRY(lmpi_sched_fence(s));
+    if (me < 2 * rem) {
+        if (me % 2 == 0) {
+            TRY(lmpi_sched_send(s, acc, count, dt, me + 1));
+            newrank = -1;
+        } else {
+            TRY(lmpi_sched_recv(s, tmp, count, dt, me - 1));
+            TRY(lmpi_sched_fence(s));
+            TRY(lmpi_sched_reduce(s, tmp, acc, count, dt, op));
+            newrank = me / 2;
+        }
+        TRY(lmpi_sched_fence(s));
+    } else {
+        newrank = me - rem;
+    }
+    if (newrank >= 0)
+        for (int mask = 1; mask < pof2; mask <<= 1) {
+            int nd = newrank ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
+            TRY(lmpi_sched_send(s, acc, count, dt, dst));
+            TRY(lmpi_sched_recv(s, tmp, count, dt, dst));
+            TRY(lmpi_sched_fence(s));
+            TRY(lmpi_sched_reduce(s, tmp, acc, count, dt, op));
+            TRY(lmpi_sched_fence(s));
+        }
+    if (me < 2 * rem) {
+        if (me % 2)
+            TRY(lmpi_sched_send(s, acc, count, dt, me - 1));
+        else
+            TRY(lmpi_sched_recv(s, acc, count, dt, me + 1));
+        TRY(lmpi_sched_fence(s));
+    }
+    return lmpi_sched_copy(s, acc, count, dt, rbuf, count, dt);
+}
+
 static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op oph,
                                 lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
     NEW_SCHED(comm, "MPI_Allreduce");
-    lmpi_status st = reduce_steps(s, comm, sbuf, rbuf, count, dt, op, 0);
-    if (st == LMPI_OK)
-        st = bcast_steps(s, comm, rbuf, count, dt, 0);
+    lmpi_status st;
+    if (op->commutative) {
+        st = allreduce_rd_steps(s, comm, sbuf, rbuf, count, dt, op);
+    } else { /* rank order matters: reduce to 0 in order, then broadcast */
+        st = reduce_steps(s, comm, sbuf, rbuf, count, dt, op, 0);
+        if (st == LMPI_OK)
+            st = bcast_steps(s, comm, rbuf, count, dt, 0);
+    }
     return finish(s, st, request, persist);
 }
 

@@ -1,4 +1,5 @@
 /* The schedule engine (see sched.h). */
+#include <stddef.h>
 #include <string.h>
 
 #include "coll/sched.h"
@@ -17,7 +18,12 @@ typedef struct {
     lmpi_op *op;
 } step;
 
+#define INLINE_STEPS 24
+#define ARENA_BYTES 512
+#define CACHED_SCHEDS 8
+
 struct lmpi_sched {
+    struct lmpi_sched *next_free;
     lmpi_comm *comm;
     uint32_t ctx;
     int tag;
@@ -28,13 +34,34 @@ struct lmpi_sched {
     void **scratch;
     int nscratch;
     lmpi_status error;
+    /* small collectives allocate nothing: their steps and scratch fit here,
+     * and freed schedules are kept for the next call */
+    size_t arena_used;
+    step inline_steps[INLINE_STEPS];
+    _Alignas(16) char arena[ARENA_BYTES];
 };
+
+static lmpi_sched *free_scheds;
+static int nfree_scheds;
 
 lmpi_sched *lmpi_sched_new(lmpi_comm *comm)
 {
-    lmpi_sched *s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COLL);
-    if (!s)
-        return NULL;
+    lmpi_sched *s = free_scheds;
+    if (s) {
+        free_scheds = s->next_free;
+        nfree_scheds--;
+        lmpi_request **active = s->active;
+        int capactive = s->capactive;
+        memset(s, 0, offsetof(lmpi_sched, inline_steps));
+        s->active = active; /* kept with its capacity */
+        s->capactive = capactive;
+    } else {
+        s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COLL);
+        if (!s)
+            return NULL;
+    }
+    s->steps = s->inline_steps;
+    s->cap = INLINE_STEPS;
     s->comm = comm;
     s->ctx = comm->context_id + LMPI_CTX_COLL;
     /* every member calls collectives in the same order: the sequence
@@ -46,10 +73,13 @@ lmpi_sched *lmpi_sched_new(lmpi_comm *comm)
 static lmpi_status add(lmpi_sched *s, step st)
 {
     if (s->n == s->cap) {
-        int ncap = s->cap ? 2 * s->cap : 16;
-        step *n = lmpi_realloc(s->steps, sizeof(step) * (size_t)ncap, LMPI_MEM_COLL);
+        int ncap = 2 * s->cap;
+        step *n = lmpi_malloc(sizeof(step) * (size_t)ncap, LMPI_MEM_COLL);
         if (!n)
             return LMPI_ERR_NO_MEM;
+        memcpy(n, s->steps, sizeof(step) * (size_t)s->n);
+        if (s->steps != s->inline_steps)
+            lmpi_free(s->steps);
         s->steps = n;
         s->cap = ncap;
     }
@@ -84,6 +114,12 @@ lmpi_status lmpi_sched_fence(lmpi_sched *s) { return add(s, (step){.kind = S_FEN
 
 void *lmpi_sched_scratch(lmpi_sched *s, size_t bytes)
 {
+    size_t need = (bytes + 15) & ~(size_t)15;
+    if (need <= ARENA_BYTES - s->arena_used) {
+        void *p = s->arena + s->arena_used;
+        s->arena_used += need;
+        return p;
+    }
     void **n = lmpi_realloc(s->scratch, sizeof(void *) * (size_t)(s->nscratch + 1), LMPI_MEM_COLL);
     if (!n)
         return NULL;
@@ -104,9 +140,27 @@ void lmpi_sched_free(lmpi_sched *s)
     for (int i = 0; i < s->nscratch; i++)
         lmpi_free(s->scratch[i]);
     lmpi_free(s->scratch);
+    if (s->steps != s->inline_steps)
+        lmpi_free(s->steps);
+    if (nfree_scheds < CACHED_SCHEDS) {
+        s->next_free = free_scheds;
+        free_scheds = s;
+        nfree_scheds++;
+        return;
+    }
     lmpi_free(s->active);
-    lmpi_free(s->steps);
     lmpi_free(s);
+}
+
+void lmpi_sched_finalize(void)
+{
+    while (free_scheds) {
+        lmpi_sched *s = free_scheds;
+        free_scheds = s->next_free;
+        lmpi_free(s->active);
+        lmpi_free(s);
+    }
+    nfree_scheds = 0;
 }
 
 /* (src, scount, sdt) -> (dst, rcount, rdt): same signature, any layouts. */

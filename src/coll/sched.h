@@ -34,5 +34,7 @@ lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request);
 lmpi_status lmpi_sched_persistent(lmpi_sched *s, MPI_Request *request);
 void lmpi_sched_restart(lmpi_request *r);
 void lmpi_sched_free(lmpi_sched *s);
+/* At MPI_Finalize: release the schedules kept for reuse. */
+void lmpi_sched_finalize(void);
 
 #endif

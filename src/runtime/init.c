@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "binding/gen/impl.h"
+#include "coll/sched.h"
 #include "comm/comm.h"
 #include "datatype/datatype.h"
 #include "match/match.h"
@@ -246,6 +247,7 @@ static lmpi_status end_runtime(void)
     lmpi_rt.thread_multiple = false;
     lmpi_shm_finalize();
     lmpi_pmi_finalize();
+    lmpi_sched_finalize();
     lmpi_pt2pt_finalize();
     lmpi_request_pool_finalize();
     lmpi_comm_finalize_builtin();
