@@ -7,7 +7,6 @@
 static lmpi_av world_av;
 
 lmpi_av *lmpi_av_world(void) { return &world_av; }
-lmpi_av *lmpi_av_get(uint32_t pgid) { return pgid == 0 ? &world_av : NULL; }
 
 bool lmpi_nodemap_build(lmpi_nodemap *m, const int *node_of, int n)
 {
@@ -105,8 +104,3 @@ void lmpi_av_destroy(lmpi_av *av)
 }
 
 size_t lmpi_av_entry_bytes(const lmpi_av *av) { return av->entries ? sizeof(uint64_t) : 0; }
-
-size_t lmpi_av_bytes(const lmpi_av *av)
-{
-    return sizeof(*av) + lmpi_av_entry_bytes(av) * (size_t)av->size + lmpi_nodemap_bytes(&av->nodes);
-}

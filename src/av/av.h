@@ -70,12 +70,10 @@ static inline uint64_t lmpi_av_addr(const lmpi_av *av, uint32_t lpid)
  * rank. */
 bool lmpi_av_create(lmpi_av *av, uint32_t pgid, int size, const int *node_of, int me, bool one_host);
 void lmpi_av_destroy(lmpi_av *av);
-size_t lmpi_av_bytes(const lmpi_av *av);
 /* Bytes per stored entry (0 when computed). */
 size_t lmpi_av_entry_bytes(const lmpi_av *av);
-
-/* The process groups of this process (the world is 0). */
-lmpi_av *lmpi_av_get(uint32_t pgid);
+/* The world's address vector (process group 0; spawned or connected
+ * groups will get their own). */
 lmpi_av *lmpi_av_world(void);
 
 #endif

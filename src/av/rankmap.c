@@ -381,12 +381,3 @@ int lmpi_rankmap_find(const lmpi_rankmap *m, lmpi_gpid g)
         return -1;
     }
 }
-
-double lmpi_rankmap_shared_bytes(const lmpi_rankmap *m)
-{
-    if (m->mode == LMPI_RM_LUT || m->mode == LMPI_RM_TABLE)
-        return (double)(sizeof(lmpi_lut) + sizeof(uint32_t) * m->lut->n) / m->lut->refs;
-    if (m->mode == LMPI_RM_MLUT)
-        return (double)(sizeof(lmpi_mlut) + sizeof(lmpi_gpid) * m->mlut->n) / m->mlut->refs;
-    return 0;
-}

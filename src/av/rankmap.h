@@ -135,10 +135,6 @@ void lmpi_rankmap_release(lmpi_rankmap *m);
 /* Rank of global process g in the map, or -1 (a scan for tables). */
 int lmpi_rankmap_find(const lmpi_rankmap *m, lmpi_gpid g);
 
-/* Memory owned by the map beyond its struct: a table's bytes divided among
- * the maps sharing it (so the sum over maps is the true total). */
-double lmpi_rankmap_shared_bytes(const lmpi_rankmap *m);
-
 const char *lmpi_rankmap_mode_name(int mode);
 
 /* Live maps per mode and bytes held in tables (for MPI_T and the memory

@@ -99,7 +99,6 @@ lmpi_status lmpi_group_from_handle(MPI_Group h, lmpi_group **out, const char *wh
 /* A new group over the map (copied); MPI_GROUP_EMPTY for size 0. */
 lmpi_status lmpi_group_new(const lmpi_rankmap *map, MPI_Group *out);
 lmpi_status lmpi_group_from_gpids(const lmpi_gpid *g, int n, MPI_Group *out);
-int lmpi_group_live(void);
 
 /* ---- creation ---------------------------------------------------------- */
 /* A new communicator object over a map (copied), not yet visible. */
@@ -129,7 +128,5 @@ lmpi_status lmpi_attr_copy_type(lmpi_datatype *old, lmpi_datatype *newt);
 lmpi_status lmpi_icoll_allgather(lmpi_comm *c, const void *mine, void *all, size_t bytes);
 lmpi_status lmpi_icoll_allreduce_max_u32(lmpi_comm *c, uint32_t *v);
 lmpi_status lmpi_icoll_bcast(lmpi_comm *c, void *buf, size_t bytes, int root);
-lmpi_status lmpi_icoll_sendrecv(lmpi_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf, size_t rbytes,
-                                int src, int tag);
 
 #endif

@@ -8,9 +8,6 @@
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
 
-static int live_groups;
-int lmpi_group_live(void) { return live_groups; }
-
 static uint64_t key_of(lmpi_gpid g) { return (uint64_t)g.pgid << 32 | g.lpid; }
 static lmpi_gpid my_gpid(void) { return (lmpi_gpid){0, (uint32_t)lmpi_rt.world_rank}; }
 
@@ -49,7 +46,6 @@ static lmpi_status group_adopt(lmpi_rankmap *map, MPI_Group *out)
     g->size = map->size;
     int r = lmpi_rankmap_find(&g->map, my_gpid());
     g->rank = r < 0 ? MPI_UNDEFINED : r;
-    live_groups++;
     *out = (MPI_Group)g;
     return LMPI_OK;
 }
@@ -150,7 +146,6 @@ lmpi_status lmpi_impl_Group_free(MPI_Group *group)
         lmpi_rankmap_release(&g->map);
         g->magic = 0;
         lmpi_free(g);
-        live_groups--;
     }
     *group = MPI_GROUP_NULL;
     return LMPI_OK;

@@ -29,12 +29,6 @@ static lmpi_status exchange(lmpi_comm *c, uint32_t ctx, const void *sbuf, size_t
     return st != LMPI_OK ? st : s1 != LMPI_OK ? s1 : s2;
 }
 
-lmpi_status lmpi_icoll_sendrecv(lmpi_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf, size_t rbytes,
-                                int src, int tag)
-{
-    return exchange(c, c->context_id + LMPI_CTX_PT2PT, sbuf, sbytes, dest, rbuf, rbytes, src, tag);
-}
-
 /* Dissemination: after ceil(log2 n) rounds everyone has seen every value;
  * max is idempotent, so values seen twice do no harm. */
 lmpi_status lmpi_icoll_allreduce_max_u32(lmpi_comm *c, uint32_t *v)

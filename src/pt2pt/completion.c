@@ -87,25 +87,6 @@ static void peek_status(lmpi_request *r, MPI_Status *s)
     }
 }
 
-/* A finished operation on a non-contiguous type: a receive unpacks what
- * arrived into the user's buffer; both drop the packed copy. */
-static void settle(lmpi_request *r)
-{
-    if (!r || (r->kind != LMPI_REQ_SEND && r->kind != LMPI_REQ_RECV))
-        return;
-    if (r->pack_buf && r->kind == LMPI_REQ_RECV && r->user_buf && r->dt) {
-        int64_t got = lmpi_status_bytes(&r->status);
-        MPI_Count cap = r->count * r->dt->size;
-        lmpi_dt_unpack(r->user_buf, r->count, r->dt, 0, got < cap ? got : cap, r->pack_buf);
-    }
-    if (r->dt)
-        lmpi_datatype_release(r->dt);
-    r->dt = NULL;
-    lmpi_free(r->pack_buf);
-    r->pack_buf = NULL;
-}
-
-void lmpi_request_settle(lmpi_request *r) { settle(r); }
 
 /* A done request delivers its status and releases what it holds.  Returns
  * the error its status carries.  *handle becomes MPI_REQUEST_NULL unless
@@ -116,7 +97,6 @@ static lmpi_status finish(lmpi_request *r, MPI_Status *status, MPI_Request *hand
     MPI_Status *s = status == MPI_STATUS_IGNORE ? &tmp : status;
     peek_status(r, s);
     lmpi_status err = status_error(s);
-    settle(r);
     switch (r->kind) {
     case LMPI_REQ_SCHED:
         err = r->sched_error;
@@ -129,16 +109,12 @@ static lmpi_status finish(lmpi_request *r, MPI_Status *status, MPI_Request *hand
             r->sched_free(r);
         break;
     case LMPI_REQ_PERSISTENT:
-        if (r->child[0]) {
-            settle(r->child[0]);
+        if (r->child[0])
             lmpi_request_free(r->child[0]);
-        }
         r->child[0] = NULL;
         r->active = false;
         return err;
     case LMPI_REQ_COMPOUND:
-        settle(r->child[0]);
-        settle(r->child[1]);
         if (r->replace_buf) {
             if (r->dt) /* non-contiguous: the bytes arrived packed */
                 lmpi_dt_unpack(r->replace_buf, r->count, r->dt, 0, r->child[1]->bytes, r->child[1]->buf);

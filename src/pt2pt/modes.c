@@ -23,11 +23,6 @@ static lmpi_status message_bytes(MPI_Count count, const lmpi_datatype *dt, size_
  * arrive (src/pt2pt/pt2pt.c): a send packs each packet in place, a receive
  * unpacks each packet or pulls straight into its runs.  Only a buffered
  * send keeps a packed copy (in the attached buffer). */
-static lmpi_status packed_copy(size_t bytes, void **tmp)
-{
-    *tmp = lmpi_malloc(bytes ? bytes : 1, LMPI_MEM_DATATYPE);
-    return *tmp ? LMPI_OK : LMPI_ERR_NO_MEM;
-}
 
 static void attach_recv_type(lmpi_request *r, void *buf, MPI_Count count, lmpi_datatype *dt)
 {
@@ -62,8 +57,8 @@ static lmpi_status start_send(const void *buf, MPI_Count count, lmpi_datatype *d
     if (mode == LMPI_MODE_BUFFERED) {
         void *tmp = NULL;
         if (!dt->contiguous) { /* the attached buffer keeps the packed bytes */
-            if ((st = packed_copy(bytes, &tmp)) != LMPI_OK)
-                return st;
+            if (!(tmp = lmpi_malloc(bytes ? bytes : 1, LMPI_MEM_DATATYPE)))
+                return LMPI_ERR_NO_MEM;
             lmpi_dt_pack(buf, count, dt, 0, (MPI_Count)bytes, tmp);
             buf = tmp;
         }

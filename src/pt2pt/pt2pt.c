@@ -188,11 +188,8 @@ static void complete_send(lmpi_request *r)
         lmpi_bsend_release(r->bseg);
         r->bseg = NULL;
     }
-    if (r->internal) {
-        if (r->dt)
-            lmpi_datatype_release(r->dt);
+    if (r->internal)
         lmpi_request_free(r);
-    }
 }
 
 /* An eager packet left: done, unless a synchronous send waits for its ACK. */
@@ -576,7 +573,6 @@ void lmpi_pt2pt_recv_init(lmpi_request *r, void *buf, size_t bytes, int source, 
     r->mq = NULL;
     r->dt = NULL; /* a non-contiguous type is attached after this */
     r->user_buf = NULL;
-    r->pack_buf = NULL;
 }
 
 /* Match against the unexpected messages, else wait in the posted queue. */

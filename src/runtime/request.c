@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "runtime/pool.h"
+#include "datatype/datatype.h"
 #include "runtime/request.h"
 
 static lmpi_pool pool;
@@ -25,10 +26,10 @@ lmpi_request *lmpi_request_alloc(lmpi_req_kind kind)
 
 void lmpi_request_free(lmpi_request *r)
 {
-    if (r->pack_buf) { /* a request released unfinished (MPI_Request_free) */
-        lmpi_free(r->pack_buf);
-        r->pack_buf = NULL;
-    }
+    /* a send or receive of a non-contiguous type holds its type (released
+     * here too when it completed without a Wait: MPI_Request_free) */
+    if ((r->kind == LMPI_REQ_SEND || r->kind == LMPI_REQ_RECV) && r->dt)
+        lmpi_datatype_release(r->dt);
     r->magic = 0;
     lmpi_pool_put(&pool, r);
 }

@@ -59,9 +59,8 @@ struct lmpi_request {
     MPI_Count count;
     lmpi_datatype *dt;
     void *replace_buf; /* Isendrecv_replace: where the received bytes go at the end */
-    /* non-contiguous datatypes: the message travels packed in pack_buf;
-     * a receive unpacks it into user_buf as (count, dt) when it finishes */
-    void *pack_buf;
+    /* non-contiguous datatypes: the user's (user_buf, count, dt), packed
+     * into and unpacked from the packets as they go (dt is retained) */
     void *user_buf;
     const size_t *pending; /* Buffer_iflush: the buffer's count of sends in flight */
     /* schedules: advance() moves the schedule on without blocking and says
