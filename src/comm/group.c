@@ -165,7 +165,8 @@ lmpi_status lmpi_impl_Comm_remote_group(lmpi_comm *comm, MPI_Group *group)
     return lmpi_group_new(&comm->map, group);
 }
 
-static lmpi_status check_ranks(const lmpi_group *g, int n, const int *ranks, bool *seen)
+/* The ranks must name distinct members of g. */
+static lmpi_status check_ranks(const lmpi_group *g, int n, const int *ranks)
 {
     if (n < 0 || n > g->size) {
         lmpi_err_detail("n %d but the group has %d ranks", n, g->size);
@@ -175,56 +176,65 @@ static lmpi_status check_ranks(const lmpi_group *g, int n, const int *ranks, boo
         lmpi_err_detail("ranks is NULL");
         return LMPI_ERR_ARG;
     }
-    for (int i = 0; i < n; i++) {
+    bool *seen = lmpi_calloc((size_t)g->size + 1, 1, LMPI_MEM_OTHER);
+    if (!seen)
+        return LMPI_ERR_NO_MEM;
+    lmpi_status st = LMPI_OK;
+    for (int i = 0; i < n && st == LMPI_OK; i++) {
         if (ranks[i] < 0 || ranks[i] >= g->size) {
             lmpi_err_detail("ranks[%d] = %d is not a rank of the group (size %d)", i, ranks[i], g->size);
-            return LMPI_ERR_RANK;
-        }
-        if (seen[ranks[i]]) {
+            st = LMPI_ERR_RANK;
+        } else if (seen[ranks[i]]) {
             lmpi_err_detail("ranks[%d] = %d appears twice", i, ranks[i]);
-            return LMPI_ERR_RANK;
+            st = LMPI_ERR_RANK;
+        } else {
+            seen[ranks[i]] = true;
         }
-        seen[ranks[i]] = true;
     }
-    return LMPI_OK;
+    lmpi_free(seen);
+    return st;
+}
+
+/* The members named by idx (in that order), or all the others (in group
+ * order). */
+static lmpi_status subset(lmpi_group *g, const int *idx, int k, bool exclude, MPI_Group *newgroup)
+{
+    if (!exclude)
+        return group_sub(g, idx, k, newgroup);
+    bool *drop = lmpi_calloc((size_t)g->size + 1, 1, LMPI_MEM_OTHER);
+    int *keep = lmpi_malloc(sizeof(int) * (size_t)(g->size + 1), LMPI_MEM_OTHER);
+    lmpi_status st = LMPI_ERR_NO_MEM;
+    if (drop && keep) {
+        for (int i = 0; i < k; i++)
+            drop[idx[i]] = true;
+        int m = 0;
+        for (int r = 0; r < g->size; r++)
+            if (!drop[r])
+                keep[m++] = r;
+        st = group_sub(g, keep, m, newgroup);
+    }
+    lmpi_free(drop);
+    lmpi_free(keep);
+    return st;
+}
+
+static lmpi_status ranks_group(MPI_Group group, int n, const int ranks[], bool exclude, MPI_Group *newgroup)
+{
+    lmpi_group *g;
+    lmpi_status st = lmpi_group_from_handle(group, &g, "group");
+    if (st == LMPI_OK)
+        st = check_ranks(g, n, ranks);
+    return st != LMPI_OK ? st : subset(g, ranks, n, exclude, newgroup);
 }
 
 lmpi_status lmpi_impl_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-    lmpi_group *g;
-    lmpi_status st = lmpi_group_from_handle(group, &g, "group");
-    if (st != LMPI_OK)
-        return st;
-    bool *seen = lmpi_calloc((size_t)g->size + 1, 1, LMPI_MEM_OTHER);
-    if (!seen)
-        return LMPI_ERR_NO_MEM;
-    st = check_ranks(g, n, ranks, seen);
-    lmpi_free(seen);
-    return st != LMPI_OK ? st : group_sub(g, ranks, n, newgroup);
+    return ranks_group(group, n, ranks, false, newgroup);
 }
 
 lmpi_status lmpi_impl_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-    lmpi_group *g;
-    lmpi_status st = lmpi_group_from_handle(group, &g, "group");
-    if (st != LMPI_OK)
-        return st;
-    bool *seen = lmpi_calloc((size_t)g->size + 1, 1, LMPI_MEM_OTHER);
-    int *idx = lmpi_malloc(sizeof(int) * (size_t)(g->size + 1), LMPI_MEM_OTHER);
-    if (!seen || !idx)
-        st = LMPI_ERR_NO_MEM;
-    else
-        st = check_ranks(g, n, ranks, seen);
-    int k = 0;
-    if (st == LMPI_OK) {
-        for (int r = 0; r < g->size; r++)
-            if (!seen[r])
-                idx[k++] = r;
-        st = group_sub(g, idx, k, newgroup);
-    }
-    lmpi_free(seen);
-    lmpi_free(idx);
-    return st;
+    return ranks_group(group, n, ranks, true, newgroup);
 }
 
 /* Expand (first, last, stride) triplets into ranks, checking each. */
@@ -286,24 +296,7 @@ static lmpi_status ranges_group(MPI_Group group, int n, int ranges[][3], bool ex
         st = expand_ranges(g, n, ranges, &idx, &k);
     if (st != LMPI_OK)
         return st;
-    if (exclude) {
-        bool *drop = lmpi_calloc((size_t)g->size + 1, 1, LMPI_MEM_OTHER);
-        int *keep = lmpi_malloc(sizeof(int) * (size_t)(g->size + 1), LMPI_MEM_OTHER);
-        if (!drop || !keep) {
-            lmpi_free(drop), lmpi_free(keep), lmpi_free(idx);
-            return LMPI_ERR_NO_MEM;
-        }
-        for (int i = 0; i < k; i++)
-            drop[idx[i]] = true;
-        k = 0;
-        for (int r = 0; r < g->size; r++)
-            if (!drop[r])
-                keep[k++] = r;
-        lmpi_free(drop);
-        lmpi_free(idx);
-        idx = keep;
-    }
-    st = group_sub(g, idx, k, newgroup);
+    st = subset(g, idx, k, exclude, newgroup);
     lmpi_free(idx);
     return st;
 }
