@@ -504,6 +504,25 @@ static lmpi_status apply_errh_info(lmpi_comm *c, lmpi_errhandler *e, const lmpi_
     return LMPI_OK;
 }
 
+/* The info, string tag and errhandler of the *_from_group(s) constructors. */
+static lmpi_status from_group_args(MPI_Info info, const char *stringtag, MPI_Errhandler errhandler, lmpi_info **i,
+                                   lmpi_errhandler **e)
+{
+    lmpi_status st = lmpi_info_arg(info, i);
+    if (st != LMPI_OK)
+        return st;
+    if (!stringtag) {
+        lmpi_err_detail("stringtag is NULL");
+        return LMPI_ERR_ARG;
+    }
+    *e = lmpi_errhandler_from_handle(errhandler);
+    if (errhandler != MPI_ERRHANDLER_NULL && (!*e || (*e)->kind == LMPI_ERRH_NULL)) {
+        lmpi_err_detail("errhandler is not a valid error handler");
+        return LMPI_ERR_ERRHANDLER;
+    }
+    return LMPI_OK;
+}
+
 static int string_tag(const char *s)
 {
     uint32_t h = 2166136261u;
@@ -517,20 +536,12 @@ lmpi_status lmpi_impl_Comm_create_from_group(MPI_Group group, const char *string
 {
     lmpi_group *g;
     lmpi_info *i;
+    lmpi_errhandler *e;
     lmpi_status st = lmpi_group_from_handle(group, &g, "group");
     if (st == LMPI_OK)
-        st = lmpi_info_arg(info, &i);
+        st = from_group_args(info, stringtag, errhandler, &i, &e);
     if (st != LMPI_OK)
         return st;
-    if (!stringtag) {
-        lmpi_err_detail("stringtag is NULL");
-        return LMPI_ERR_ARG;
-    }
-    lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
-    if (errhandler != MPI_ERRHANDLER_NULL && (!e || e->kind == LMPI_ERRH_NULL)) {
-        lmpi_err_detail("errhandler is not a valid error handler");
-        return LMPI_ERR_ERRHANDLER;
-    }
     if (g->size == 0) {
         *newcomm = MPI_COMM_NULL;
         return LMPI_OK;
@@ -709,17 +720,14 @@ lmpi_status lmpi_impl_Intercomm_create_from_groups(MPI_Group local_group, int lo
 {
     lmpi_group *lg, *rg;
     lmpi_info *i;
+    lmpi_errhandler *e;
     lmpi_status st = lmpi_group_from_handle(local_group, &lg, "local_group");
     if (st == LMPI_OK)
         st = lmpi_group_from_handle(remote_group, &rg, "remote_group");
     if (st == LMPI_OK)
-        st = lmpi_info_arg(info, &i);
+        st = from_group_args(info, stringtag, errhandler, &i, &e);
     if (st != LMPI_OK)
         return st;
-    if (!stringtag) {
-        lmpi_err_detail("stringtag is NULL");
-        return LMPI_ERR_ARG;
-    }
     if (lg->rank == MPI_UNDEFINED) {
         lmpi_err_detail("the calling process is not a member of local_group");
         return LMPI_ERR_GROUP;
@@ -742,7 +750,7 @@ lmpi_status lmpi_impl_Intercomm_create_from_groups(MPI_Group local_group, int lo
     if (st != LMPI_OK)
         return st;
     *newintercomm = out;
-    return apply_errh_info(lmpi_comm_from_handle(out), lmpi_errhandler_from_handle(errhandler), i);
+    return apply_errh_info(lmpi_comm_from_handle(out), e, i);
 }
 
 static lmpi_status exchange_leaders(lmpi_comm *inter, leader_msg *mine, leader_msg *theirs, int tag)
