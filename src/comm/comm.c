@@ -380,6 +380,12 @@ lmpi_status lmpi_impl_Comm_get_info(lmpi_comm *comm, MPI_Info *info_used)
     if (!i)
         return LMPI_ERR_NO_MEM;
     lmpi_status st = lmpi_info_put(i, "lmpi_rankmap", lmpi_rankmap_mode_name(comm->map.mode));
+    /* where mpiexec --network placed this process (tests check placements) */
+    if (st == LMPI_OK && comm == lmpi_comm_world && lmpi_rt.node_coords[0]) {
+        st = lmpi_info_put(i, "lmpi_node", lmpi_rt.processor_name);
+        if (st == LMPI_OK)
+            st = lmpi_info_put(i, "lmpi_node_coords", lmpi_rt.node_coords);
+    }
     if (st != LMPI_OK) {
         lmpi_info_destroy(i);
         return st;

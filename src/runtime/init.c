@@ -38,6 +38,37 @@ static int parse_thread_level(const char *s, int fallback)
     return fallback;
 }
 
+/* mpiexec --network places ranks on virtual nodes and lists each rank's node
+ * id in LMPI_VNODE_MAP ("3,3,7,..."): ranks on one virtual node form the
+ * node-level communicators, as on a real machine.  Ids are renumbered in
+ * order of first appearance (the node map wants small dense ids). */
+static lmpi_status virtual_nodes(const char *vmap, int n, int *node_of)
+{
+    long *seen = lmpi_calloc((size_t)n, sizeof(long), LMPI_MEM_OTHER);
+    if (!seen)
+        return LMPI_ERR_NO_MEM;
+    int distinct = 0;
+    const char *p = vmap;
+    for (int r = 0; r < n; r++) {
+        char *end;
+        long id = strtol(p, &end, 10);
+        if (end == p || id < 0 || (*end != ',' && *end != '\0') || (*end == '\0' && r != n - 1)) {
+            lmpi_free(seen);
+            lmpi_err_detail("LMPI_VNODE_MAP does not list %d node ids (rank %d)", n, r);
+            return LMPI_ERR_OTHER;
+        }
+        int k = 0;
+        while (k < distinct && seen[k] != id)
+            k++;
+        if (k == distinct)
+            seen[distinct++] = id;
+        node_of[r] = k;
+        p = *end ? end + 1 : end;
+    }
+    lmpi_free(seen);
+    return LMPI_OK;
+}
+
 /* Every rank of this first version must share one node: the node map comes
  * from PMI_process_mapping, which both our mpiexec and Hydra publish. */
 /* Node of every world rank: from the process manager's mapping, or every
@@ -61,12 +92,14 @@ static lmpi_status world_nodes(int **out)
                 return LMPI_ERR_UNSUPPORTED_OPERATION;
             }
     }
-    if (lmpi_config.node_size > 0)
+    if (lmpi_config.node_size > 0) {
         for (int r = 0; r < n; r++)
             node_of[r] = r / lmpi_config.node_size;
-    else
-        memset(node_of, 0, sizeof(int) * (size_t)n);
-    return LMPI_OK;
+        return LMPI_OK;
+    }
+    memset(node_of, 0, sizeof(int) * (size_t)n);
+    const char *vmap = getenv("LMPI_VNODE_MAP");
+    return vmap && *vmap ? virtual_nodes(vmap, n, node_of) : LMPI_OK;
 }
 
 /* Start the process's runtime (PMI, shared memory), once: the world model
@@ -109,6 +142,8 @@ static lmpi_status start_runtime(int required, int *provided)
     else if (gethostname(lmpi_rt.processor_name, sizeof(lmpi_rt.processor_name)) != 0)
         snprintf(lmpi_rt.processor_name, sizeof(lmpi_rt.processor_name), "localhost");
     lmpi_rt.processor_name[sizeof(lmpi_rt.processor_name) - 1] = '\0';
+    const char *coords = getenv("LMPI_VNODE_COORDS");
+    snprintf(lmpi_rt.node_coords, sizeof(lmpi_rt.node_coords), "%s", coords ? coords : "");
 
     int *node_of = NULL;
     lmpi_status st = world_nodes(&node_of);

@@ -24,6 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <hwloc.h>
+
+#include "topo/mapping.h"
+
 #define MAX_LINE 4096
 
 typedef struct {
@@ -67,6 +71,13 @@ static struct {
     double kill_deadline;
     bool sigkill_sent;
     bool verbose;
+    /* placement (--network, --pattern, --map-by, --bind-to) */
+    const char *network, *pattern, *map_by, *bind_to;
+    int cores;
+    bool large;
+    char **rank_env; /* per rank: LMPI_VNODE_NAME=..., LMPI_VNODE_COORDS=... */
+    int *bind_index; /* per rank: core or package index, -1 unbound */
+    hwloc_topology_t topo;
 } job;
 
 static double now(void)
@@ -98,7 +109,17 @@ static void usage(void)
             "  --timeout SECONDS       stop the job after SECONDS (exit status 124)\n"
             "  --oversubscribe         accepted: ranks always may outnumber cores\n"
             "  --host/-hosts H[,H..]   accepted when every host is this machine\n"
-            "  -v, --verbose           report launch and exit of each rank\n");
+            "  -v, --verbose           report launch and exit of each rank (and the placement)\n"
+            "  --network SPEC|FILE     model the nodes: torus:8x16x32, mesh:4x4, flat:16 or a\n"
+            "                          description file (docs/mapping.md); ranks run here, each on\n"
+            "                          its virtual node\n"
+            "  --cores N               cores per modelled node (unless the file says)\n"
+            "  --pattern P             the application's pattern (2d-nn:128x128:star, fft:64x64,\n"
+            "                          diagonal:AxB, edges:FILE); -n must match it\n"
+            "  --message-size small|large  the pattern's message class (default small)\n"
+            "  --map-by M              auto (least contended order for --pattern), an order (TXYZ,\n"
+            "                          TZXY, ...), block, cyclic, slot, core, node, ppr:N:node\n"
+            "  --bind-to none|core|package  pin each rank here with hwloc (default none)\n");
     exit(1);
 }
 
@@ -189,6 +210,31 @@ static int parse_args(int argc, char **argv)
             if (i + 1 >= argc)
                 usage();
             check_hosts(argv[++i]);
+        } else if (!strcmp(a, "--network") || !strcmp(a, "--pattern") || !strcmp(a, "--map-by") ||
+                   !strcmp(a, "-map-by") || !strcmp(a, "--bind-to") || !strcmp(a, "-bind-to") ||
+                   !strcmp(a, "--cores") || !strcmp(a, "--message-size")) {
+            if (i + 1 >= argc)
+                usage();
+            const char *v = argv[++i];
+            if (!strcmp(a, "--network"))
+                job.network = v;
+            else if (!strcmp(a, "--pattern"))
+                job.pattern = v;
+            else if (strstr(a, "map-by"))
+                job.map_by = v;
+            else if (strstr(a, "bind-to"))
+                job.bind_to = v;
+            else if (!strcmp(a, "--message-size")) {
+                if (strcmp(v, "small") && strcmp(v, "large"))
+                    die("--message-size is small or large, not '%s'", v);
+                job.large = v[0] == 'l';
+            } else {
+                char *end;
+                long c = strtol(v, &end, 10);
+                if (*end || c < 1 || c > 1 << 16)
+                    die("--cores needs a positive count, not '%s'", v);
+                job.cores = (int)c;
+            }
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             job.verbose = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -472,6 +518,155 @@ static void reap(void)
     }
 }
 
+/* ---- placement -------------------------------------------------------- */
+/* "ppr:N:node" -> N, or 0 when M is not of that form. */
+static int ppr_per_node(const char *m)
+{
+    int n;
+    char tail[16];
+    if (sscanf(m, "ppr:%d:%15s", &n, tail) == 2 && n > 0 && !strcmp(tail, "node"))
+        return n;
+    if (!strncmp(m, "ppr", 3))
+        die("--map-by %s: expected ppr:N:node with N > 0", m);
+    return 0;
+}
+
+static void add_rank_env(int r, const char *name, const char *value)
+{
+    size_t old = job.rank_env[r] ? strlen(job.rank_env[r]) : 0, add = strlen(name) + strlen(value) + 2;
+    job.rank_env[r] = realloc(job.rank_env[r], old + add + 1);
+    if (!job.rank_env[r])
+        die("out of memory");
+    /* entries separated by '\n'; split again in the child */
+    snprintf(job.rank_env[r] + old, add + 1, "%s%s=%s", old ? "\n" : "", name, value);
+}
+
+/* Decide every rank's virtual node (--network) and core binding (--bind-to)
+ * before anything starts: a bad description launches nothing. */
+static void place_ranks(void)
+{
+    job.rank_env = calloc((size_t)job.n, sizeof(char *));
+    job.bind_index = malloc(sizeof(int) * (size_t)job.n);
+    const char *m = job.map_by ? job.map_by : "slot";
+    bool is_auto = !strcmp(m, "auto");
+    int ppr = ppr_per_node(m);
+    if (!job.network) {
+        if (is_auto || job.pattern)
+            die("--map-by auto and --pattern need --network (the nodes to map onto)");
+        if (ppr && job.n > ppr)
+            die("--map-by %s places %d ranks per node and only this node is known (give --network "
+                "to model more)", m, ppr);
+        if (strcmp(m, "slot") && strcmp(m, "core") && strcmp(m, "node") && !ppr)
+            die("--map-by %s needs --network; without one the forms are slot, core, node, ppr:N:node", m);
+    } else {
+        char err[LMPI_NET_ERRLEN];
+        lmpi_net net;
+        if (lmpi_net_parse(job.network, job.cores, &net, err, sizeof(err)))
+            die("%s", err);
+        lmpi_pattern pat;
+        bool have_pat = job.pattern != NULL;
+        if (have_pat) {
+            if (lmpi_pattern_parse(job.pattern, job.large ? 1048576 : 8192, &pat, err, sizeof(err)))
+                die("%s", err);
+            if (pat.nranks != job.n)
+                die("--pattern %s describes %lld ranks, not the %d of -n", job.pattern, (long long)pat.nranks, job.n);
+        }
+        lmpi_map_order order;
+        int32_t *node_of = malloc(sizeof(int32_t) * (size_t)job.n), *core_of = malloc(sizeof(int32_t) * (size_t)job.n);
+        if (!node_of || !core_of)
+            die("out of memory");
+        if (is_auto) {
+            if (!have_pat)
+                die("--map-by auto needs --pattern (what the application communicates)");
+            lmpi_map_order *orders = calloc(LMPI_MAP_MAX_ORDERS, sizeof(*orders));
+            lmpi_map_metrics *met = calloc(LMPI_MAP_MAX_ORDERS, sizeof(*met));
+            int pick;
+            if (!orders || !met || lmpi_map_choose(&net, &pat, job.large, orders, met, &pick, err, sizeof(err)) < 0)
+                die("%s", orders && met ? err : "out of memory");
+            order = orders[pick];
+            if (job.verbose)
+                fprintf(stderr, "mpiexec: --map-by auto picked %s (max contention %g, hop-bytes %g)\n", order.name,
+                        met[pick].max_contention, met[pick].hop_bytes);
+            free(orders);
+            free(met);
+        } else if (ppr) {
+            if (ppr > net.cores)
+                die("--map-by %s: a node has %d cores", m, net.cores);
+            order.name[0] = '\0';
+        } else {
+            const char *o = !strcmp(m, "slot") || !strcmp(m, "core") ? "block" : !strcmp(m, "node") ? "cyclic" : m;
+            if (lmpi_map_parse_order(&net, o, &order, err, sizeof(err)))
+                die("%s", err);
+        }
+        if (ppr) {
+            if ((int64_t)job.n > (int64_t)ppr * net.nodes)
+                die("--map-by %s: %d ranks need %d nodes; the network has %lld", m, job.n, (job.n + ppr - 1) / ppr,
+                    (long long)net.nodes);
+            for (int r = 0; r < job.n; r++) {
+                node_of[r] = r / ppr;
+                core_of[r] = r % ppr;
+            }
+        } else if (lmpi_map_assign(&net, &order, job.n, node_of, core_of, err, sizeof(err)))
+            die("%s", err);
+        size_t maplen = (size_t)job.n * 12 + 1;
+        char *map = malloc(maplen), *at = map;
+        for (int r = 0; r < job.n; r++) {
+            char name[128], coords[128];
+            lmpi_net_node_name(&net, node_of[r], name, sizeof(name));
+            lmpi_net_node_coords(&net, node_of[r], coords, sizeof(coords));
+            add_rank_env(r, "LMPI_VNODE_NAME", name);
+            add_rank_env(r, "LMPI_VNODE_COORDS", coords);
+            at += sprintf(at, "%s%d", r ? "," : "", (int)node_of[r]);
+            if (job.verbose)
+                fprintf(stderr, "mpiexec: rank %d on node %s (%s) core %d\n", r, name, coords, (int)core_of[r]);
+        }
+        add_env("LMPI_VNODE_MAP", map);
+        free(map);
+        free(node_of);
+        free(core_of);
+        if (have_pat)
+            lmpi_pattern_free(&pat);
+        lmpi_net_free(&net);
+    }
+    /* Binding: the r-th rank on this machine takes its r-th core (or that
+     * core's package), wrapping when ranks outnumber cores. */
+    const char *b = job.bind_to ? job.bind_to : "none";
+    if (strcmp(b, "none") && strcmp(b, "core") && strcmp(b, "package") && strcmp(b, "socket"))
+        die("--bind-to %s: expected none, core or package", b);
+    for (int r = 0; r < job.n; r++)
+        job.bind_index[r] = -1;
+    if (!strcmp(b, "none"))
+        return;
+    if (hwloc_topology_init(&job.topo) || hwloc_topology_load(job.topo))
+        die("--bind-to %s: hwloc cannot read this machine's topology", b);
+    int ncores = hwloc_get_nbobjs_by_type(job.topo, HWLOC_OBJ_CORE);
+    if (ncores < 1)
+        die("--bind-to %s: hwloc finds no cores", b);
+    for (int r = 0; r < job.n; r++) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(job.topo, HWLOC_OBJ_CORE, (unsigned)(r % ncores));
+        if (strcmp(b, "core")) {
+            hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(job.topo, HWLOC_OBJ_PACKAGE, core);
+            job.bind_index[r] = pkg ? (int)pkg->logical_index + (1 << 20) : (int)core->logical_index;
+        } else
+            job.bind_index[r] = (int)core->logical_index;
+        if (job.verbose)
+            fprintf(stderr, "mpiexec: rank %d bound to %s %d\n", r, job.bind_index[r] >= 1 << 20 ? "package" : "core",
+                    job.bind_index[r] & ((1 << 20) - 1));
+    }
+}
+
+/* In the child, before exec: pin to the chosen core or package. */
+static void bind_self(int r)
+{
+    int idx = job.bind_index[r];
+    if (idx < 0)
+        return;
+    hwloc_obj_t obj = idx >= 1 << 20 ? hwloc_get_obj_by_type(job.topo, HWLOC_OBJ_PACKAGE, (unsigned)(idx - (1 << 20)))
+                                     : hwloc_get_obj_by_type(job.topo, HWLOC_OBJ_CORE, (unsigned)idx);
+    if (!obj || hwloc_set_cpubind(job.topo, obj->cpuset, HWLOC_CPUBIND_PROCESS))
+        fprintf(stderr, "mpiexec: rank %d: binding failed: %s\n", r, strerror(errno));
+}
+
 static void launch(char **argv)
 {
     for (int r = 0; r < job.n; r++) {
@@ -506,6 +701,10 @@ static void launch(char **argv)
             setenv("PMI_SIZE", v, 1);
             for (int i = 0; i < job.n_env; i++)
                 putenv(job.env_add[i]);
+            if (job.rank_env[r])
+                for (char *e = strtok(job.rank_env[r], "\n"); e; e = strtok(NULL, "\n"))
+                    putenv(e);
+            bind_self(r);
             execvp(argv[0], argv);
             fprintf(stderr, "mpiexec: cannot execute '%s': %s\n", argv[0], strerror(errno));
             _exit(127);
@@ -525,6 +724,7 @@ static void launch(char **argv)
 int main(int argc, char **argv)
 {
     int first = parse_args(argc, argv);
+    place_ranks();
     snprintf(job.kvsname, sizeof(job.kvsname), "kvs_%d_%ld", (int)getpid(), (long)time(NULL) % 100000);
     char mapping[64];
     snprintf(mapping, sizeof(mapping), "(vector,(0,1,%d))", job.n);
