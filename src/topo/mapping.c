@@ -682,15 +682,15 @@ static void prefix_sums(loads *L)
     }
 }
 
-int lmpi_map_evaluate(const lmpi_net *net, const lmpi_pattern *p, const int32_t *node_of, bool large,
-                      lmpi_map_metrics *m, char *err, size_t errlen)
+/* Route every message of P placed by NODE_OF into L (allocated here) and
+ * add hop-bytes and dilation to M. */
+static int route_pattern(const lmpi_net *net, const lmpi_pattern *p, const int32_t *node_of, bool large, loads *L,
+                         lmpi_map_metrics *m)
 {
-    double t0 = now();
-    memset(m, 0, sizeof(*m));
     int64_t nr = p->nranks, nn = net->nodes;
     int rc = -1;
-    loads L = {.net = net, .diff = !large && net->kind != LMPI_NET_TREE};
-    L.nloads = net->kind == LMPI_NET_TREE ? 2 : 2 * net->ndims;
+    *L = (loads){.net = net, .diff = !large && net->kind != LMPI_NET_TREE};
+    L->nloads = net->kind == LMPI_NET_TREE ? 2 : 2 * net->ndims;
     int64_t lsize = net->kind == LMPI_NET_TREE ? nn + net->nswitches : nn;
     int64_t *first = calloc((size_t)nn + 1, sizeof(int64_t));
     int64_t *members = malloc(sizeof(int64_t) * (size_t)nr);
@@ -699,8 +699,8 @@ int lmpi_map_evaluate(const lmpi_net *net, const lmpi_pattern *p, const int32_t 
     agg_table agg = {0};
     split_cache sc = {0};
     bool ok = first && members && nb && w;
-    for (int i = 0; i < L.nloads && ok; i++)
-        ok = (L.load[i] = calloc((size_t)lsize, sizeof(double))) != NULL;
+    for (int i = 0; i < L->nloads && ok; i++)
+        ok = (L->load[i] = calloc((size_t)lsize, sizeof(double))) != NULL;
     if (!ok)
         goto out;
     /* ranks grouped by node (counting sort) */
@@ -741,26 +741,19 @@ int lmpi_map_evaluate(const lmpi_net *net, const lmpi_pattern *p, const int32_t 
             if (h > m->max_dilation)
                 m->max_dilation = h;
             if (net->kind == LMPI_NET_TREE)
-                route_tree(&L, u, s->key, s->count);
+                route_tree(L, u, s->key, s->count);
             else if (!large)
-                route_dor(&L, u, s->key, s->count);
-            else if (route_split(&L, &sc, u, s->key, s->count))
+                route_dor(L, u, s->key, s->count);
+            else if (route_split(L, &sc, u, s->key, s->count))
                 goto out;
             s->key = -1;
         }
         agg.nused = 0;
     }
-    if (L.diff)
-        prefix_sums(&L);
-    summarize(net, &L, m);
-    if (paper_count(net, p, node_of, &m->paper_contention))
-        goto out;
+    if (L->diff)
+        prefix_sums(L);
     rc = 0;
 out:
-    if (rc)
-        snprintf(err, errlen, "out of memory evaluating a mapping of %lld ranks", (long long)nr);
-    for (int i = 0; i < L.nloads; i++)
-        free(L.load[i]);
     free(first);
     free(members);
     free(nb);
@@ -769,8 +762,46 @@ out:
     free(agg.used);
     free(sc.tab);
     free(sc.arena);
+    return rc;
+}
+
+static void loads_free(loads *L)
+{
+    for (int i = 0; i < L->nloads; i++)
+        free(L->load[i]);
+}
+
+int lmpi_map_evaluate(const lmpi_net *net, const lmpi_pattern *p, const int32_t *node_of, bool large,
+                      lmpi_map_metrics *m, char *err, size_t errlen)
+{
+    double t0 = now();
+    memset(m, 0, sizeof(*m));
+    loads L;
+    int rc = route_pattern(net, p, node_of, large, &L, m);
+    if (rc == 0) {
+        summarize(net, &L, m);
+        rc = paper_count(net, p, node_of, &m->paper_contention);
+    }
+    loads_free(&L);
+    if (rc)
+        snprintf(err, errlen, "out of memory evaluating a mapping of %lld ranks", (long long)p->nranks);
     m->seconds = now() - t0;
     return rc;
+}
+
+double *lmpi_map_loads(const lmpi_net *net, const lmpi_pattern *p, const int32_t *node_of, bool large)
+{
+    lmpi_map_metrics m = {0};
+    loads L;
+    double *out = NULL;
+    if (route_pattern(net, p, node_of, large, &L, &m) == 0) {
+        int64_t lsize = net->kind == LMPI_NET_TREE ? net->nodes + net->nswitches : net->nodes;
+        out = malloc(sizeof(double) * (size_t)(L.nloads * lsize));
+        for (int i = 0; out && i < L.nloads; i++)
+            memcpy(out + i * lsize, L.load[i], sizeof(double) * (size_t)lsize);
+    }
+    loads_free(&L);
+    return out;
 }
 
 static bool better(const lmpi_map_metrics *a, const lmpi_map_metrics *b)

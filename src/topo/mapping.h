@@ -55,6 +55,12 @@ int lmpi_map_assign(const lmpi_net *net, const lmpi_map_order *o, int64_t nranks
 int lmpi_map_evaluate(const lmpi_net *net, const lmpi_pattern *p, const int32_t *node_of, bool large,
                       lmpi_map_metrics *m, char *err, size_t errlen);
 
+/* The per-link message counts behind the metrics (for tests): tori and
+ * meshes: [(d * 2 + s) * nodes + node] is the link leaving NODE along
+ * dimension d, s = 0 the + direction, 1 the -; trees: [v] up from vertex v,
+ * [(nodes + nswitches) + v] down into it.  malloc'ed; NULL on failure. */
+double *lmpi_map_loads(const lmpi_net *net, const lmpi_pattern *p, const int32_t *node_of, bool large);
+
 /* Evaluate every order; *PICK gets the least contended (lowest maximum
  * contention, then hop-bytes, then average).  METRICS has room for
  * lmpi_map_orders() entries.  Returns the order count or -1. */

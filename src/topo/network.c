@@ -521,6 +521,11 @@ int lmpi_net_parse_text(const char *text, const char *where, int cores, lmpi_net
             nodes_line = line;
             continue;
         }
+        if (strcmp(key, "torus") && strcmp(key, "mesh") && strcmp(key, "flat") && strcmp(key, "tree")) {
+            fail(err, errlen, where, line,
+                 "unknown line '%s' (torus DIMS, mesh DIMS, flat N, tree, cores N, nodes N, SwitchName=...)", key);
+            goto out;
+        }
         if (have_shape || tree) {
             fail(err, errlen, where, line, "a second network shape (the first is on line %d)", shape_line);
             goto out;
