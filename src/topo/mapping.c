@@ -117,9 +117,161 @@ int lmpi_map_parse_order(const lmpi_net *net, const char *s, lmpi_map_order *o, 
     return 0;
 }
 
+/* Messages leaving one tile of shape T of P's grid, the tile placed one
+ * tile away from the grid's corner where the grid allows (no edge effects). */
+static int64_t tile_exits(const lmpi_pattern *p, const int *t, int64_t *nb, double *w)
+{
+    int64_t base[3], out = 0;
+    int g = p->ndims;
+    for (int i = 0; i < g; i++)
+        base[i] = p->dims[i] >= 3 * t[i] ? t[i] : 0;
+    int64_t cells = 1;
+    for (int i = 0; i < g; i++)
+        cells *= t[i];
+    for (int64_t k = 0; k < cells; k++) {
+        int64_t c[3], v = k, r = 0;
+        for (int i = g - 1; i >= 0; i--) {
+            c[i] = base[i] + v % t[i];
+            v /= t[i];
+        }
+        for (int i = 0; i < g; i++)
+            r = r * p->dims[i] + c[i];
+        int64_t n = lmpi_pattern_neighbors(p, r, nb, w);
+        for (int64_t j = 0; j < n; j++) {
+            int64_t q = nb[j];
+            bool inside = true;
+            for (int i = g - 1; i >= 0; i--) {
+                int64_t ci = q % p->dims[i];
+                q /= p->dims[i];
+                inside &= ci >= base[i] && ci < base[i] + t[i];
+            }
+            out += !inside;
+        }
+    }
+    return out;
+}
+
+int lmpi_map_tiled_orders(const lmpi_net *net, const lmpi_pattern *p, lmpi_map_order *out)
+{
+    if (p->kind == LMPI_PAT_EDGES || p->ndims < 2 || net->cores < 2)
+        return 0;
+    int g = p->ndims, best[LMPI_MAP_TILE_SHAPES][3], nbest = 0;
+    int64_t best_exits[LMPI_MAP_TILE_SHAPES];
+    int64_t *nb = malloc(sizeof(int64_t) * (size_t)(p->max_degree + 1));
+    double *w = malloc(sizeof(double) * (size_t)(p->max_degree + 1));
+    if (!nb || !w) {
+        free(nb);
+        free(w);
+        return 0;
+    }
+    /* every factorization cores = t0 * t1 (* t2) with t_i dividing the grid */
+    int t[3] = {1, 1, 1};
+    for (t[0] = 1; t[0] <= net->cores; t[0]++) {
+        for (t[1] = 1; t[1] <= net->cores; t[1]++) {
+            int rest = net->cores / t[0];
+            if (net->cores % t[0] || rest % t[1])
+                continue;
+            if (g == 2 && t[1] != rest)
+                continue;
+            t[2] = g == 3 ? rest / t[1] : 1;
+            bool ok = t[0] > 1 || (g == 3 && t[1] > 1); /* only the last cut: a T-first order */
+            int64_t blocks = 1;
+            for (int i = 0; i < g && ok; i++) {
+                ok = p->dims[i] % t[i] == 0;
+                blocks *= p->dims[i] / t[i];
+            }
+            if (!ok || blocks > net->nodes)
+                continue;
+            int64_t ex = tile_exits(p, t, nb, w);
+            int at = nbest < LMPI_MAP_TILE_SHAPES ? nbest++ : LMPI_MAP_TILE_SHAPES;
+            while (at > 0 && best_exits[at - 1] > ex) {
+                if (at < LMPI_MAP_TILE_SHAPES) {
+                    best_exits[at] = best_exits[at - 1];
+                    memcpy(best[at], best[at - 1], sizeof(best[0]));
+                }
+                at--;
+            }
+            if (at < LMPI_MAP_TILE_SHAPES) {
+                best_exits[at] = ex;
+                memcpy(best[at], t, sizeof(t));
+            }
+        }
+    }
+    free(nb);
+    free(w);
+    int n = 0;
+    for (int b = 0; b < nbest; b++) {
+        lmpi_map_order walks[720];
+        int nw = 1;
+        if (net->kind != LMPI_NET_TREE) {
+            int a[LMPI_NET_MAX_DIMS];
+            nw = 0;
+            for (int i = 0; i < net->ndims; i++)
+                a[i] = i;
+            do {
+                walks[nw].ndigits = net->ndims;
+                memcpy(walks[nw].digit, a, sizeof(int) * (size_t)net->ndims);
+                nw++;
+            } while (nw < 720 && next_permutation(a, net->ndims));
+        }
+        for (int k = 0; k < nw; k++) {
+            lmpi_map_order *o = &out[n++];
+            memset(o, 0, sizeof(*o));
+            o->ntile = g;
+            for (int i = 0; i < g; i++) {
+                o->grid[i] = p->dims[i];
+                o->tile[i] = best[b][i];
+            }
+            int len = snprintf(o->name, sizeof(o->name), "%d", o->tile[0]);
+            for (int i = 1; i < g; i++)
+                len += snprintf(o->name + len, sizeof(o->name) - (size_t)len, "x%d", o->tile[i]);
+            if (net->kind != LMPI_NET_TREE) {
+                o->ndigits = walks[k].ndigits;
+                memcpy(o->digit, walks[k].digit, sizeof(o->digit));
+                len += snprintf(o->name + len, sizeof(o->name) - (size_t)len, "/");
+                for (int i = 0; i < o->ndigits; i++)
+                    o->name[len++] = dim_letters[o->digit[i]];
+                o->name[len] = '\0';
+            }
+        }
+    }
+    return n;
+}
+
+/* Node and core of rank R under a tiled order. */
+static void assign_tiled(const lmpi_net *net, const lmpi_map_order *o, int64_t r, int32_t *node, int32_t *core)
+{
+    int64_t c[3], blocked = 0, in = 0;
+    for (int i = o->ntile - 1; i >= 0; i--) {
+        c[i] = r % o->grid[i];
+        r /= o->grid[i];
+    }
+    for (int i = 0; i < o->ntile; i++) {
+        blocked = blocked * (o->grid[i] / o->tile[i]) + c[i] / o->tile[i];
+        in = in * o->tile[i] + c[i] % o->tile[i];
+    }
+    int64_t nd = blocked;
+    if (net->kind != LMPI_NET_TREE) {
+        nd = 0;
+        for (int i = 0; i < o->ndigits; i++) {
+            int d = o->digit[i];
+            nd += (blocked % net->dims[d]) * net->stride[d];
+            blocked /= net->dims[d];
+        }
+    }
+    *node = (int32_t)nd;
+    if (core)
+        *core = (int32_t)in;
+}
+
 int lmpi_map_assign(const lmpi_net *net, const lmpi_map_order *o, int64_t nranks, int32_t *node_of,
                     int32_t *core_of, char *err, size_t errlen)
 {
+    if (o->ntile) {
+        for (int64_t r = 0; r < nranks; r++)
+            assign_tiled(net, o, r, &node_of[r], core_of ? &core_of[r] : NULL);
+        return 0;
+    }
     int64_t capacity = net->nodes * net->cores;
     if (nranks > capacity) {
         snprintf(err, errlen, "%lld ranks do not fit on %lld nodes x %d cores (%lld slots)", (long long)nranks,
@@ -476,7 +628,7 @@ static inline void agg_add(agg_table *t, int64_t key, double bytes)
  * (a fixed sample of at most PAPER_SAMPLE of them). */
 #define PAPER_SAMPLE 16384
 /* ... and fewer for dense patterns: about this many messages in all. */
-#define PAPER_MESSAGES 4000000
+#define PAPER_MESSAGES 1000000
 
 typedef struct {
     int64_t *key;
@@ -851,6 +1003,7 @@ int lmpi_map_choose(const lmpi_net *net, const lmpi_pattern *p, bool large, lmpi
                     lmpi_map_metrics *metrics, int *pick, char *err, size_t errlen)
 {
     int n = lmpi_map_orders(net, orders);
+    n += lmpi_map_tiled_orders(net, p, orders + n);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int nw = cpus < 1 ? 1 : cpus > MAX_WORKERS ? MAX_WORKERS : (int)cpus;
     /* Small problems are not worth a thread; big ones hold one placement per worker. */

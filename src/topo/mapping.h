@@ -21,13 +21,22 @@
 #include "topo/network.h"
 #include "topo/pattern.h"
 
-#define LMPI_MAP_MAX_ORDERS 5040 /* 7! : T and six dimensions */
+/* Tile shapes tried for grid patterns (the best by messages leaving a node). */
+#define LMPI_MAP_TILE_SHAPES 2
+/* 7! orders of T and six dimensions, and 6! node walks per tile shape */
+#define LMPI_MAP_MAX_ORDERS (5040 + LMPI_MAP_TILE_SHAPES * 720)
 
 typedef struct {
-    char name[16];
+    char name[40];
     bool cyclic;   /* trees: round-robin over nodes; else block */
-    int ndigits;   /* torus/mesh: T and the dimensions */
+    int ndigits;   /* torus/mesh: T and the dimensions; tiled: the dimensions */
     int digit[LMPI_NET_MAX_DIMS + 1]; /* fastest first; -1 is T, d a dimension */
+    /* Tiled orders (grid patterns only): every node holds a tile[0] x tile[1]
+     * x ... block of the grid; the grid of blocks, row-major, walks the nodes
+     * in digit order (trees: in listed order).  ntile 0: not tiled. */
+    int ntile;
+    int64_t grid[3];
+    int tile[3];
 } lmpi_map_order;
 
 typedef struct {
@@ -39,9 +48,15 @@ typedef struct {
     double seconds;          /* time to evaluate this order */
 } lmpi_map_metrics;
 
-/* Every candidate order of NET into OUT (at most LMPI_MAP_MAX_ORDERS);
- * returns the count.  Tori and meshes list the block order (TXYZ...) first. */
+/* Every order of NET into OUT (at most LMPI_MAP_MAX_ORDERS); returns the
+ * count.  Tori and meshes list the block order (TXYZ...) first. */
 int lmpi_map_orders(const lmpi_net *net, lmpi_map_order *out);
+/* Tiled candidates for a grid pattern P (nearest neighbours, fft, diagonal):
+ * the LMPI_MAP_TILE_SHAPES block shapes of `cores` ranks with the fewest
+ * messages leaving a block, each with every walk of the nodes.  Shapes that
+ * only cut the grid's last dimension are the T-first orders already and are
+ * left out.  Returns the count (0 for other patterns). */
+int lmpi_map_tiled_orders(const lmpi_net *net, const lmpi_pattern *p, lmpi_map_order *out);
 /* "TZXY", "block", "cyclic" (any network) or a permutation; -1 and ERR. */
 int lmpi_map_parse_order(const lmpi_net *net, const char *s, lmpi_map_order *o, char *err, size_t errlen);
 
@@ -61,9 +76,9 @@ int lmpi_map_evaluate(const lmpi_net *net, const lmpi_pattern *p, const int32_t 
  * [(nodes + nswitches) + v] down into it.  malloc'ed; NULL on failure. */
 double *lmpi_map_loads(const lmpi_net *net, const lmpi_pattern *p, const int32_t *node_of, bool large);
 
-/* Evaluate every order; *PICK gets the least contended (lowest maximum
+/* Evaluate every order and every tiled candidate; *PICK gets the least contended (lowest maximum
  * contention, then hop-bytes, then average).  METRICS has room for
- * lmpi_map_orders() entries.  Returns the order count or -1. */
+ * LMPI_MAP_MAX_ORDERS entries.  Returns the candidate count or -1. */
 int lmpi_map_choose(const lmpi_net *net, const lmpi_pattern *p, bool large, lmpi_map_order *orders,
                     lmpi_map_metrics *metrics, int *pick, char *err, size_t errlen);
 

@@ -200,6 +200,26 @@ static void test_orders(void)
     CHECK_EQ(lmpi_map_assign(&net, &one, 49, node, core, errbuf, sizeof(errbuf)), -1);
     lmpi_net_free(&net);
 
+    /* tiles: a 4x4 grid in 2x2 blocks on a 2x2 torus of 4-core nodes */
+    lmpi_pattern p;
+    net_ok("torus:2x2", 4, &net);
+    CHECK_EQ(lmpi_pattern_parse("2d-nn:4x4:box", 1, &p, errbuf, sizeof(errbuf)), 0);
+    int nt = lmpi_map_tiled_orders(&net, &p, o);
+    CHECK_EQ(nt, 2 * 2); /* 2x2 and 4x1 (1x4 is the order TXY), two walks each */
+    CHECK(!strcmp(o[0].name, "2x2/XY")); /* 8 messages leave a 2x2 block, 10 a 4x1 */
+    CHECK(!strcmp(o[1].name, "2x2/YX"));
+    CHECK(!strcmp(o[2].name, "4x1/XY"));
+    CHECK_EQ(lmpi_map_assign(&net, &o[0], 16, node, core, errbuf, sizeof(errbuf)), 0);
+    CHECK_EQ(node[5], 0); /* (1,1) */
+    CHECK_EQ(core[5], 3);
+    CHECK_EQ(node[6], 1); /* (1,2): block (0,1), walked X first */
+    CHECK_EQ(core[6], 2);
+    CHECK_EQ(node[10], 3); /* (2,2) */
+    CHECK_EQ(lmpi_map_assign(&net, &o[1], 16, node, core, errbuf, sizeof(errbuf)), 0);
+    CHECK_EQ(node[6], 2); /* walked Y first */
+    lmpi_pattern_free(&p);
+    lmpi_net_free(&net);
+
     net_ok("flat:4", 2, &net);
     CHECK_EQ(lmpi_map_orders(&net, o), 2);
     CHECK_EQ(lmpi_map_parse_order(&net, "cyclic", &one, errbuf, sizeof(errbuf)), 0);
@@ -352,7 +372,7 @@ static void test_paper_example(void)
     net_ok("torus:8x16x32", 4, &net);
     CHECK_EQ(lmpi_pattern_parse("2d-nn:128x128:star", 8192, &p, errbuf, sizeof(errbuf)), 0);
     int n = lmpi_map_choose(&net, &p, false, o, m, &pick, errbuf, sizeof(errbuf));
-    CHECK_EQ(n, 24);
+    CHECK_EQ(n, 24 + 2 * 6); /* the orders, then two tile shapes x six node walks */
     int txyz = -1, tzxy = -1, xyzt = -1;
     for (int i = 0; i < n; i++) {
         txyz = strcmp(o[i].name, "TXYZ") ? txyz : i;
