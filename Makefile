@@ -17,8 +17,12 @@ build: deps
 	@cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# The mapping model on the paper's example first, then the showcase placed by
+# it on a modelled 2x2 torus of dual-core nodes.
 demo: build
-	LMPI_MEMORY_REPORT=1 $(BUILD)/bin/mpiexec -n 4 $(BUILD)/examples/showcase
+	$(BUILD)/bin/leanmpi-map --network torus:8x16x32 --cores 4 --pattern 2d-nn:128x128:star --show TXYZ,XYZT,TZXY
+	LMPI_MEMORY_REPORT=1 $(BUILD)/bin/mpiexec -n 4 --network torus:2x2 --cores 2 --pattern 2d-nn:2x2:box \
+		--map-by auto $(BUILD)/examples/showcase
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300

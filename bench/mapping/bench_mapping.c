@@ -16,6 +16,9 @@
 
 #include "topo/mapping.h"
 
+#ifndef BENCH_SCOTCH_BALANCE
+#define BENCH_SCOTCH_BALANCE 0.0
+#endif
 #ifdef LMPI_HAVE_SCOTCH
 #include <stdint.h>
 #include <scotch.h>
@@ -135,8 +138,9 @@ static double scotch_map(const lmpi_net *net, const lmpi_pattern *p, int32_t *no
     SCOTCH_archTorus3(&arch, net->dims[0], net->dims[1], net->dims[2]);
     check_scotch_numbering(&arch, net);
     SCOTCH_stratInit(&strat);
-    /* balance within 1%: each node can hold only its cores */
-    SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATQUALITY, (SCOTCH_Num)net->nodes, 0.01);
+    /* strict balance: a node holds only its cores */
+    SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATQUALITY | SCOTCH_STRATBALANCE, (SCOTCH_Num)net->nodes,
+                              BENCH_SCOTCH_BALANCE);
     if (SCOTCH_graphMap(&g, &arch, &strat, part))
         die("scotch", "graphMap failed");
     double t = now() - t0;
@@ -163,10 +167,13 @@ static double scotch_map(const lmpi_net *net, const lmpi_pattern *p, int32_t *no
 int main(int argc, char **argv)
 {
     bool quick = argc > 1 && !strcmp(argv[1], "--quick");
-    int rounds = quick ? 1 : 5;
-    for (int i = 1; i + 1 < argc; i++)
+    int rounds = quick ? 1 : 5, only = -1;
+    for (int i = 1; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--rounds"))
             rounds = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--case")) /* one row of the table, for a closer look */
+            only = atoi(argv[i + 1]);
+    }
     lmpi_map_order *orders = calloc(LMPI_MAP_MAX_ORDERS, sizeof(*orders));
     lmpi_map_metrics *m = calloc(LMPI_MAP_MAX_ORDERS, sizeof(*m));
     char err[LMPI_NET_ERRLEN];
@@ -175,7 +182,7 @@ int main(int argc, char **argv)
            "block_hb", "max_cont");
     for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         const bench_case *c = &cases[ci];
-        if (quick && !c->quick)
+        if ((quick && !c->quick) || (only >= 0 && (size_t)only != ci))
             continue;
         lmpi_net net;
         lmpi_pattern p;

@@ -385,6 +385,8 @@ lmpi_status lmpi_impl_Comm_get_info(lmpi_comm *comm, MPI_Info *info_used)
         st = lmpi_info_put(i, "lmpi_node", lmpi_rt.processor_name);
         if (st == LMPI_OK)
             st = lmpi_info_put(i, "lmpi_node_coords", lmpi_rt.node_coords);
+        if (st == LMPI_OK && lmpi_rt.map_order[0])
+            st = lmpi_info_put(i, "lmpi_map_order", lmpi_rt.map_order);
     }
     if (st != LMPI_OK) {
         lmpi_info_destroy(i);

@@ -144,6 +144,8 @@ static lmpi_status start_runtime(int required, int *provided)
     lmpi_rt.processor_name[sizeof(lmpi_rt.processor_name) - 1] = '\0';
     const char *coords = getenv("LMPI_VNODE_COORDS");
     snprintf(lmpi_rt.node_coords, sizeof(lmpi_rt.node_coords), "%s", coords ? coords : "");
+    const char *order = getenv("LMPI_MAP_ORDER");
+    snprintf(lmpi_rt.map_order, sizeof(lmpi_rt.map_order), "%s", order ? order : "");
 
     int *node_of = NULL;
     lmpi_status st = world_nodes(&node_of);

@@ -195,6 +195,7 @@ typedef struct lmpi_runtime {
     int local_size;
     char processor_name[MPI_MAX_PROCESSOR_NAME];
     char node_coords[128]; /* a virtual node's coordinates (mpiexec --network) */
+    char map_order[48];    /* the mapping order mpiexec applied */
     char kvsname[256];
 } lmpi_runtime;
 

@@ -20,6 +20,7 @@ static void usage(void)
             "                       traffic split over the minimal next hops (large)\n"
             "  --bytes N            message size (default 8192 small, 1048576 large)\n"
             "  -n N                 the job's rank count (must match the pattern)\n"
+            "  --show A,B,...       table rows for these orders only (and the pick)\n"
             "  --json               one JSON object instead of the table\n");
     exit(2);
 }
@@ -32,7 +33,7 @@ static void die(const char *msg)
 
 int main(int argc, char **argv)
 {
-    const char *network = NULL, *pattern = NULL;
+    const char *network = NULL, *pattern = NULL, *show = NULL;
     int cores = 0;
     bool large = false, json = false;
     double bytes = 0;
@@ -54,12 +55,14 @@ int main(int argc, char **argv)
             network = v;
         else if (!strcmp(a, "--pattern"))
             pattern = v;
+        else if (!strcmp(a, "--show"))
+            show = v;
         else if (!strcmp(a, "--cores")) {
             long c = strtol(v, &end, 10);
             if (*end || c < 1 || c > 1 << 16)
                 die("--cores needs a positive count");
             cores = (int)c;
-        } else if (!strcmp(a, "--size")) {
+        } else if (!strcmp(a, "--size") || !strcmp(a, "--message-size")) {
             if (strcmp(v, "small") && strcmp(v, "large"))
                 die("--size is small or large");
             large = v[0] == 'l';
@@ -124,11 +127,16 @@ int main(int argc, char **argv)
         printf("network: %s\n", desc);
         printf("pattern: %s, %lld ranks, %.0f-byte messages, %s\n", pattern, (long long)pat.nranks, bytes,
                large ? "large: traffic split over the minimal next hops" : "small: dimension-ordered routing");
-        printf("%-8s %8s %12s %12s %14s %8s\n", "order", "paper", "avg_cont", "max_cont", "hop_bytes", "max_dil");
-        for (int i = 0; i < n; i++)
-            printf("%-8s %8.4g %12.4g %12.4g %14.4g %8lld%s\n", orders[i].name, m[i].paper_contention,
+        printf("%-12s %8s %12s %12s %14s %8s\n", "order", "paper", "avg_cont", "max_cont", "hop_bytes", "max_dil");
+        for (int i = 0; i < n; i++) {
+            size_t len = strlen(orders[i].name);
+            const char *at = show ? strstr(show, orders[i].name) : NULL;
+            if (show && i != pick && !(at && (at == show || at[-1] == ',') && (at[len] == ',' || !at[len])))
+                continue;
+            printf("%-12s %8.4g %12.4g %12.4g %14.4g %8lld%s\n", orders[i].name, m[i].paper_contention,
                    m[i].avg_contention, m[i].max_contention, m[i].hop_bytes, (long long)m[i].max_dilation,
                    i == pick ? "   <- pick" : "");
+        }
         printf("pick: %s (least maximum contention, then hop-bytes); %d orders evaluated in %.2f s of CPU time\n",
                orders[pick].name, n, total);
         printf("(paper: the paper's per-process count, §3.2; avg/max_cont: messages per link, both directions)\n");
