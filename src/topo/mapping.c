@@ -151,6 +151,59 @@ static int64_t tile_exits(const lmpi_pattern *p, const int *t, int64_t *nb, doub
     return out;
 }
 
+/* How many sizes of the grid of T-shaped blocks are sizes of distinct
+ * torus dimensions (0..3). */
+static int shape_matches(const lmpi_net *net, const lmpi_pattern *p, const int *t)
+{
+    if (net->kind == LMPI_NET_TREE)
+        return 0;
+    bool used[LMPI_NET_MAX_DIMS] = {false};
+    int m = 0;
+    for (int i = 0; i < p->ndims; i++)
+        for (int d = 0; d < net->ndims; d++)
+            if (!used[d] && p->dims[i] / t[i] == net->dims[d]) {
+                used[d] = true;
+                m++;
+                break;
+            }
+    return m;
+}
+
+/* The folds of a 2D grid of T-shaped blocks onto a 3D torus (mapping.h). */
+static int add_folds(const lmpi_net *net, const int *t, const lmpi_pattern *p, lmpi_map_order *out)
+{
+    int64_t rows = p->dims[0] / t[0], cols = p->dims[1] / t[1];
+    static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    int n = 0;
+    for (int k = 0; k < 6; k++) {
+        int a = perms[k][0], b = perms[k][1], c = perms[k][2];
+        if (cols % net->dims[a] || rows % net->dims[b])
+            continue;
+        int64_t f = cols / net->dims[a], g = rows / net->dims[b];
+        if (f * g != net->dims[c] || f == 1 || g == 1)
+            continue; /* f or g of 1 is a plain walk, listed already */
+        for (int fast = 0; fast < 2; fast++) {
+            lmpi_map_order *o = &out[n++];
+            memset(o, 0, sizeof(*o));
+            o->ntile = 2;
+            o->grid[0] = p->dims[0];
+            o->grid[1] = p->dims[1];
+            o->tile[0] = t[0];
+            o->tile[1] = t[1];
+            o->folded = true;
+            o->fold_cols_fast = fast;
+            o->fold[0] = a;
+            o->fold[1] = b;
+            o->fold[2] = c;
+            o->fold_f = (int)f;
+            o->fold_g = (int)g;
+            snprintf(o->name, sizeof(o->name), "%dx%d/fold-%c%c-%c%s", t[0], t[1], dim_letters[a], dim_letters[b],
+                     dim_letters[c], fast ? "c" : "r");
+        }
+    }
+    return n;
+}
+
 int lmpi_map_tiled_orders(const lmpi_net *net, const lmpi_pattern *p, lmpi_map_order *out)
 {
     if (p->kind == LMPI_PAT_EDGES || p->ndims < 2 || net->cores < 2)
@@ -182,7 +235,10 @@ int lmpi_map_tiled_orders(const lmpi_net *net, const lmpi_pattern *p, lmpi_map_o
             }
             if (!ok || blocks > net->nodes)
                 continue;
-            int64_t ex = tile_exits(p, t, nb, w);
+            /* Ties in messages leaving a block are common (4x4x2, 2x4x4, 4x2x4);
+             * prefer shapes whose grid of blocks has the torus's own sizes, which
+             * a walk embeds with every neighbour one hop away. */
+            int64_t ex = tile_exits(p, t, nb, w) * 8 + (7 - shape_matches(net, p, t));
             int at = nbest < LMPI_MAP_TILE_SHAPES ? nbest++ : LMPI_MAP_TILE_SHAPES;
             while (at > 0 && best_exits[at - 1] > ex) {
                 if (at < LMPI_MAP_TILE_SHAPES) {
@@ -234,6 +290,8 @@ int lmpi_map_tiled_orders(const lmpi_net *net, const lmpi_pattern *p, lmpi_map_o
                 o->name[len] = '\0';
             }
         }
+        if (g == 2 && net->kind != LMPI_NET_TREE && net->ndims == 3)
+            n += add_folds(net, best[b], p, out + n);
     }
     return n;
 }
@@ -251,7 +309,13 @@ static void assign_tiled(const lmpi_net *net, const lmpi_map_order *o, int64_t r
         in = in * o->tile[i] + c[i] % o->tile[i];
     }
     int64_t nd = blocked;
-    if (net->kind != LMPI_NET_TREE) {
+    if (o->folded) {
+        int64_t bi = c[0] / o->tile[0], bj = c[1] / o->tile[1];
+        int da = net->dims[o->fold[0]], db = net->dims[o->fold[1]];
+        int64_t jf = bj / da, ig = bi / db;
+        int64_t xc = o->fold_cols_fast ? ig * o->fold_f + jf : jf * o->fold_g + ig;
+        nd = (bj % da) * net->stride[o->fold[0]] + (bi % db) * net->stride[o->fold[1]] + xc * net->stride[o->fold[2]];
+    } else if (net->kind != LMPI_NET_TREE) {
         nd = 0;
         for (int i = 0; i < o->ndigits; i++) {
             int d = o->digit[i];
@@ -601,7 +665,7 @@ static int agg_init(agg_table *t, int64_t want)
     return 0;
 }
 
-static inline void agg_add(agg_table *t, int64_t key, double bytes)
+static inline agg_slot *agg_add(agg_table *t, int64_t key, double bytes)
 {
     uint64_t j = ((uint64_t)key * 0x9E3779B97F4A7C15ull >> 20) & (uint64_t)(t->cap - 1);
     while (t->s[j].key != key) {
@@ -616,6 +680,7 @@ static inline void agg_add(agg_table *t, int64_t key, double bytes)
     }
     t->s[j].count += 1;
     t->s[j].bytes += bytes;
+    return &t->s[j];
 }
 
 /* ---- the paper's count -------------------------------------------------- */
@@ -878,12 +943,20 @@ static int route_pattern(const lmpi_net *net, const lmpi_pattern *p, const int32
     if (agg_init(&agg, want))
         goto out;
     for (int64_t u = 0; u < nn; u++) {
+        /* Stencil neighbours come in runs on one node: the last slot is
+         * checked before the hash table. */
+        agg_slot *last = NULL;
         for (int64_t i = first[u]; i < first[u + 1]; i++) {
             int64_t r = members[i], k = lmpi_pattern_neighbors(p, r, nb, w);
             for (int64_t j = 0; j < k; j++) {
                 int64_t to = node_of[nb[j]];
-                if (to != u)
-                    agg_add(&agg, to, w[j]);
+                if (to == u)
+                    continue;
+                if (last && last->key == to) {
+                    last->count += 1;
+                    last->bytes += w[j];
+                } else
+                    last = agg_add(&agg, to, w[j]);
             }
         }
         for (int64_t i = 0; i < agg.nused; i++) {

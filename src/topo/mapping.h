@@ -23,8 +23,8 @@
 
 /* Tile shapes tried for grid patterns (the best by messages leaving a node). */
 #define LMPI_MAP_TILE_SHAPES 2
-/* 7! orders of T and six dimensions, and 6! node walks per tile shape */
-#define LMPI_MAP_MAX_ORDERS (5040 + LMPI_MAP_TILE_SHAPES * 720)
+/* 7! orders of T and six dimensions, 6! node walks and 12 folds per tile shape */
+#define LMPI_MAP_MAX_ORDERS (5040 + LMPI_MAP_TILE_SHAPES * (720 + 12))
 
 typedef struct {
     char name[40];
@@ -37,6 +37,11 @@ typedef struct {
     int ntile;
     int64_t grid[3];
     int tile[3];
+    /* Folded tiles (a 2D grid of blocks on a 3D torus): block columns walk
+     * dimension fold[0] and block rows fold[1]; both share fold[2], in
+     * fold_f x fold_g slices (columns' slice fastest when fold_cols_fast). */
+    bool folded, fold_cols_fast;
+    int fold[3], fold_f, fold_g;
 } lmpi_map_order;
 
 typedef struct {
@@ -55,7 +60,10 @@ int lmpi_map_orders(const lmpi_net *net, lmpi_map_order *out);
  * the LMPI_MAP_TILE_SHAPES block shapes of `cores` ranks with the fewest
  * messages leaving a block, each with every walk of the nodes.  Shapes that
  * only cut the grid's last dimension are the T-first orders already and are
- * left out.  Returns the count (0 for other patterns). */
+ * left out.  A 2D grid on a 3D torus also gets folds: block columns along
+ * one dimension, rows along another, the third shared in slices (a walk in
+ * node order would put the next row of blocks several hops away).  Returns
+ * the count (0 for other patterns). */
 int lmpi_map_tiled_orders(const lmpi_net *net, const lmpi_pattern *p, lmpi_map_order *out);
 /* "TZXY", "block", "cyclic" (any network) or a permutation; -1 and ERR. */
 int lmpi_map_parse_order(const lmpi_net *net, const char *s, lmpi_map_order *o, char *err, size_t errlen);

@@ -21,7 +21,7 @@ expect() {
     fi
 }
 
-expect 0 "TZYX +6 +14.81 +24 .*<- pick" "$map" --network torus:8x16x32 --cores 4 --pattern 2d-nn:128x128:star
+expect 0 "TZXY +6 +14.65 +24 +1.083e\+09 +3" "$map" --network torus:8x16x32 --cores 4 --pattern 2d-nn:128x128:star
 json=$("$map" --network torus:8x16x32 --cores 4 --pattern 2d-nn:128x128:star --json)
 echo "$json" | python3 -c '
 import json, sys
@@ -30,6 +30,7 @@ o = {e["order"]: e for e in d["orders"]}
 import itertools
 perms = {"".join(q) for q in itertools.permutations("TXYZ")}
 assert d["pick"] in o and perms <= set(o), d["pick"]
+assert o[d["pick"]]["max_contention"] <= o["TZXY"]["max_contention"]
 assert (o["TXYZ"]["paper_contention"], o["TZXY"]["paper_contention"], o["XYZT"]["paper_contention"]) == (24, 6, 10)
 for e in d["orders"]:
     assert set(e) >= {"order", "paper_contention", "avg_contention", "max_contention", "hop_bytes", "max_dilation"}

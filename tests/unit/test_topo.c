@@ -372,7 +372,8 @@ static void test_paper_example(void)
     net_ok("torus:8x16x32", 4, &net);
     CHECK_EQ(lmpi_pattern_parse("2d-nn:128x128:star", 8192, &p, errbuf, sizeof(errbuf)), 0);
     int n = lmpi_map_choose(&net, &p, false, o, m, &pick, errbuf, sizeof(errbuf));
-    CHECK_EQ(n, 24 + 2 * 6); /* the orders, then two tile shapes x six node walks */
+    static lmpi_map_order tiled[LMPI_MAP_MAX_ORDERS];
+    CHECK_EQ(n, 24 + lmpi_map_tiled_orders(&net, &p, tiled)); /* the orders, then the tiled candidates */
     int txyz = -1, tzxy = -1, xyzt = -1;
     for (int i = 0; i < n; i++) {
         txyz = strcmp(o[i].name, "TXYZ") ? txyz : i;

@@ -127,13 +127,13 @@ int main(int argc, char **argv)
         printf("network: %s\n", desc);
         printf("pattern: %s, %lld ranks, %.0f-byte messages, %s\n", pattern, (long long)pat.nranks, bytes,
                large ? "large: traffic split over the minimal next hops" : "small: dimension-ordered routing");
-        printf("%-12s %8s %12s %12s %14s %8s\n", "order", "paper", "avg_cont", "max_cont", "hop_bytes", "max_dil");
+        printf("%-18s %8s %12s %12s %14s %8s\n", "order", "paper", "avg_cont", "max_cont", "hop_bytes", "max_dil");
         for (int i = 0; i < n; i++) {
             size_t len = strlen(orders[i].name);
             const char *at = show ? strstr(show, orders[i].name) : NULL;
             if (show && i != pick && !(at && (at == show || at[-1] == ',') && (at[len] == ',' || !at[len])))
                 continue;
-            printf("%-12s %8.4g %12.4g %12.4g %14.4g %8lld%s\n", orders[i].name, m[i].paper_contention,
+            printf("%-18s %8.4g %12.4g %12.4g %14.4g %8lld%s\n", orders[i].name, m[i].paper_contention,
                    m[i].avg_contention, m[i].max_contention, m[i].hop_bytes, (long long)m[i].max_dilation,
                    i == pick ? "   <- pick" : "");
         }
