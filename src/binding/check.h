@@ -76,6 +76,9 @@ static inline lmpi_status lmpi_check_rank(int rank, const lmpi_comm *c, int allo
         return LMPI_OK;
     if ((allow & LMPI_RANK_ALLOW_ANY) && rank == MPI_ANY_SOURCE)
         return LMPI_OK;
+    /* an intercommunicator's root group passes MPI_ROOT (the root) or MPI_PROC_NULL */
+    if ((allow & LMPI_RANK_ROOT) && c->is_inter && (rank == MPI_ROOT || rank == MPI_PROC_NULL))
+        return LMPI_OK;
     lmpi_err_detail(c->is_inter ? "rank %d but the remote group has %d ranks" : "rank %d but the communicator has %d ranks",
                     rank, c->peer_size);
     return (allow & LMPI_RANK_ROOT) ? LMPI_ERR_ROOT : LMPI_ERR_RANK;

@@ -8,28 +8,30 @@
 
 #include "binding/check.h"
 #include "binding/gen/impl.h"
-#include "coll/sched.h"
+#include "coll/steps.h"
 
-#define IN_PLACE(p) ((const void *)(p) == MPI_IN_PLACE)
-#define TRY(x)                 \
-    do {                       \
-        lmpi_status st_ = (x); \
-        if (st_ != LMPI_OK)    \
-            return st_;        \
-    } while (0)
-
-static char *at(const void *buf, MPI_Count index, const lmpi_datatype *dt)
+/* Intercommunicators take no MPI_IN_PLACE (MPI 5.0 §6.2.3). */
+static lmpi_status no_in_place(const lmpi_comm *comm, const void *sbuf, const void *rbuf)
 {
-    return (char *)buf + index * dt->extent;
-}
-
-static lmpi_status intra_only(lmpi_comm *comm, const char *fn)
-{
-    if (comm->is_inter) {
-        lmpi_err_detail("%s on an intercommunicator is not implemented yet", fn);
-        return LMPI_ERR_UNSUPPORTED_OPERATION;
+    if (comm->is_inter && (IN_PLACE(sbuf) || IN_PLACE(rbuf))) {
+        lmpi_err_detail("MPI_IN_PLACE is not allowed on an intercommunicator");
+        return LMPI_ERR_BUFFER;
     }
     return LMPI_OK;
+}
+
+/* The root of a rooted collective: on an intercommunicator the process
+ * that passes MPI_ROOT. */
+static bool is_root(const lmpi_comm *comm, int root)
+{
+    return comm->is_inter ? root == MPI_ROOT : comm->rank == root;
+}
+
+/* A process that contributes to (or receives from) the root: on an
+ * intercommunicator the other group, which names the root's rank. */
+static bool is_leaf(const lmpi_comm *comm, int root)
+{
+    return comm->is_inter ? root >= 0 : comm->rank != root;
 }
 
 /* A datatype the binding let through as possibly insignificant: where it
@@ -47,16 +49,8 @@ static lmpi_status need_type(const lmpi_datatype *dt, const char *what)
     return LMPI_OK;
 }
 
-/* Scratch space for count elements of dt, laid out as dt lays them out. */
-static void *scratch_for(lmpi_sched *s, MPI_Count count, const lmpi_datatype *dt)
-{
-    MPI_Aint span = count ? (MPI_Aint)(count - 1) * dt->extent + dt->true_extent : 0;
-    char *p = lmpi_sched_scratch(s, (size_t)span + 1);
-    return p ? p - dt->true_lb : NULL;
-}
-
 /* ---- broadcast: binomial tree ------------------------------------------------------ */
-static lmpi_status bcast_steps(lmpi_sched *s, lmpi_comm *c, void *buf, MPI_Count count, lmpi_datatype *dt, int root)
+lmpi_status lmpi_coll_bcast_steps(lmpi_sched *s, lmpi_comm *c, void *buf, MPI_Count count, lmpi_datatype *dt, int root)
 {
     int n = c->size, rel = (c->rank - root + n) % n, mask = 1;
     while (mask < n) {
@@ -74,7 +68,7 @@ static lmpi_status bcast_steps(lmpi_sched *s, lmpi_comm *c, void *buf, MPI_Count
 }
 
 /* ---- reduction to root: binomial; rank order kept for non-commutative ops -------- */
-static lmpi_status reduce_steps(lmpi_sched *s, lmpi_comm *c, const void *sendbuf, void *recvbuf, MPI_Count count,
+lmpi_status lmpi_coll_reduce_steps(lmpi_sched *s, lmpi_comm *c, const void *sendbuf, void *recvbuf, MPI_Count count,
                                 lmpi_datatype *dt, lmpi_op *op, int root)
 {
     int n = c->size, me = c->rank;
@@ -116,22 +110,7 @@ static lmpi_status reduce_steps(lmpi_sched *s, lmpi_comm *c, const void *sendbuf
 }
 
 /* ---- gather / scatter: linear ------------------------------------------------------ */
-typedef struct {
-    lmpi_iarray counts, displs;
-    MPI_Count count; /* when counts.p is NULL: every block is count, at i * count */
-} blocks;
-
-static MPI_Count block_count(const blocks *b, int i)
-{
-    return b->counts.p ? lmpi_iarray_get(b->counts, (size_t)i) : b->count;
-}
-
-static MPI_Count block_displ(const blocks *b, int i)
-{
-    return b->counts.p ? lmpi_iarray_get(b->displs, (size_t)i) : (MPI_Count)i * b->count;
-}
-
-static lmpi_status gather_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, MPI_Count scount, lmpi_datatype *sdt,
+lmpi_status lmpi_coll_gather_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, MPI_Count scount, lmpi_datatype *sdt,
                                 void *rbuf, const blocks *rb, lmpi_datatype *rdt, int root)
 {
     if (c->rank != root)
@@ -146,7 +125,7 @@ static lmpi_status gather_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, M
     return lmpi_sched_fence(s);
 }
 
-static lmpi_status scatter_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, const blocks *sb, lmpi_datatype *sdt,
+lmpi_status lmpi_coll_scatter_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, const blocks *sb, lmpi_datatype *sdt,
                                  void *rbuf, MPI_Count rcount, lmpi_datatype *rdt, int root)
 {
     if (c->rank != root)
@@ -253,10 +232,9 @@ static lmpi_status finish(lmpi_sched *s, lmpi_status st, MPI_Request *request, b
     return request ? lmpi_sched_start(s, request) : lmpi_sched_run(s);
 }
 
-#define NEW_SCHED(comm, fn)                              \
-    TRY(intra_only(comm, fn));                           \
-    lmpi_sched *s = lmpi_sched_new(comm);                \
-    if (!s)                                              \
+#define NEW_SCHED(comm)                   \
+    lmpi_sched *s = lmpi_sched_new(comm); \
+    if (!s)                               \
         return LMPI_ERR_NO_MEM;
 
 static lmpi_status get_op(MPI_Op h, lmpi_datatype *dt, lmpi_op **op)
@@ -268,8 +246,10 @@ static lmpi_status get_op(MPI_Op h, lmpi_datatype *dt, lmpi_op **op)
 static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
                             MPI_Request *request, bool persist)
 {
-    NEW_SCHED(comm, "MPI_Bcast");
-    return finish(s, bcast_steps(s, comm, buf, count, dt, root), request, persist);
+    NEW_SCHED(comm);
+    return finish(s, comm->is_inter ? lmpi_coll_inter_bcast(s, comm, buf, count, dt, root)
+                                    : lmpi_coll_bcast_steps(s, comm, buf, count, dt, root),
+                  request, persist);
 }
 
 lmpi_status lmpi_impl_Bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm)
@@ -288,12 +268,15 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
 {
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
+    TRY(no_in_place(comm, sbuf, rbuf));
     if (IN_PLACE(sbuf) && comm->rank != root) {
         lmpi_err_detail("MPI_IN_PLACE as sendbuf is only allowed at the root");
         return LMPI_ERR_BUFFER;
     }
-    NEW_SCHED(comm, "MPI_Reduce");
-    return finish(s, reduce_steps(s, comm, sbuf, rbuf, count, dt, op, root), request, persist);
+    NEW_SCHED(comm);
+    return finish(s, comm->is_inter ? lmpi_coll_inter_reduce(s, comm, sbuf, rbuf, count, dt, op, root)
+                                    : lmpi_coll_reduce_steps(s, comm, sbuf, rbuf, count, dt, op, root),
+                  request, persist);
 }
 
 lmpi_status lmpi_impl_Reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op, int root,
@@ -362,14 +345,17 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
 {
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
-    NEW_SCHED(comm, "MPI_Allreduce");
+    TRY(no_in_place(comm, sbuf, rbuf));
+    NEW_SCHED(comm);
     lmpi_status st;
-    if (op->commutative) {
+    if (comm->is_inter) {
+        st = lmpi_coll_inter_allreduce(s, comm, sbuf, rbuf, count, dt, op);
+    } else if (op->commutative) {
         st = allreduce_rd_steps(s, comm, sbuf, rbuf, count, dt, op);
     } else { /* rank order matters: reduce to 0 in order, then broadcast */
-        st = reduce_steps(s, comm, sbuf, rbuf, count, dt, op, 0);
+        st = lmpi_coll_reduce_steps(s, comm, sbuf, rbuf, count, dt, op, 0);
         if (st == LMPI_OK)
-            st = bcast_steps(s, comm, rbuf, count, dt, 0);
+            st = lmpi_coll_bcast_steps(s, comm, rbuf, count, dt, 0);
     }
     return finish(s, st, request, persist);
 }
@@ -389,12 +375,15 @@ lmpi_status lmpi_impl_Iallreduce(const void *sbuf, void *rbuf, MPI_Count count, 
 static lmpi_status do_gather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, blocks rb,
                              lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
-    if (comm->rank == root)
+    TRY(no_in_place(comm, sbuf, rbuf));
+    if (is_root(comm, root))
         TRY(need_type(rdt, "recvtype"));
-    if (comm->rank != root || !IN_PLACE(sbuf))
+    if (is_leaf(comm, root) || (!comm->is_inter && !IN_PLACE(sbuf)))
         TRY(need_type(sdt, "sendtype"));
-    NEW_SCHED(comm, "MPI_Gather");
-    return finish(s, gather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root), request, persist);
+    NEW_SCHED(comm);
+    return finish(s, comm->is_inter ? lmpi_coll_inter_gather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root)
+                                    : lmpi_coll_gather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root),
+                  request, persist);
 }
 
 lmpi_status lmpi_impl_Gather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -425,12 +414,15 @@ lmpi_status lmpi_impl_Igatherv(const void *sbuf, MPI_Count scount, lmpi_datatype
 static lmpi_status do_scatter(const void *sbuf, blocks sb, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                               lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
-    if (comm->rank == root)
+    TRY(no_in_place(comm, sbuf, rbuf));
+    if (is_root(comm, root))
         TRY(need_type(sdt, "sendtype"));
-    if (comm->rank != root || !IN_PLACE(rbuf))
+    if (is_leaf(comm, root) || (!comm->is_inter && !IN_PLACE(rbuf)))
         TRY(need_type(rdt, "recvtype"));
-    NEW_SCHED(comm, "MPI_Scatter");
-    return finish(s, scatter_steps(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root), request, persist);
+    NEW_SCHED(comm);
+    return finish(s, comm->is_inter ? lmpi_coll_inter_scatter(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root)
+                                    : lmpi_coll_scatter_steps(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root),
+                  request, persist);
 }
 
 lmpi_status lmpi_impl_Scatter(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -464,8 +456,11 @@ static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatyp
     TRY(need_type(rdt, "recvtype"));
     if (!IN_PLACE(sbuf))
         TRY(need_type(sdt, "sendtype"));
-    NEW_SCHED(comm, "MPI_Allgather");
-    return finish(s, allgather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt), request, persist);
+    TRY(no_in_place(comm, sbuf, rbuf));
+    NEW_SCHED(comm);
+    return finish(s, comm->is_inter ? lmpi_coll_inter_allgather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt)
+                                    : allgather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt),
+                  request, persist);
 }
 
 lmpi_status lmpi_impl_Allgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -499,8 +494,11 @@ static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, 
     TRY(need_type(rdt, "recvtype"));
     if (!IN_PLACE(sbuf))
         TRY(need_type(sdt, "sendtype"));
-    NEW_SCHED(comm, "MPI_Alltoall");
-    return finish(s, alltoall_steps(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt), request, persist);
+    TRY(no_in_place(comm, sbuf, rbuf));
+    NEW_SCHED(comm);
+    return finish(s, comm->is_inter ? lmpi_coll_inter_alltoall(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt)
+                                    : alltoall_steps(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt),
+                  request, persist);
 }
 
 lmpi_status lmpi_impl_Alltoall(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -536,7 +534,11 @@ static lmpi_status do_scan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_d
 {
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
-    NEW_SCHED(comm, exclusive ? "MPI_Exscan" : "MPI_Scan");
+    if (comm->is_inter) {
+        lmpi_err_detail("%s is not defined on intercommunicators", exclusive ? "MPI_Exscan" : "MPI_Scan");
+        return LMPI_ERR_COMM;
+    }
+    NEW_SCHED(comm);
     return finish(s, scan_steps(s, comm, sbuf, rbuf, count, dt, op, exclusive), request, persist);
 }
 
@@ -563,21 +565,24 @@ lmpi_status lmpi_impl_Iexscan(const void *sbuf, void *rbuf, MPI_Count count, lmp
     return do_scan(sbuf, rbuf, count, dt, op, comm, true, request, false);
 }
 
-/* Ibarrier: the dissemination barrier as a schedule of empty messages. */
+/* The dissemination barrier as empty messages: ceil(log2 n) rounds. */
+lmpi_status lmpi_coll_barrier_steps(lmpi_sched *s, lmpi_comm *c)
+{
+    lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
+    int n = c->size, me = c->rank;
+    for (int d = 1; d < n; d *= 2) {
+        TRY(lmpi_sched_send(s, NULL, 0, byte, (me + d) % n));
+        TRY(lmpi_sched_recv(s, NULL, 0, byte, (me - d + n) % n));
+        TRY(lmpi_sched_fence(s));
+    }
+    return LMPI_OK;
+}
+
 static lmpi_status do_barrier(lmpi_comm *comm, MPI_Request *request, bool persist)
 {
-    NEW_SCHED(comm, "MPI_Ibarrier");
-    lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
-    int n = comm->size, me = comm->rank;
-    lmpi_status st = LMPI_OK;
-    for (int d = 1; d < n && st == LMPI_OK; d *= 2) {
-        st = lmpi_sched_send(s, NULL, 0, byte, (me + d) % n);
-        if (st == LMPI_OK)
-            st = lmpi_sched_recv(s, NULL, 0, byte, (me - d + n) % n);
-        if (st == LMPI_OK)
-            st = lmpi_sched_fence(s);
-    }
-    return finish(s, st, request, persist);
+    NEW_SCHED(comm);
+    return finish(s, comm->is_inter ? lmpi_coll_inter_barrier(s, comm) : lmpi_coll_barrier_steps(s, comm), request,
+                  persist);
 }
 
 lmpi_status lmpi_impl_Ibarrier(lmpi_comm *comm, MPI_Request *request) { return do_barrier(comm, request, false); }
@@ -588,7 +593,10 @@ static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lm
 {
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
-    NEW_SCHED(comm, "MPI_Reduce_scatter");
+    TRY(no_in_place(comm, sbuf, rbuf));
+    NEW_SCHED(comm);
+    if (comm->is_inter)
+        return finish(s, lmpi_coll_inter_reduce_scatter(s, comm, sbuf, rbuf, &rb, dt, op), request, persist);
     int n = comm->size, me = comm->rank;
     MPI_Count total = 0;
     for (int i = 0; i < n; i++)
@@ -611,9 +619,9 @@ static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lm
         st = LMPI_ERR_NO_MEM;
     /* in place: the contribution is the receive buffer (all blocks) */
     if (st == LMPI_OK)
-        st = reduce_steps(s, comm, IN_PLACE(sbuf) ? rbuf : sbuf, full, total, dt, op, 0);
+        st = lmpi_coll_reduce_steps(s, comm, IN_PLACE(sbuf) ? rbuf : sbuf, full, total, dt, op, 0);
     if (st == LMPI_OK)
-        st = scatter_steps(s, comm, full, &packed, dt, rbuf, block_count(&rb, me), dt, 0);
+        st = lmpi_coll_scatter_steps(s, comm, full, &packed, dt, rbuf, block_count(&rb, me), dt, 0);
     return finish(s, st, request, persist);
 }
 
@@ -772,7 +780,8 @@ typedef struct {
 static lmpi_status do_alltoallw(const void *sbuf, wargs a, void *rbuf, lmpi_comm *comm, MPI_Request *request,
                                 bool persist)
 {
-    int n = comm->size, me = comm->rank;
+    TRY(no_in_place(comm, sbuf, rbuf));
+    int n = comm->peer_size, me = comm->rank;
     if (!a.rtypes || (!IN_PLACE(sbuf) && !a.stypes)) {
         lmpi_err_detail("sendtypes or recvtypes is NULL");
         return LMPI_ERR_ARG;
@@ -782,7 +791,7 @@ static lmpi_status do_alltoallw(const void *sbuf, wargs a, void *rbuf, lmpi_comm
         if (!IN_PLACE(sbuf))
             TRY(need_type(lmpi_datatype_or_null(a.stypes[i]), "a sendtypes entry"));
     }
-    NEW_SCHED(comm, "MPI_Alltoallw");
+    NEW_SCHED(comm);
     lmpi_status st = LMPI_OK;
     const char *src = sbuf;
     if (IN_PLACE(sbuf)) { /* send from a copy of the receive buffer's bytes */
@@ -809,19 +818,22 @@ static lmpi_status do_alltoallw(const void *sbuf, wargs a, void *rbuf, lmpi_comm
         a.scounts = a.rcounts, a.sdispls = a.rdispls, a.stypes = a.rtypes;
     }
     for (int k = 0; k < n && st == LMPI_OK; k++) {
-        int to = (me + k) % n, from = (me - k + n) % n;
+        /* intercommunicator: every remote rank, no copy to self */
+        int to = (me + k) % n, from = comm->is_inter ? to : (me - k + n) % n;
         const char *sp = src + lmpi_iarray_get(a.sdispls, (size_t)to);
         char *rp = (char *)rbuf + lmpi_iarray_get(a.rdispls, (size_t)from);
         lmpi_datatype *stt = lmpi_datatype_or_null(a.stypes[to]), *rtt = lmpi_datatype_or_null(a.rtypes[from]);
         MPI_Count sc = lmpi_iarray_get(a.scounts, (size_t)to), rc = lmpi_iarray_get(a.rcounts, (size_t)from);
-        if (k == 0) {
+        if (k == 0 && !comm->is_inter) {
             st = lmpi_sched_copy(s, sp, sc, stt, rp, rc, rtt);
         } else {
             st = lmpi_sched_send(s, sp, sc, stt, to);
             if (st == LMPI_OK)
                 st = lmpi_sched_recv(s, rp, rc, rtt, from);
         }
-        if (st == LMPI_OK)
+        /* rounds pair up within one group; across two groups they would
+         * not (A0 waits for B1 while B1 waits for A2): one round there */
+        if (st == LMPI_OK && (!comm->is_inter || k == n - 1))
             st = lmpi_sched_fence(s);
     }
     return finish(s, st, request, persist);

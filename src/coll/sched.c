@@ -10,6 +10,7 @@ typedef enum { S_SEND, S_RECV, S_REDUCE, S_COPY, S_FENCE } step_kind;
 
 typedef struct {
     uint8_t kind;
+    uint8_t local; /* the peer is in the intercommunicator's local group */
     int peer;
     const void *src;
     void *dst;
@@ -34,6 +35,7 @@ struct lmpi_sched {
     void **scratch;
     int nscratch;
     lmpi_status error;
+    bool local; /* steps being added address the local group */
     /* small collectives allocate nothing: their steps and scratch fit here,
      * and freed schedules are kept for the next call */
     size_t arena_used;
@@ -70,8 +72,11 @@ lmpi_sched *lmpi_sched_new(lmpi_comm *comm)
     return s;
 }
 
+void lmpi_sched_use_local(lmpi_sched *s, bool local) { s->local = local; }
+
 static lmpi_status add(lmpi_sched *s, step st)
 {
+    st.local = s->local;
     if (s->n == s->cap) {
         int ncap = 2 * s->cap;
         step *n = lmpi_malloc(sizeof(step) * (size_t)ncap, LMPI_MEM_COLL);
@@ -200,12 +205,15 @@ static bool start_round(lmpi_sched *s)
             s->pos++;
             break;
         }
+        /* an intercommunicator's local group is its local_comm, with its own context */
+        lmpi_comm *comm = st->local ? s->comm->local_comm : s->comm;
+        uint32_t ctx = st->local ? comm->context_id + LMPI_CTX_COLL : s->ctx;
         switch ((step_kind)st->kind) {
         case S_SEND:
-            e = lmpi_pt2pt_start_send_ctx(st->src, st->count, st->dt, st->peer, s->tag, s->comm, s->ctx, &r);
+            e = lmpi_pt2pt_start_send_ctx(st->src, st->count, st->dt, st->peer, s->tag, comm, ctx, &r);
             break;
         case S_RECV:
-            e = lmpi_pt2pt_start_recv_ctx(st->dst, st->count, st->dt, st->peer, s->tag, s->comm, s->ctx, &r);
+            e = lmpi_pt2pt_start_recv_ctx(st->dst, st->count, st->dt, st->peer, s->tag, comm, ctx, &r);
             break;
         case S_REDUCE:
             e = lmpi_op_apply(st->op, st->src, st->dst, st->count, st->dt);

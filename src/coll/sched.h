@@ -20,6 +20,10 @@ lmpi_status lmpi_sched_reduce(lmpi_sched *s, const void *in, void *inout, MPI_Co
                               lmpi_op *op);
 lmpi_status lmpi_sched_copy(lmpi_sched *s, const void *src, MPI_Count scount, lmpi_datatype *sdt, void *dst,
                             MPI_Count rcount, lmpi_datatype *rdt);
+/* On an intercommunicator: the steps added from here on exchange with the
+ * local group (ranks of comm->local_comm) when LOCAL, else with the remote
+ * group.  Intracommunicator schedules never call it. */
+void lmpi_sched_use_local(lmpi_sched *s, bool local);
 /* Everything added so far completes before anything added later starts. */
 lmpi_status lmpi_sched_fence(lmpi_sched *s);
 /* Scratch memory owned by the schedule (freed with it). */

@@ -2,6 +2,7 @@
  * collective with roots, in-place forms, zero counts, derived datatypes,
  * predefined and user (non-commutative) operations, and many nonblocking
  * collectives outstanding on several communicators at once. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "mpitest.h"
@@ -286,6 +287,219 @@ static void test_persistent(void)
     CHECK(r[0] == MPI_REQUEST_NULL);
 }
 
+
+/* Intercommunicators: groups A = world ranks [0, na) and B = [na, size) of
+ * unequal sizes; every collective's data crosses between the groups. */
+static int na, in_a, lrank, lsize, rsize, rbase; /* rbase: world rank of remote rank 0 */
+
+static void inter_rooted(MPI_Comm ic)
+{
+    enum { N = 5 };
+    /* bcast, root = local rank 1 of A (or 0), then root = local 0 of B */
+    int aroot = na > 1 ? 1 : 0;
+    for (int dir = 0; dir < 2; dir++) {
+        bool root_group = dir == 0 ? in_a : !in_a;
+        int root_local = dir == 0 ? aroot : 0;
+        int buf[N];
+        for (int i = 0; i < N; i++)
+            buf[i] = root_group && lrank == root_local ? v(rank, i) : -1;
+        int root = root_group ? (lrank == root_local ? MPI_ROOT : MPI_PROC_NULL) : root_local;
+        MPI_Bcast(buf, N, MPI_INT, root, ic);
+        int from = dir == 0 ? aroot : na; /* world rank of the root */
+        for (int i = 0; i < N; i++)
+            CHECK_EQ(buf[i], root_group ? (lrank == root_local ? v(rank, i) : -1) : v(from, i));
+    }
+    /* reduce to local 0 of A: the sum over B, and B's matrices in rank order */
+    int in[N], out[N];
+    for (int i = 0; i < N; i++)
+        in[i] = v(rank, i), out[i] = -1;
+    int root = in_a ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    MPI_Reduce(in, out, N, MPI_INT, MPI_SUM, root, ic);
+    if (in_a && lrank == 0)
+        for (int i = 0; i < N; i++) {
+            int want = 0;
+            for (int r = na; r < size; r++)
+                want += v(r, i);
+            CHECK_EQ(out[i], want);
+        }
+    MPI_Op mm;
+    MPI_Datatype mat;
+    MPI_Type_contiguous(4, MPI_LONG, &mat);
+    MPI_Type_commit(&mat);
+    MPI_Op_create(matmul, 0, &mm);
+    long m[4], prod[4] = {0};
+    mat_of(rank, m);
+    root = !in_a ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    MPI_Reduce(m, prod, 1, mat, mm, root, ic);
+    if (!in_a && lrank == 0) {
+        long want[4] = {1, 0, 0, 1};
+        for (int r = 0; r < na; r++) { /* m(0) x m(1) x ... in A's rank order */
+            long x[4];
+            mat_of(r, x);
+            int one = 1;
+            MPI_Datatype t = mat;
+            matmul(want, x, &one, &t);
+            memcpy(want, x, sizeof(want));
+        }
+        for (int k = 0; k < 4; k++)
+            CHECK_EQ(prod[k], want[k]);
+    }
+    MPI_Op_free(&mm);
+    MPI_Type_free(&mat);
+
+    /* gather(v) to local 0 of B from A; scatter(v) from local 0 of A to B */
+    int *g = malloc(sizeof(int) * (size_t)(rsize * N + 1)), *cnt = malloc(sizeof(int) * (size_t)rsize),
+        *dsp = malloc(sizeof(int) * (size_t)rsize);
+    for (int j = 0; j < rsize; j++)
+        cnt[j] = j % 3 + 1, dsp[j] = j * N;
+    for (int i = 0; i < rsize * N; i++)
+        g[i] = -1;
+    bool groot = !in_a && lrank == 0;
+    root = !in_a ? (groot ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    MPI_Gather(in, 2, MPI_INT, g, 2, MPI_INT, root, ic);
+    if (groot)
+        for (int j = 0; j < rsize; j++)
+            for (int i = 0; i < 2; i++)
+                CHECK_EQ(g[j * 2 + i], v(rbase + j, i));
+    MPI_Gatherv(in, lrank % 3 + 1, MPI_INT, g, cnt, dsp, MPI_INT, root, ic);
+    if (groot)
+        for (int j = 0; j < rsize; j++)
+            for (int i = 0; i < cnt[j]; i++)
+                CHECK_EQ(g[dsp[j] + i], v(rbase + j, i));
+    bool sroot = in_a && lrank == 0;
+    root = in_a ? (sroot ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    if (sroot)
+        for (int i = 0; i < rsize * N; i++)
+            g[i] = 100 + i;
+    int got[N] = {0};
+    MPI_Scatter(g, 2, MPI_INT, got, 2, MPI_INT, root, ic);
+    if (!in_a)
+        for (int i = 0; i < 2; i++)
+            CHECK_EQ(got[i], 100 + lrank * 2 + i);
+    MPI_Scatterv(g, cnt, dsp, MPI_INT, got, lrank % 3 + 1, MPI_INT, root, ic);
+    if (!in_a)
+        for (int i = 0; i < lrank % 3 + 1; i++)
+            CHECK_EQ(got[i], 100 + lrank * N + i);
+    free(g);
+    free(cnt);
+    free(dsp);
+}
+
+static void inter_all(MPI_Comm ic)
+{
+    enum { N = 3 };
+    /* allreduce: the other group's sum */
+    int in[N], out[N];
+    for (int i = 0; i < N; i++)
+        in[i] = v(rank, i);
+    MPI_Allreduce(in, out, N, MPI_INT, MPI_SUM, ic);
+    for (int i = 0; i < N; i++) {
+        int want = 0;
+        for (int j = 0; j < rsize; j++)
+            want += v(rbase + j, i);
+        CHECK_EQ(out[i], want);
+    }
+    /* allgather: the other group's contributions in its rank order */
+    int *all = malloc(sizeof(int) * (size_t)(rsize * N)), *sb = malloc(sizeof(int) * (size_t)(rsize * N));
+    MPI_Allgather(in, N, MPI_INT, all, N, MPI_INT, ic);
+    for (int j = 0; j < rsize; j++)
+        for (int i = 0; i < N; i++)
+            CHECK_EQ(all[j * N + i], v(rbase + j, i));
+    /* alltoall: block j to remote j; block j received from remote j */
+    for (int j = 0; j < rsize; j++)
+        for (int i = 0; i < N; i++)
+            sb[j * N + i] = rank * 10000 + j * 100 + i;
+    MPI_Alltoall(sb, N, MPI_INT, all, N, MPI_INT, ic);
+    for (int j = 0; j < rsize; j++)
+        for (int i = 0; i < N; i++)
+            CHECK_EQ(all[j * N + i], (rbase + j) * 10000 + lrank * 100 + i);
+    /* alltoallw with the same layout */
+    int *c = malloc(sizeof(int) * (size_t)rsize), *d = malloc(sizeof(int) * (size_t)rsize);
+    MPI_Datatype *t = malloc(sizeof(MPI_Datatype) * (size_t)rsize);
+    for (int j = 0; j < rsize; j++)
+        c[j] = N, d[j] = j * N * (int)sizeof(int), t[j] = MPI_INT;
+    memset(all, 0, sizeof(int) * (size_t)(rsize * N));
+    MPI_Alltoallw(sb, c, d, t, all, c, d, t, ic);
+    for (int j = 0; j < rsize; j++)
+        CHECK_EQ(all[j * N + 1], (rbase + j) * 10000 + lrank * 100 + 1);
+    free(c);
+    free(d);
+    free(t);
+    /* reduce_scatter_block: vectors of lsize * rsize elements in both groups;
+     * local rank k gets block k (rsize elements) of the other group's sum */
+    int total = lsize * rsize, rc = total / lsize;
+    int *vec = malloc(sizeof(int) * (size_t)total), *mine = malloc(sizeof(int) * (size_t)rc);
+    for (int i = 0; i < total; i++)
+        vec[i] = v(rank, i);
+    MPI_Reduce_scatter_block(vec, mine, rc, MPI_INT, MPI_SUM, ic);
+    for (int i = 0; i < rc; i++) {
+        int want = 0;
+        for (int j = 0; j < rsize; j++)
+            want += v(rbase + j, lrank * rc + i);
+        CHECK_EQ(mine[i], want);
+    }
+    free(vec);
+    free(mine);
+    free(all);
+    free(sb);
+    MPI_Barrier(ic);
+}
+
+static void inter_nonblocking_and_errors(MPI_Comm ic)
+{
+    /* several nonblocking collectives outstanding on the intercommunicator
+     * and on world at once */
+    enum { M = 4 };
+    int in[M], out[M], wout[M], b[M];
+    MPI_Request rq[3 * M + 1];
+    for (int k = 0; k < M; k++) {
+        in[k] = rank + k;
+        b[k] = in_a && lrank == 0 ? 7 + k : -1;
+        MPI_Iallreduce(&in[k], &out[k], 1, MPI_INT, MPI_SUM, ic, &rq[k]);
+        MPI_Iallreduce(&in[k], &wout[k], 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &rq[M + k]);
+        MPI_Ibcast(&b[k], 1, MPI_INT, in_a ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic, &rq[2 * M + k]);
+    }
+    MPI_Ibarrier(ic, &rq[3 * M]);
+    MPI_Waitall(3 * M + 1, rq, MPI_STATUSES_IGNORE);
+    for (int k = 0; k < M; k++) {
+        int want = 0;
+        for (int j = 0; j < rsize; j++)
+            want += rbase + j + k;
+        CHECK_EQ(out[k], want);
+        CHECK_EQ(wout[k], size - 1 + k);
+        CHECK_EQ(b[k], in_a ? (lrank == 0 ? 7 + k : -1) : 7 + k);
+    }
+    /* not defined or not allowed on intercommunicators */
+    MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
+    int x = rank, y, cls;
+    MPI_Error_class(MPI_Scan(&x, &y, 1, MPI_INT, MPI_SUM, ic), &cls);
+    CHECK_EQ(cls, MPI_ERR_COMM);
+    MPI_Error_class(MPI_Allreduce(MPI_IN_PLACE, &y, 1, MPI_INT, MPI_SUM, ic), &cls);
+    CHECK_EQ(cls, MPI_ERR_BUFFER);
+    MPI_Error_class(MPI_Bcast(&x, 1, MPI_INT, rsize, ic), &cls); /* no such remote rank */
+    CHECK_EQ(cls, MPI_ERR_ROOT);
+}
+
+static void test_intercomm(void)
+{
+    if (size < 2)
+        return;
+    na = (size + 1) / 2;
+    in_a = rank < na;
+    MPI_Comm local, ic;
+    MPI_Comm_split(MPI_COMM_WORLD, in_a, rank, &local);
+    MPI_Comm_rank(local, &lrank);
+    MPI_Comm_size(local, &lsize);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, in_a ? na : 0, 77, &ic);
+    MPI_Comm_remote_size(ic, &rsize);
+    rbase = in_a ? na : 0;
+    inter_rooted(ic);
+    inter_all(ic);
+    inter_nonblocking_and_errors(ic);
+    MPI_Comm_free(&ic);
+    MPI_Comm_free(&local);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -296,5 +510,6 @@ int main(int argc, char **argv)
     test_alltoall_scan();
     test_nonblocking();
     test_persistent();
+    test_intercomm();
     return mpitest_finish("t_coll");
 }
