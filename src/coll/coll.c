@@ -8,7 +8,9 @@
 
 #include "binding/check.h"
 #include "binding/gen/impl.h"
+#include "coll/short.h"
 #include "coll/steps.h"
+#include "runtime/config.h"
 
 /* Intercommunicators take no MPI_IN_PLACE (MPI 5.0 §6.2.3). */
 static lmpi_status no_in_place(const lmpi_comm *comm, const void *sbuf, const void *rbuf)
@@ -246,6 +248,8 @@ static lmpi_status get_op(MPI_Op h, lmpi_datatype *dt, lmpi_op **op)
 static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
                             MPI_Request *request, bool persist)
 {
+    if (!request && lmpi_coll_short_ok(comm, count, dt))
+        return lmpi_coll_short_bcast(buf, count, dt, root, comm);
     NEW_SCHED(comm);
     return finish(s, comm->is_inter ? lmpi_coll_inter_bcast(s, comm, buf, count, dt, root)
                                     : lmpi_coll_bcast_steps(s, comm, buf, count, dt, root),
@@ -273,6 +277,8 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
         lmpi_err_detail("MPI_IN_PLACE as sendbuf is only allowed at the root");
         return LMPI_ERR_BUFFER;
     }
+    if (!request && op->commutative && lmpi_coll_short_ok(comm, count, dt))
+        return lmpi_coll_short_reduce(sbuf, rbuf, count, dt, op, root, comm);
     NEW_SCHED(comm);
     return finish(s, comm->is_inter ? lmpi_coll_inter_reduce(s, comm, sbuf, rbuf, count, dt, op, root)
                                     : lmpi_coll_reduce_steps(s, comm, sbuf, rbuf, count, dt, op, root),
@@ -346,6 +352,8 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
     TRY(no_in_place(comm, sbuf, rbuf));
+    if (!request && op->commutative && lmpi_coll_short_ok(comm, count, dt))
+        return lmpi_coll_short_allreduce(sbuf, rbuf, count, dt, op, comm);
     NEW_SCHED(comm);
     lmpi_status st;
     if (comm->is_inter) {
@@ -586,6 +594,13 @@ static lmpi_status do_barrier(lmpi_comm *comm, MPI_Request *request, bool persis
 }
 
 lmpi_status lmpi_impl_Ibarrier(lmpi_comm *comm, MPI_Request *request) { return do_barrier(comm, request, false); }
+
+lmpi_status lmpi_impl_Barrier(lmpi_comm *comm)
+{
+    if (!comm->is_inter && lmpi_config.coll_short > 0)
+        return lmpi_coll_short_barrier(comm);
+    return do_barrier(comm, NULL, false);
+}
 
 /* ---- reduce_scatter: a reduction to rank 0, then a scatter of the blocks ---- */
 static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lmpi_datatype *dt, MPI_Op oph,

@@ -565,39 +565,3 @@ lmpi_status lmpi_impl_Imrecv(void *buf, MPI_Count count, lmpi_datatype *datatype
     return st;
 }
 
-/* ---- barrier: dissemination over the collective context -------------------- */
-lmpi_status lmpi_impl_Barrier(lmpi_comm *comm)
-{
-    if (comm->is_inter) {
-        /* both groups gather locally, the leaders swap a token, and the
-         * local groups are released only after their leader heard it */
-        lmpi_status st = lmpi_impl_Barrier(comm->local_comm);
-        if (st == LMPI_OK && comm->rank == 0) {
-            char out = 0, in;
-            lmpi_request *rr, *sr;
-            st = lmpi_pt2pt_irecv(&in, 1, 0, 0, comm, comm->context_id + 1, &rr);
-            if (st == LMPI_OK) {
-                st = lmpi_pt2pt_isend(&out, 1, 0, 0, comm, comm->context_id + 1, LMPI_MODE_STANDARD, NULL, &sr);
-                if (st == LMPI_OK)
-                    lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE);
-                lmpi_pt2pt_wait_free(rr, MPI_STATUS_IGNORE);
-            }
-        }
-        return st == LMPI_OK ? lmpi_impl_Barrier(comm->local_comm) : st;
-    }
-    int n = comm->size, me = comm->rank;
-    char token = 0, sink;
-    for (int dist = 1; dist < n; dist *= 2) {
-        lmpi_request *rr, *sr;
-        lmpi_status st = lmpi_pt2pt_irecv(&sink, 1, (me - dist + n) % n, 0, comm, comm->context_id + 1, &rr);
-        if (st != LMPI_OK)
-            return st;
-        st = lmpi_pt2pt_isend(&token, 1, (me + dist) % n, 0, comm, comm->context_id + 1, LMPI_MODE_STANDARD, NULL,
-                              &sr);
-        if (st != LMPI_OK)
-            return st;
-        lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE);
-        lmpi_pt2pt_wait_free(rr, MPI_STATUS_IGNORE);
-    }
-    return LMPI_OK;
-}

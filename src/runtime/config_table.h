@@ -49,6 +49,10 @@
     X(node_comms, "LMPI_NODE_COMMS", STRING, "lazy",                                              \
       "When the internal node and node-roots communicators of a communicator are built: lazy "   \
       "(first node-aware collective) or eager (at creation).")                                    \
+    X(coll_short, "LMPI_COLL_SHORT", SIZE, "2k",                                                  \
+      "Blocking barrier, bcast, reduce and allreduce of contiguous data up to this many bytes "   \
+      "on an intracommunicator run without a schedule (direct sends and stack receives); "       \
+      "0 sends everything through schedules. Measured in docs/performance.md (collectives).")    \
     X(bench_dry_issue, "LMPI_BENCH_DRY_ISSUE", BOOL, "0",                                         \
       "Benchmarks only: allow MPI_Pcontrol(2) to make sends stop before the transport and "       \
       "complete at once (the issue-rate benchmark); MPI_Pcontrol(1) ends it.")                    \

@@ -1,0 +1,186 @@
+/* Small blocking collectives without a schedule.  Below LMPI_COLL_SHORT
+ * bytes a schedule's bookkeeping (steps, requests, rounds) costs more than
+ * the messages: these versions send with the transport's immediate path,
+ * receive into requests on the stack and keep scratch data on the stack, so
+ * they allocate nothing.  Same algorithms as the schedules (binomial trees,
+ * recursive doubling, dissemination) and the same tags (one sequence number
+ * per collective), so they mix with nonblocking collectives on the same
+ * communicator. */
+#include <string.h>
+
+#include "coll/short.h"
+#include "pt2pt/pt2pt.h"
+#include "runtime/config.h"
+
+/* The cap on LMPI_COLL_SHORT: scratch lives on the stack. */
+#define SHORT_MAX 8192
+
+typedef struct {
+    lmpi_comm *comm;
+    uint32_t ctx;
+    int tag;
+} xfer;
+
+static xfer begin(lmpi_comm *c)
+{
+    return (xfer){c, c->context_id + LMPI_CTX_COLL, 0x10000000 | (int)(c->coll_seq++ & 0x0fffffff)};
+}
+
+bool lmpi_coll_short_ok(const lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt)
+{
+    int64_t limit = lmpi_config.coll_short < SHORT_MAX ? lmpi_config.coll_short : SHORT_MAX;
+    return !c->is_inter && dt->contiguous && count * dt->size <= limit;
+}
+
+static void post(lmpi_request *r, void *bytes, size_t n, int src, const xfer *x)
+{
+    lmpi_pt2pt_recv_init(r, bytes, n, src, x->tag, x->comm, x->ctx);
+    lmpi_pt2pt_recv_start(r);
+}
+
+static lmpi_status finish_recv(lmpi_request *r)
+{
+    lmpi_progress_wait_flag(&r->complete);
+    if (LMPI_UNLIKELY(r->status.MPI_ERROR == MPI_ERR_TRUNCATE)) {
+        lmpi_err_detail("a collective's message is longer than expected (mismatched counts?)");
+        return LMPI_ERR_TRUNCATE;
+    }
+    return LMPI_OK;
+}
+
+static lmpi_status send(const void *bytes, size_t n, int dest, const xfer *x)
+{
+    if (lmpi_pt2pt_try_send(bytes, n, dest, x->tag, x->comm, x->ctx))
+        return LMPI_OK;
+    lmpi_request *r;
+    lmpi_status st = lmpi_pt2pt_isend(bytes, n, dest, x->tag, x->comm, x->ctx, LMPI_MODE_STANDARD, NULL, &r);
+    return st != LMPI_OK ? st : lmpi_pt2pt_wait_free(r, MPI_STATUS_IGNORE);
+}
+
+/* Send to DEST and receive from SRC at once (receive posted first). */
+static lmpi_status exchange(const void *out, void *in, size_t n, int dest, int src, const xfer *x)
+{
+    lmpi_request r;
+    post(&r, in, n, src, x);
+    lmpi_status st = send(out, n, dest, x);
+    lmpi_status st2 = finish_recv(&r);
+    return st != LMPI_OK ? st : st2;
+}
+
+lmpi_status lmpi_coll_short_barrier(lmpi_comm *c)
+{
+    xfer x = begin(c);
+    int n = c->size, me = c->rank;
+    char token = 0, sink;
+    for (int d = 1; d < n; d *= 2) {
+        lmpi_status st = exchange(&token, &sink, 0, (me + d) % n, (me - d + n) % n, &x);
+        if (st != LMPI_OK)
+            return st;
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_coll_short_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c)
+{
+    xfer x = begin(c);
+    int n = c->size, rel = (c->rank - root + n) % n, mask = 1;
+    size_t bytes = (size_t)(count * dt->size);
+    char *p = (char *)lmpi_dt_contig_ptr(buf, dt);
+    while (mask < n) {
+        if (rel & mask) {
+            lmpi_request r;
+            post(&r, p, bytes, (rel - mask + root) % n, &x);
+            lmpi_status st = finish_recv(&r);
+            if (st != LMPI_OK)
+                return st;
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (rel + mask < n) {
+            lmpi_status st = send(p, bytes, (rel + mask + root) % n, &x);
+            if (st != LMPI_OK)
+                return st;
+        }
+    return LMPI_OK;
+}
+
+/* User-style pointer for BYTES laid out as a contiguous DT. */
+static void *typed(void *bytes, const lmpi_datatype *dt) { return (char *)bytes - dt->true_lb; }
+
+/* Binomial reduction to ROOT; the operation is commutative (the caller
+ * checks), so any combination order is right. */
+lmpi_status lmpi_coll_short_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
+                                   int root, lmpi_comm *c)
+{
+    xfer x = begin(c);
+    int n = c->size, rel = (c->rank - root + n) % n;
+    size_t bytes = (size_t)(count * dt->size);
+    _Alignas(16) char accbuf[SHORT_MAX], tmp[SHORT_MAX];
+    char *acc = c->rank == root ? (char *)lmpi_dt_contig_ptr(rbuf, dt) : accbuf;
+    if (sbuf != MPI_IN_PLACE)
+        memcpy(acc, lmpi_dt_contig_ptr(sbuf, dt), bytes);
+    for (int mask = 1; mask < n; mask <<= 1) {
+        lmpi_status st;
+        if (rel & mask)
+            return send(acc, bytes, (rel - mask + root) % n, &x);
+        if (rel + mask < n) {
+            lmpi_request r;
+            post(&r, tmp, bytes, (rel + mask + root) % n, &x);
+            st = finish_recv(&r);
+            if (st == LMPI_OK)
+                st = lmpi_op_apply(op, typed(tmp, dt), typed(acc, dt), count, dt);
+            if (st != LMPI_OK)
+                return st;
+        }
+    }
+    return LMPI_OK;
+}
+
+/* Recursive doubling (as allreduce_rd_steps in coll.c): with n not a power
+ * of two the first 2 * (n - pof2) ranks pair up first. */
+lmpi_status lmpi_coll_short_allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
+                                      lmpi_comm *c)
+{
+    xfer x = begin(c);
+    int n = c->size, me = c->rank, pof2 = 1;
+    while (pof2 * 2 <= n)
+        pof2 *= 2;
+    int rem = n - pof2, newrank = me - rem;
+    size_t bytes = (size_t)(count * dt->size);
+    char *acc = (char *)lmpi_dt_contig_ptr(rbuf, dt);
+    _Alignas(16) char tmp[SHORT_MAX];
+    lmpi_status st = LMPI_OK;
+    if (sbuf != MPI_IN_PLACE)
+        memcpy(acc, lmpi_dt_contig_ptr(sbuf, dt), bytes);
+    if (me < 2 * rem) {
+        if (me % 2 == 0) {
+            st = send(acc, bytes, me + 1, &x);
+            newrank = -1;
+        } else {
+            lmpi_request r;
+            post(&r, tmp, bytes, me - 1, &x);
+            st = finish_recv(&r);
+            if (st == LMPI_OK)
+                st = lmpi_op_apply(op, typed(tmp, dt), typed(acc, dt), count, dt);
+            newrank = me / 2;
+        }
+    }
+    for (int mask = 1; newrank >= 0 && mask < pof2 && st == LMPI_OK; mask <<= 1) {
+        int nd = newrank ^ mask, peer = nd < rem ? nd * 2 + 1 : nd + rem;
+        st = exchange(acc, tmp, bytes, peer, peer, &x);
+        if (st == LMPI_OK)
+            st = lmpi_op_apply(op, typed(tmp, dt), typed(acc, dt), count, dt);
+    }
+    if (st == LMPI_OK && me < 2 * rem) {
+        if (me % 2) {
+            st = send(acc, bytes, me - 1, &x);
+        } else {
+            lmpi_request r;
+            post(&r, acc, bytes, me + 1, &x);
+            st = finish_recv(&r);
+        }
+    }
+    return st;
+}

@@ -1,0 +1,19 @@
+/* Small blocking collectives without a schedule (short.c). */
+#ifndef LMPI_COLL_SHORT_H
+#define LMPI_COLL_SHORT_H
+
+#include "coll/op.h"
+#include "comm/comm.h"
+
+/* True when COUNT elements of DT on C take the direct path: an
+ * intracommunicator, contiguous data, at most LMPI_COLL_SHORT bytes. */
+bool lmpi_coll_short_ok(const lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt);
+lmpi_status lmpi_coll_short_barrier(lmpi_comm *c);
+lmpi_status lmpi_coll_short_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c);
+/* OP must be commutative. */
+lmpi_status lmpi_coll_short_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
+                                   int root, lmpi_comm *c);
+lmpi_status lmpi_coll_short_allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
+                                      lmpi_comm *c);
+
+#endif
