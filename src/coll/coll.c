@@ -8,6 +8,7 @@
 
 #include "binding/check.h"
 #include "binding/gen/impl.h"
+#include "coll/algos.h"
 #include "coll/short.h"
 #include "coll/steps.h"
 #include "runtime/config.h"
@@ -251,9 +252,14 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
     if (!request && lmpi_coll_short_ok(comm, count, dt))
         return lmpi_coll_short_bcast(buf, count, dt, root, comm);
     NEW_SCHED(comm);
-    return finish(s, comm->is_inter ? lmpi_coll_inter_bcast(s, comm, buf, count, dt, root)
-                                    : lmpi_coll_bcast_steps(s, comm, buf, count, dt, root),
-                  request, persist);
+    lmpi_status st;
+    if (comm->is_inter)
+        st = lmpi_coll_inter_bcast(s, comm, buf, count, dt, root);
+    else if (dt->contiguous && comm->size >= 3 && count * dt->size >= lmpi_config.coll_bcast_sag)
+        st = lmpi_coll_bcast_sag(s, comm, buf, count, dt, root);
+    else
+        st = lmpi_coll_bcast_steps(s, comm, buf, count, dt, root);
+    return finish(s, st, request, persist);
 }
 
 lmpi_status lmpi_impl_Bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm)
@@ -359,7 +365,14 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
     if (comm->is_inter) {
         st = lmpi_coll_inter_allreduce(s, comm, sbuf, rbuf, count, dt, op);
     } else if (op->commutative) {
-        st = allreduce_rd_steps(s, comm, sbuf, rbuf, count, dt, op);
+        /* thresholds from the configuration table (docs/performance.md) */
+        MPI_Count bytes = count * dt->size;
+        if (dt->contiguous && comm->size > 2 && bytes >= lmpi_config.coll_allreduce_ring)
+            st = lmpi_coll_allreduce_ring(s, comm, sbuf, rbuf, count, dt, op);
+        else if (dt->contiguous && comm->size > 2 && bytes >= lmpi_config.coll_allreduce_rsag)
+            st = lmpi_coll_allreduce_rsag(s, comm, sbuf, rbuf, count, dt, op);
+        else
+            st = allreduce_rd_steps(s, comm, sbuf, rbuf, count, dt, op);
     } else { /* rank order matters: reduce to 0 in order, then broadcast */
         st = lmpi_coll_reduce_steps(s, comm, sbuf, rbuf, count, dt, op, 0);
         if (st == LMPI_OK)
@@ -504,9 +517,15 @@ static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, 
         TRY(need_type(sdt, "sendtype"));
     TRY(no_in_place(comm, sbuf, rbuf));
     NEW_SCHED(comm);
-    return finish(s, comm->is_inter ? lmpi_coll_inter_alltoall(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt)
-                                    : alltoall_steps(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt),
-                  request, persist);
+    lmpi_status st;
+    if (comm->is_inter)
+        st = lmpi_coll_inter_alltoall(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt);
+    else if (!sb.counts.p && !IN_PLACE(sbuf) && sdt->contiguous && rdt->contiguous && comm->size >= 4 &&
+             sb.count * sdt->size <= lmpi_config.coll_alltoall_bruck)
+        st = lmpi_coll_alltoall_bruck(s, comm, sbuf, sb.count, sdt, rbuf, rb.count, rdt);
+    else
+        st = alltoall_steps(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt);
+    return finish(s, st, request, persist);
 }
 
 lmpi_status lmpi_impl_Alltoall(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -612,6 +631,8 @@ static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lm
     NEW_SCHED(comm);
     if (comm->is_inter)
         return finish(s, lmpi_coll_inter_reduce_scatter(s, comm, sbuf, rbuf, &rb, dt, op), request, persist);
+    if (op->commutative && dt->contiguous && comm->size > 1 && lmpi_config.coll_redscat_halving)
+        return finish(s, lmpi_coll_reduce_scatter_halving(s, comm, sbuf, rbuf, &rb, dt, op), request, persist);
     int n = comm->size, me = comm->rank;
     MPI_Count total = 0;
     for (int i = 0; i < n; i++)
