@@ -53,19 +53,22 @@
       "Blocking barrier, bcast, reduce and allreduce of contiguous data up to this many bytes "   \
       "on an intracommunicator run without a schedule (direct sends and stack receives); "       \
       "0 sends everything through schedules. Measured in docs/performance.md (collectives).")    \
-    X(coll_bcast_sag, "LMPI_COLL_BCAST_SAG", SIZE, "128k",                                        \
+    X(coll_bcast_sag, "LMPI_COLL_BCAST_SAG", SIZE, "64m",                                        \
       "Broadcasts of contiguous data from this many bytes on (and 3 or more ranks) scatter the "  \
-      "data and allgather it around a ring instead of a binomial tree.")                          \
-    X(coll_allreduce_rsag, "LMPI_COLL_ALLREDUCE_RSAG", SIZE, "16k",                               \
+      "data and allgather it around a ring instead of a binomial tree (it lost to the tree up "  \
+      "to 1 MiB at 4 and 8 ranks on 2 cores: docs/performance.md).")                          \
+    X(coll_allreduce_rsag, "LMPI_COLL_ALLREDUCE_RSAG", SIZE, "32k",                               \
       "Allreduce of contiguous data with a commutative operation from this many bytes on uses "  \
       "Rabenseifner's algorithm (reduce-scatter by recursive halving, allgather by recursive "    \
-      "doubling) instead of recursive doubling.")                                                 \
-    X(coll_allreduce_ring, "LMPI_COLL_ALLREDUCE_RING", SIZE, "1m",                                \
+      "doubling) instead of recursive doubling (it wins from 32 KiB at 4 and 8 ranks).")                                                 \
+    X(coll_allreduce_ring, "LMPI_COLL_ALLREDUCE_RING", SIZE, "64m",                                \
       "... and from this many bytes on the ring algorithm (reduce-scatter and allgather around " \
-      "a ring: n - 1 steps, each moving 1/n of the data).")                                       \
-    X(coll_alltoall_bruck, "LMPI_COLL_ALLTOALL_BRUCK", SIZE, "256",                               \
+      "a ring: n - 1 steps, each moving 1/n of the data; it never beat Rabenseifner up to 1 MiB " \
+      "here).")                                       \
+    X(coll_alltoall_bruck, "LMPI_COLL_ALLTOALL_BRUCK", SIZE, "1k",                               \
       "Alltoall of contiguous blocks up to this many bytes per rank (4 or more ranks) uses "      \
-      "Bruck's algorithm (log2 n rounds of packed blocks) instead of pairwise exchanges.")        \
+      "Bruck's algorithm (log2 n rounds of packed blocks) instead of pairwise exchanges (it won " \
+      "up to 1 KiB, tied at 4 KiB and lost at 16 KiB at 4-16 ranks).")        \
     X(coll_redscat_halving, "LMPI_COLL_REDSCAT_HALVING", BOOL, "1",                               \
       "Reduce_scatter(_block) of contiguous data with a commutative operation uses recursive "    \
       "halving; 0: a reduction to rank 0 and a scatter.")                                         \
