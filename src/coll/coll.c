@@ -9,6 +9,7 @@
 #include "binding/check.h"
 #include "binding/gen/impl.h"
 #include "coll/algos.h"
+#include "coll/node.h"
 #include "coll/short.h"
 #include "coll/steps.h"
 #include "runtime/config.h"
@@ -249,6 +250,13 @@ static lmpi_status get_op(MPI_Op h, lmpi_datatype *dt, lmpi_op **op)
 static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
                             MPI_Request *request, bool persist)
 {
+    lmpi_comm *node, *roots;
+    bool node_aware;
+    TRY(lmpi_coll_node_aware(comm, &node, &roots, &node_aware));
+    if (node_aware) {
+        NEW_SCHED(comm);
+        return finish(s, lmpi_coll_node_bcast(s, comm, node, roots, buf, count, dt, root), request, persist);
+    }
     if (!request && lmpi_coll_short_ok(comm, count, dt))
         return lmpi_coll_short_bcast(buf, count, dt, root, comm);
     NEW_SCHED(comm);
@@ -283,6 +291,15 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
         lmpi_err_detail("MPI_IN_PLACE as sendbuf is only allowed at the root");
         return LMPI_ERR_BUFFER;
     }
+    lmpi_comm *node, *roots;
+    bool node_aware = false;
+    if (op->commutative)
+        TRY(lmpi_coll_node_aware(comm, &node, &roots, &node_aware));
+    if (node_aware) {
+        NEW_SCHED(comm);
+        return finish(s, lmpi_coll_node_reduce(s, comm, node, roots, sbuf, rbuf, count, dt, op, root), request,
+                      persist);
+    }
     if (!request && op->commutative && lmpi_coll_short_ok(comm, count, dt))
         return lmpi_coll_short_reduce(sbuf, rbuf, count, dt, op, root, comm);
     NEW_SCHED(comm);
@@ -307,8 +324,8 @@ lmpi_status lmpi_impl_Ireduce(const void *sbuf, void *rbuf, MPI_Count count, lmp
  * of a reduction and a broadcast); with n not a power of two the first
  * 2 * (n - pof2) ranks pair up first, and the even one of each pair gets the
  * result at the end. */
-static lmpi_status allreduce_rd_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
-                                      lmpi_datatype *dt, lmpi_op *op)
+lmpi_status lmpi_coll_allreduce_rd_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
+                                         lmpi_datatype *dt, lmpi_op *op)
 {
     int n = c->size, me = c->rank, pof2 = 1;
     while (pof2 * 2 <= n)
@@ -358,6 +375,16 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
     TRY(no_in_place(comm, sbuf, rbuf));
+    lmpi_comm *node, *roots;
+    bool node_aware = false;
+    if (op->commutative)
+        TRY(lmpi_coll_node_aware(comm, &node, &roots, &node_aware));
+    if (node_aware && !request && lmpi_coll_short_fits(count, dt))
+        return lmpi_coll_node_short_allreduce(node, roots, sbuf, rbuf, count, dt, op);
+    if (node_aware) {
+        NEW_SCHED(comm);
+        return finish(s, lmpi_coll_node_allreduce(s, node, roots, sbuf, rbuf, count, dt, op), request, persist);
+    }
     if (!request && op->commutative && lmpi_coll_short_ok(comm, count, dt))
         return lmpi_coll_short_allreduce(sbuf, rbuf, count, dt, op, comm);
     NEW_SCHED(comm);
@@ -372,7 +399,7 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
         else if (dt->contiguous && comm->size > 2 && bytes >= lmpi_config.coll_allreduce_rsag)
             st = lmpi_coll_allreduce_rsag(s, comm, sbuf, rbuf, count, dt, op);
         else
-            st = allreduce_rd_steps(s, comm, sbuf, rbuf, count, dt, op);
+            st = lmpi_coll_allreduce_rd_steps(s, comm, sbuf, rbuf, count, dt, op);
     } else { /* rank order matters: reduce to 0 in order, then broadcast */
         st = lmpi_coll_reduce_steps(s, comm, sbuf, rbuf, count, dt, op, 0);
         if (st == LMPI_OK)
@@ -607,6 +634,13 @@ lmpi_status lmpi_coll_barrier_steps(lmpi_sched *s, lmpi_comm *c)
 
 static lmpi_status do_barrier(lmpi_comm *comm, MPI_Request *request, bool persist)
 {
+    lmpi_comm *node, *roots;
+    bool node_aware;
+    TRY(lmpi_coll_node_aware(comm, &node, &roots, &node_aware));
+    if (node_aware) {
+        NEW_SCHED(comm);
+        return finish(s, lmpi_coll_node_barrier(s, node, roots), request, persist);
+    }
     NEW_SCHED(comm);
     return finish(s, comm->is_inter ? lmpi_coll_inter_barrier(s, comm) : lmpi_coll_barrier_steps(s, comm), request,
                   persist);
@@ -616,9 +650,12 @@ lmpi_status lmpi_impl_Ibarrier(lmpi_comm *comm, MPI_Request *request) { return d
 
 lmpi_status lmpi_impl_Barrier(lmpi_comm *comm)
 {
-    if (!comm->is_inter && lmpi_config.coll_short > 0)
-        return lmpi_coll_short_barrier(comm);
-    return do_barrier(comm, NULL, false);
+    if (comm->is_inter || lmpi_config.coll_short == 0)
+        return do_barrier(comm, NULL, false);
+    lmpi_comm *node, *roots;
+    bool node_aware;
+    TRY(lmpi_coll_node_aware(comm, &node, &roots, &node_aware));
+    return node_aware ? lmpi_coll_node_short_barrier(node, roots) : lmpi_coll_short_barrier(comm);
 }
 
 /* ---- reduce_scatter: a reduction to rank 0, then a scatter of the blocks ---- */

@@ -1,19 +1,19 @@
 /* Collectives on intercommunicators.  Data flows between the two groups;
  * the rooted ones go through each group's leader (local rank 0) and the
  * local group's own tree (the intracommunicator builders run on local_comm
- * through lmpi_sched_use_local), the all-to-all kinds exchange directly with
+ * through lmpi_sched_use_comm), the all-to-all kinds exchange directly with
  * every remote rank.  MPI_IN_PLACE is not allowed here (checked by the
  * callers in coll.c). */
 #include "coll/steps.h"
 
 /* Run BUILD's steps on the local group. */
-#define LOCAL(s, build)                         \
-    do {                                        \
-        lmpi_sched_use_local((s), true);        \
-        lmpi_status lst_ = (build);             \
-        lmpi_sched_use_local((s), false);       \
-        if (lst_ != LMPI_OK)                    \
-            return lst_;                        \
+#define LOCAL(s, build)                          \
+    do {                                         \
+        lmpi_sched_use_comm((s), c->local_comm); \
+        lmpi_status lst_ = (build);              \
+        lmpi_sched_use_comm((s), NULL);          \
+        if (lst_ != LMPI_OK)                     \
+            return lst_;                         \
     } while (0)
 
 /* The two leaders swap their group's data: mine goes out, theirs comes in. */

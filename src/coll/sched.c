@@ -10,8 +10,8 @@ typedef enum { S_SEND, S_RECV, S_REDUCE, S_COPY, S_FENCE } step_kind;
 
 typedef struct {
     uint8_t kind;
-    uint8_t local; /* the peer is in the intercommunicator's local group */
     int peer;
+    lmpi_comm *comm; /* NULL: the schedule's communicator */
     const void *src;
     void *dst;
     MPI_Count count, rcount;
@@ -35,7 +35,7 @@ struct lmpi_sched {
     void **scratch;
     int nscratch;
     lmpi_status error;
-    bool local; /* steps being added address the local group */
+    lmpi_comm *step_comm; /* communicator of the steps being added (NULL: comm) */
     /* small collectives allocate nothing: their steps and scratch fit here,
      * and freed schedules are kept for the next call */
     size_t arena_used;
@@ -43,11 +43,14 @@ struct lmpi_sched {
     _Alignas(16) char arena[ARENA_BYTES];
 };
 
+lmpi_coll_stats lmpi_coll_stat;
+
 static lmpi_sched *free_scheds;
 static int nfree_scheds;
 
 lmpi_sched *lmpi_sched_new(lmpi_comm *comm)
 {
+    lmpi_coll_stat.scheduled++;
     lmpi_sched *s = free_scheds;
     if (s) {
         free_scheds = s->next_free;
@@ -72,11 +75,11 @@ lmpi_sched *lmpi_sched_new(lmpi_comm *comm)
     return s;
 }
 
-void lmpi_sched_use_local(lmpi_sched *s, bool local) { s->local = local; }
+void lmpi_sched_use_comm(lmpi_sched *s, lmpi_comm *c) { s->step_comm = c == s->comm ? NULL : c; }
 
 static lmpi_status add(lmpi_sched *s, step st)
 {
-    st.local = s->local;
+    st.comm = s->step_comm;
     if (s->n == s->cap) {
         int ncap = 2 * s->cap;
         step *n = lmpi_malloc(sizeof(step) * (size_t)ncap, LMPI_MEM_COLL);
@@ -205,9 +208,10 @@ static bool start_round(lmpi_sched *s)
             s->pos++;
             break;
         }
-        /* an intercommunicator's local group is its local_comm, with its own context */
-        lmpi_comm *comm = st->local ? s->comm->local_comm : s->comm;
-        uint32_t ctx = st->local ? comm->context_id + LMPI_CTX_COLL : s->ctx;
+        /* steps on an internal communicator (local group, node, node roots)
+         * use its collective context with the schedule's tag */
+        lmpi_comm *comm = st->comm ? st->comm : s->comm;
+        uint32_t ctx = st->comm ? comm->context_id + LMPI_CTX_COLL : s->ctx;
         switch ((step_kind)st->kind) {
         case S_SEND:
             e = lmpi_pt2pt_start_send_ctx(st->src, st->count, st->dt, st->peer, s->tag, comm, ctx, &r);

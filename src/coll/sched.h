@@ -12,6 +12,14 @@
 
 typedef struct lmpi_sched lmpi_sched;
 
+/* What collectives ran how (MPI_T pvars lmpi_coll_*). */
+typedef struct {
+    uint64_t scheduled;  /* schedules built */
+    uint64_t short_path; /* schedule-free phases (short.c) */
+    uint64_t node_aware; /* collectives that ran node-aware (node.c) */
+} lmpi_coll_stats;
+extern lmpi_coll_stats lmpi_coll_stat;
+
 lmpi_sched *lmpi_sched_new(lmpi_comm *comm);
 /* Steps; buffers are (buf, count, dt) of the user or of scratch memory. */
 lmpi_status lmpi_sched_send(lmpi_sched *s, const void *buf, MPI_Count count, lmpi_datatype *dt, int peer);
@@ -20,10 +28,11 @@ lmpi_status lmpi_sched_reduce(lmpi_sched *s, const void *in, void *inout, MPI_Co
                               lmpi_op *op);
 lmpi_status lmpi_sched_copy(lmpi_sched *s, const void *src, MPI_Count scount, lmpi_datatype *sdt, void *dst,
                             MPI_Count rcount, lmpi_datatype *rdt);
-/* On an intercommunicator: the steps added from here on exchange with the
- * local group (ranks of comm->local_comm) when LOCAL, else with the remote
- * group.  Intracommunicator schedules never call it. */
-void lmpi_sched_use_local(lmpi_sched *s, bool local);
+/* The steps added from here on exchange on C, an internal communicator of
+ * the schedule's one (an intercommunicator's local_comm, the node or
+ * node-roots communicator), whose ranks their peers are; the schedule's
+ * communicator itself (or NULL) goes back to it. */
+void lmpi_sched_use_comm(lmpi_sched *s, lmpi_comm *c);
 /* Everything added so far completes before anything added later starts. */
 lmpi_status lmpi_sched_fence(lmpi_sched *s);
 /* Scratch memory owned by the schedule (freed with it). */

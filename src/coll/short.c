@@ -8,6 +8,7 @@
  * communicator. */
 #include <string.h>
 
+#include "coll/sched.h"
 #include "coll/short.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
@@ -21,15 +22,26 @@ typedef struct {
     int tag;
 } xfer;
 
+/* Tags: one sequence number per collective.  On internal communicators (a
+ * node-aware collective's node and node-roots phases) the schedules of the
+ * parent use the parent's numbers in the same context, so these take
+ * another range. */
 static xfer begin(lmpi_comm *c)
 {
-    return (xfer){c, c->context_id + LMPI_CTX_COLL, 0x10000000 | (int)(c->coll_seq++ & 0x0fffffff)};
+    int range = (c->flags & LMPI_COMM_INTERNAL) ? 0x20000000 : 0x10000000;
+    lmpi_coll_stat.short_path++;
+    return (xfer){c, c->context_id + LMPI_CTX_COLL, range | (int)(c->coll_seq++ & 0x0fffffff)};
+}
+
+bool lmpi_coll_short_fits(MPI_Count count, const lmpi_datatype *dt)
+{
+    int64_t limit = lmpi_config.coll_short < SHORT_MAX ? lmpi_config.coll_short : SHORT_MAX;
+    return dt->contiguous && count * dt->size <= limit;
 }
 
 bool lmpi_coll_short_ok(const lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt)
 {
-    int64_t limit = lmpi_config.coll_short < SHORT_MAX ? lmpi_config.coll_short : SHORT_MAX;
-    return !c->is_inter && dt->contiguous && count * dt->size <= limit;
+    return !c->is_inter && lmpi_coll_short_fits(count, dt);
 }
 
 static void post(lmpi_request *r, void *bytes, size_t n, int src, const xfer *x)
@@ -119,8 +131,11 @@ lmpi_status lmpi_coll_short_reduce(const void *sbuf, void *rbuf, MPI_Count count
     size_t bytes = (size_t)(count * dt->size);
     _Alignas(16) char accbuf[SHORT_MAX], tmp[SHORT_MAX];
     char *acc = c->rank == root ? (char *)lmpi_dt_contig_ptr(rbuf, dt) : accbuf;
-    if (sbuf != MPI_IN_PLACE)
-        memcpy(acc, lmpi_dt_contig_ptr(sbuf, dt), bytes);
+    /* in place (the root, or every rank of a node-aware allreduce's first
+     * phase): the contribution is in rbuf */
+    const char *mine = lmpi_dt_contig_ptr(sbuf == MPI_IN_PLACE ? rbuf : sbuf, dt);
+    if (mine != acc)
+        memcpy(acc, mine, bytes);
     for (int mask = 1; mask < n; mask <<= 1) {
         lmpi_status st;
         if (rel & mask)

@@ -8,6 +8,8 @@
 /* True when COUNT elements of DT on C take the direct path: an
  * intracommunicator, contiguous data, at most LMPI_COLL_SHORT bytes. */
 bool lmpi_coll_short_ok(const lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt);
+/* The size and layout test alone. */
+bool lmpi_coll_short_fits(MPI_Count count, const lmpi_datatype *dt);
 lmpi_status lmpi_coll_short_barrier(lmpi_comm *c);
 lmpi_status lmpi_coll_short_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c);
 /* OP must be commutative. */

@@ -41,8 +41,8 @@ static inline MPI_Count block_displ(const blocks *b, int i)
     return b->counts.p ? lmpi_iarray_get(b->displs, (size_t)i) : (MPI_Count)i * b->count;
 }
 
-/* Intracommunicator builders (coll.c), also used on an intercommunicator's
- * local group (lmpi_sched_use_local). */
+/* Intracommunicator builders (coll.c), also used on internal communicators
+ * (lmpi_sched_use_comm). */
 lmpi_status lmpi_coll_bcast_steps(lmpi_sched *s, lmpi_comm *c, void *buf, MPI_Count count, lmpi_datatype *dt,
                                   int root);
 lmpi_status lmpi_coll_reduce_steps(lmpi_sched *s, lmpi_comm *c, const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -52,6 +52,9 @@ lmpi_status lmpi_coll_gather_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf
 lmpi_status lmpi_coll_scatter_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, const blocks *sb,
                                     lmpi_datatype *sdt, void *rbuf, MPI_Count rcount, lmpi_datatype *rdt, int root);
 lmpi_status lmpi_coll_barrier_steps(lmpi_sched *s, lmpi_comm *c);
+/* Recursive doubling; commutative operations. */
+lmpi_status lmpi_coll_allreduce_rd_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
+                                         lmpi_datatype *dt, lmpi_op *op);
 
 /* Intercommunicator algorithms (inter.c): ROOT is MPI_ROOT at the root,
  * MPI_PROC_NULL in the rest of its group, the root's rank in the other. */

@@ -243,6 +243,7 @@ lmpi_status lmpi_comm_node_comms(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roo
         lmpi_free(idx), lmpi_free(ridx), lmpi_free(seen);
         if (st != LMPI_OK)
             return st;
+        c->nnodes = nr;
         c->node_built = 1;
     }
     *node = c->node;

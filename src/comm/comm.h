@@ -51,6 +51,7 @@ struct lmpi_comm {
     lmpi_comm *roots;    /* internal node-roots communicator (NULL on non-roots too) */
     lmpi_comm *local_comm; /* intercommunicators: the local group as an intracommunicator */
     uint8_t node_built;
+    int nnodes;          /* nodes c spans (known once node_built) */
 };
 
 #define LMPI_COMM_BUILTIN_BASE 0x100u

@@ -69,6 +69,10 @@
       "Alltoall of contiguous blocks up to this many bytes per rank (4 or more ranks) uses "      \
       "Bruck's algorithm (log2 n rounds of packed blocks) instead of pairwise exchanges (it won " \
       "up to 1 KiB, tied at 4 KiB and lost at 16 KiB at 4-16 ranks).")        \
+    X(coll_node_aware, "LMPI_COLL_NODE_AWARE", BOOL, "1",                                         \
+      "Barrier, bcast, reduce and allreduce (commutative operations) on a communicator that "     \
+      "spans several nodes with more than one rank on some node run node-aware: within each "     \
+      "node, among one leader per node, within each node again.")                                 \
     X(coll_redscat_halving, "LMPI_COLL_REDSCAT_HALVING", BOOL, "1",                               \
       "Reduce_scatter(_block) of contiguous data with a commutative operation uses recursive "    \
       "halving; 0: a reduction to rank 0 and a scatter.")                                         \

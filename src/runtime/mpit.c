@@ -14,6 +14,7 @@
 #include "av/rankmap.h"
 #include "comm/comm.h"
 #include "match/match.h"
+#include "coll/sched.h"
 #include "runtime/config.h"
 
 typedef uint64_t (*pvar_reader)(int arg);
@@ -38,6 +39,10 @@ static uint64_t read_match_meta(int a) { (void)a; return lmpi_match_metadata_byt
 static uint64_t read_rankmaps(int mode)
 {
     return (uint64_t)(lmpi_rankmap_count(mode) + (mode == LMPI_RM_STRIDE ? lmpi_rankmap_count(LMPI_RM_BSTRIDE) : 0));
+}
+static uint64_t read_coll(int which)
+{
+    return which == 0 ? lmpi_coll_stat.scheduled : which == 1 ? lmpi_coll_stat.short_path : lmpi_coll_stat.node_aware;
 }
 static uint64_t read_comms(int a) { (void)a; return (uint64_t)lmpi_comm_live(); }
 static uint64_t read_rankmap_tables(int a) { (void)a; return (uint64_t)lmpi_rankmap_table_bytes(); }
@@ -66,6 +71,10 @@ static const pvar_def pvars[] = {
      MPI_T_PVAR_CLASS_TIMER, read_match_time, 0},
     {"lmpi_match_metadata_bytes", "bytes of matching structure beyond the queued items", MPI_T_PVAR_CLASS_SIZE,
      read_match_meta, 0},
+    {"lmpi_coll_scheduled", "collectives run as schedules", MPI_T_PVAR_CLASS_COUNTER, read_coll, 0},
+    {"lmpi_coll_short", "schedule-free collective phases (LMPI_COLL_SHORT)", MPI_T_PVAR_CLASS_COUNTER, read_coll, 1},
+    {"lmpi_coll_node_aware", "collectives run node-aware (LMPI_COLL_NODE_AWARE)", MPI_T_PVAR_CLASS_COUNTER,
+     read_coll, 2},
     {"lmpi_comms", "communicators alive (user and internal, not the predefined ones)", MPI_T_PVAR_CLASS_LEVEL,
      read_comms, 0},
     {"lmpi_rankmaps_direct", "rank maps (communicators and groups) in direct mode", MPI_T_PVAR_CLASS_LEVEL,

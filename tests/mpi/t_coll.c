@@ -480,6 +480,46 @@ static void inter_nonblocking_and_errors(MPI_Comm ic)
     CHECK_EQ(cls, MPI_ERR_ROOT);
 }
 
+/* With T_COLL_NODES=k (and LMPI_NODE_SIZE set so that the job spans k
+ * nodes), the node-aware paths must have run: read LeanMPI's MPI_T counter. */
+static void test_node_aware_ran(void)
+{
+    const char *want = getenv("T_COLL_NODES");
+    if (!want)
+        return;
+    int provided, n, idx = -1;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_T_pvar_get_num(&n);
+    for (int i = 0; i < n && idx < 0; i++) {
+        char name[128], desc[256];
+        int nl = sizeof(name), dl = sizeof(desc), verb, cls, bind, ro, cont, atomic;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &en, desc, &dl, &bind, &ro, &cont, &atomic);
+        if (!strcmp(name, "lmpi_coll_node_aware"))
+            idx = i;
+    }
+    CHECK(idx >= 0);
+    MPI_T_pvar_session ses;
+    MPI_T_pvar_handle h;
+    int cnt;
+    unsigned long long before = 0, after = 0;
+    MPI_T_pvar_session_create(&ses);
+    MPI_T_pvar_handle_alloc(ses, idx, NULL, &h, &cnt);
+    MPI_T_pvar_read(ses, h, &before);
+    int x = rank, y = 0;
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Bcast(&x, 1, MPI_INT, size - 1, MPI_COMM_WORLD);
+    MPI_T_pvar_read(ses, h, &after);
+    CHECK_EQ(y, size * (size - 1) / 2);
+    CHECK_EQ(x, size - 1);
+    CHECK_EQ(after - before, 3);
+    MPI_T_pvar_handle_free(ses, &h);
+    MPI_T_pvar_session_free(&ses);
+    MPI_T_finalize();
+}
+
 static void test_intercomm(void)
 {
     if (size < 2)
@@ -511,5 +551,6 @@ int main(int argc, char **argv)
     test_nonblocking();
     test_persistent();
     test_intercomm();
+    test_node_aware_ran();
     return mpitest_finish("t_coll");
 }
