@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int mpitest_failures;
 
@@ -21,6 +22,24 @@ static int mpitest_failures;
     } while (0)
 
 #define CHECK(cond) CHECK_EQ(!!(cond), 1)
+
+/* Index of LeanMPI's MPI_T performance variable NAME, -1 if absent
+ * (MPI_T must be initialized). */
+static inline int mpitest_pvar_index(const char *name)
+{
+    int n, idx = -1;
+    MPI_T_pvar_get_num(&n);
+    for (int i = 0; i < n && idx < 0; i++) {
+        char nm[128], desc[256];
+        int nl = sizeof(nm), dl = sizeof(desc), verb, cls, bind, ro, cont, atomic;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        MPI_T_pvar_get_info(i, nm, &nl, &verb, &cls, &dt, &en, desc, &dl, &bind, &ro, &cont, &atomic);
+        if (!strcmp(nm, name))
+            idx = i;
+    }
+    return idx;
+}
 
 static inline int mpitest_finish(const char *name)
 {

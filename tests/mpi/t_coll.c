@@ -487,18 +487,9 @@ static void test_node_aware_ran(void)
     const char *want = getenv("T_COLL_NODES");
     if (!want)
         return;
-    int provided, n, idx = -1;
+    int provided;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_T_pvar_get_num(&n);
-    for (int i = 0; i < n && idx < 0; i++) {
-        char name[128], desc[256];
-        int nl = sizeof(name), dl = sizeof(desc), verb, cls, bind, ro, cont, atomic;
-        MPI_Datatype dt;
-        MPI_T_enum en;
-        MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &en, desc, &dl, &bind, &ro, &cont, &atomic);
-        if (!strcmp(name, "lmpi_coll_node_aware"))
-            idx = i;
-    }
+    int idx = mpitest_pvar_index("lmpi_coll_node_aware");
     CHECK(idx >= 0);
     MPI_T_pvar_session ses;
     MPI_T_pvar_handle h;

@@ -9,17 +9,7 @@ static int rank, size;
 
 static long long pvar(const char *name)
 {
-    int n, idx = -1;
-    MPI_T_pvar_get_num(&n);
-    for (int i = 0; i < n && idx < 0; i++) {
-        char nm[128], desc[256];
-        int nl = sizeof(nm), dl = sizeof(desc), verb, cls, bind, ro, cont, atomic;
-        MPI_Datatype dt;
-        MPI_T_enum en;
-        MPI_T_pvar_get_info(i, nm, &nl, &verb, &cls, &dt, &en, desc, &dl, &bind, &ro, &cont, &atomic);
-        if (!strcmp(nm, name))
-            idx = i;
-    }
+    int idx = mpitest_pvar_index(name);
     if (idx < 0)
         return -1;
     MPI_T_pvar_session s;
