@@ -73,7 +73,7 @@ lmpi_status lmpi_coll_bcast_steps(lmpi_sched *s, lmpi_comm *c, void *buf, MPI_Co
 
 /* ---- reduction to root: binomial; rank order kept for non-commutative ops -------- */
 lmpi_status lmpi_coll_reduce_steps(lmpi_sched *s, lmpi_comm *c, const void *sendbuf, void *recvbuf, MPI_Count count,
-                                lmpi_datatype *dt, lmpi_op *op, int root)
+                                   lmpi_datatype *dt, lmpi_op *op, int root)
 {
     int n = c->size, me = c->rank;
     /* commutative: a tree rooted at root; otherwise at 0, so that every
@@ -81,11 +81,22 @@ lmpi_status lmpi_coll_reduce_steps(lmpi_sched *s, lmpi_comm *c, const void *send
     int tree_root = op->commutative ? root : 0;
     int rel = (me - tree_root + n) % n;
     const void *mine = IN_PLACE(sendbuf) ? recvbuf : sendbuf;
-    void *acc = scratch_for(s, count, dt);
-    if (!acc)
-        return LMPI_ERR_NO_MEM;
-    TRY(lmpi_sched_copy(s, mine, count, dt, acc, count, dt));
-    TRY(lmpi_sched_fence(s));
+    bool children = rel + 1 < n && (rel == 0 || !(rel & 1));
+    /* Where the partial result accumulates: a leaf sends its own buffer; a
+     * commutative root accumulates in recvbuf (no copy at the end); others
+     * in scratch.  Large reductions are memory-bound: each copy saved
+     * counts (measured on 1 MiB, docs/performance.md). */
+    void *acc = (void *)mine, *in = NULL;
+    if (children) {
+        if (op->commutative && me == root) {
+            acc = recvbuf;
+        } else if (!(acc = scratch_for(s, count, dt))) {
+            return LMPI_ERR_NO_MEM;
+        }
+        if (acc != mine)
+            TRY(lmpi_sched_copy(s, mine, count, dt, acc, count, dt));
+        TRY(lmpi_sched_fence(s));
+    }
     for (int mask = 1; mask < n; mask <<= 1) {
         if (rel & mask) {
             TRY(lmpi_sched_send(s, acc, count, dt, (rel - mask + tree_root) % n));
@@ -93,19 +104,24 @@ lmpi_status lmpi_coll_reduce_steps(lmpi_sched *s, lmpi_comm *c, const void *send
             break;
         }
         if (rel + mask < n) {
-            void *in = scratch_for(s, count, dt);
+            if (!in || !op->commutative)
+                in = scratch_for(s, count, dt);
             if (!in)
                 return LMPI_ERR_NO_MEM;
             TRY(lmpi_sched_recv(s, in, count, dt, (rel + mask + tree_root) % n));
             TRY(lmpi_sched_fence(s));
-            /* acc covers lower ranks than `in`: in = acc op in, then it is acc */
-            TRY(lmpi_sched_reduce(s, acc, in, count, dt, op));
+            if (op->commutative) {
+                TRY(lmpi_sched_reduce(s, in, acc, count, dt, op)); /* acc = in op acc */
+            } else {
+                /* acc covers lower ranks than `in`: in = acc op in, then it is acc */
+                TRY(lmpi_sched_reduce(s, acc, in, count, dt, op));
+                acc = in;
+            }
             TRY(lmpi_sched_fence(s));
-            acc = in;
         }
     }
     if (me == tree_root && tree_root == root)
-        return lmpi_sched_copy(s, acc, count, dt, recvbuf, count, dt);
+        return acc == recvbuf ? LMPI_OK : lmpi_sched_copy(s, acc, count, dt, recvbuf, count, dt);
     if (me == tree_root)
         TRY(lmpi_sched_send(s, acc, count, dt, root));
     if (me == root && tree_root != root)
@@ -331,10 +347,12 @@ lmpi_status lmpi_coll_allreduce_rd_steps(lmpi_sched *s, lmpi_comm *c, const void
     while (pof2 * 2 <= n)
         pof2 *= 2;
     int rem = n - pof2, newrank;
-    void *acc = scratch_for(s, count, dt), *tmp = scratch_for(s, count, dt);
-    if (!acc || !tmp)
+    /* the result accumulates in rbuf itself */
+    void *acc = rbuf, *tmp = scratch_for(s, count, dt);
+    if (!tmp)
         return LMPI_ERR_NO_MEM;
-    TRY(lmpi_sched_copy(s, IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, acc, count, dt));
+    if (!IN_PLACE(sbuf))
+        TRY(lmpi_sched_copy(s, sbuf, count, dt, acc, count, dt));
     TRY(lmpi_sched_fence(s));
     if (me < 2 * rem) {
         if (me % 2 == 0) {
@@ -366,7 +384,7 @@ lmpi_status lmpi_coll_allreduce_rd_steps(lmpi_sched *s, lmpi_comm *c, const void
             TRY(lmpi_sched_recv(s, acc, count, dt, me + 1));
         TRY(lmpi_sched_fence(s));
     }
-    return lmpi_sched_copy(s, acc, count, dt, rbuf, count, dt);
+    return LMPI_OK;
 }
 
 static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op oph,

@@ -33,6 +33,7 @@ struct lmpi_sched {
     lmpi_request **active;
     int nactive, capactive;
     void **scratch;
+    size_t *scratch_size;
     int nscratch;
     lmpi_status error;
     lmpi_comm *step_comm; /* communicator of the steps being added (NULL: comm) */
@@ -120,6 +121,41 @@ lmpi_status lmpi_sched_copy(lmpi_sched *s, const void *src, MPI_Count scount, lm
 
 lmpi_status lmpi_sched_fence(lmpi_sched *s) { return add(s, (step){.kind = S_FENCE}); }
 
+/* Large scratch blocks are kept after use: a fresh one of a megabyte costs
+ * page faults and the kernel's zeroing on every call (measured on 1 MiB
+ * reductions).  A few, first fit. */
+#define KEPT_SCRATCH 4
+#define KEPT_MIN (64u << 10)
+static struct {
+    void *p;
+    size_t size;
+} kept[KEPT_SCRATCH];
+
+static void *scratch_alloc(size_t bytes, size_t *got)
+{
+    for (int i = 0; i < KEPT_SCRATCH; i++)
+        if (kept[i].p && kept[i].size >= bytes && kept[i].size <= 2 * bytes + KEPT_MIN) {
+            void *p = kept[i].p;
+            *got = kept[i].size;
+            kept[i].p = NULL;
+            return p;
+        }
+    *got = bytes;
+    return lmpi_malloc(bytes, LMPI_MEM_COLL);
+}
+
+static void scratch_release(void *p, size_t size)
+{
+    if (size >= KEPT_MIN)
+        for (int i = 0; i < KEPT_SCRATCH; i++)
+            if (!kept[i].p) {
+                kept[i].p = p;
+                kept[i].size = size;
+                return;
+            }
+    lmpi_free(p);
+}
+
 void *lmpi_sched_scratch(lmpi_sched *s, size_t bytes)
 {
     size_t need = (bytes + 15) & ~(size_t)15;
@@ -132,7 +168,11 @@ void *lmpi_sched_scratch(lmpi_sched *s, size_t bytes)
     if (!n)
         return NULL;
     s->scratch = n;
-    void *p = lmpi_malloc(bytes ? bytes : 1, LMPI_MEM_COLL);
+    size_t *sizes = lmpi_realloc(s->scratch_size, sizeof(size_t) * (size_t)(s->nscratch + 1), LMPI_MEM_COLL);
+    if (!sizes)
+        return NULL;
+    s->scratch_size = sizes;
+    void *p = scratch_alloc(bytes ? bytes : 1, &sizes[s->nscratch]);
     if (p)
         s->scratch[s->nscratch++] = p;
     return p;
@@ -146,8 +186,9 @@ void lmpi_sched_free(lmpi_sched *s)
             lmpi_pt2pt_wait_free(s->active[i], MPI_STATUS_IGNORE);
         }
     for (int i = 0; i < s->nscratch; i++)
-        lmpi_free(s->scratch[i]);
+        scratch_release(s->scratch[i], s->scratch_size[i]);
     lmpi_free(s->scratch);
+    lmpi_free(s->scratch_size);
     if (s->steps != s->inline_steps)
         lmpi_free(s->steps);
     if (nfree_scheds < CACHED_SCHEDS) {
@@ -162,6 +203,10 @@ void lmpi_sched_free(lmpi_sched *s)
 
 void lmpi_sched_finalize(void)
 {
+    for (int i = 0; i < KEPT_SCRATCH; i++) {
+        lmpi_free(kept[i].p);
+        kept[i].p = NULL;
+    }
     while (free_scheds) {
         lmpi_sched *s = free_scheds;
         free_scheds = s->next_free;
