@@ -109,8 +109,8 @@ lmpi_status lmpi_coll_allreduce_ring(lmpi_sched *s, lmpi_comm *c, const void *sb
 /* ---- allreduce: Rabenseifner --------------------------------------------- */
 /* The fold: ranks below 2 * rem pair up, the odd one of each pair carries
  * on with both contributions.  Returns the new rank (-1: sits out). */
-static lmpi_status fold_in(lmpi_sched *s, lmpi_comm *c, void *acc, void *tmp, MPI_Count count, lmpi_datatype *dt,
-                           lmpi_op *op, int rem, int *newrank)
+lmpi_status lmpi_coll_fold_in(lmpi_sched *s, lmpi_comm *c, void *acc, void *tmp, MPI_Count count, lmpi_datatype *dt,
+                              lmpi_op *op, int rem, int *newrank)
 {
     int me = c->rank;
     *newrank = me - rem;
@@ -131,7 +131,7 @@ static lmpi_status fold_in(lmpi_sched *s, lmpi_comm *c, void *acc, void *tmp, MP
 lmpi_status lmpi_coll_allreduce_rsag(lmpi_sched *s, lmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
                                      lmpi_datatype *dt, lmpi_op *op)
 {
-    int n = c->size, me = c->rank, pof2 = pof2_below(n), rem = n - pof2, newrank;
+    int n = c->size, pof2 = pof2_below(n), rem = n - pof2, newrank;
     void *tmp = scratch_for(s, count, dt);
     MPI_Count *cnts = lmpi_sched_scratch(s, sizeof(MPI_Count) * 2 * (size_t)pof2);
     if (!tmp || !cnts)
@@ -142,7 +142,7 @@ lmpi_status lmpi_coll_allreduce_rsag(lmpi_sched *s, lmpi_comm *c, const void *sb
         disps[i] = i ? disps[i - 1] + cnts[i - 1] : 0;
     }
     TRY(start_acc(s, sbuf, rbuf, count, dt));
-    TRY(fold_in(s, c, rbuf, tmp, count, dt, op, rem, &newrank));
+    TRY(lmpi_coll_fold_in(s, c, rbuf, tmp, count, dt, op, rem, &newrank));
     if (newrank >= 0) {
         int mask = 1, send_idx = 0, recv_idx = 0, last_idx = pof2;
         while (mask < pof2) { /* recursive halving */
@@ -196,14 +196,19 @@ lmpi_status lmpi_coll_allreduce_rsag(lmpi_sched *s, lmpi_comm *c, const void *sb
                 send_idx = recv_idx;
         }
     }
-    if (me < 2 * rem) { /* the odd partner hands the result back */
-        if (me % 2)
-            TRY(lmpi_sched_send(s, rbuf, count, dt, me - 1));
-        else
-            TRY(lmpi_sched_recv(s, rbuf, count, dt, me + 1));
-        TRY(lmpi_sched_fence(s));
-    }
-    return LMPI_OK;
+    return lmpi_coll_fold_out(s, c, rbuf, count, dt, rem);
+}
+
+lmpi_status lmpi_coll_fold_out(lmpi_sched *s, lmpi_comm *c, void *acc, MPI_Count count, lmpi_datatype *dt, int rem)
+{
+    int me = c->rank;
+    if (me >= 2 * rem)
+        return LMPI_OK;
+    if (me % 2) /* the odd partner hands the result back */
+        TRY(lmpi_sched_send(s, acc, count, dt, me - 1));
+    else
+        TRY(lmpi_sched_recv(s, acc, count, dt, me + 1));
+    return lmpi_sched_fence(s);
 }
 
 /* ---- alltoall: Bruck ------------------------------------------------------- */
@@ -275,7 +280,7 @@ lmpi_status lmpi_coll_reduce_scatter_halving(lmpi_sched *s, lmpi_comm *c, const 
         return LMPI_ERR_NO_MEM;
     TRY(lmpi_sched_copy(s, IN_PLACE(sbuf) ? rbuf : sbuf, total, dt, acc, total, dt));
     TRY(lmpi_sched_fence(s));
-    TRY(fold_in(s, c, acc, tmp, total, dt, op, rem, &newrank));
+    TRY(lmpi_coll_fold_in(s, c, acc, tmp, total, dt, op, rem, &newrank));
     if (newrank >= 0) {
         int send_idx = 0, recv_idx = 0, last_idx = pof2;
         for (int mask = pof2 / 2; mask > 0; mask >>= 1) {

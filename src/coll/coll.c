@@ -343,7 +343,7 @@ lmpi_status lmpi_impl_Ireduce(const void *sbuf, void *rbuf, MPI_Count count, lmp
 lmpi_status lmpi_coll_allreduce_rd_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
                                          lmpi_datatype *dt, lmpi_op *op)
 {
-    int n = c->size, me = c->rank, pof2 = 1;
+    int n = c->size, pof2 = 1;
     while (pof2 * 2 <= n)
         pof2 *= 2;
     int rem = n - pof2, newrank;
@@ -354,20 +354,7 @@ lmpi_status lmpi_coll_allreduce_rd_steps(lmpi_sched *s, lmpi_comm *c, const void
     if (!IN_PLACE(sbuf))
         TRY(lmpi_sched_copy(s, sbuf, count, dt, acc, count, dt));
     TRY(lmpi_sched_fence(s));
-    if (me < 2 * rem) {
-        if (me % 2 == 0) {
-            TRY(lmpi_sched_send(s, acc, count, dt, me + 1));
-            newrank = -1;
-        } else {
-            TRY(lmpi_sched_recv(s, tmp, count, dt, me - 1));
-            TRY(lmpi_sched_fence(s));
-            TRY(lmpi_sched_reduce(s, tmp, acc, count, dt, op));
-            newrank = me / 2;
-        }
-        TRY(lmpi_sched_fence(s));
-    } else {
-        newrank = me - rem;
-    }
+    TRY(lmpi_coll_fold_in(s, c, acc, tmp, count, dt, op, rem, &newrank));
     if (newrank >= 0)
         for (int mask = 1; mask < pof2; mask <<= 1) {
             int nd = newrank ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
@@ -377,14 +364,7 @@ lmpi_status lmpi_coll_allreduce_rd_steps(lmpi_sched *s, lmpi_comm *c, const void
             TRY(lmpi_sched_reduce(s, tmp, acc, count, dt, op));
             TRY(lmpi_sched_fence(s));
         }
-    if (me < 2 * rem) {
-        if (me % 2)
-            TRY(lmpi_sched_send(s, acc, count, dt, me - 1));
-        else
-            TRY(lmpi_sched_recv(s, acc, count, dt, me + 1));
-        TRY(lmpi_sched_fence(s));
-    }
-    return LMPI_OK;
+    return lmpi_coll_fold_out(s, c, acc, count, dt, rem);
 }
 
 static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op oph,

@@ -52,6 +52,12 @@ lmpi_status lmpi_coll_gather_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf
 lmpi_status lmpi_coll_scatter_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, const blocks *sb,
                                     lmpi_datatype *sdt, void *rbuf, MPI_Count rcount, lmpi_datatype *rdt, int root);
 lmpi_status lmpi_coll_barrier_steps(lmpi_sched *s, lmpi_comm *c);
+/* Non-powers of two (algos.c): ranks below 2 * rem pair up, the odd one of
+ * each pair carries on with both contributions (*NEWRANK, -1 for the even
+ * one), and hands the result back at the end. */
+lmpi_status lmpi_coll_fold_in(lmpi_sched *s, lmpi_comm *c, void *acc, void *tmp, MPI_Count count, lmpi_datatype *dt,
+                              lmpi_op *op, int rem, int *newrank);
+lmpi_status lmpi_coll_fold_out(lmpi_sched *s, lmpi_comm *c, void *acc, MPI_Count count, lmpi_datatype *dt, int rem);
 /* Recursive doubling; commutative operations. */
 lmpi_status lmpi_coll_allreduce_rd_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
                                          lmpi_datatype *dt, lmpi_op *op);
