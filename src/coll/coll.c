@@ -53,6 +53,20 @@ static lmpi_status need_type(const lmpi_datatype *dt, const char *what)
     return LMPI_OK;
 }
 
+/* Gather and scatter: the root's whole-buffer type (recvtype of a gather,
+ * sendtype of a scatter) matters at the root; the per-process type
+ * everywhere else, and at an intracommunicator root unless its own block is
+ * MPI_IN_PLACE (BLOCK_BUF). */
+static lmpi_status rooted_types(const lmpi_comm *comm, int root, const lmpi_datatype *root_dt, const char *root_what,
+                                const lmpi_datatype *block_dt, const char *block_what, const void *block_buf)
+{
+    if (is_root(comm, root))
+        TRY(need_type(root_dt, root_what));
+    if (is_leaf(comm, root) || (!comm->is_inter && !IN_PLACE(block_buf)))
+        TRY(need_type(block_dt, block_what));
+    return LMPI_OK;
+}
+
 /* ---- broadcast: binomial tree ------------------------------------------------------ */
 lmpi_status lmpi_coll_bcast_steps(lmpi_sched *s, lmpi_comm *c, void *buf, MPI_Count count, lmpi_datatype *dt, int root)
 {
@@ -422,10 +436,7 @@ static lmpi_status do_gather(const void *sbuf, MPI_Count scount, lmpi_datatype *
                              lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     TRY(no_in_place(comm, sbuf, rbuf));
-    if (is_root(comm, root))
-        TRY(need_type(rdt, "recvtype"));
-    if (is_leaf(comm, root) || (!comm->is_inter && !IN_PLACE(sbuf)))
-        TRY(need_type(sdt, "sendtype"));
+    TRY(rooted_types(comm, root, rdt, "recvtype", sdt, "sendtype", sbuf));
     NEW_SCHED(comm);
     return finish(s, comm->is_inter ? lmpi_coll_inter_gather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root)
                                     : lmpi_coll_gather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root),
@@ -461,10 +472,7 @@ static lmpi_status do_scatter(const void *sbuf, blocks sb, lmpi_datatype *sdt, v
                               lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     TRY(no_in_place(comm, sbuf, rbuf));
-    if (is_root(comm, root))
-        TRY(need_type(sdt, "sendtype"));
-    if (is_leaf(comm, root) || (!comm->is_inter && !IN_PLACE(rbuf)))
-        TRY(need_type(rdt, "recvtype"));
+    TRY(rooted_types(comm, root, sdt, "sendtype", rdt, "recvtype", rbuf));
     NEW_SCHED(comm);
     return finish(s, comm->is_inter ? lmpi_coll_inter_scatter(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root)
                                     : lmpi_coll_scatter_steps(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root),

@@ -1,20 +1,10 @@
 /* Collectives on intercommunicators.  Data flows between the two groups;
  * the rooted ones go through each group's leader (local rank 0) and the
  * local group's own tree (the intracommunicator builders run on local_comm
- * through lmpi_sched_use_comm), the all-to-all kinds exchange directly with
+ * through ON_COMM), the all-to-all kinds exchange directly with
  * every remote rank.  MPI_IN_PLACE is not allowed here (checked by the
  * callers in coll.c). */
 #include "coll/steps.h"
-
-/* Run BUILD's steps on the local group. */
-#define LOCAL(s, build)                          \
-    do {                                         \
-        lmpi_sched_use_comm((s), c->local_comm); \
-        lmpi_status lst_ = (build);              \
-        lmpi_sched_use_comm((s), NULL);          \
-        if (lst_ != LMPI_OK)                     \
-            return lst_;                         \
-    } while (0)
 
 /* The two leaders swap their group's data: mine goes out, theirs comes in. */
 static lmpi_status leaders_swap(lmpi_sched *s, lmpi_comm *c, const void *mine, MPI_Count scount, void *theirs,
@@ -32,9 +22,9 @@ lmpi_status lmpi_coll_inter_barrier(lmpi_sched *s, lmpi_comm *c)
     /* everyone here has arrived, the leaders tell each other, then every
      * member learns that both groups have arrived */
     lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
-    LOCAL(s, lmpi_coll_barrier_steps(s, c->local_comm));
+    ON_COMM(s, c->local_comm, lmpi_coll_barrier_steps(s, c->local_comm));
     TRY(leaders_swap(s, c, NULL, 0, NULL, 0, byte));
-    LOCAL(s, lmpi_coll_bcast_steps(s, c->local_comm, NULL, 0, byte, 0));
+    ON_COMM(s, c->local_comm, lmpi_coll_bcast_steps(s, c->local_comm, NULL, 0, byte, 0));
     return LMPI_OK;
 }
 
@@ -49,7 +39,7 @@ lmpi_status lmpi_coll_inter_bcast(lmpi_sched *s, lmpi_comm *c, void *buf, MPI_Co
         TRY(lmpi_sched_recv(s, buf, count, dt, root));
         TRY(lmpi_sched_fence(s));
     }
-    LOCAL(s, lmpi_coll_bcast_steps(s, c->local_comm, buf, count, dt, 0));
+    ON_COMM(s, c->local_comm, lmpi_coll_bcast_steps(s, c->local_comm, buf, count, dt, 0));
     return LMPI_OK;
 }
 
@@ -64,8 +54,7 @@ lmpi_status lmpi_coll_inter_reduce(lmpi_sched *s, lmpi_comm *c, const void *sbuf
     void *acc = scratch_for(s, count, dt);
     if (!acc)
         return LMPI_ERR_NO_MEM;
-    LOCAL(s, lmpi_coll_reduce_steps(s, c->local_comm, sbuf, acc, count, dt, op, 0));
-    TRY(lmpi_sched_fence(s));
+    ON_COMM(s, c->local_comm, lmpi_coll_reduce_steps(s, c->local_comm, sbuf, acc, count, dt, op, 0));
     if (c->rank == 0)
         TRY(lmpi_sched_send(s, acc, count, dt, root));
     return lmpi_sched_fence(s);
@@ -78,10 +67,9 @@ lmpi_status lmpi_coll_inter_allreduce(lmpi_sched *s, lmpi_comm *c, const void *s
     void *acc = scratch_for(s, count, dt);
     if (!acc)
         return LMPI_ERR_NO_MEM;
-    LOCAL(s, lmpi_coll_reduce_steps(s, c->local_comm, sbuf, acc, count, dt, op, 0));
-    TRY(lmpi_sched_fence(s));
+    ON_COMM(s, c->local_comm, lmpi_coll_reduce_steps(s, c->local_comm, sbuf, acc, count, dt, op, 0));
     TRY(leaders_swap(s, c, acc, count, rbuf, count, dt));
-    LOCAL(s, lmpi_coll_bcast_steps(s, c->local_comm, rbuf, count, dt, 0));
+    ON_COMM(s, c->local_comm, lmpi_coll_bcast_steps(s, c->local_comm, rbuf, count, dt, 0));
     return LMPI_OK;
 }
 
@@ -157,9 +145,9 @@ lmpi_status lmpi_coll_inter_reduce_scatter(lmpi_sched *s, lmpi_comm *c, const vo
     }
     if (rb->counts.p)
         packed.displs = (lmpi_iarray){displs, 8};
-    LOCAL(s, lmpi_coll_reduce_steps(s, c->local_comm, sbuf, acc, total, dt, op, 0));
-    TRY(lmpi_sched_fence(s));
+    ON_COMM(s, c->local_comm, lmpi_coll_reduce_steps(s, c->local_comm, sbuf, acc, total, dt, op, 0));
     TRY(leaders_swap(s, c, acc, total, theirs, total, dt));
-    LOCAL(s, lmpi_coll_scatter_steps(s, c->local_comm, theirs, &packed, dt, rbuf, block_count(rb, c->rank), dt, 0));
+    ON_COMM(s, c->local_comm,
+            lmpi_coll_scatter_steps(s, c->local_comm, theirs, &packed, dt, rbuf, block_count(rb, c->rank), dt, 0));
     return LMPI_OK;
 }

@@ -52,34 +52,24 @@ static lmpi_status root_node(lmpi_comm *c, int root, int *leader, int *roots_ran
 }
 
 /* ---- schedules ------------------------------------------------------------- */
-#define ON(s, comm, build)                    \
-    do {                                      \
-        lmpi_sched_use_comm((s), (comm));     \
-        lmpi_status ost_ = (build);           \
-        if (ost_ == LMPI_OK)                  \
-            ost_ = lmpi_sched_fence(s);       \
-        lmpi_sched_use_comm((s), NULL);       \
-        if (ost_ != LMPI_OK)                  \
-            return ost_;                      \
-    } while (0)
 
 lmpi_status lmpi_coll_node_barrier(lmpi_sched *s, lmpi_comm *node, lmpi_comm *roots)
 {
     lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
-    ON(s, node, lmpi_coll_barrier_steps(s, node));
+    ON_COMM(s, node, lmpi_coll_barrier_steps(s, node));
     if (roots)
-        ON(s, roots, lmpi_coll_barrier_steps(s, roots));
-    ON(s, node, lmpi_coll_bcast_steps(s, node, NULL, 0, byte, 0));
+        ON_COMM(s, roots, lmpi_coll_barrier_steps(s, roots));
+    ON_COMM(s, node, lmpi_coll_bcast_steps(s, node, NULL, 0, byte, 0));
     return LMPI_OK;
 }
 
 lmpi_status lmpi_coll_node_allreduce(lmpi_sched *s, lmpi_comm *node, lmpi_comm *roots, const void *sbuf, void *rbuf,
                                      MPI_Count count, lmpi_datatype *dt, lmpi_op *op)
 {
-    ON(s, node, lmpi_coll_reduce_steps(s, node, sbuf, rbuf, count, dt, op, 0));
+    ON_COMM(s, node, lmpi_coll_reduce_steps(s, node, sbuf, rbuf, count, dt, op, 0));
     if (roots)
-        ON(s, roots, lmpi_coll_allreduce_rd_steps(s, roots, MPI_IN_PLACE, rbuf, count, dt, op));
-    ON(s, node, lmpi_coll_bcast_steps(s, node, rbuf, count, dt, 0));
+        ON_COMM(s, roots, lmpi_coll_allreduce_rd_steps(s, roots, MPI_IN_PLACE, rbuf, count, dt, op));
+    ON_COMM(s, node, lmpi_coll_bcast_steps(s, node, rbuf, count, dt, 0));
     return LMPI_OK;
 }
 
@@ -96,8 +86,8 @@ lmpi_status lmpi_coll_node_bcast(lmpi_sched *s, lmpi_comm *c, lmpi_comm *node, l
         TRY(lmpi_sched_fence(s));
     }
     if (roots)
-        ON(s, roots, lmpi_coll_bcast_steps(s, roots, buf, count, dt, rroot));
-    ON(s, node, lmpi_coll_bcast_steps(s, node, buf, count, dt, 0));
+        ON_COMM(s, roots, lmpi_coll_bcast_steps(s, roots, buf, count, dt, rroot));
+    ON_COMM(s, node, lmpi_coll_bcast_steps(s, node, buf, count, dt, 0));
     return LMPI_OK;
 }
 
@@ -111,9 +101,9 @@ lmpi_status lmpi_coll_node_reduce(lmpi_sched *s, lmpi_comm *c, lmpi_comm *node, 
     if (!acc)
         return LMPI_ERR_NO_MEM;
     const void *mine = IN_PLACE(sbuf) ? rbuf : sbuf;
-    ON(s, node, lmpi_coll_reduce_steps(s, node, mine, acc, count, dt, op, 0));
+    ON_COMM(s, node, lmpi_coll_reduce_steps(s, node, mine, acc, count, dt, op, 0));
     if (roots)
-        ON(s, roots, lmpi_coll_reduce_steps(s, roots, MPI_IN_PLACE, acc, count, dt, op, rroot));
+        ON_COMM(s, roots, lmpi_coll_reduce_steps(s, roots, MPI_IN_PLACE, acc, count, dt, op, rroot));
     if (c->rank == leader && root != leader)
         TRY(lmpi_sched_send(s, acc, count, dt, root));
     if (c->rank == root)

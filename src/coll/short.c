@@ -10,7 +10,6 @@
 
 #include "coll/sched.h"
 #include "coll/short.h"
-#include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
 
 /* The cap on LMPI_COLL_SHORT: scratch lives on the stack. */
@@ -44,39 +43,19 @@ bool lmpi_coll_short_ok(const lmpi_comm *c, MPI_Count count, const lmpi_datatype
     return !c->is_inter && lmpi_coll_short_fits(count, dt);
 }
 
-static void post(lmpi_request *r, void *bytes, size_t n, int src, const xfer *x)
-{
-    lmpi_pt2pt_recv_init(r, bytes, n, src, x->tag, x->comm, x->ctx);
-    lmpi_pt2pt_recv_start(r);
-}
-
-static lmpi_status finish_recv(lmpi_request *r)
-{
-    lmpi_progress_wait_flag(&r->complete);
-    if (LMPI_UNLIKELY(r->status.MPI_ERROR == MPI_ERR_TRUNCATE)) {
-        lmpi_err_detail("a collective's message is longer than expected (mismatched counts?)");
-        return LMPI_ERR_TRUNCATE;
-    }
-    return LMPI_OK;
-}
-
 static lmpi_status send(const void *bytes, size_t n, int dest, const xfer *x)
 {
-    if (lmpi_pt2pt_try_send(bytes, n, dest, x->tag, x->comm, x->ctx))
-        return LMPI_OK;
-    lmpi_request *r;
-    lmpi_status st = lmpi_pt2pt_isend(bytes, n, dest, x->tag, x->comm, x->ctx, LMPI_MODE_STANDARD, NULL, &r);
-    return st != LMPI_OK ? st : lmpi_pt2pt_wait_free(r, MPI_STATUS_IGNORE);
+    return lmpi_icoll_send(x->comm, x->ctx, x->tag, bytes, n, dest);
 }
 
-/* Send to DEST and receive from SRC at once (receive posted first). */
+static lmpi_status recv(void *bytes, size_t n, int src, const xfer *x)
+{
+    return lmpi_icoll_recv(x->comm, x->ctx, x->tag, bytes, n, src);
+}
+
 static lmpi_status exchange(const void *out, void *in, size_t n, int dest, int src, const xfer *x)
 {
-    lmpi_request r;
-    post(&r, in, n, src, x);
-    lmpi_status st = send(out, n, dest, x);
-    lmpi_status st2 = finish_recv(&r);
-    return st != LMPI_OK ? st : st2;
+    return lmpi_icoll_exchange(x->comm, x->ctx, x->tag, out, n, dest, in, n, src);
 }
 
 lmpi_status lmpi_coll_short_barrier(lmpi_comm *c)
@@ -95,27 +74,7 @@ lmpi_status lmpi_coll_short_barrier(lmpi_comm *c)
 lmpi_status lmpi_coll_short_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c)
 {
     xfer x = begin(c);
-    int n = c->size, rel = (c->rank - root + n) % n, mask = 1;
-    size_t bytes = (size_t)(count * dt->size);
-    char *p = (char *)lmpi_dt_contig_ptr(buf, dt);
-    while (mask < n) {
-        if (rel & mask) {
-            lmpi_request r;
-            post(&r, p, bytes, (rel - mask + root) % n, &x);
-            lmpi_status st = finish_recv(&r);
-            if (st != LMPI_OK)
-                return st;
-            break;
-        }
-        mask <<= 1;
-    }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (rel + mask < n) {
-            lmpi_status st = send(p, bytes, (rel + mask + root) % n, &x);
-            if (st != LMPI_OK)
-                return st;
-        }
-    return LMPI_OK;
+    return lmpi_icoll_tree_bcast(c, x.ctx, x.tag, (char *)lmpi_dt_contig_ptr(buf, dt), (size_t)(count * dt->size), root);
 }
 
 /* User-style pointer for BYTES laid out as a contiguous DT. */
@@ -141,9 +100,7 @@ lmpi_status lmpi_coll_short_reduce(const void *sbuf, void *rbuf, MPI_Count count
         if (rel & mask)
             return send(acc, bytes, (rel - mask + root) % n, &x);
         if (rel + mask < n) {
-            lmpi_request r;
-            post(&r, tmp, bytes, (rel + mask + root) % n, &x);
-            st = finish_recv(&r);
+            st = recv(tmp, bytes, (rel + mask + root) % n, &x);
             if (st == LMPI_OK)
                 st = lmpi_op_apply(op, typed(tmp, dt), typed(acc, dt), count, dt);
             if (st != LMPI_OK)
@@ -174,9 +131,7 @@ lmpi_status lmpi_coll_short_allreduce(const void *sbuf, void *rbuf, MPI_Count co
             st = send(acc, bytes, me + 1, &x);
             newrank = -1;
         } else {
-            lmpi_request r;
-            post(&r, tmp, bytes, me - 1, &x);
-            st = finish_recv(&r);
+            st = recv(tmp, bytes, me - 1, &x);
             if (st == LMPI_OK)
                 st = lmpi_op_apply(op, typed(tmp, dt), typed(acc, dt), count, dt);
             newrank = me / 2;
@@ -192,9 +147,7 @@ lmpi_status lmpi_coll_short_allreduce(const void *sbuf, void *rbuf, MPI_Count co
         if (me % 2) {
             st = send(acc, bytes, me - 1, &x);
         } else {
-            lmpi_request r;
-            post(&r, acc, bytes, me + 1, &x);
-            st = finish_recv(&r);
+            st = recv(acc, bytes, me + 1, &x);
         }
     }
     return st;

@@ -26,6 +26,20 @@ static inline void *scratch_for(lmpi_sched *s, MPI_Count count, const lmpi_datat
     return p ? p - dt->true_lb : NULL;
 }
 
+/* Run BUILD's steps on COMM, an internal communicator of the schedule's
+ * (an intercommunicator's local group, the node or node-roots
+ * communicator), then close the round. */
+#define ON_COMM(s, comm, build)                \
+    do {                                       \
+        lmpi_sched_use_comm((s), (comm));      \
+        lmpi_status ost_ = (build);            \
+        if (ost_ == LMPI_OK)                   \
+            ost_ = lmpi_sched_fence(s);        \
+        lmpi_sched_use_comm((s), NULL);        \
+        if (ost_ != LMPI_OK)                   \
+            return ost_;                       \
+    } while (0)
+
 typedef struct {
     lmpi_iarray counts, displs;
     MPI_Count count; /* when counts.p is NULL: every block is count, at i * count */

@@ -129,5 +129,13 @@ lmpi_status lmpi_attr_copy_type(lmpi_datatype *old, lmpi_datatype *newt);
 lmpi_status lmpi_icoll_allgather(lmpi_comm *c, const void *mine, void *all, size_t bytes);
 lmpi_status lmpi_icoll_allreduce_max_u32(lmpi_comm *c, uint32_t *v);
 lmpi_status lmpi_icoll_bcast(lmpi_comm *c, void *buf, size_t bytes, int root);
+/* Byte-level steps on an explicit context and tag (icoll.c), shared with the
+ * schedule-free collectives: nothing allocated when the transport takes a
+ * message at once; a longer message than expected is LMPI_ERR_TRUNCATE. */
+lmpi_status lmpi_icoll_send(lmpi_comm *c, uint32_t ctx, int tag, const void *buf, size_t bytes, int dest);
+lmpi_status lmpi_icoll_recv(lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int src);
+lmpi_status lmpi_icoll_exchange(lmpi_comm *c, uint32_t ctx, int tag, const void *out, size_t sbytes, int dest,
+                                void *in, size_t rbytes, int src);
+lmpi_status lmpi_icoll_tree_bcast(lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int root);
 
 #endif

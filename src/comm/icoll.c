@@ -17,16 +17,73 @@ static int next_tag(lmpi_comm *c)
     return ICOLL_TAG_BASE | (int)(c->coll_seq++ & 0x3fffffff);
 }
 
-static lmpi_status exchange(lmpi_comm *c, uint32_t ctx, const void *sbuf, size_t sbytes, int dest, void *rbuf,
-                            size_t rbytes, int src, int tag)
+/* ---- byte-level steps on an explicit context and tag (also the schedule-
+ * free collectives of src/coll/short.c): immediate sends when the transport
+ * takes the message at once, receives into requests on the stack ---------- */
+lmpi_status lmpi_icoll_send(lmpi_comm *c, uint32_t ctx, int tag, const void *buf, size_t bytes, int dest)
 {
-    lmpi_request *rr = NULL, *sr = NULL;
-    lmpi_status st = lmpi_pt2pt_irecv(rbuf, rbytes, src, tag, c, ctx, &rr);
-    if (st == LMPI_OK)
-        st = lmpi_pt2pt_isend(sbuf, sbytes, dest, tag, c, ctx, LMPI_MODE_STANDARD, NULL, &sr);
-    lmpi_status s1 = sr ? lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE) : LMPI_OK;
-    lmpi_status s2 = rr ? lmpi_pt2pt_wait_free(rr, MPI_STATUS_IGNORE) : LMPI_OK;
-    return st != LMPI_OK ? st : s1 != LMPI_OK ? s1 : s2;
+    if (lmpi_pt2pt_try_send(buf, bytes, dest, tag, c, ctx))
+        return LMPI_OK;
+    lmpi_request *r;
+    lmpi_status st = lmpi_pt2pt_isend(buf, bytes, dest, tag, c, ctx, LMPI_MODE_STANDARD, NULL, &r);
+    return st != LMPI_OK ? st : lmpi_pt2pt_wait_free(r, MPI_STATUS_IGNORE);
+}
+
+static void post(lmpi_request *r, lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int src)
+{
+    lmpi_pt2pt_recv_init(r, buf, bytes, src, tag, c, ctx);
+    lmpi_pt2pt_recv_start(r);
+}
+
+static lmpi_status finish_recv(lmpi_request *r)
+{
+    lmpi_progress_wait_flag(&r->complete);
+    if (LMPI_UNLIKELY(r->status.MPI_ERROR == MPI_ERR_TRUNCATE)) {
+        lmpi_err_detail("a collective's message is longer than expected (mismatched counts?)");
+        return LMPI_ERR_TRUNCATE;
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_icoll_recv(lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int src)
+{
+    lmpi_request r;
+    post(&r, c, ctx, tag, buf, bytes, src);
+    return finish_recv(&r);
+}
+
+/* Send to DEST and receive from SRC at once (the receive posted first, so
+ * pairs of ranks exchanging never deadlock). */
+lmpi_status lmpi_icoll_exchange(lmpi_comm *c, uint32_t ctx, int tag, const void *out, size_t sbytes, int dest,
+                                void *in, size_t rbytes, int src)
+{
+    lmpi_request r;
+    post(&r, c, ctx, tag, in, rbytes, src);
+    lmpi_status st = lmpi_icoll_send(c, ctx, tag, out, sbytes, dest);
+    lmpi_status st2 = finish_recv(&r);
+    return st != LMPI_OK ? st : st2;
+}
+
+/* Binomial tree from root. */
+lmpi_status lmpi_icoll_tree_bcast(lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int root)
+{
+    int n = c->size, rel = (c->rank - root + n) % n, mask = 1;
+    while (mask < n) {
+        if (rel & mask) {
+            lmpi_status st = lmpi_icoll_recv(c, ctx, tag, buf, bytes, (rel - mask + root) % n);
+            if (st != LMPI_OK)
+                return st;
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (rel + mask < n) {
+            lmpi_status st = lmpi_icoll_send(c, ctx, tag, buf, bytes, (rel + mask + root) % n);
+            if (st != LMPI_OK)
+                return st;
+        }
+    return LMPI_OK;
 }
 
 /* Dissemination: after ceil(log2 n) rounds everyone has seen every value;
@@ -36,8 +93,8 @@ lmpi_status lmpi_icoll_allreduce_max_u32(lmpi_comm *c, uint32_t *v)
     int n = c->size, me = c->rank, tag = next_tag(c);
     for (int d = 1; d < n; d *= 2) {
         uint32_t in;
-        lmpi_status st = exchange(c, c->context_id + LMPI_CTX_COLL, v, sizeof(*v), (me + d) % n, &in, sizeof(in),
-                                  (me - d + n) % n, tag);
+        lmpi_status st = lmpi_icoll_exchange(c, c->context_id + LMPI_CTX_COLL, tag, v, sizeof(*v), (me + d) % n, &in,
+                                             sizeof(in), (me - d + n) % n);
         if (st != LMPI_OK)
             return st;
         if (in > *v)
@@ -59,8 +116,8 @@ lmpi_status lmpi_icoll_allgather(lmpi_comm *c, const void *mine, void *all, size
     lmpi_status st = LMPI_OK;
     for (int d = 1; d < n && st == LMPI_OK; d *= 2) {
         int cnt = have < n - have ? have : n - have;
-        st = exchange(c, c->context_id + LMPI_CTX_COLL, work, bytes * (size_t)cnt, (me - d + n) % n,
-                      work + bytes * (size_t)have, bytes * (size_t)cnt, (me + d) % n, tag);
+        st = lmpi_icoll_exchange(c, c->context_id + LMPI_CTX_COLL, tag, work, bytes * (size_t)cnt, (me - d + n) % n,
+                                 work + bytes * (size_t)have, bytes * (size_t)cnt, (me + d) % n);
         have += cnt;
     }
     if (st == LMPI_OK)
@@ -70,33 +127,7 @@ lmpi_status lmpi_icoll_allgather(lmpi_comm *c, const void *mine, void *all, size
     return st;
 }
 
-/* Binomial tree from root. */
 lmpi_status lmpi_icoll_bcast(lmpi_comm *c, void *buf, size_t bytes, int root)
 {
-    int n = c->size, rel = (c->rank - root + n) % n, tag = next_tag(c);
-    uint32_t ctx = c->context_id + LMPI_CTX_COLL;
-    int mask = 1;
-    while (mask < n) {
-        if (rel & mask) {
-            lmpi_request *r;
-            lmpi_status st = lmpi_pt2pt_irecv(buf, bytes, (rel - mask + root) % n, tag, c, ctx, &r);
-            if (st == LMPI_OK)
-                st = lmpi_pt2pt_wait_free(r, MPI_STATUS_IGNORE);
-            if (st != LMPI_OK)
-                return st;
-            break;
-        }
-        mask <<= 1;
-    }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (rel + mask < n) {
-            lmpi_request *r;
-            lmpi_status st = lmpi_pt2pt_isend(buf, bytes, (rel + mask + root) % n, tag, c, ctx, LMPI_MODE_STANDARD,
-                                              NULL, &r);
-            if (st == LMPI_OK)
-                st = lmpi_pt2pt_wait_free(r, MPI_STATUS_IGNORE);
-            if (st != LMPI_OK)
-                return st;
-        }
-    return LMPI_OK;
+    return lmpi_icoll_tree_bcast(c, c->context_id + LMPI_CTX_COLL, next_tag(c), buf, bytes, root);
 }
