@@ -44,28 +44,38 @@ static int parse_thread_level(const char *s, int fallback)
  * order of first appearance (the node map wants small dense ids). */
 static lmpi_status virtual_nodes(const char *vmap, int n, int *node_of)
 {
-    long *seen = lmpi_calloc((size_t)n, sizeof(long), LMPI_MEM_OTHER);
-    if (!seen)
+    long maxid = -1;
+    long *ids = lmpi_malloc(sizeof(long) * (size_t)n, LMPI_MEM_OTHER);
+    if (!ids)
         return LMPI_ERR_NO_MEM;
-    int distinct = 0;
     const char *p = vmap;
     for (int r = 0; r < n; r++) {
         char *end;
-        long id = strtol(p, &end, 10);
-        if (end == p || id < 0 || (*end != ',' && *end != '\0') || (*end == '\0' && r != n - 1)) {
-            lmpi_free(seen);
+        ids[r] = strtol(p, &end, 10);
+        if (end == p || ids[r] < 0 || (*end != ',' && *end != '\0') || (*end == '\0' && r != n - 1)) {
+            lmpi_free(ids);
             lmpi_err_detail("LMPI_VNODE_MAP does not list %d node ids (rank %d)", n, r);
             return LMPI_ERR_OTHER;
         }
-        int k = 0;
-        while (k < distinct && seen[k] != id)
-            k++;
-        if (k == distinct)
-            seen[distinct++] = id;
-        node_of[r] = k;
+        maxid = ids[r] > maxid ? ids[r] : maxid;
         p = *end ? end + 1 : end;
     }
-    lmpi_free(seen);
+    /* ids are the modelled network's node numbers: a table indexed by them
+     * renumbers in one pass (every rank does this at start-up) */
+    int *dense = lmpi_malloc(sizeof(int) * (size_t)(maxid + 1), LMPI_MEM_OTHER);
+    if (!dense) {
+        lmpi_free(ids);
+        return LMPI_ERR_NO_MEM;
+    }
+    memset(dense, -1, sizeof(int) * (size_t)(maxid + 1));
+    int distinct = 0;
+    for (int r = 0; r < n; r++) {
+        if (dense[ids[r]] < 0)
+            dense[ids[r]] = distinct++;
+        node_of[r] = dense[ids[r]];
+    }
+    lmpi_free(dense);
+    lmpi_free(ids);
     return LMPI_OK;
 }
 

@@ -379,7 +379,7 @@ typedef struct {
     const lmpi_net *net;
     int nloads;
     double *load[2 * LMPI_NET_MAX_DIMS];
-    bool diff; /* small-message routes are added as ranges, prefix-summed at the end */
+    bool diff; /* dimension-ordered routes went in as ranges: prefix-sum at the end */
 } loads;
 
 /* Hops of the shorter way from A to B on a ring of N (mesh: the only way);
@@ -422,7 +422,8 @@ static int64_t node_hops(const lmpi_net *net, int64_t u, int64_t w)
 }
 
 /* Add C to the K links leaving positions A, A+1, ... (S = 0) or A, A-1, ...
- * (S = 1) of the ring through BASE along dimension D. */
+ * (S = 1) of the ring through BASE along dimension D: a range update on the
+ * difference array, prefix-summed once every route is in (prefix_sums). */
 static inline void ring_range(loads *L, int d, int s, int64_t base, int a, int k, double c)
 {
     const lmpi_net *net = L->net;
@@ -432,18 +433,11 @@ static inline void ring_range(loads *L, int d, int s, int64_t base, int a, int k
     int start = s == 0 ? a : a - k + 1;
     if (start < 0)
         start += n;
-    if (!L->diff) {
-        for (int i = 0, p = start; i < k; i++, p = p + 1 == n ? 0 : p + 1)
-            arr[base + p * st] += c;
-        return;
-    }
     int end = start + k;
-    if (end <= n) {
-        arr[base + start * st] += c;
-        if (end < n)
-            arr[base + end * st] -= c;
-    } else {
-        arr[base + start * st] += c;
+    arr[base + start * st] += c;
+    if (end < n) {
+        arr[base + end * st] -= c;
+    } else if (end > n) { /* wraps: [start, n) and [0, end - n) */
         arr[base] += c;
         arr[base + (end - n) * st] -= c;
     }

@@ -76,7 +76,8 @@ static struct {
     int cores;
     bool large;
     char **rank_env; /* per rank: LMPI_VNODE_NAME=..., LMPI_VNODE_COORDS=... */
-    int *bind_index; /* per rank: core or package index, -1 unbound */
+    int *bind_index; /* per rank: index of its core or package, -1 unbound */
+    hwloc_obj_type_t bind_type;
     hwloc_topology_t topo;
 } job;
 
@@ -638,21 +639,21 @@ static void place_ranks(void)
         job.bind_index[r] = -1;
     if (!strcmp(b, "none"))
         return;
+    job.bind_type = strcmp(b, "core") ? HWLOC_OBJ_PACKAGE : HWLOC_OBJ_CORE;
     if (hwloc_topology_init(&job.topo) || hwloc_topology_load(job.topo))
         die("--bind-to %s: hwloc cannot read this machine's topology", b);
     int ncores = hwloc_get_nbobjs_by_type(job.topo, HWLOC_OBJ_CORE);
     if (ncores < 1)
         die("--bind-to %s: hwloc finds no cores", b);
     for (int r = 0; r < job.n; r++) {
-        hwloc_obj_t core = hwloc_get_obj_by_type(job.topo, HWLOC_OBJ_CORE, (unsigned)(r % ncores));
-        if (strcmp(b, "core")) {
-            hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(job.topo, HWLOC_OBJ_PACKAGE, core);
-            job.bind_index[r] = pkg ? (int)pkg->logical_index + (1 << 20) : (int)core->logical_index;
-        } else
-            job.bind_index[r] = (int)core->logical_index;
+        hwloc_obj_t obj = hwloc_get_obj_by_type(job.topo, HWLOC_OBJ_CORE, (unsigned)(r % ncores));
+        if (job.bind_type == HWLOC_OBJ_PACKAGE)
+            obj = hwloc_get_ancestor_obj_by_type(job.topo, HWLOC_OBJ_PACKAGE, obj);
+        if (!obj)
+            die("--bind-to %s: hwloc finds no %s above core %d", b, b, r % ncores);
+        job.bind_index[r] = (int)obj->logical_index;
         if (job.verbose)
-            fprintf(stderr, "mpiexec: rank %d bound to %s %d\n", r, job.bind_index[r] >= 1 << 20 ? "package" : "core",
-                    job.bind_index[r] & ((1 << 20) - 1));
+            fprintf(stderr, "mpiexec: rank %d bound to %s %d\n", r, b, job.bind_index[r]);
     }
 }
 
@@ -662,8 +663,7 @@ static void bind_self(int r)
     int idx = job.bind_index[r];
     if (idx < 0)
         return;
-    hwloc_obj_t obj = idx >= 1 << 20 ? hwloc_get_obj_by_type(job.topo, HWLOC_OBJ_PACKAGE, (unsigned)(idx - (1 << 20)))
-                                     : hwloc_get_obj_by_type(job.topo, HWLOC_OBJ_CORE, (unsigned)idx);
+    hwloc_obj_t obj = hwloc_get_obj_by_type(job.topo, job.bind_type, (unsigned)idx);
     if (!obj || hwloc_set_cpubind(job.topo, obj->cpuset, HWLOC_CPUBIND_PROCESS))
         fprintf(stderr, "mpiexec: rank %d: binding failed: %s\n", r, strerror(errno));
 }
