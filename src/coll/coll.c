@@ -57,6 +57,17 @@ static lmpi_status need_type(const lmpi_datatype *dt, const char *what)
  * sendtype of a scatter) matters at the root; the per-process type
  * everywhere else, and at an intracommunicator root unless its own block is
  * MPI_IN_PLACE (BLOCK_BUF). */
+/* Allgather and alltoall: both types matter everywhere, the send type
+ * unless the send buffer is MPI_IN_PLACE (intracommunicators only). */
+static lmpi_status all_types(const lmpi_comm *comm, const void *sbuf, const lmpi_datatype *sdt, const void *rbuf,
+                             const lmpi_datatype *rdt)
+{
+    TRY(need_type(rdt, "recvtype"));
+    if (!IN_PLACE(sbuf))
+        TRY(need_type(sdt, "sendtype"));
+    return no_in_place(comm, sbuf, rbuf);
+}
+
 static lmpi_status rooted_types(const lmpi_comm *comm, int root, const lmpi_datatype *root_dt, const char *root_what,
                                 const lmpi_datatype *block_dt, const char *block_what, const void *block_buf)
 {
@@ -507,10 +518,7 @@ lmpi_status lmpi_impl_Iscatterv(const void *sbuf, lmpi_iarray scounts, lmpi_iarr
 static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, blocks rb,
                                 lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
-    TRY(need_type(rdt, "recvtype"));
-    if (!IN_PLACE(sbuf))
-        TRY(need_type(sdt, "sendtype"));
-    TRY(no_in_place(comm, sbuf, rbuf));
+    TRY(all_types(comm, sbuf, sdt, rbuf, rdt));
     NEW_SCHED(comm);
     return finish(s, comm->is_inter ? lmpi_coll_inter_allgather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt)
                                     : allgather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt),
@@ -545,10 +553,7 @@ lmpi_status lmpi_impl_Iallgatherv(const void *sbuf, MPI_Count scount, lmpi_datat
 static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, void *rbuf, blocks rb,
                                lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
-    TRY(need_type(rdt, "recvtype"));
-    if (!IN_PLACE(sbuf))
-        TRY(need_type(sdt, "sendtype"));
-    TRY(no_in_place(comm, sbuf, rbuf));
+    TRY(all_types(comm, sbuf, sdt, rbuf, rdt));
     NEW_SCHED(comm);
     lmpi_status st;
     if (comm->is_inter)
