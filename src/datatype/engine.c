@@ -19,6 +19,19 @@ static inline void copy_run(void *dst, const void *src, MPI_Count n)
     }
 }
 
+/* Blocks of a few cache lines copy faster as inline 64-byte moves than
+ * through memcpy, whose size dispatch is paid per block (measured: 1 KiB
+ * blocks 10-15% faster, 256 B to 2 KiB faster; from 4 KiB memcpy's
+ * rep movsb wins).  bb is a multiple of 64. */
+#define CHUNKED_MAX 2048
+static inline void copy_chunked(void *dst, const void *src, MPI_Count bb)
+{
+    char *d = dst;
+    const char *s = src;
+    for (MPI_Count i = 0; i < bb; i += 64)
+        memcpy(d + i, s + i, 64);
+}
+
 /* nb blocks of bb bytes every `stride` bytes, gathered into (pack) or
  * scattered from (unpack) a dense cursor: the hot loop of strided types,
  * specialized for the common small block sizes so that each block is a
@@ -48,6 +61,11 @@ static inline void copy_run(void *dst, const void *src, MPI_Count n)
                 memcpy(DST, SRC, 64);                                                           \
             return cur;                                                                         \
         default:                                                                                \
+            if (bb % 64 == 0 && bb <= CHUNKED_MAX) {                                            \
+                for (MPI_Count k = 0; k < nb; k++, cur += bb, p += stride)                      \
+                    copy_chunked(DST, SRC, bb);                                                 \
+                return cur;                                                                     \
+            }                                                                                   \
             for (MPI_Count k = 0; k < nb; k++, cur += bb, p += stride)                          \
                 memcpy(DST, SRC, (size_t)bb);                                                   \
             return cur;                                                                         \
