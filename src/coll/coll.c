@@ -111,16 +111,19 @@ lmpi_status lmpi_coll_reduce_steps(lmpi_sched *s, lmpi_comm *c, const void *send
      * commutative root accumulates in recvbuf (no copy at the end); others
      * in scratch.  Large reductions are memory-bound: each copy saved
      * counts (measured on 1 MiB, docs/performance.md). */
+    /* A commutative accumulator starts as (first child's data) op mine,
+     * written straight into it; a non-commutative one starts as mine itself
+     * (the first reduction writes into the child's buffer).  No copy of
+     * mine in either case. */
     void *acc = (void *)mine, *in = NULL;
-    if (children) {
-        if (op->commutative && me == root) {
+    const void *first = NULL; /* mine, while acc has not been written yet */
+    if (children && op->commutative) {
+        if (me == root)
             acc = recvbuf;
-        } else if (!(acc = scratch_for(s, count, dt))) {
+        else if (!(acc = scratch_for(s, count, dt)))
             return LMPI_ERR_NO_MEM;
-        }
         if (acc != mine)
-            TRY(lmpi_sched_copy(s, mine, count, dt, acc, count, dt));
-        TRY(lmpi_sched_fence(s));
+            first = mine;
     }
     for (int mask = 1; mask < n; mask <<= 1) {
         if (rel & mask) {
@@ -136,7 +139,8 @@ lmpi_status lmpi_coll_reduce_steps(lmpi_sched *s, lmpi_comm *c, const void *send
             TRY(lmpi_sched_recv(s, in, count, dt, (rel + mask + tree_root) % n));
             TRY(lmpi_sched_fence(s));
             if (op->commutative) {
-                TRY(lmpi_sched_reduce(s, in, acc, count, dt, op)); /* acc = in op acc */
+                TRY(lmpi_sched_reduce_into(s, in, first ? first : acc, acc, count, dt, op)); /* acc = in op acc */
+                first = NULL;
             } else {
                 /* acc covers lower ranks than `in`: in = acc op in, then it is acc */
                 TRY(lmpi_sched_reduce(s, acc, in, count, dt, op));
@@ -376,18 +380,24 @@ lmpi_status lmpi_coll_allreduce_rd_steps(lmpi_sched *s, lmpi_comm *c, const void
     void *acc = rbuf, *tmp = scratch_for(s, count, dt);
     if (!tmp)
         return LMPI_ERR_NO_MEM;
-    if (!IN_PLACE(sbuf))
+    /* Without a fold, the first exchange sends sbuf itself and writes
+     * tmp op sbuf into rbuf: sbuf is never copied. */
+    const void *first = NULL;
+    if (!IN_PLACE(sbuf) && rem == 0 && pof2 > 1)
+        first = sbuf;
+    else if (!IN_PLACE(sbuf))
         TRY(lmpi_sched_copy(s, sbuf, count, dt, acc, count, dt));
     TRY(lmpi_sched_fence(s));
     TRY(lmpi_coll_fold_in(s, c, acc, tmp, count, dt, op, rem, &newrank));
     if (newrank >= 0)
         for (int mask = 1; mask < pof2; mask <<= 1) {
             int nd = newrank ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
-            TRY(lmpi_sched_send(s, acc, count, dt, dst));
+            TRY(lmpi_sched_send(s, first ? first : acc, count, dt, dst));
             TRY(lmpi_sched_recv(s, tmp, count, dt, dst));
             TRY(lmpi_sched_fence(s));
-            TRY(lmpi_sched_reduce(s, tmp, acc, count, dt, op));
+            TRY(lmpi_sched_reduce_into(s, tmp, first ? first : acc, acc, count, dt, op));
             TRY(lmpi_sched_fence(s));
+            first = NULL;
         }
     return lmpi_coll_fold_out(s, c, acc, count, dt, rem);
 }

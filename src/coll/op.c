@@ -19,74 +19,74 @@ typedef void (*kernel)(const void *in, void *inout, MPI_Count n);
 #define ARITH(T, name)                                                                          \
     static void sum_##name(const void *a, void *b, MPI_Count n)                                 \
     {                                                                                           \
-        const T *x = a;                                                                         \
-        T *y = b;                                                                               \
+        const T *restrict x = a;                                                                \
+        T *restrict y = b;                                                                      \
         for (MPI_Count i = 0; i < n; i++)                                                       \
             y[i] = x[i] + y[i];                                                                 \
     }                                                                                           \
     static void prod_##name(const void *a, void *b, MPI_Count n)                                \
     {                                                                                           \
-        const T *x = a;                                                                         \
-        T *y = b;                                                                               \
+        const T *restrict x = a;                                                                \
+        T *restrict y = b;                                                                      \
         for (MPI_Count i = 0; i < n; i++)                                                       \
             y[i] = x[i] * y[i];                                                                 \
     }
 #define MINMAX(T, name)                                                                         \
     static void max_##name(const void *a, void *b, MPI_Count n)                                 \
     {                                                                                           \
-        const T *x = a;                                                                         \
-        T *y = b;                                                                               \
+        const T *restrict x = a;                                                                \
+        T *restrict y = b;                                                                      \
         for (MPI_Count i = 0; i < n; i++)                                                       \
             y[i] = x[i] > y[i] ? x[i] : y[i];                                                   \
     }                                                                                           \
     static void min_##name(const void *a, void *b, MPI_Count n)                                 \
     {                                                                                           \
-        const T *x = a;                                                                         \
-        T *y = b;                                                                               \
+        const T *restrict x = a;                                                                \
+        T *restrict y = b;                                                                      \
         for (MPI_Count i = 0; i < n; i++)                                                       \
             y[i] = x[i] < y[i] ? x[i] : y[i];                                                   \
     }
 #define LOGICAL(T, name)                                                                        \
     static void land_##name(const void *a, void *b, MPI_Count n)                                \
     {                                                                                           \
-        const T *x = a;                                                                         \
-        T *y = b;                                                                               \
+        const T *restrict x = a;                                                                \
+        T *restrict y = b;                                                                      \
         for (MPI_Count i = 0; i < n; i++)                                                       \
             y[i] = (T)(x[i] && y[i]);                                                           \
     }                                                                                           \
     static void lor_##name(const void *a, void *b, MPI_Count n)                                 \
     {                                                                                           \
-        const T *x = a;                                                                         \
-        T *y = b;                                                                               \
+        const T *restrict x = a;                                                                \
+        T *restrict y = b;                                                                      \
         for (MPI_Count i = 0; i < n; i++)                                                       \
             y[i] = (T)(x[i] || y[i]);                                                           \
     }                                                                                           \
     static void lxor_##name(const void *a, void *b, MPI_Count n)                                \
     {                                                                                           \
-        const T *x = a;                                                                         \
-        T *y = b;                                                                               \
+        const T *restrict x = a;                                                                \
+        T *restrict y = b;                                                                      \
         for (MPI_Count i = 0; i < n; i++)                                                       \
             y[i] = (T)(!x[i] != !y[i]);                                                         \
     }
 #define BITWISE(T, name)                                                                        \
     static void band_##name(const void *a, void *b, MPI_Count n)                                \
     {                                                                                           \
-        const T *x = a;                                                                         \
-        T *y = b;                                                                               \
+        const T *restrict x = a;                                                                \
+        T *restrict y = b;                                                                      \
         for (MPI_Count i = 0; i < n; i++)                                                       \
             y[i] = x[i] & y[i];                                                                 \
     }                                                                                           \
     static void bor_##name(const void *a, void *b, MPI_Count n)                                 \
     {                                                                                           \
-        const T *x = a;                                                                         \
-        T *y = b;                                                                               \
+        const T *restrict x = a;                                                                \
+        T *restrict y = b;                                                                      \
         for (MPI_Count i = 0; i < n; i++)                                                       \
             y[i] = x[i] | y[i];                                                                 \
     }                                                                                           \
     static void bxor_##name(const void *a, void *b, MPI_Count n)                                \
     {                                                                                           \
-        const T *x = a;                                                                         \
-        T *y = b;                                                                               \
+        const T *restrict x = a;                                                                \
+        T *restrict y = b;                                                                      \
         for (MPI_Count i = 0; i < n; i++)                                                       \
             y[i] = x[i] ^ y[i];                                                                 \
     }

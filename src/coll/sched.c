@@ -12,7 +12,7 @@ typedef struct {
     uint8_t kind;
     int peer;
     lmpi_comm *comm; /* NULL: the schedule's communicator */
-    const void *src;
+    const void *src, *src2; /* src2: the second operand of a reduce_into */
     void *dst;
     MPI_Count count, rcount;
     lmpi_datatype *dt, *rdt;
@@ -110,6 +110,14 @@ lmpi_status lmpi_sched_reduce(lmpi_sched *s, const void *in, void *inout, MPI_Co
                               lmpi_op *op)
 {
     return add(s, (step){.kind = S_REDUCE, .src = in, .dst = inout, .count = count, .dt = dt, .op = op});
+}
+
+lmpi_status lmpi_sched_reduce_into(lmpi_sched *s, const void *a, const void *b, void *out, MPI_Count count,
+                                   lmpi_datatype *dt, lmpi_op *op)
+{
+    if (b == out)
+        return lmpi_sched_reduce(s, a, out, count, dt, op);
+    return add(s, (step){.kind = S_REDUCE, .src = a, .src2 = b, .dst = out, .count = count, .dt = dt, .op = op});
 }
 
 lmpi_status lmpi_sched_copy(lmpi_sched *s, const void *src, MPI_Count scount, lmpi_datatype *sdt, void *dst,
@@ -239,6 +247,31 @@ static lmpi_status local_copy(const step *st)
     return LMPI_OK;
 }
 
+/* dst = src op src2 in blocks that stay in cache: copy a block of src2,
+ * reduce src into it. */
+#define REDUCE_BLOCK (16u << 10)
+static lmpi_status reduce_into(const step *st)
+{
+    if (!st->dt->contiguous) {
+        step copy = {.src = st->src2, .count = st->count, .dt = st->dt, .dst = st->dst, .rcount = st->count,
+                     .rdt = st->dt};
+        lmpi_status e = local_copy(&copy);
+        return e != LMPI_OK ? e : lmpi_op_apply(st->op, st->src, st->dst, st->count, st->dt);
+    }
+    MPI_Count per = st->dt->size ? REDUCE_BLOCK / st->dt->size : st->count;
+    per = per > 0 ? per : 1;
+    for (MPI_Count i = 0; i < st->count; i += per) {
+        MPI_Count n = st->count - i < per ? st->count - i : per;
+        MPI_Aint off = (MPI_Aint)i * st->dt->extent;
+        memcpy((char *)st->dst + off + st->dt->true_lb, (const char *)st->src2 + off + st->dt->true_lb,
+               (size_t)(n * st->dt->size));
+        lmpi_status e = lmpi_op_apply(st->op, (const char *)st->src + off, (char *)st->dst + off, n, st->dt);
+        if (e != LMPI_OK)
+            return e;
+    }
+    return LMPI_OK;
+}
+
 /* Start the next round; false when there is nothing left. */
 static bool start_round(lmpi_sched *s)
 {
@@ -265,7 +298,7 @@ static bool start_round(lmpi_sched *s)
             e = lmpi_pt2pt_start_recv_ctx(st->dst, st->count, st->dt, st->peer, s->tag, comm, ctx, &r);
             break;
         case S_REDUCE:
-            e = lmpi_op_apply(st->op, st->src, st->dst, st->count, st->dt);
+            e = st->src2 ? reduce_into(st) : lmpi_op_apply(st->op, st->src, st->dst, st->count, st->dt);
             break;
         case S_COPY:
             e = local_copy(st);

@@ -26,6 +26,10 @@ lmpi_status lmpi_sched_send(lmpi_sched *s, const void *buf, MPI_Count count, lmp
 lmpi_status lmpi_sched_recv(lmpi_sched *s, void *buf, MPI_Count count, lmpi_datatype *dt, int peer);
 lmpi_status lmpi_sched_reduce(lmpi_sched *s, const void *in, void *inout, MPI_Count count, lmpi_datatype *dt,
                               lmpi_op *op);
+/* out = a op b, without a separate copy of b into out (a pass over memory
+ * saved: the copy and the reduction run block by block in cache). */
+lmpi_status lmpi_sched_reduce_into(lmpi_sched *s, const void *a, const void *b, void *out, MPI_Count count,
+                                   lmpi_datatype *dt, lmpi_op *op);
 lmpi_status lmpi_sched_copy(lmpi_sched *s, const void *src, MPI_Count scount, lmpi_datatype *sdt, void *dst,
                             MPI_Count rcount, lmpi_datatype *rdt);
 /* The steps added from here on exchange on C, an internal communicator of
