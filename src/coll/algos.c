@@ -5,6 +5,7 @@
  *   allreduce      Rabenseifner (recursive halving reduce-scatter, recursive
  *                  doubling allgather) and ring (reduce-scatter and
  *                  allgather around a ring) for commutative operations
+ *   allgather      Bruck (log2 n rounds) for small blocks
  *   alltoall       Bruck (log2 n rounds of packed blocks) for small blocks
  *   reduce_scatter recursive halving for commutative operations
  *
@@ -252,6 +253,40 @@ lmpi_status lmpi_coll_alltoall_bruck(lmpi_sched *s, lmpi_comm *c, const void *sb
     /* block i came from i ranks behind */
     for (int i = 0; i < n; i++)
         TRY(lmpi_sched_copy(s, tmp + i * bsz, bsz, byte, rp + ((me - i + n) % n) * bsz, bsz, byte));
+    return lmpi_sched_fence(s);
+}
+
+/* ---- allgather: Bruck --------------------------------------------------------- */
+/* ceil(log2 n) rounds instead of the ring's n - 1: in round k every rank
+ * passes the blocks it has gathered so far to the rank 2^k behind it.  Each
+ * round is a wait for another process, which costs a context switch when
+ * ranks outnumber cores; the ring's n - 1 of them made 16 ranks on 2 cores
+ * twice as slow as the peers (docs/performance.md). */
+lmpi_status lmpi_coll_allgather_bruck(lmpi_sched *s, lmpi_comm *c, const void *sbuf, MPI_Count scount,
+                                      lmpi_datatype *sdt, void *rbuf, MPI_Count rcount, lmpi_datatype *rdt)
+{
+    lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
+    int n = c->size, me = c->rank;
+    MPI_Count bsz = rcount * rdt->size;
+    char *rp = (char *)lmpi_dt_contig_ptr(rbuf, rdt);
+    /* block i of tmp is the block of rank me + i */
+    char *tmp = lmpi_sched_scratch(s, (size_t)(n * bsz) + 1);
+    if (!tmp)
+        return LMPI_ERR_NO_MEM;
+    if (IN_PLACE(sbuf))
+        TRY(lmpi_sched_copy(s, rp + me * bsz, bsz, byte, tmp, bsz, byte));
+    else
+        TRY(lmpi_sched_copy(s, sbuf, scount, sdt, tmp, bsz, byte));
+    TRY(lmpi_sched_fence(s));
+    for (int pof = 1; pof < n; pof <<= 1) {
+        int k = pof < n - pof ? pof : n - pof;
+        TRY(lmpi_sched_send(s, tmp, k * bsz, byte, (me - pof + n) % n));
+        TRY(lmpi_sched_recv(s, tmp + pof * bsz, k * bsz, byte, (me + pof) % n));
+        TRY(lmpi_sched_fence(s));
+    }
+    TRY(lmpi_sched_copy(s, tmp, (n - me) * bsz, byte, rp + me * bsz, (n - me) * bsz, byte));
+    if (me > 0)
+        TRY(lmpi_sched_copy(s, tmp + (n - me) * bsz, me * bsz, byte, rp, me * bsz, byte));
     return lmpi_sched_fence(s);
 }
 

@@ -11,6 +11,8 @@ lmpi_status lmpi_coll_allreduce_ring(lmpi_sched *s, lmpi_comm *c, const void *sb
                                      lmpi_datatype *dt, lmpi_op *op);
 lmpi_status lmpi_coll_allreduce_rsag(lmpi_sched *s, lmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
                                      lmpi_datatype *dt, lmpi_op *op);
+lmpi_status lmpi_coll_allgather_bruck(lmpi_sched *s, lmpi_comm *c, const void *sbuf, MPI_Count scount,
+                                      lmpi_datatype *sdt, void *rbuf, MPI_Count rcount, lmpi_datatype *rdt);
 lmpi_status lmpi_coll_alltoall_bruck(lmpi_sched *s, lmpi_comm *c, const void *sbuf, MPI_Count scount,
                                      lmpi_datatype *sdt, void *rbuf, MPI_Count rcount, lmpi_datatype *rdt);
 lmpi_status lmpi_coll_reduce_scatter_halving(lmpi_sched *s, lmpi_comm *c, const void *sbuf, void *rbuf,

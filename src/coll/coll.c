@@ -530,9 +530,15 @@ static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatyp
 {
     TRY(all_types(comm, sbuf, sdt, rbuf, rdt));
     NEW_SCHED(comm);
-    return finish(s, comm->is_inter ? lmpi_coll_inter_allgather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt)
-                                    : allgather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt),
-                  request, persist);
+    lmpi_status st;
+    if (comm->is_inter)
+        st = lmpi_coll_inter_allgather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt);
+    else if (!rb.counts.p && rdt->contiguous && comm->size >= 3 &&
+             rb.count * rdt->size <= lmpi_config.coll_allgather_bruck)
+        st = lmpi_coll_allgather_bruck(s, comm, sbuf, scount, sdt, rbuf, rb.count, rdt);
+    else
+        st = allgather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt);
+    return finish(s, st, request, persist);
 }
 
 lmpi_status lmpi_impl_Allgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,

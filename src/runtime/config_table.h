@@ -65,6 +65,10 @@
       "... and from this many bytes on the ring algorithm (reduce-scatter and allgather around " \
       "a ring: n - 1 steps, each moving 1/n of the data; it never beat Rabenseifner up to 1 MiB " \
       "here).")                                       \
+    X(coll_allgather_bruck, "LMPI_COLL_ALLGATHER_BRUCK", SIZE, "1k",                             \
+      "Allgather of contiguous blocks up to this many bytes per rank (3 or more ranks) uses "     \
+      "Bruck's algorithm (log2 n rounds) instead of the ring (n - 1 rounds); it won up to 1 KiB " \
+      "at 4-16 ranks on 2 cores, lost from 16 KiB at 4 and 8 (docs/performance.md).")           \
     X(coll_alltoall_bruck, "LMPI_COLL_ALLTOALL_BRUCK", SIZE, "1k",                               \
       "Alltoall of contiguous blocks up to this many bytes per rank (4 or more ranks) uses "      \
       "Bruck's algorithm (log2 n rounds of packed blocks) instead of pairwise exchanges (it won " \
