@@ -141,6 +141,9 @@ struct lmpi_unexpected {
     int src;        /* world rank of the sender */
     lmpi_pkt_hdr hdr;
     void *data; /* eager payload copy (hdr.len bytes); NULL for RTS */
+    /* Small payloads live here: a malloc and free per tiny unexpected
+     * message were an eighth of a streamed 8-byte reduce at its root. */
+    char small[64];
 };
 
 static lmpi_pool unexpected_pool;
@@ -180,7 +183,8 @@ lmpi_unexpected *lmpi_pt2pt_message_from_handle(MPI_Message h)
 void lmpi_pt2pt_unexpected_free(lmpi_unexpected *u)
 {
     u->magic = 0;
-    payload_put(u->data, (size_t)u->hdr.len);
+    if (u->data != u->small)
+        payload_put(u->data, (size_t)u->hdr.len);
     lmpi_pool_put(&unexpected_pool, u);
 }
 
@@ -572,7 +576,7 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
         u->hdr = *h;
         u->data = NULL;
         if (h->type == LMPI_PKT_EAGER && len) {
-            u->data = payload_get(len);
+            u->data = len <= sizeof(u->small) ? u->small : payload_get(len);
             if (!u->data)
                 lmpi_abort_job(MPI_ERR_NO_MEM, "out of memory storing an unexpected message");
             memcpy(u->data, payload, len);
