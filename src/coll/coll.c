@@ -10,6 +10,7 @@
 #include "binding/gen/impl.h"
 #include "coll/algos.h"
 #include "coll/node.h"
+#include "coll/shmcoll.h"
 #include "coll/short.h"
 #include "coll/steps.h"
 #include "runtime/config.h"
@@ -298,12 +299,17 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
     lmpi_comm *node, *roots;
     bool node_aware;
     TRY(lmpi_coll_node_aware(comm, &node, &roots, &node_aware));
+    if (node_aware && !request && lmpi_coll_short_fits(count, dt))
+        return lmpi_coll_node_short_bcast(comm, node, roots, buf, count, dt, root);
     if (node_aware) {
         NEW_SCHED(comm);
         return finish(s, lmpi_coll_node_bcast(s, comm, node, roots, buf, count, dt, root), request, persist);
     }
-    if (!request && lmpi_coll_short_ok(comm, count, dt))
-        return lmpi_coll_short_bcast(buf, count, dt, root, comm);
+    if (!request && lmpi_coll_short_ok(comm, count, dt)) {
+        bool shm;
+        TRY(lmpi_coll_shm_try(comm, count, dt, &shm));
+        return shm ? lmpi_coll_shm_bcast(buf, count, dt, root, comm) : lmpi_coll_short_bcast(buf, count, dt, root, comm);
+    }
     NEW_SCHED(comm);
     lmpi_status st;
     if (comm->is_inter)
@@ -340,11 +346,18 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
     bool node_aware = false;
     if (op->commutative)
         TRY(lmpi_coll_node_aware(comm, &node, &roots, &node_aware));
+    if (node_aware && !request && lmpi_coll_short_fits(count, dt))
+        return lmpi_coll_node_short_reduce(comm, node, roots, sbuf, rbuf, count, dt, op, root);
     if (node_aware) {
         NEW_SCHED(comm);
         return finish(s, lmpi_coll_node_reduce(s, comm, node, roots, sbuf, rbuf, count, dt, op, root), request,
                       persist);
     }
+    bool shm = false;
+    if (!request && lmpi_coll_short_ok(comm, count, dt))
+        TRY(lmpi_coll_shm_try(comm, count, dt, &shm));
+    if (shm) /* rank order: any operation */
+        return lmpi_coll_shm_reduce(sbuf, rbuf, count, dt, op, root, comm);
     if (!request && op->commutative && lmpi_coll_short_ok(comm, count, dt))
         return lmpi_coll_short_reduce(sbuf, rbuf, count, dt, op, root, comm);
     NEW_SCHED(comm);
@@ -418,6 +431,11 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
         NEW_SCHED(comm);
         return finish(s, lmpi_coll_node_allreduce(s, node, roots, sbuf, rbuf, count, dt, op), request, persist);
     }
+    bool shm = false;
+    if (!request && lmpi_coll_short_ok(comm, count, dt))
+        TRY(lmpi_coll_shm_try(comm, count, dt, &shm));
+    if (shm) /* rank order: any operation */
+        return lmpi_coll_shm_allreduce(sbuf, rbuf, count, dt, op, comm);
     if (!request && op->commutative && lmpi_coll_short_ok(comm, count, dt))
         return lmpi_coll_short_allreduce(sbuf, rbuf, count, dt, op, comm);
     NEW_SCHED(comm);
@@ -682,7 +700,11 @@ lmpi_status lmpi_impl_Barrier(lmpi_comm *comm)
     lmpi_comm *node, *roots;
     bool node_aware;
     TRY(lmpi_coll_node_aware(comm, &node, &roots, &node_aware));
-    return node_aware ? lmpi_coll_node_short_barrier(node, roots) : lmpi_coll_short_barrier(comm);
+    if (node_aware)
+        return lmpi_coll_node_short_barrier(node, roots);
+    bool shm;
+    TRY(lmpi_coll_shm_try(comm, 0, lmpi_datatype_from_handle(MPI_BYTE), &shm));
+    return shm ? lmpi_coll_shm_barrier(comm) : lmpi_coll_short_barrier(comm);
 }
 
 /* ---- reduce_scatter: a reduction to rank 0, then a scatter of the blocks ---- */

@@ -7,7 +7,10 @@
  * nodes are real hosts, LMPI_NODE_SIZE blocks or mpiexec's virtual nodes).
  * Reductions need commutative operations: the node grouping does not keep
  * rank order. */
+#include <string.h>
+
 #include "coll/node.h"
+#include "coll/shmcoll.h"
 #include "coll/short.h"
 #include "runtime/config.h"
 
@@ -113,19 +116,70 @@ lmpi_status lmpi_coll_node_reduce(lmpi_sched *s, lmpi_comm *c, lmpi_comm *node, 
 }
 
 /* ---- blocking, small: the short path on each phase ---------------------------- */
+/* The node phases go through the node communicator's shared-memory area
+ * when it has one, else through messages; the node-roots phase is the same
+ * either way, so nodes may differ (one whose pool was full uses messages). */
+static lmpi_status node_gather(const void *sbuf, void *acc, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
+                               lmpi_comm *node)
+{
+    bool shm;
+    TRY(lmpi_coll_shm_try(node, count, dt, &shm));
+    if (shm)
+        return lmpi_coll_shm_gather(sbuf, acc, count, dt, op, 0, node);
+    return op ? lmpi_coll_short_reduce(sbuf, acc, count, dt, op, 0, node) : lmpi_coll_short_barrier(node);
+}
+
+static lmpi_status node_release(void *buf, MPI_Count count, lmpi_datatype *dt, lmpi_comm *node)
+{
+    bool shm;
+    TRY(lmpi_coll_shm_try(node, count, dt, &shm));
+    return shm ? lmpi_coll_shm_release(buf, count, dt, 0, node) : lmpi_coll_short_bcast(buf, count, dt, 0, node);
+}
+
 lmpi_status lmpi_coll_node_short_barrier(lmpi_comm *node, lmpi_comm *roots)
 {
-    TRY(lmpi_coll_short_barrier(node));
+    lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
+    TRY(node_gather(NULL, NULL, 0, byte, NULL, node));
     if (roots)
         TRY(lmpi_coll_short_barrier(roots));
-    return lmpi_coll_short_bcast(NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), 0, node);
+    return node_release(NULL, 0, byte, node);
 }
 
 lmpi_status lmpi_coll_node_short_allreduce(lmpi_comm *node, lmpi_comm *roots, const void *sbuf, void *rbuf,
                                            MPI_Count count, lmpi_datatype *dt, lmpi_op *op)
 {
-    TRY(lmpi_coll_short_reduce(sbuf, rbuf, count, dt, op, 0, node));
+    TRY(node_gather(sbuf, rbuf, count, dt, op, node));
     if (roots)
         TRY(lmpi_coll_short_allreduce(MPI_IN_PLACE, rbuf, count, dt, op, roots));
-    return lmpi_coll_short_bcast(rbuf, count, dt, 0, node);
+    return node_release(rbuf, count, dt, node);
+}
+
+lmpi_status lmpi_coll_node_short_bcast(lmpi_comm *c, lmpi_comm *node, lmpi_comm *roots, void *buf, MPI_Count count,
+                                       lmpi_datatype *dt, int root)
+{
+    int leader, rroot;
+    TRY(root_node(c, root, &leader, &rroot));
+    TRY(lmpi_coll_short_handoff((char *)lmpi_dt_contig_ptr(buf, dt), (size_t)(count * dt->size), root, leader, c));
+    if (roots)
+        TRY(lmpi_coll_short_bcast(buf, count, dt, rroot, roots));
+    return node_release(buf, count, dt, node);
+}
+
+lmpi_status lmpi_coll_node_short_reduce(lmpi_comm *c, lmpi_comm *node, lmpi_comm *roots, const void *sbuf,
+                                        void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op, int root)
+{
+    int leader, rroot;
+    TRY(root_node(c, root, &leader, &rroot));
+    /* leaders accumulate on the stack (only the root's rbuf is significant) */
+    _Alignas(16) char acc[8192];
+    void *tacc = acc - dt->true_lb;
+    const void *mine = IN_PLACE(sbuf) ? rbuf : sbuf;
+    TRY(node_gather(mine, tacc, count, dt, op, node));
+    if (roots)
+        TRY(lmpi_coll_short_reduce(MPI_IN_PLACE, tacc, count, dt, op, rroot, roots));
+    size_t bytes = (size_t)(count * dt->size);
+    if (c->rank == root && root == leader)
+        memcpy((char *)lmpi_dt_contig_ptr(rbuf, dt), acc, bytes);
+    return lmpi_coll_short_handoff(c->rank == root ? (char *)lmpi_dt_contig_ptr(rbuf, dt) : acc, bytes, leader, root,
+                                   c);
 }

@@ -18,5 +18,10 @@ lmpi_status lmpi_coll_node_reduce(lmpi_sched *s, lmpi_comm *c, lmpi_comm *node, 
 lmpi_status lmpi_coll_node_short_barrier(lmpi_comm *node, lmpi_comm *roots);
 lmpi_status lmpi_coll_node_short_allreduce(lmpi_comm *node, lmpi_comm *roots, const void *sbuf, void *rbuf,
                                            MPI_Count count, lmpi_datatype *dt, lmpi_op *op);
+lmpi_status lmpi_coll_node_short_bcast(lmpi_comm *c, lmpi_comm *node, lmpi_comm *roots, void *buf, MPI_Count count,
+                                       lmpi_datatype *dt, int root);
+/* OP commutative (as for the schedule). */
+lmpi_status lmpi_coll_node_short_reduce(lmpi_comm *c, lmpi_comm *node, lmpi_comm *roots, const void *sbuf,
+                                        void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op, int root);
 
 #endif

@@ -17,6 +17,7 @@ typedef struct {
     uint64_t scheduled;  /* schedules built */
     uint64_t short_path; /* schedule-free phases (short.c) */
     uint64_t node_aware; /* collectives that ran node-aware (node.c) */
+    uint64_t shm_path;   /* collective phases through a shared-memory area (shmcoll.c) */
 } lmpi_coll_stats;
 extern lmpi_coll_stats lmpi_coll_stat;
 

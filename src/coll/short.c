@@ -77,6 +77,16 @@ lmpi_status lmpi_coll_short_bcast(void *buf, MPI_Count count, lmpi_datatype *dt,
     return lmpi_icoll_tree_bcast(c, x.ctx, x.tag, (char *)lmpi_dt_contig_ptr(buf, dt), (size_t)(count * dt->size), root);
 }
 
+lmpi_status lmpi_coll_short_handoff(void *buf, size_t bytes, int from, int to, lmpi_comm *c)
+{
+    xfer x = begin(c);
+    if (from == to)
+        return LMPI_OK;
+    if (c->rank == from)
+        return send(buf, bytes, to, &x);
+    return c->rank == to ? recv(buf, bytes, from, &x) : LMPI_OK;
+}
+
 /* User-style pointer for BYTES laid out as a contiguous DT. */
 static void *typed(void *bytes, const lmpi_datatype *dt) { return (char *)bytes - dt->true_lb; }
 

@@ -12,6 +12,9 @@ bool lmpi_coll_short_ok(const lmpi_comm *c, MPI_Count count, const lmpi_datatype
 bool lmpi_coll_short_fits(MPI_Count count, const lmpi_datatype *dt);
 lmpi_status lmpi_coll_short_barrier(lmpi_comm *c);
 lmpi_status lmpi_coll_short_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c);
+/* BYTES from FROM to TO (nothing when they are the same rank); every
+ * member calls it, as it takes one collective sequence number. */
+lmpi_status lmpi_coll_short_handoff(void *buf, size_t bytes, int from, int to, lmpi_comm *c);
 /* OP must be commutative. */
 lmpi_status lmpi_coll_short_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
                                    int root, lmpi_comm *c);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "binding/gen/impl.h"
+#include "coll/shmcoll.h"
 #include "comm/comm.h"
 #include "match/match.h"
 #include "runtime/config.h"
@@ -75,6 +76,7 @@ static void release_contents(lmpi_comm *c)
 {
     for (uint32_t i = 0; i < LMPI_CTX_BLOCK; i++)
         lmpi_match_queue_release(c->context_id + i);
+    lmpi_coll_shm_detach(c);
     if (c->node && c->node != c)
         lmpi_comm_destroy(c->node);
     if (c->roots && c->roots != c)

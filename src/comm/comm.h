@@ -30,6 +30,8 @@ typedef struct lmpi_info lmpi_info;
  * the tag in coll_seq (agreements among a group's members only). */
 typedef enum { LMPI_COMM_PREDEFINED = 1, LMPI_COMM_INTERNAL = 2, LMPI_COMM_FIXED_TAG = 4 } lmpi_comm_flags;
 
+typedef struct lmpi_coll_area lmpi_coll_area;
+
 struct lmpi_comm {
     uint32_t magic;
     uint32_t context_id; /* a multiple of LMPI_CTX_BLOCK */
@@ -51,7 +53,9 @@ struct lmpi_comm {
     lmpi_comm *roots;    /* internal node-roots communicator (NULL on non-roots too) */
     lmpi_comm *local_comm; /* intercommunicators: the local group as an intracommunicator */
     uint8_t node_built;
+    uint8_t coll_area_state; /* shared-memory collectives: unknown, attached, none (shmcoll.c) */
     int nnodes;          /* nodes c spans (known once node_built) */
+    lmpi_coll_area *coll_area;
 };
 
 #define LMPI_COMM_BUILTIN_BASE 0x100u

@@ -29,6 +29,10 @@
     X(shm_coop_min, "LMPI_SHM_COOP_MIN", SIZE, "512k",                                            \
       "Rendezvous messages from this size on are copied by receiver and sender together, in "     \
       "256 KiB chunks (two cores copy about twice as fast as one); 0 disables.")                   \
+    X(shm_coll_pool, "LMPI_SHM_COLL_POOL", SIZE, "64k",                                          \
+      "Shared memory per local rank set aside in the segment for the areas of shared-memory "     \
+      "collectives (one area per communicator that uses them; when the pool is full a "           \
+      "communicator's small collectives use messages).")                                          \
     X(shm_cma, "LMPI_SHM_CMA", BOOL, "1",                                                         \
       "Copy rendezvous messages once with process_vm_readv; 0 forces the pipelined copy "        \
       "through cells (used automatically when the kernel forbids cross-memory attach).")          \
@@ -73,6 +77,16 @@
       "Alltoall of contiguous blocks up to this many bytes per rank (4 or more ranks) uses "      \
       "Bruck's algorithm (log2 n rounds of packed blocks) instead of pairwise exchanges (it won " \
       "up to 1 KiB, tied at 4 KiB and lost at 16 KiB at 4-16 ranks).")        \
+    X(coll_shm, "LMPI_COLL_SHM", BOOL, "1",                                                       \
+      "Blocking barrier, bcast, reduce and allreduce of up to LMPI_COLL_SHM_MAX bytes run their "  \
+      "node phases (node-aware collectives) through a shared-memory area of the node "            \
+      "communicator instead of messages.")                                                        \
+    X(coll_shm_min_ranks, "LMPI_COLL_SHM_MIN_RANKS", INT, "8",                                    \
+      "... and so do those on a communicator within one node of at least this many ranks (0: "    \
+      "never; at 2 and 4 ranks the area's two hops lost to message exchanges).")                \
+    X(coll_shm_max, "LMPI_COLL_SHM_MAX", SIZE, "256",                                             \
+      "Largest collective payload through a shared-memory area (each area holds 16 slots of "    \
+      "this size per member, so that a root can run 16 collectives ahead).")                    \
     X(coll_node_aware, "LMPI_COLL_NODE_AWARE", BOOL, "1",                                         \
       "Barrier, bcast, reduce and allreduce (commutative operations) on a communicator that "     \
       "spans several nodes with more than one rank on some node run node-aware: within each "     \

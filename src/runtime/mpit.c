@@ -42,7 +42,10 @@ static uint64_t read_rankmaps(int mode)
 }
 static uint64_t read_coll(int which)
 {
-    return which == 0 ? lmpi_coll_stat.scheduled : which == 1 ? lmpi_coll_stat.short_path : lmpi_coll_stat.node_aware;
+    return which == 0   ? lmpi_coll_stat.scheduled
+           : which == 1 ? lmpi_coll_stat.short_path
+           : which == 2 ? lmpi_coll_stat.node_aware
+                        : lmpi_coll_stat.shm_path;
 }
 static uint64_t read_comms(int a) { (void)a; return (uint64_t)lmpi_comm_live(); }
 static uint64_t read_rankmap_tables(int a) { (void)a; return (uint64_t)lmpi_rankmap_table_bytes(); }
@@ -75,6 +78,8 @@ static const pvar_def pvars[] = {
     {"lmpi_coll_short", "schedule-free collective phases (LMPI_COLL_SHORT)", MPI_T_PVAR_CLASS_COUNTER, read_coll, 1},
     {"lmpi_coll_node_aware", "collectives run node-aware (LMPI_COLL_NODE_AWARE)", MPI_T_PVAR_CLASS_COUNTER,
      read_coll, 2},
+    {"lmpi_coll_shm", "collective phases through a communicator's shared-memory area (LMPI_COLL_SHM)",
+     MPI_T_PVAR_CLASS_COUNTER, read_coll, 3},
     {"lmpi_comms", "communicators alive (user and internal, not the predefined ones)", MPI_T_PVAR_CLASS_LEVEL,
      read_comms, 0},
     {"lmpi_rankmaps_direct", "rank maps (communicators and groups) in direct mode", MPI_T_PVAR_CLASS_LEVEL,

@@ -511,6 +511,69 @@ static void test_node_aware_ran(void)
     MPI_T_finalize();
 }
 
+/* Small blocking collectives on a communicator within one node go through
+ * its shared-memory area (LMPI_COLL_SHM): with T_COLL_SHM set, every rank
+ * whose node holds another rank must count six phases for an allreduce,
+ * a barrier (gather + release each), a bcast and a reduce (one each).  Then
+ * many communicators at once, more than the pool holds when LMPI_SHM_COLL_POOL
+ * is small: those without an area use messages, and every result is right. */
+static void test_shm_ran(void)
+{
+    if (!getenv("T_COLL_SHM"))
+        return;
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    int nsize;
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_free(&node);
+    int provided;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    int idx = mpitest_pvar_index("lmpi_coll_shm");
+    CHECK(idx >= 0);
+    MPI_T_pvar_session ses;
+    MPI_T_pvar_handle h;
+    int cnt;
+    unsigned long long before = 0, after = 0;
+    MPI_T_pvar_session_create(&ses);
+    MPI_T_pvar_handle_alloc(ses, idx, NULL, &h, &cnt);
+    MPI_Barrier(MPI_COMM_WORLD); /* areas are taken at the first use */
+    MPI_T_pvar_read(ses, h, &before);
+    int x = rank, y = 0, z = -1;
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Bcast(&x, 1, MPI_INT, size - 1, MPI_COMM_WORLD);
+    MPI_Reduce(&rank, &z, 1, MPI_INT, MPI_MAX, size / 2, MPI_COMM_WORLD);
+    MPI_T_pvar_read(ses, h, &after);
+    CHECK_EQ(y, size * (size - 1) / 2);
+    CHECK_EQ(x, size - 1);
+    if (rank == size / 2)
+        CHECK_EQ(z, size - 1);
+    CHECK_EQ(after - before, nsize > 1 ? 6u : 0u);
+    MPI_T_pvar_handle_free(ses, &h);
+    MPI_T_pvar_session_free(&ses);
+    MPI_T_finalize();
+
+    enum { NCOMMS = 24 };
+    MPI_Comm comms[NCOMMS];
+    for (int round = 0; round < 2; round++) { /* the second round reuses freed areas */
+        for (int i = 0; i < NCOMMS; i++)
+            MPI_Comm_dup(MPI_COMM_WORLD, &comms[i]);
+        for (int i = 0; i < NCOMMS; i++) {
+            long v[4] = {rank, i, 1, rank * i}, s[4];
+            MPI_Allreduce(v, s, 4, MPI_LONG, MPI_SUM, comms[i]);
+            CHECK_EQ(s[0], (long)size * (size - 1) / 2);
+            CHECK_EQ(s[1], (long)i * size);
+            CHECK_EQ(s[2], (long)size);
+            CHECK_EQ(s[3], (long)i * size * (size - 1) / 2);
+            int b = rank == i % size ? 1000 + i : 0;
+            MPI_Bcast(&b, 1, MPI_INT, i % size, comms[i]);
+            CHECK_EQ(b, 1000 + i);
+        }
+        for (int i = NCOMMS - 1; i >= 0; i--)
+            MPI_Comm_free(&comms[i]);
+    }
+}
+
 static void test_intercomm(void)
 {
     if (size < 2)
@@ -543,5 +606,6 @@ int main(int argc, char **argv)
     test_persistent();
     test_intercomm();
     test_node_aware_ran();
+    test_shm_ran();
     return mpitest_finish("t_coll");
 }

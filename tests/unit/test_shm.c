@@ -49,6 +49,42 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
     got++;
 }
 
+/* The collectives' pool: every process takes and gives back blocks at the
+ * same time, fills each with its own byte and checks it before giving it
+ * back (two processes holding overlapping blocks would show). */
+static long pool_stress(int rank)
+{
+    enum { HELD = 8, ROUNDS = 3000 };
+    uint64_t off[HELD] = {0};
+    size_t len[HELD] = {0};
+    unsigned s = 1234u + (unsigned)rank;
+    long badp = 0;
+    for (int i = 0; i < ROUNDS + HELD; i++) {
+        int k = i % HELD;
+        if (off[k]) {
+            const unsigned char *p = lmpi_shm_at(off[k]);
+            for (size_t j = 0; j < len[k]; j++)
+                if (p[j] != (unsigned char)(rank + 1)) {
+                    badp++;
+                    break;
+                }
+            lmpi_shm_pool_free(off[k], len[k]);
+            off[k] = 0;
+        }
+        if (i >= ROUNDS)
+            continue;
+        s = s * 1103515245u + 12345u;
+        len[k] = 1 + (s >> 8) % 5000;
+        if (!(off[k] = lmpi_shm_pool_alloc(len[k])))
+            continue; /* full or fragmented: allowed */
+        unsigned char *p = lmpi_shm_at(off[k]);
+        for (size_t j = 0; j < len[k]; j++)
+            badp += p[j] != 0; /* handed out zeroed */
+        memset(p, rank + 1, len[k]);
+    }
+    return badp;
+}
+
 static int run(int rank)
 {
     me = rank;
@@ -78,7 +114,9 @@ static int run(int rank)
     }
     /* stay attached until everyone has drained what we sent */
     fprintf(stderr, "rank %d: received %ld packets, %ld bad\n", rank, got, bad);
-    return bad ? 1 : 0;
+    long badp = pool_stress(rank);
+    fprintf(stderr, "rank %d: pool %ld bad\n", rank, badp);
+    return bad || badp ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -106,6 +144,16 @@ int main(int argc, char **argv)
         CHECK(WIFEXITED(status));
         CHECK_EQ(WEXITSTATUS(status), 0);
     }
+    /* everything given back: the pool holds exactly its units again, in one piece */
+    size_t units = (size_t)NPROC * (size_t)lmpi_config.shm_coll_pool / 1024, n = 0;
+    uint64_t first = lmpi_shm_pool_alloc(1), o = first;
+    for (; o; o = lmpi_shm_pool_alloc(1000))
+        n++;
+    CHECK_EQ(n, units);
+    for (size_t i = 0; i < n; i++)
+        lmpi_shm_pool_free(first + i * 1024, 1000);
+    CHECK_EQ(lmpi_shm_pool_alloc(units * 1024), first);
+    CHECK_EQ(lmpi_shm_pool_alloc(1), 0);
     char path[128];
     snprintf(path, sizeof(path), "/dev/shm/lmpi-%s", job);
     CHECK_EQ(access(path, F_OK), -1); /* unlinked once all had attached */

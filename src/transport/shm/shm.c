@@ -19,6 +19,7 @@
  * unlinked by whichever rank attaches last, so nothing is left in /dev/shm
  * once a job is running (mpiexec removes it if a rank dies before that). */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,13 @@ typedef struct {
     uint64_t size;
     uint64_t off_ranks, off_bitmaps, off_fastboxes, off_cells;
     _Atomic uint32_t attached;
+    /* the pool for collectives' shared areas: POOL_UNIT units, a bit each
+     * (set: taken), first fit under a spin lock */
+    _Atomic uint32_t pool_lock;
+    uint64_t off_pool, pool_units, off_pool_bits;
 } seg_header;
+
+#define POOL_UNIT 1024
 
 typedef struct {
     lmpi_shmq recvq;
@@ -153,6 +160,11 @@ static void layout(seg_header *h, int n)
     off = align_up(off + (size_t)n * n * FB_SIZE, 4096);
     h->off_cells = off;
     off += (size_t)n * h->ncells * CELL_SIZE;
+    h->pool_units = (uint64_t)n * (uint64_t)lmpi_config.shm_coll_pool / POOL_UNIT;
+    h->off_pool_bits = off;
+    off = align_up(off + (size_t)(h->pool_units + 63) / 64 * 8, 4096);
+    h->off_pool = off;
+    off += (size_t)h->pool_units * POOL_UNIT;
     h->size = align_up(off, 4096);
 }
 
@@ -279,6 +291,60 @@ void lmpi_shm_finalize(void)
     lmpi_mem_account(LMPI_MEM_SHM, -shm.accounted);
     memset(&shm, 0, sizeof(shm));
 }
+
+/* ---- the collectives' pool ---------------------------------------------------- */
+
+static void pool_lock(void)
+{
+    while (atomic_exchange_explicit(&shm.hdr->pool_lock, 1, memory_order_acquire))
+        sched_yield();
+}
+
+static void pool_unlock(void) { atomic_store_explicit(&shm.hdr->pool_lock, 0, memory_order_release); }
+
+static bool unit_taken(const uint64_t *bits, uint64_t u) { return bits[u / 64] >> (u % 64) & 1; }
+
+static void mark_units(uint64_t *bits, uint64_t first, uint64_t n, bool taken)
+{
+    for (uint64_t u = first; u < first + n; u++)
+        if (taken)
+            bits[u / 64] |= (uint64_t)1 << (u % 64);
+        else
+            bits[u / 64] &= ~((uint64_t)1 << (u % 64));
+}
+
+uint64_t lmpi_shm_pool_alloc(size_t bytes)
+{
+    if (!shm.hdr || bytes == 0)
+        return 0;
+    uint64_t need = (bytes + POOL_UNIT - 1) / POOL_UNIT, run = 0, off = 0;
+    uint64_t *bits = (uint64_t *)(shm.base + shm.hdr->off_pool_bits);
+    pool_lock();
+    for (uint64_t u = 0; u < shm.hdr->pool_units; u++) {
+        run = unit_taken(bits, u) ? 0 : run + 1;
+        if (run == need) {
+            mark_units(bits, u + 1 - need, need, true);
+            off = shm.hdr->off_pool + (u + 1 - need) * POOL_UNIT;
+            break;
+        }
+    }
+    pool_unlock();
+    if (off)
+        memset(shm.base + off, 0, (size_t)need * POOL_UNIT);
+    return off;
+}
+
+void lmpi_shm_pool_free(uint64_t off, size_t bytes)
+{
+    if (!off || !shm.hdr)
+        return;
+    uint64_t *bits = (uint64_t *)(shm.base + shm.hdr->off_pool_bits);
+    pool_lock();
+    mark_units(bits, (off - shm.hdr->off_pool) / POOL_UNIT, (bytes + POOL_UNIT - 1) / POOL_UNIT, false);
+    pool_unlock();
+}
+
+void *lmpi_shm_at(uint64_t off) { return shm.base + off; }
 
 size_t lmpi_shm_segment_size(void)
 {

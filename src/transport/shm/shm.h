@@ -10,4 +10,11 @@ void lmpi_shm_finalize(void);
 size_t lmpi_shm_segment_size(void);
 size_t lmpi_shm_eager_max(void);
 
+/* Shared memory for collectives: BYTES (zeroed) from the segment's pool, as
+ * an offset every local rank can turn into an address with lmpi_shm_at; 0
+ * when the pool has no room (or there is no segment). */
+uint64_t lmpi_shm_pool_alloc(size_t bytes);
+void lmpi_shm_pool_free(uint64_t off, size_t bytes);
+void *lmpi_shm_at(uint64_t off);
+
 #endif

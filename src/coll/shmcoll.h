@@ -1,0 +1,37 @@
+/* Small blocking collectives through a shared-memory area of the
+ * communicator (shmcoll.c): every member writes its contribution into its
+ * slot, one rank combines them in rank order and publishes the result in
+ * one buffer that the others copy out.  For communicators whose members all
+ * share this host's segment: a single-node communicator, or the node phase
+ * of a node-aware collective. */
+#ifndef LMPI_COLL_SHMCOLL_H
+#define LMPI_COLL_SHMCOLL_H
+
+#include "coll/op.h"
+#include "comm/comm.h"
+
+/* *USE: whether COUNT elements of DT (contiguous, at most LMPI_COLL_SHORT
+ * bytes) take the shared-memory path on C, an intracommunicator whose
+ * members all share this node.  The first call on C is collective: C's
+ * rank 0 takes an area from the segment's pool and tells the others; when
+ * the pool is full, C keeps using messages (every member learns the same
+ * answer). */
+lmpi_status lmpi_coll_shm_try(lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt, bool *use);
+
+lmpi_status lmpi_coll_shm_barrier(lmpi_comm *c);
+lmpi_status lmpi_coll_shm_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c);
+/* Any operation: the combination keeps rank order. */
+lmpi_status lmpi_coll_shm_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
+                                 int root, lmpi_comm *c);
+lmpi_status lmpi_coll_shm_allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
+                                    lmpi_comm *c);
+/* The two halves, for node-aware collectives: everyone's data combined at
+ * ROOT (OP NULL: arrival only), and ROOT's data copied to everyone. */
+lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
+                                 int root, lmpi_comm *c);
+lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c);
+
+/* Communicator destruction: drop this member's hold on the area. */
+void lmpi_coll_shm_detach(lmpi_comm *c);
+
+#endif
