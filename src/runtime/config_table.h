@@ -99,7 +99,8 @@
       "complete at once (the issue-rate benchmark); MPI_Pcontrol(1) ends it.")                    \
     X(spin_count, "LMPI_SPIN_COUNT", INT, "100",                                                  \
       "Progress polls a blocking call makes before it starts yielding the processor between "    \
-      "polls (oversubscribed runs need the yield).")                                              \
+      "polls (oversubscribed runs need the yield). Unset, it is 0 when the node's ranks "          \
+      "outnumber its online cores.")                                                              \
     X(thread_level, "LMPI_THREAD_LEVEL", STRING, "",                                              \
       "Override the thread level granted by MPI_Init_thread: single, funneled, serialized or "   \
       "multiple.")
