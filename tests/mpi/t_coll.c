@@ -480,6 +480,36 @@ static void inter_nonblocking_and_errors(MPI_Comm ic)
     CHECK_EQ(cls, MPI_ERR_ROOT);
 }
 
+/* One of LeanMPI's MPI_T counters, read around a few collectives. */
+typedef struct {
+    MPI_T_pvar_session ses;
+    MPI_T_pvar_handle h;
+} counter;
+
+static void counter_open(counter *c, const char *name)
+{
+    int provided, cnt;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    int idx = mpitest_pvar_index(name);
+    CHECK(idx >= 0);
+    MPI_T_pvar_session_create(&c->ses);
+    MPI_T_pvar_handle_alloc(c->ses, idx, NULL, &c->h, &cnt);
+}
+
+static unsigned long long counter_read(counter *c)
+{
+    unsigned long long v = 0;
+    MPI_T_pvar_read(c->ses, c->h, &v);
+    return v;
+}
+
+static void counter_close(counter *c)
+{
+    MPI_T_pvar_handle_free(c->ses, &c->h);
+    MPI_T_pvar_session_free(&c->ses);
+    MPI_T_finalize();
+}
+
 /* With T_COLL_NODES=k (and LMPI_NODE_SIZE set so that the job spans k
  * nodes), the node-aware paths must have run: read LeanMPI's MPI_T counter. */
 static void test_node_aware_ran(void)
@@ -487,28 +517,18 @@ static void test_node_aware_ran(void)
     const char *want = getenv("T_COLL_NODES");
     if (!want)
         return;
-    int provided;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    int idx = mpitest_pvar_index("lmpi_coll_node_aware");
-    CHECK(idx >= 0);
-    MPI_T_pvar_session ses;
-    MPI_T_pvar_handle h;
-    int cnt;
-    unsigned long long before = 0, after = 0;
-    MPI_T_pvar_session_create(&ses);
-    MPI_T_pvar_handle_alloc(ses, idx, NULL, &h, &cnt);
-    MPI_T_pvar_read(ses, h, &before);
+    counter c;
+    counter_open(&c, "lmpi_coll_node_aware");
+    unsigned long long before = counter_read(&c);
     int x = rank, y = 0;
     MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Bcast(&x, 1, MPI_INT, size - 1, MPI_COMM_WORLD);
-    MPI_T_pvar_read(ses, h, &after);
+    unsigned long long after = counter_read(&c);
     CHECK_EQ(y, size * (size - 1) / 2);
     CHECK_EQ(x, size - 1);
     CHECK_EQ(after - before, 3);
-    MPI_T_pvar_handle_free(ses, &h);
-    MPI_T_pvar_session_free(&ses);
-    MPI_T_finalize();
+    counter_close(&c);
 }
 
 /* Small blocking collectives on a communicator within one node go through
@@ -526,32 +546,22 @@ static void test_shm_ran(void)
     int nsize;
     MPI_Comm_size(node, &nsize);
     MPI_Comm_free(&node);
-    int provided;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    int idx = mpitest_pvar_index("lmpi_coll_shm");
-    CHECK(idx >= 0);
-    MPI_T_pvar_session ses;
-    MPI_T_pvar_handle h;
-    int cnt;
-    unsigned long long before = 0, after = 0;
-    MPI_T_pvar_session_create(&ses);
-    MPI_T_pvar_handle_alloc(ses, idx, NULL, &h, &cnt);
+    counter c;
+    counter_open(&c, "lmpi_coll_shm");
     MPI_Barrier(MPI_COMM_WORLD); /* areas are taken at the first use */
-    MPI_T_pvar_read(ses, h, &before);
+    unsigned long long before = counter_read(&c);
     int x = rank, y = 0, z = -1;
     MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Bcast(&x, 1, MPI_INT, size - 1, MPI_COMM_WORLD);
     MPI_Reduce(&rank, &z, 1, MPI_INT, MPI_MAX, size / 2, MPI_COMM_WORLD);
-    MPI_T_pvar_read(ses, h, &after);
+    unsigned long long after = counter_read(&c);
     CHECK_EQ(y, size * (size - 1) / 2);
     CHECK_EQ(x, size - 1);
     if (rank == size / 2)
         CHECK_EQ(z, size - 1);
     CHECK_EQ(after - before, nsize > 1 ? 6u : 0u);
-    MPI_T_pvar_handle_free(ses, &h);
-    MPI_T_pvar_session_free(&ses);
-    MPI_T_finalize();
+    counter_close(&c);
 
     enum { NCOMMS = 24 };
     MPI_Comm comms[NCOMMS];
