@@ -10,9 +10,9 @@
  * Two halves make every collective.  Gather: a member waits for its slot to
  * be empty, fills it and stamps it; the root takes the slots in rank order
  * (any operation, commutative or not, combines right) and empties them.
- * Release: the root waits until everyone has read the previous output,
- * writes it, sets the reader count and stamps it; the others copy it out and
- * count down.  Stamps are a per-communicator sequence that every member
+ * Release: the root waits until everyone has read the output that last used
+ * this ring position, writes it, sets the reader count and stamps it; the
+ * others copy it out and count down.  Stamps are a per-communicator sequence that every member
  * advances alike, so a slow member never reads a newer collective's data.
  *
  * Compared with messages (short.c) a k-member allreduce is two waits per
