@@ -293,6 +293,15 @@ static lmpi_status get_op(MPI_Op h, lmpi_datatype *dt, lmpi_op **op)
     return lmpi_op_check(*op, dt);
 }
 
+/* Does a small blocking collective take the communicator's shared-memory
+ * area?  (The first call on a communicator is collective: shmcoll.c.) */
+static lmpi_status shm_path(lmpi_comm *comm, const MPI_Request *request, MPI_Count count, const lmpi_datatype *dt,
+                            bool *shm)
+{
+    *shm = false;
+    return request || !lmpi_coll_short_ok(comm, count, dt) ? LMPI_OK : lmpi_coll_shm_try(comm, count, dt, shm);
+}
+
 static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
                             MPI_Request *request, bool persist)
 {
@@ -305,11 +314,12 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
         NEW_SCHED(comm);
         return finish(s, lmpi_coll_node_bcast(s, comm, node, roots, buf, count, dt, root), request, persist);
     }
-    if (!request && lmpi_coll_short_ok(comm, count, dt)) {
-        bool shm;
-        TRY(lmpi_coll_shm_try(comm, count, dt, &shm));
-        return shm ? lmpi_coll_shm_bcast(buf, count, dt, root, comm) : lmpi_coll_short_bcast(buf, count, dt, root, comm);
-    }
+    bool shm;
+    TRY(shm_path(comm, request, count, dt, &shm));
+    if (shm)
+        return lmpi_coll_shm_bcast(buf, count, dt, root, comm);
+    if (!request && lmpi_coll_short_ok(comm, count, dt))
+        return lmpi_coll_short_bcast(buf, count, dt, root, comm);
     NEW_SCHED(comm);
     lmpi_status st;
     if (comm->is_inter)
@@ -353,9 +363,8 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
         return finish(s, lmpi_coll_node_reduce(s, comm, node, roots, sbuf, rbuf, count, dt, op, root), request,
                       persist);
     }
-    bool shm = false;
-    if (!request && lmpi_coll_short_ok(comm, count, dt))
-        TRY(lmpi_coll_shm_try(comm, count, dt, &shm));
+    bool shm;
+    TRY(shm_path(comm, request, count, dt, &shm));
     if (shm) /* rank order: any operation */
         return lmpi_coll_shm_reduce(sbuf, rbuf, count, dt, op, root, comm);
     if (!request && op->commutative && lmpi_coll_short_ok(comm, count, dt))
@@ -431,9 +440,8 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
         NEW_SCHED(comm);
         return finish(s, lmpi_coll_node_allreduce(s, node, roots, sbuf, rbuf, count, dt, op), request, persist);
     }
-    bool shm = false;
-    if (!request && lmpi_coll_short_ok(comm, count, dt))
-        TRY(lmpi_coll_shm_try(comm, count, dt, &shm));
+    bool shm;
+    TRY(shm_path(comm, request, count, dt, &shm));
     if (shm) /* rank order: any operation */
         return lmpi_coll_shm_allreduce(sbuf, rbuf, count, dt, op, comm);
     if (!request && op->commutative && lmpi_coll_short_ok(comm, count, dt))
@@ -703,7 +711,7 @@ lmpi_status lmpi_impl_Barrier(lmpi_comm *comm)
     if (node_aware)
         return lmpi_coll_node_short_barrier(node, roots);
     bool shm;
-    TRY(lmpi_coll_shm_try(comm, 0, lmpi_datatype_from_handle(MPI_BYTE), &shm));
+    TRY(shm_path(comm, NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), &shm));
     return shm ? lmpi_coll_shm_barrier(comm) : lmpi_coll_short_barrier(comm);
 }
 

@@ -35,7 +35,11 @@ static lmpi_status root_node(lmpi_comm *c, int root, int *leader, int *roots_ran
 {
     const lmpi_av *av = lmpi_av_world();
     const lmpi_rankmap *m = lmpi_comm_local_map(c);
-    uint8_t *seen = lmpi_calloc((size_t)av->nodes.nnodes + 1, 1, LMPI_MEM_COLL);
+    /* on the stack for up to 4096 nodes: this runs in every small node-aware
+     * bcast and reduce */
+    uint8_t local[4096];
+    size_t nn = (size_t)av->nodes.nnodes + 1;
+    uint8_t *seen = nn <= sizeof(local) ? memset(local, 0, nn) : lmpi_calloc(nn, 1, LMPI_MEM_COLL);
     if (!seen)
         return LMPI_ERR_NO_MEM;
     int target = lmpi_nodemap_node(&av->nodes, lmpi_rankmap_lpid(m, root));
@@ -50,7 +54,8 @@ static lmpi_status root_node(lmpi_comm *c, int root, int *leader, int *roots_ran
             (*roots_rank)++;
         seen[nd] = 1;
     }
-    lmpi_free(seen);
+    if (seen != local)
+        lmpi_free(seen);
     return LMPI_OK;
 }
 
@@ -171,7 +176,7 @@ lmpi_status lmpi_coll_node_short_reduce(lmpi_comm *c, lmpi_comm *node, lmpi_comm
     int leader, rroot;
     TRY(root_node(c, root, &leader, &rroot));
     /* leaders accumulate on the stack (only the root's rbuf is significant) */
-    _Alignas(16) char acc[8192];
+    _Alignas(16) char acc[LMPI_COLL_SHORT_MAX];
     void *tacc = acc - dt->true_lb;
     const void *mine = IN_PLACE(sbuf) ? rbuf : sbuf;
     TRY(node_gather(mine, tacc, count, dt, op, node));

@@ -30,7 +30,6 @@
 #include "runtime/request.h"
 #include "transport/shm/shm.h"
 
-#define SLOT_MAX 8192 /* the cap on LMPI_COLL_SHORT (stack copies below) */
 #define LINE 64
 
 #define DEPTH 16 /* collectives a root may run ahead of its slowest member */
@@ -102,7 +101,7 @@ static size_t slot_limit(void)
 {
     size_t l = (size_t)lmpi_config.coll_short;
     l = l < (size_t)lmpi_config.coll_shm_max ? l : (size_t)lmpi_config.coll_shm_max;
-    return l < SLOT_MAX ? l : SLOT_MAX;
+    return l < LMPI_COLL_SHORT_MAX ? l : LMPI_COLL_SHORT_MAX;
 }
 
 /* Do all of C's members share this node (the real or emulated one)? */
@@ -207,7 +206,7 @@ lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, 
         return LMPI_OK;
     }
     char *acc = op ? (char *)lmpi_dt_contig_ptr(rbuf, dt) : NULL;
-    _Alignas(16) char keep[SLOT_MAX];
+    _Alignas(16) char keep[LMPI_COLL_SHORT_MAX];
     if (op && mine == acc && root != k - 1) { /* in place: acc is overwritten first */
         memcpy(keep, mine, bytes);
         mine = keep;

@@ -12,8 +12,6 @@
 #include "coll/short.h"
 #include "runtime/config.h"
 
-/* The cap on LMPI_COLL_SHORT: scratch lives on the stack. */
-#define SHORT_MAX 8192
 
 typedef struct {
     lmpi_comm *comm;
@@ -34,7 +32,7 @@ static xfer begin(lmpi_comm *c)
 
 bool lmpi_coll_short_fits(MPI_Count count, const lmpi_datatype *dt)
 {
-    int64_t limit = lmpi_config.coll_short < SHORT_MAX ? lmpi_config.coll_short : SHORT_MAX;
+    int64_t limit = lmpi_config.coll_short < LMPI_COLL_SHORT_MAX ? lmpi_config.coll_short : LMPI_COLL_SHORT_MAX;
     return dt->contiguous && count * dt->size <= limit;
 }
 
@@ -98,7 +96,7 @@ lmpi_status lmpi_coll_short_reduce(const void *sbuf, void *rbuf, MPI_Count count
     xfer x = begin(c);
     int n = c->size, rel = (c->rank - root + n) % n;
     size_t bytes = (size_t)(count * dt->size);
-    _Alignas(16) char accbuf[SHORT_MAX], tmp[SHORT_MAX];
+    _Alignas(16) char accbuf[LMPI_COLL_SHORT_MAX], tmp[LMPI_COLL_SHORT_MAX];
     char *acc = c->rank == root ? (char *)lmpi_dt_contig_ptr(rbuf, dt) : accbuf;
     /* in place (the root, or every rank of a node-aware allreduce's first
      * phase): the contribution is in rbuf */
@@ -132,7 +130,7 @@ lmpi_status lmpi_coll_short_allreduce(const void *sbuf, void *rbuf, MPI_Count co
     int rem = n - pof2, newrank = me - rem;
     size_t bytes = (size_t)(count * dt->size);
     char *acc = (char *)lmpi_dt_contig_ptr(rbuf, dt);
-    _Alignas(16) char tmp[SHORT_MAX];
+    _Alignas(16) char tmp[LMPI_COLL_SHORT_MAX];
     lmpi_status st = LMPI_OK;
     if (sbuf != MPI_IN_PLACE)
         memcpy(acc, lmpi_dt_contig_ptr(sbuf, dt), bytes);

@@ -5,6 +5,9 @@
 #include "coll/op.h"
 #include "comm/comm.h"
 
+/* The cap on LMPI_COLL_SHORT: the short paths keep their data on the stack. */
+#define LMPI_COLL_SHORT_MAX 8192
+
 /* True when COUNT elements of DT on C take the direct path: an
  * intracommunicator, contiguous data, at most LMPI_COLL_SHORT bytes. */
 bool lmpi_coll_short_ok(const lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt);
