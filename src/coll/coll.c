@@ -133,6 +133,17 @@ lmpi_status lmpi_coll_reduce_steps(lmpi_sched *s, lmpi_comm *c, const void *send
             break;
         }
         if (rel + mask < n) {
+            if (first && dt->contiguous) {
+                /* The first child's data lands in the accumulator itself and
+                 * mine is folded into it: one pass less over memory than
+                 * receiving into scratch and writing "scratch op mine". */
+                TRY(lmpi_sched_recv(s, acc, count, dt, (rel + mask + tree_root) % n));
+                TRY(lmpi_sched_fence(s));
+                TRY(lmpi_sched_reduce(s, first, acc, count, dt, op)); /* acc = mine op acc */
+                TRY(lmpi_sched_fence(s));
+                first = NULL;
+                continue;
+            }
             if (!in || !op->commutative)
                 in = scratch_for(s, count, dt);
             if (!in)
@@ -195,15 +206,22 @@ static lmpi_status allgather_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf
                                    lmpi_datatype *sdt, void *rbuf, const blocks *rb, lmpi_datatype *rdt)
 {
     int n = c->size, me = c->rank;
-    if (!IN_PLACE(sbuf))
-        TRY(lmpi_sched_copy(s, sbuf, scount, sdt, at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
-    TRY(lmpi_sched_fence(s));
     for (int k = 0; k < n - 1; k++) {
         int sblk = (me - k + n) % n, rblk = (me - k - 1 + n) % n;
-        TRY(lmpi_sched_send(s, at(rbuf, block_displ(rb, sblk), rdt), block_count(rb, sblk), rdt, (me + 1) % n));
+        /* The first step sends the caller's own buffer: the neighbour then
+         * reads clean lines instead of the ones our local copy just dirtied,
+         * and that copy runs while the neighbour's block is on its way. */
+        if (k == 0 && !IN_PLACE(sbuf))
+            TRY(lmpi_sched_send(s, sbuf, scount, sdt, (me + 1) % n));
+        else
+            TRY(lmpi_sched_send(s, at(rbuf, block_displ(rb, sblk), rdt), block_count(rb, sblk), rdt, (me + 1) % n));
         TRY(lmpi_sched_recv(s, at(rbuf, block_displ(rb, rblk), rdt), block_count(rb, rblk), rdt, (me - 1 + n) % n));
+        if (k == 0 && !IN_PLACE(sbuf))
+            TRY(lmpi_sched_copy(s, sbuf, scount, sdt, at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
         TRY(lmpi_sched_fence(s));
     }
+    if (n == 1 && !IN_PLACE(sbuf))
+        TRY(lmpi_sched_copy(s, sbuf, scount, sdt, at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
     return LMPI_OK;
 }
 
