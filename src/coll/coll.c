@@ -242,18 +242,25 @@ static lmpi_status alltoall_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf,
         TRY(lmpi_sched_fence(s));
         sbuf = copy, sb = rb, sdt = rdt;
     }
-    for (int k = 0; k < n; k++) {
+    /* Exchanges go out in batches: a rank waits for its partners once per
+     * batch, not once per partner (each wait costs a trip through the
+     * scheduler when ranks outnumber cores).  The local copy runs in the
+     * first batch, while the messages are on their way. */
+    int batch = lmpi_config.coll_alltoall_batch > 0 ? (int)lmpi_config.coll_alltoall_batch : 1;
+    for (int k = 1; k < n; k++) {
         int to = (me + k) % n, from = (me - k + n) % n;
-        if (k == 0) {
+        TRY(lmpi_sched_send(s, at(sbuf, block_displ(sb, to), sdt), block_count(sb, to), sdt, to));
+        TRY(lmpi_sched_recv(s, at(rbuf, block_displ(rb, from), rdt), block_count(rb, from), rdt, from));
+        if (k == 1)
             TRY(lmpi_sched_copy(s, at(sbuf, block_displ(sb, me), sdt), block_count(sb, me), sdt,
                                 at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
-        } else {
-            TRY(lmpi_sched_send(s, at(sbuf, block_displ(sb, to), sdt), block_count(sb, to), sdt, to));
-            TRY(lmpi_sched_recv(s, at(rbuf, block_displ(rb, from), rdt), block_count(rb, from), rdt, from));
-        }
-        TRY(lmpi_sched_fence(s));
+        if (k % batch == 0)
+            TRY(lmpi_sched_fence(s));
     }
-    return LMPI_OK;
+    if (n == 1)
+        TRY(lmpi_sched_copy(s, at(sbuf, block_displ(sb, me), sdt), block_count(sb, me), sdt,
+                            at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
+    return (n - 1) % batch ? lmpi_sched_fence(s) : LMPI_OK;
 }
 
 /* ---- scan / exscan: a chain in rank order ------------------------------------------- */

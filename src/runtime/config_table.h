@@ -73,10 +73,15 @@
       "Allgather of contiguous blocks up to this many bytes per rank (3 or more ranks) uses "     \
       "Bruck's algorithm (log2 n rounds) instead of the ring (n - 1 rounds); it won up to 1 KiB " \
       "at 4-16 ranks on 2 cores, lost from 16 KiB at 4 and 8 (docs/performance.md).")           \
-    X(coll_alltoall_bruck, "LMPI_COLL_ALLTOALL_BRUCK", SIZE, "1k",                               \
+    X(coll_alltoall_bruck, "LMPI_COLL_ALLTOALL_BRUCK", SIZE, "0",                                \
       "Alltoall of contiguous blocks up to this many bytes per rank (4 or more ranks) uses "      \
-      "Bruck's algorithm (log2 n rounds of packed blocks) instead of pairwise exchanges (it won " \
-      "up to 1 KiB, tied at 4 KiB and lost at 16 KiB at 4-16 ranks).")        \
+      "Bruck's algorithm (log2 n rounds of packed blocks) instead of pairwise exchanges.  Off: "  \
+      "batched pairwise exchanges beat it at 4-16 ranks for 8 B-1 KiB here (16 ranks 1 KiB: "   \
+      "196 vs 238 us; docs/performance.md); it pays where a message costs more than a copy.")     \
+    X(coll_alltoall_batch, "LMPI_COLL_ALLTOALL_BATCH", INT, "32",                                \
+      "Pairwise alltoall: how many exchanges a rank starts before waiting for them (1: one "      \
+      "partner at a time).  Waiting once per batch saves a trip through the scheduler per "       \
+      "partner when ranks outnumber cores (16 ranks 16 KiB: 1080 -> 740 us).")                   \
     X(coll_shm, "LMPI_COLL_SHM", BOOL, "1",                                                       \
       "Blocking barrier, bcast, reduce and allreduce of up to LMPI_COLL_SHM_MAX bytes run their "  \
       "node phases (node-aware collectives) through a shared-memory area of the node "            \
