@@ -225,6 +225,35 @@ static lmpi_status allgather_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf
     return LMPI_OK;
 }
 
+/* ---- allgather: direct exchanges ------------------------------------------------------ */
+/* Every rank sends its own block to every other, in batches like the
+ * pairwise alltoall.  Each block is still copied once per receiver, as in
+ * the ring, but no block waits for a neighbour to forward it: n - 1
+ * dependent steps become one wait per batch. */
+static lmpi_status allgather_direct_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, MPI_Count scount,
+                                          lmpi_datatype *sdt, void *rbuf, const blocks *rb, lmpi_datatype *rdt)
+{
+    int n = c->size, me = c->rank;
+    int batch = lmpi_config.coll_alltoall_batch > 0 ? (int)lmpi_config.coll_alltoall_batch : 1;
+    const void *mine = sbuf;
+    MPI_Count mcount = scount;
+    lmpi_datatype *mdt = sdt;
+    if (IN_PLACE(sbuf))
+        mine = at(rbuf, block_displ(rb, me), rdt), mcount = block_count(rb, me), mdt = rdt;
+    for (int k = 1; k < n; k++) {
+        int to = (me + k) % n, from = (me - k + n) % n;
+        TRY(lmpi_sched_send(s, mine, mcount, mdt, to));
+        TRY(lmpi_sched_recv(s, at(rbuf, block_displ(rb, from), rdt), block_count(rb, from), rdt, from));
+        if (k == 1 && !IN_PLACE(sbuf))
+            TRY(lmpi_sched_copy(s, sbuf, scount, sdt, at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
+        if (k % batch == 0)
+            TRY(lmpi_sched_fence(s));
+    }
+    if (n == 1 && !IN_PLACE(sbuf))
+        TRY(lmpi_sched_copy(s, sbuf, scount, sdt, at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
+    return (n - 1) % batch ? lmpi_sched_fence(s) : LMPI_OK;
+}
+
 /* ---- alltoall: pairwise exchange ------------------------------------------------------ */
 static lmpi_status alltoall_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, const blocks *sb, lmpi_datatype *sdt,
                                   void *rbuf, const blocks *rb, lmpi_datatype *rdt)
@@ -587,8 +616,10 @@ static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatyp
     else if (!rb.counts.p && rdt->contiguous && comm->size >= 3 &&
              rb.count * rdt->size <= lmpi_config.coll_allgather_bruck)
         st = lmpi_coll_allgather_bruck(s, comm, sbuf, scount, sdt, rbuf, rb.count, rdt);
-    else
+    else if (!rb.counts.p && rb.count * rdt->size >= lmpi_config.coll_allgather_ring)
         st = allgather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt);
+    else
+        st = allgather_direct_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt);
     return finish(s, st, request, persist);
 }
 

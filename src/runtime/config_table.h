@@ -73,6 +73,11 @@
       "Allgather of contiguous blocks up to this many bytes per rank (3 or more ranks) uses "     \
       "Bruck's algorithm (log2 n rounds) instead of the ring (n - 1 rounds); it won up to 1 KiB " \
       "at 4-16 ranks on 2 cores, lost from 16 KiB at 4 and 8 (docs/performance.md).")           \
+    X(coll_allgather_ring, "LMPI_COLL_ALLGATHER_RING", SIZE, "64m",                              \
+      "Allgather of blocks from this many bytes per rank forwards them around a ring (n - 1 "     \
+      "dependent steps, neighbours only) instead of sending each rank's block to every other in " \
+      "batches of LMPI_COLL_ALLTOALL_BATCH; the direct exchange won at 4-16 ranks up to 1 MiB "    \
+      "here (16 ranks 16 KiB: 619 vs 876 us).  Allgatherv always uses the direct exchange.")       \
     X(coll_alltoall_bruck, "LMPI_COLL_ALLTOALL_BRUCK", SIZE, "0",                                \
       "Alltoall of contiguous blocks up to this many bytes per rank (4 or more ranks) uses "      \
       "Bruck's algorithm (log2 n rounds of packed blocks) instead of pairwise exchanges.  Off: "  \
