@@ -225,6 +225,13 @@ static lmpi_status allgather_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf
     return LMPI_OK;
 }
 
+/* How many exchanges the direct allgather and pairwise alltoall start
+ * before waiting for them. */
+static int exchange_batch(void)
+{
+    return lmpi_config.coll_alltoall_batch > 0 ? (int)lmpi_config.coll_alltoall_batch : 1;
+}
+
 /* ---- allgather: direct exchanges ------------------------------------------------------ */
 /* Every rank sends its own block to every other, in batches like the
  * pairwise alltoall.  Each block is still copied once per receiver, as in
@@ -234,7 +241,7 @@ static lmpi_status allgather_direct_steps(lmpi_sched *s, lmpi_comm *c, const voi
                                           lmpi_datatype *sdt, void *rbuf, const blocks *rb, lmpi_datatype *rdt)
 {
     int n = c->size, me = c->rank;
-    int batch = lmpi_config.coll_alltoall_batch > 0 ? (int)lmpi_config.coll_alltoall_batch : 1;
+    int batch = exchange_batch();
     const void *mine = sbuf;
     MPI_Count mcount = scount;
     lmpi_datatype *mdt = sdt;
@@ -275,7 +282,7 @@ static lmpi_status alltoall_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf,
      * batch, not once per partner (each wait costs a trip through the
      * scheduler when ranks outnumber cores).  The local copy runs in the
      * first batch, while the messages are on their way. */
-    int batch = lmpi_config.coll_alltoall_batch > 0 ? (int)lmpi_config.coll_alltoall_batch : 1;
+    int batch = exchange_batch();
     for (int k = 1; k < n; k++) {
         int to = (me + k) % n, from = (me - k + n) % n;
         TRY(lmpi_sched_send(s, at(sbuf, block_displ(sb, to), sdt), block_count(sb, to), sdt, to));
