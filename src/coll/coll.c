@@ -201,6 +201,16 @@ lmpi_status lmpi_coll_scatter_steps(lmpi_sched *s, lmpi_comm *c, const void *sbu
     return lmpi_sched_fence(s);
 }
 
+/* MPI_IN_PLACE aside, the caller's block goes to its place in rbuf. */
+static lmpi_status copy_own_block(lmpi_sched *s, lmpi_comm *c, const void *sbuf, MPI_Count scount,
+                                  lmpi_datatype *sdt, void *rbuf, const blocks *rb, lmpi_datatype *rdt)
+{
+    if (IN_PLACE(sbuf))
+        return LMPI_OK;
+    return lmpi_sched_copy(s, sbuf, scount, sdt, at(rbuf, block_displ(rb, c->rank), rdt), block_count(rb, c->rank),
+                           rdt);
+}
+
 /* ---- allgather: ring ------------------------------------------------------------------ */
 static lmpi_status allgather_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, MPI_Count scount,
                                    lmpi_datatype *sdt, void *rbuf, const blocks *rb, lmpi_datatype *rdt)
@@ -208,21 +218,18 @@ static lmpi_status allgather_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf
     int n = c->size, me = c->rank;
     for (int k = 0; k < n - 1; k++) {
         int sblk = (me - k + n) % n, rblk = (me - k - 1 + n) % n;
+        if (k > 0)
+            TRY(lmpi_sched_fence(s));
         /* The first step sends the caller's own buffer: the neighbour then
-         * reads clean lines instead of the ones our local copy just dirtied,
-         * and that copy runs while the neighbour's block is on its way. */
+         * reads clean lines instead of the ones our local copy dirtied. */
         if (k == 0 && !IN_PLACE(sbuf))
             TRY(lmpi_sched_send(s, sbuf, scount, sdt, (me + 1) % n));
         else
             TRY(lmpi_sched_send(s, at(rbuf, block_displ(rb, sblk), rdt), block_count(rb, sblk), rdt, (me + 1) % n));
         TRY(lmpi_sched_recv(s, at(rbuf, block_displ(rb, rblk), rdt), block_count(rb, rblk), rdt, (me - 1 + n) % n));
-        if (k == 0 && !IN_PLACE(sbuf))
-            TRY(lmpi_sched_copy(s, sbuf, scount, sdt, at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
-        TRY(lmpi_sched_fence(s));
     }
-    if (n == 1 && !IN_PLACE(sbuf))
-        TRY(lmpi_sched_copy(s, sbuf, scount, sdt, at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
-    return LMPI_OK;
+    TRY(copy_own_block(s, c, sbuf, scount, sdt, rbuf, rb, rdt)); /* while the last block travels */
+    return lmpi_sched_fence(s);
 }
 
 /* How many exchanges the direct allgather and pairwise alltoall start
@@ -251,14 +258,11 @@ static lmpi_status allgather_direct_steps(lmpi_sched *s, lmpi_comm *c, const voi
         int to = (me + k) % n, from = (me - k + n) % n;
         TRY(lmpi_sched_send(s, mine, mcount, mdt, to));
         TRY(lmpi_sched_recv(s, at(rbuf, block_displ(rb, from), rdt), block_count(rb, from), rdt, from));
-        if (k == 1 && !IN_PLACE(sbuf))
-            TRY(lmpi_sched_copy(s, sbuf, scount, sdt, at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
-        if (k % batch == 0)
+        if (k % batch == 0 && k < n - 1)
             TRY(lmpi_sched_fence(s));
     }
-    if (n == 1 && !IN_PLACE(sbuf))
-        TRY(lmpi_sched_copy(s, sbuf, scount, sdt, at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
-    return (n - 1) % batch ? lmpi_sched_fence(s) : LMPI_OK;
+    TRY(copy_own_block(s, c, sbuf, scount, sdt, rbuf, rb, rdt)); /* while the last batch travels */
+    return lmpi_sched_fence(s);
 }
 
 /* ---- alltoall: pairwise exchange ------------------------------------------------------ */
@@ -281,22 +285,18 @@ static lmpi_status alltoall_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf,
     /* Exchanges go out in batches: a rank waits for its partners once per
      * batch, not once per partner (each wait costs a trip through the
      * scheduler when ranks outnumber cores).  The local copy runs in the
-     * first batch, while the messages are on their way. */
+     * last batch, while its messages are on their way. */
     int batch = exchange_batch();
     for (int k = 1; k < n; k++) {
         int to = (me + k) % n, from = (me - k + n) % n;
         TRY(lmpi_sched_send(s, at(sbuf, block_displ(sb, to), sdt), block_count(sb, to), sdt, to));
         TRY(lmpi_sched_recv(s, at(rbuf, block_displ(rb, from), rdt), block_count(rb, from), rdt, from));
-        if (k == 1)
-            TRY(lmpi_sched_copy(s, at(sbuf, block_displ(sb, me), sdt), block_count(sb, me), sdt,
-                                at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
-        if (k % batch == 0)
+        if (k % batch == 0 && k < n - 1)
             TRY(lmpi_sched_fence(s));
     }
-    if (n == 1)
-        TRY(lmpi_sched_copy(s, at(sbuf, block_displ(sb, me), sdt), block_count(sb, me), sdt,
-                            at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
-    return (n - 1) % batch ? lmpi_sched_fence(s) : LMPI_OK;
+    TRY(lmpi_sched_copy(s, at(sbuf, block_displ(sb, me), sdt), block_count(sb, me), sdt,
+                        at(rbuf, block_displ(rb, me), rdt), block_count(rb, me), rdt));
+    return lmpi_sched_fence(s);
 }
 
 /* ---- scan / exscan: a chain in rank order ------------------------------------------- */

@@ -54,7 +54,6 @@ static inline void copy_chunked(void *dst, const void *src, MPI_Count bb)
         }                                                                                       \
         for (; k < nb; k++, cur += B, p += stride)                                              \
             memcpy(DST, SRC, B);                                                                \
-        return cur;                                                                             \
     } while (0)
 #define STRIDED(name, DST, SRC)                                                                 \
     static inline char *name(char *cur, char *p, MPI_Aint stride, MPI_Count bb, MPI_Count nb)  \
@@ -62,8 +61,10 @@ static inline void copy_chunked(void *dst, const void *src, MPI_Count bb)
         switch (bb) {                                                                           \
         case 4:                                                                                 \
             STRIDED_SMALL(4, DST, SRC);                                                         \
+            return cur;                                                                         \
         case 8:                                                                                 \
             STRIDED_SMALL(8, DST, SRC);                                                         \
+            return cur;                                                                         \
         case 16:                                                                                \
             for (MPI_Count k = 0; k < nb; k++, cur += 16, p += stride)                          \
                 memcpy(DST, SRC, 16);                                                           \
