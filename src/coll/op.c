@@ -434,10 +434,24 @@ lmpi_status lmpi_impl_Op_free(MPI_Op *h)
         lmpi_err_detail("%s is predefined and cannot be freed", op_name(o->predefined));
         return LMPI_ERR_OP;
     }
+    /* the handle dies now; the object lives until the last pending
+     * operation that uses it lets go (lmpi_op_release) */
     o->magic = 0;
-    lmpi_free(o);
+    lmpi_op_release(o);
     *h = MPI_OP_NULL;
     return LMPI_OK;
+}
+
+void lmpi_op_retain(lmpi_op *o)
+{
+    if (!o->predefined)
+        o->refs++;
+}
+
+void lmpi_op_release(lmpi_op *o)
+{
+    if (!o->predefined && --o->refs == 0)
+        lmpi_free(o);
 }
 
 lmpi_status lmpi_impl_Op_commutative(MPI_Op h, int *commute)
@@ -457,6 +471,11 @@ lmpi_status lmpi_impl_Reduce_local(const void *inbuf, void *inoutbuf, MPI_Count 
         st = lmpi_op_check(o, dt);
     if (st != LMPI_OK)
         return st;
+    if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE) {
+        lmpi_err_detail("%s is MPI_IN_PLACE, which MPI_Reduce_local does not accept",
+                        inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
+        return LMPI_ERR_BUFFER;
+    }
     if (count > 0 && (!inbuf || !inoutbuf) && dt->predefined) {
         lmpi_err_detail("inbuf or inoutbuf is NULL");
         return LMPI_ERR_BUFFER;

@@ -16,6 +16,10 @@ typedef struct lmpi_op {
     MPI_Op handle;
 } lmpi_op;
 
+/* Pending operations hold user ops so that MPI_Op_free only marks them. */
+void lmpi_op_retain(lmpi_op *o);
+void lmpi_op_release(lmpi_op *o);
+
 /* A valid operation handle (not MPI_OP_NULL), or an error naming `what`. */
 lmpi_status lmpi_op_arg(MPI_Op h, lmpi_op **out, const char *what);
 

@@ -37,6 +37,7 @@ struct lmpi_sched {
     int nscratch;
     lmpi_status error;
     lmpi_comm *step_comm; /* communicator of the steps being added (NULL: comm) */
+    lmpi_op *user_op;     /* held until the schedule is freed (MPI_Op_free may come first) */
     /* small collectives allocate nothing: their steps and scratch fit here,
      * and freed schedules are kept for the next call */
     size_t arena_used;
@@ -81,6 +82,13 @@ void lmpi_sched_use_comm(lmpi_sched *s, lmpi_comm *c) { s->step_comm = c == s->c
 static lmpi_status add(lmpi_sched *s, step st)
 {
     st.comm = s->step_comm;
+    if (st.op && !st.op->predefined && st.op != s->user_op) {
+        /* a schedule reduces with one operation */
+        if (s->user_op)
+            lmpi_op_release(s->user_op);
+        lmpi_op_retain(st.op);
+        s->user_op = st.op;
+    }
     if (s->n == s->cap) {
         int ncap = 2 * s->cap;
         step *n = lmpi_malloc(sizeof(step) * (size_t)ncap, LMPI_MEM_COLL);
@@ -188,6 +196,9 @@ void *lmpi_sched_scratch(lmpi_sched *s, size_t bytes)
 
 void lmpi_sched_free(lmpi_sched *s)
 {
+    if (s->user_op)
+        lmpi_op_release(s->user_op);
+    s->user_op = NULL;
     for (int i = 0; i < s->nactive; i++)
         if (s->active[i]) {
             lmpi_request_wait(s->active[i]);

@@ -7,6 +7,7 @@
 #include "coll/shmcoll.h"
 #include "comm/comm.h"
 #include "match/match.h"
+#include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
 #include "runtime/info.h"
 
@@ -74,6 +75,7 @@ lmpi_comm *lmpi_comm_alloc(const lmpi_rankmap *map, int rank, uint32_t ctx)
 
 static void release_contents(lmpi_comm *c)
 {
+    lmpi_bsend_slot_free(&c->bsend); /* waits for the sends still using it */
     for (uint32_t i = 0; i < LMPI_CTX_BLOCK; i++)
         lmpi_match_queue_release(c->context_id + i);
     lmpi_coll_shm_detach(c);

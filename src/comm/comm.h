@@ -56,6 +56,7 @@ struct lmpi_comm {
     uint8_t coll_area_state; /* shared-memory collectives: unknown, attached, none (shmcoll.c) */
     int nnodes;          /* nodes c spans (known once node_built) */
     lmpi_coll_area *coll_area;
+    struct lmpi_bsend_buffer *bsend; /* MPI_Comm_attach_buffer (NULL: none) */
 };
 
 #define LMPI_COMM_BUILTIN_BASE 0x100u

@@ -43,7 +43,7 @@ static lmpi_status finish_new(lmpi_comm *parent, const lmpi_rankmap *map, int ra
     lmpi_comm *c = lmpi_comm_alloc(map, rank, ctx);
     if (!c)
         return LMPI_ERR_NO_MEM;
-    if (parent) {
+    if (parent && parent->errh) { /* a temporary communicator has none */
         lmpi_errhandler_retain(parent->errh);
         lmpi_errhandler_release(c->errh);
         c->errh = parent->errh;

@@ -32,12 +32,10 @@ struct lmpi_bsend_buffer {
 
 /* The process buffer; communicators point at their own when one is attached. */
 static lmpi_bsend_buffer process_buffer;
-static lmpi_bsend_buffer *comm_buffers[LMPI_COMM_BUILTIN_COUNT];
 
 static lmpi_bsend_buffer **comm_slot(lmpi_comm *c)
 {
-    /* only the predefined communicators exist in this version */
-    return &comm_buffers[c - lmpi_comm_builtin];
+    return &c->bsend;
 }
 
 static bool attached(const lmpi_bsend_buffer *b)
@@ -266,6 +264,6 @@ void lmpi_bsend_finalize(void)
 {
     flush(&process_buffer);
     for (unsigned i = 0; i < LMPI_COMM_BUILTIN_COUNT; i++)
-        lmpi_bsend_slot_free(&comm_buffers[i]);
+        lmpi_bsend_slot_free(&lmpi_comm_builtin[i].bsend);
     memset(&process_buffer, 0, sizeof(process_buffer));
 }
