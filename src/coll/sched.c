@@ -38,6 +38,12 @@ struct lmpi_sched {
     lmpi_status error;
     lmpi_comm *step_comm; /* communicator of the steps being added (NULL: comm) */
     lmpi_op *user_op;     /* held until the schedule is freed (MPI_Op_free may come first) */
+    /* started nonblocking schedules not finished yet: advanced by every
+     * progress poll, so that waiting on one collective (or on anything)
+     * moves the others on too, whatever order the ranks wait in */
+    lmpi_request *req;
+    struct lmpi_sched *prev_active, *next_active;
+    bool listed;
     /* small collectives allocate nothing: their steps and scratch fit here,
      * and freed schedules are kept for the next call */
     size_t arena_used;
@@ -194,8 +200,11 @@ void *lmpi_sched_scratch(lmpi_sched *s, size_t bytes)
     return p;
 }
 
+static void unlist(lmpi_sched *s);
+
 void lmpi_sched_free(lmpi_sched *s)
 {
+    unlist(s);
     if (s->user_op)
         lmpi_op_release(s->user_op);
     s->user_op = NULL;
@@ -372,19 +381,83 @@ lmpi_status lmpi_sched_run(lmpi_sched *s)
     return st;
 }
 
+static lmpi_sched *active_head;
+static bool hook_running;
+
+static void unlist(lmpi_sched *s)
+{
+    if (!s->listed)
+        return;
+    if (s->prev_active)
+        s->prev_active->next_active = s->next_active;
+    else
+        active_head = s->next_active;
+    if (s->next_active)
+        s->next_active->prev_active = s->prev_active;
+    s->prev_active = s->next_active = NULL;
+    s->listed = false;
+    if (!active_head)
+        lmpi_progress_hook = NULL;
+}
+
+static int advance_listed(void);
+
+static void list_active(lmpi_sched *s)
+{
+    if (s->listed)
+        return;
+    s->next_active = active_head;
+    s->prev_active = NULL;
+    if (active_head)
+        active_head->prev_active = s;
+    active_head = s;
+    s->listed = true;
+    lmpi_progress_hook = advance_listed;
+}
+
+/* The progress hook: moves every started schedule on by what has arrived. */
+static int advance_listed(void)
+{
+    if (hook_running)
+        return 0;
+    hook_running = true;
+    int n = 0;
+    lmpi_sched *s = active_head;
+    while (s) {
+        lmpi_sched *next = s->next_active;
+        lmpi_request *r = s->req;
+        if (!r->complete && advance(s)) {
+            r->sched_error = s->error;
+            r->complete = 1;
+            n++;
+        }
+        if (r->complete)
+            unlist(s);
+        s = next;
+    }
+    hook_running = false;
+    return n;
+}
+
 static bool req_advance(lmpi_request *r)
 {
     lmpi_progress_poll();
+    if (r->complete) /* the hook finished it */
+        return true;
     bool done = advance(r->sched);
-    if (done)
+    if (done) {
         r->sched_error = ((lmpi_sched *)r->sched)->error;
+        unlist(r->sched);
+    }
     return done;
 }
 
 static void req_free(lmpi_request *r)
 {
-    if (r->sched)
+    if (r->sched) {
+        unlist(r->sched);
         lmpi_sched_free(r->sched);
+    }
     r->sched = NULL;
 }
 
@@ -397,6 +470,7 @@ static lmpi_request *sched_request(lmpi_sched *s)
         return NULL;
     }
     r->sched = s;
+    s->req = r;
     r->advance = req_advance;
     r->sched_free = req_free;
     return r;
@@ -410,6 +484,8 @@ lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request)
     r->complete = advance(s);
     if (r->complete)
         r->sched_error = s->error;
+    else
+        list_active(s);
     *request = (MPI_Request)r;
     return LMPI_OK;
 }
@@ -436,4 +512,6 @@ void lmpi_sched_restart(lmpi_request *r)
     r->complete = advance(s);
     if (r->complete)
         r->sched_error = s->error;
+    else
+        list_active(s);
 }

@@ -97,6 +97,20 @@ static lmpi_status keyval_arg(int kv, int kind, keyval **out)
     return LMPI_ERR_KEYVAL;
 }
 
+static lmpi_attr *find(lmpi_attr *list, int kv);
+
+/* Like keyval_arg, but a keyval the user freed stays usable on an object
+ * whose attribute still references it (its free is deferred). */
+static lmpi_status keyval_arg_on(int kv, int kind, lmpi_attr *list, keyval **out)
+{
+    if (kv >= KEYVAL_BASE && kv < KEYVAL_BASE + nkeyvals && !keyvals[kv - KEYVAL_BASE].in_use &&
+        keyvals[kv - KEYVAL_BASE].kind == kind && find(list, kv)) {
+        *out = &keyvals[kv - KEYVAL_BASE];
+        return LMPI_OK;
+    }
+    return keyval_arg(kv, kind, out);
+}
+
 static lmpi_status keyval_free(int *kv, int kind)
 {
     keyval *k;
@@ -121,27 +135,31 @@ static lmpi_attr *find(lmpi_attr *list, int kv)
     return NULL;
 }
 
-/* Delete one attribute, calling its delete callback first: a callback
- * failure keeps the attribute and is returned. */
+/* Delete one attribute, calling its delete callback first.  The attribute
+ * leaves the list before the callback runs: a callback may delete or set
+ * other attributes of the same object.  A callback failure puts it back
+ * and is returned. */
 static lmpi_status delete_one(lmpi_attr **list, void *object, int kv)
 {
-    for (lmpi_attr **p = list; *p; p = &(*p)->next) {
-        if ((*p)->keyval != kv)
-            continue;
-        keyval *k = &keyvals[kv - KEYVAL_BASE];
-        if (k->del) {
-            int rc = k->del(object, kv, (*p)->value, k->extra);
-            if (rc != MPI_SUCCESS) {
-                lmpi_err_detail("the delete callback of keyval %d returned %d", kv, rc);
-                return LMPI_ERR_OTHER;
-            }
-        }
-        lmpi_attr *a = *p;
-        *p = a->next;
-        lmpi_free(a);
-        keyval_unref(kv);
+    lmpi_attr **p = list;
+    while (*p && (*p)->keyval != kv)
+        p = &(*p)->next;
+    lmpi_attr *a = *p;
+    if (!a)
         return LMPI_OK;
+    *p = a->next;
+    keyval *k = &keyvals[kv - KEYVAL_BASE];
+    if (k->del) {
+        int rc = k->del(object, kv, a->value, k->extra);
+        if (rc != MPI_SUCCESS) {
+            a->next = *list;
+            *list = a;
+            lmpi_err_detail("the delete callback of keyval %d returned %d", kv, rc);
+            return LMPI_ERR_OTHER;
+        }
     }
+    lmpi_free(a);
+    keyval_unref(kv);
     return LMPI_OK;
 }
 
@@ -242,7 +260,7 @@ lmpi_status lmpi_impl_Comm_set_attr(lmpi_comm *comm, int kv, void *value)
         lmpi_err_detail("keyval %d is predefined and read-only", kv);
         return LMPI_ERR_KEYVAL;
     }
-    lmpi_status st = keyval_arg(kv, KIND_COMM, &k);
+    lmpi_status st = keyval_arg_on(kv, KIND_COMM, comm->attrs, &k);
     if (st != LMPI_OK)
         return st;
     return set_attr(&comm->attrs, comm->handle, kv, value);
@@ -289,7 +307,7 @@ lmpi_status lmpi_impl_Comm_get_attr(lmpi_comm *comm, int kv, void *attribute_val
         return LMPI_OK;
     }
     keyval *k;
-    lmpi_status st = keyval_arg(kv, KIND_COMM, &k);
+    lmpi_status st = keyval_arg_on(kv, KIND_COMM, comm->attrs, &k);
     if (st != LMPI_OK)
         return st;
     lmpi_attr *a = find(comm->attrs, kv);
@@ -311,13 +329,10 @@ lmpi_status lmpi_impl_Comm_delete_attr(lmpi_comm *comm, int kv)
         lmpi_err_detail("keyval %d is predefined and cannot be deleted", kv);
         return LMPI_ERR_KEYVAL;
     }
-    lmpi_status st = keyval_arg(kv, KIND_COMM, &k);
+    lmpi_status st = keyval_arg_on(kv, KIND_COMM, comm->attrs, &k);
     if (st != LMPI_OK)
         return st;
-    if (!find(comm->attrs, kv)) {
-        lmpi_err_detail("no attribute with keyval %d on %s", kv, lmpi_comm_display_name(comm));
-        return LMPI_ERR_KEYVAL;
-    }
+    /* deleting an attribute that is not set does nothing (as in MPICH) */
     return delete_one(&comm->attrs, comm->handle, kv);
 }
 
@@ -343,14 +358,14 @@ lmpi_status lmpi_impl_Type_free_keyval(int *kv) { return keyval_free(kv, KIND_TY
 lmpi_status lmpi_impl_Type_set_attr(lmpi_datatype *dt, int kv, void *value)
 {
     keyval *k;
-    lmpi_status st = keyval_arg(kv, KIND_TYPE, &k);
+    lmpi_status st = keyval_arg_on(kv, KIND_TYPE, dt->attrs, &k);
     return st != LMPI_OK ? st : set_attr(&dt->attrs, dt->handle, kv, value);
 }
 
 lmpi_status lmpi_impl_Type_get_attr(lmpi_datatype *dt, int kv, void *attribute_val, int *flag)
 {
     keyval *k;
-    lmpi_status st = keyval_arg(kv, KIND_TYPE, &k);
+    lmpi_status st = keyval_arg_on(kv, KIND_TYPE, dt->attrs, &k);
     if (st != LMPI_OK)
         return st;
     lmpi_attr *a = find(dt->attrs, kv);
@@ -363,12 +378,8 @@ lmpi_status lmpi_impl_Type_get_attr(lmpi_datatype *dt, int kv, void *attribute_v
 lmpi_status lmpi_impl_Type_delete_attr(lmpi_datatype *dt, int kv)
 {
     keyval *k;
-    lmpi_status st = keyval_arg(kv, KIND_TYPE, &k);
+    lmpi_status st = keyval_arg_on(kv, KIND_TYPE, dt->attrs, &k);
     if (st != LMPI_OK)
         return st;
-    if (!find(dt->attrs, kv)) {
-        lmpi_err_detail("no attribute with keyval %d on the datatype", kv);
-        return LMPI_ERR_KEYVAL;
-    }
     return delete_one(&dt->attrs, dt->handle, kv);
 }

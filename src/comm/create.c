@@ -450,6 +450,19 @@ static void temp_comm(lmpi_comm *t, lmpi_group *g, uint32_t ctx, int tag)
     t->flags = LMPI_COMM_FIXED_TAG;
 }
 
+/* The tag of a creation over group g: the user's tag mixed with the
+ * group's members.  Messages of the temporary communicator carry group
+ * ranks, so a process that ran ahead into the next creation over another
+ * group must not be taken for a member of this one (successive creations
+ * over the same group stay apart by message order). */
+static int group_tag(const lmpi_group *g, int tag)
+{
+    uint32_t h = 2166136261u ^ (uint32_t)tag;
+    for (int i = 0; i < g->size; i++)
+        h = (h ^ (uint32_t)lmpi_rankmap_lpid(&g->map, i)) * 16777619u;
+    return FIXED_TAG_BASE | (int)(h & 0x1fffffff);
+}
+
 static lmpi_status create_in_group(lmpi_comm *parent, lmpi_group *g, uint32_t ctx_base, int tag, MPI_Comm *newcomm)
 {
     if (g->rank == MPI_UNDEFINED) {
@@ -457,7 +470,7 @@ static lmpi_status create_in_group(lmpi_comm *parent, lmpi_group *g, uint32_t ct
         return LMPI_ERR_GROUP;
     }
     lmpi_comm t;
-    temp_comm(&t, g, ctx_base, FIXED_TAG_BASE | (tag & 0x1fffffff));
+    temp_comm(&t, g, ctx_base, group_tag(g, tag));
     uint32_t ctx;
     lmpi_status st = lmpi_comm_agree_ctx(&t, &ctx);
     if (st != LMPI_OK)

@@ -680,11 +680,11 @@ lmpi_status lmpi_impl_Type_free(MPI_Datatype *h)
         lmpi_err_detail("%s cannot be freed", d->predefined ? d->name : "a type from MPI_Type_create_f90_*");
         return LMPI_ERR_TYPE;
     }
-    if (d->refs == 1) { /* the last handle: attributes go with it */
-        lmpi_status st = lmpi_attr_delete_all(&d->attrs, d->handle, 1);
-        if (st != LMPI_OK)
-            return st;
-    }
+    /* the handle's attributes go with it, even when the object lives on
+     * (types built on it, pending operations) */
+    lmpi_status st = lmpi_attr_delete_all(&d->attrs, d->handle, 1);
+    if (st != LMPI_OK)
+        return st;
     lmpi_datatype_release(d);
     *h = MPI_DATATYPE_NULL;
     return LMPI_OK;

@@ -312,11 +312,17 @@ static lmpi_status end_runtime(void)
 
 lmpi_status lmpi_impl_Finalize(void)
 {
-    if (!lmpi_rt.world_init || lmpi_rt.world_finalized) {
+    if (!lmpi_rt.world_init || lmpi_rt.world_finalized || lmpi_rt.world_finalizing) {
         lmpi_err_detail(!lmpi_rt.world_init ? "MPI_Finalize called before MPI_Init" : "MPI_Finalize called twice");
         return LMPI_ERR_OTHER;
     }
+    /* MPI_COMM_SELF's delete callbacks run while MPI_Finalized still says
+     * false and every function works (MPI 5.0 §11.2.4) */
+    lmpi_rt.world_finalizing = true;
+    lmpi_status st = lmpi_attr_delete_all(&lmpi_comm_self->attrs, MPI_COMM_SELF, 0);
     lmpi_rt.world_finalized = true;
+    if (st != LMPI_OK)
+        return st;
     return lmpi_rt.sessions ? LMPI_OK : end_runtime();
 }
 

@@ -182,6 +182,7 @@ typedef struct lmpi_runtime {
     int state;            /* the process: NONE -> READY -> FINALIZED */
     bool world_init;      /* the world model: MPI_Init called ... */
     bool world_finalized; /* ... and MPI_Finalize called */
+    bool world_finalizing; /* MPI_Finalize is deleting MPI_COMM_SELF's attributes */
     int sessions;         /* live MPI sessions; the runtime ends with the last user */
     int world_rank;
     int world_size;

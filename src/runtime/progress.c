@@ -28,10 +28,14 @@ int lmpi_pt2pt_spin_count(void)
     return (int)lmpi_config.spin_count;
 }
 
+int (*lmpi_progress_hook)(void);
+
 int lmpi_progress_poll(void)
 {
     int n = lmpi_tr_poll();
     n += lmpi_pt2pt_progress_outbox();
+    if (LMPI_UNLIKELY(lmpi_progress_hook != NULL))
+        n += lmpi_progress_hook();
     return n;
 }
 

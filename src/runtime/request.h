@@ -108,6 +108,9 @@ static inline lmpi_request *lmpi_request_from_handle(MPI_Request h)
 
 /* Progress: poll the transports once; returns the number of events. */
 int lmpi_progress_poll(void);
+/* Set by a layer above while it has operations that move only when polled
+ * (nonblocking collectives): every poll runs it; NULL costs one branch. */
+extern int (*lmpi_progress_hook)(void);
 /* Block until *flag becomes nonzero, polling, then yielding. */
 void lmpi_progress_wait_flag(volatile int *flag);
 

@@ -202,15 +202,17 @@ static void nbc_any_order(void)
     CHECK_EQ(scan, rank * (rank + 1) / 2);
 }
 
-/* 7. Comm_create_group over random subgroups while others run barriers. */
+/* 7. Comm_create_group over random subgroups, again and again, while the
+ * other ranks run barriers on a communicator of their own; every call uses
+ * the same tag. */
 static void create_group_random(void)
 {
     MPI_Group world;
     MPI_Comm_group(MPI_COMM_WORLD, &world);
-    enum { ROUNDS = 24 };
+    enum { ROUNDS = 120 };
     MPI_Comm kept[ROUNDS];
     int nkept = 0;
-    unsigned seed = 12345;
+    unsigned seed = 777;
     for (int round = 0; round < ROUNDS; round++) {
         /* every rank draws the same membership */
         int members[64], n = 0, in = 0;
@@ -221,21 +223,29 @@ static void create_group_random(void)
                 in |= r == rank;
             }
         }
+        /* odd rounds: nothing holds the non-members back, they run ahead
+         * into the next round's creation */
+        MPI_Comm part = MPI_COMM_NULL;
+        if (round % 2 == 0)
+            MPI_Comm_split(MPI_COMM_WORLD, in, rank, &part);
         if (in) {
             MPI_Group g;
             MPI_Comm c;
             MPI_Group_incl(world, n, members, &g);
-            CHECK_EQ(MPI_Comm_create_group(MPI_COMM_WORLD, g, round, &c), MPI_SUCCESS);
+            CHECK_EQ(MPI_Comm_create_group(MPI_COMM_WORLD, g, 7, &c), MPI_SUCCESS);
             int cs;
             MPI_Comm_size(c, &cs);
             CHECK_EQ(cs, n);
-            MPI_Barrier(c);
+            if (round % 2 == 0)
+                MPI_Barrier(c);
             kept[nkept++] = c;
             MPI_Group_free(&g);
-        } else {
-            for (int k = 0; k < nkept; k++)
-                MPI_Barrier(kept[k]);
+        } else if (part != MPI_COMM_NULL) {
+            for (int k = 0; k < 3; k++)
+                MPI_Barrier(part);
         }
+        if (part != MPI_COMM_NULL)
+            MPI_Comm_free(&part);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     for (int k = 0; k < nkept; k++) {
