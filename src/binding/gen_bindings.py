@@ -254,7 +254,16 @@ def checks(f):
         lines.append('errh_comm = %s_obj;' % comm.name)
     for p in f.params:
         if p.kind == 'DATATYPE':
-            lines.append('st = lmpi_check_datatype(%s, &%s_obj);' % (p.name, p.name))
+            # a message to or from MPI_PROC_NULL moves nothing: its type is
+            # not looked at, and MPI_DATATYPE_NULL stands for MPI_BYTE
+            peer = find(f, 'RANK_DEST', p) or find(f, 'RANK_SOURCE', p)
+            if peer and comm:
+                lines.append('if (LMPI_UNLIKELY(%s == MPI_PROC_NULL && %s == MPI_DATATYPE_NULL))' % (peer.name, p.name))
+                lines.append('    %s_obj = lmpi_datatype_from_handle(MPI_BYTE);' % p.name)
+                lines.append('else')
+                lines.append('    st = lmpi_check_datatype(%s, &%s_obj);' % (p.name, p.name))
+            else:
+                lines.append('st = lmpi_check_datatype(%s, &%s_obj);' % (p.name, p.name))
             lines.append(fail_if(p.name))
     # counts before buffers: a negative count is reported as such
     ordered = [p for p in f.params if p.kind != 'BUFFER'] + [p for p in f.params if p.kind == 'BUFFER']
@@ -290,6 +299,12 @@ def fail_if(arg):
 def tool_interface(f):
     """MPI_T functions return their codes and never call error handlers."""
     return f.name.startswith('MPI_T_')
+
+
+# Functions that complete (or look at) one operation: MPI 5.0 §3.7.5 leaves
+# the MPI_ERROR field of their status alone.
+SINGLE_COMPLETION = {'Recv', 'Mrecv', 'Probe', 'Iprobe', 'Mprobe', 'Improbe', 'Wait', 'Test', 'Sendrecv',
+                     'Sendrecv_replace', 'Request_get_status'}
 
 
 def gen_wrapper(f, large):
@@ -360,9 +375,16 @@ def gen_wrapper(f, large):
             post.append('    if (%s) *%s = lmpi_narrow_%s(%s);' % (p.name, p.name, p.small.replace('MPI_', '').lower(), tmp))
         else:
             args.append(p.name)
+    keep_error = f.short in SINGLE_COMPLETION and any(p.name == 'status' for p in f.params)
+    if keep_error:
+        # single-completion calls leave status.MPI_ERROR as the user set it
+        out.append('    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;')
     out.append('    int locked = lmpi_lock_enter();')
     out.append('    st = lmpi_impl_%s ? lmpi_impl_%s(%s) : LMPI_ERR_UNSUPPORTED_OPERATION;' % (f.short, f.short, ', '.join(args)))
     out.append('    lmpi_lock_leave(locked);')
+    if keep_error:
+        out.append('    if (status != MPI_STATUS_IGNORE)')
+        out.append('        status->MPI_ERROR = status_error;')
     out.append('    if (LMPI_UNLIKELY(st != LMPI_OK))')
     if session:
         # a session function reports through the session's own handler

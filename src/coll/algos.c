@@ -224,15 +224,17 @@ lmpi_status lmpi_coll_alltoall_bruck(lmpi_sched *s, lmpi_comm *c, const void *sb
                         (long long)(rcount * rdt->size));
         return LMPI_ERR_TRUNCATE;
     }
-    const char *sp = lmpi_dt_contig_ptr(sbuf, sdt);
-    char *rp = (char *)lmpi_dt_contig_ptr(rbuf, rdt);
+    /* any layout: blocks are packed into tmp and unpacked at the end (ranks
+     * may pass types of one signature but different layouts, and every
+     * rank must take this algorithm or none) */
+    MPI_Count sstride = scount * sdt->extent, rstride = rcount * rdt->extent;
     char *tmp = lmpi_sched_scratch(s, (size_t)(n * bsz) + 1);
     char *pack = lmpi_sched_scratch(s, (size_t)(n * bsz) + 1), *unpack = lmpi_sched_scratch(s, (size_t)(n * bsz) + 1);
     if (!tmp || !pack || !unpack)
         return LMPI_ERR_NO_MEM;
     /* rotate: block i of tmp is what goes i ranks ahead */
     for (int i = 0; i < n; i++)
-        TRY(lmpi_sched_copy(s, sp + ((me + i) % n) * bsz, bsz, byte, tmp + i * bsz, bsz, byte));
+        TRY(lmpi_sched_copy(s, (const char *)sbuf + ((me + i) % n) * sstride, scount, sdt, tmp + i * bsz, bsz, byte));
     TRY(lmpi_sched_fence(s));
     for (int pof = 1; pof < n; pof <<= 1) {
         /* the blocks whose distance has this bit travel pof ranks ahead */
@@ -252,7 +254,7 @@ lmpi_status lmpi_coll_alltoall_bruck(lmpi_sched *s, lmpi_comm *c, const void *sb
     }
     /* block i came from i ranks behind */
     for (int i = 0; i < n; i++)
-        TRY(lmpi_sched_copy(s, tmp + i * bsz, bsz, byte, rp + ((me - i + n) % n) * bsz, bsz, byte));
+        TRY(lmpi_sched_copy(s, tmp + i * bsz, bsz, byte, (char *)rbuf + ((me - i + n) % n) * rstride, rcount, rdt));
     return lmpi_sched_fence(s);
 }
 
@@ -267,14 +269,14 @@ lmpi_status lmpi_coll_allgather_bruck(lmpi_sched *s, lmpi_comm *c, const void *s
 {
     lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
     int n = c->size, me = c->rank;
-    MPI_Count bsz = rcount * rdt->size;
-    char *rp = (char *)lmpi_dt_contig_ptr(rbuf, rdt);
+    MPI_Count bsz = rcount * rdt->size, rstride = rcount * rdt->extent;
+    char *rp = rbuf; /* any layout of rdt: the blocks travel packed in tmp */
     /* block i of tmp is the block of rank me + i */
     char *tmp = lmpi_sched_scratch(s, (size_t)(n * bsz) + 1);
     if (!tmp)
         return LMPI_ERR_NO_MEM;
     if (IN_PLACE(sbuf))
-        TRY(lmpi_sched_copy(s, rp + me * bsz, bsz, byte, tmp, bsz, byte));
+        TRY(lmpi_sched_copy(s, rp + me * rstride, rcount, rdt, tmp, bsz, byte));
     else
         TRY(lmpi_sched_copy(s, sbuf, scount, sdt, tmp, bsz, byte));
     TRY(lmpi_sched_fence(s));
@@ -284,9 +286,9 @@ lmpi_status lmpi_coll_allgather_bruck(lmpi_sched *s, lmpi_comm *c, const void *s
         TRY(lmpi_sched_recv(s, tmp + pof * bsz, k * bsz, byte, (me + pof) % n));
         TRY(lmpi_sched_fence(s));
     }
-    TRY(lmpi_sched_copy(s, tmp, (n - me) * bsz, byte, rp + me * bsz, (n - me) * bsz, byte));
+    TRY(lmpi_sched_copy(s, tmp, (n - me) * bsz, byte, rp + me * rstride, (n - me) * rcount, rdt));
     if (me > 0)
-        TRY(lmpi_sched_copy(s, tmp + (n - me) * bsz, me * bsz, byte, rp, me * bsz, byte));
+        TRY(lmpi_sched_copy(s, tmp + (n - me) * bsz, me * bsz, byte, rp, me * rcount, rdt));
     return lmpi_sched_fence(s);
 }
 

@@ -54,28 +54,43 @@ static lmpi_status need_type(const lmpi_datatype *dt, const char *what)
     return LMPI_OK;
 }
 
-/* Gather and scatter: the root's whole-buffer type (recvtype of a gather,
- * sendtype of a scatter) matters at the root; the per-process type
- * everywhere else, and at an intracommunicator root unless its own block is
- * MPI_IN_PLACE (BLOCK_BUF). */
-/* Allgather and alltoall: both types matter everywhere, the send type
- * unless the send buffer is MPI_IN_PLACE (intracommunicators only). */
-static lmpi_status all_types(const lmpi_comm *comm, const void *sbuf, const lmpi_datatype *sdt, const void *rbuf,
-                             const lmpi_datatype *rdt)
+/* A count and a datatype that are significant at this rank. */
+static lmpi_status need_block(MPI_Count count, const lmpi_datatype *dt, const char *count_what, const char *dt_what)
 {
-    TRY(need_type(rdt, "recvtype"));
+    if (count < 0) {
+        lmpi_err_detail("%s %lld is negative", count_what, (long long)count);
+        return LMPI_ERR_COUNT;
+    }
+    return need_type(dt, dt_what);
+}
+
+/* Allgather and alltoall: the receive block matters everywhere, the send
+ * block unless the send buffer is MPI_IN_PLACE (intracommunicators only).
+ * Counts of the v/w forms are arrays: scount/rcount 0 then. */
+static lmpi_status all_types(const lmpi_comm *comm, const void *sbuf, MPI_Count scount, const lmpi_datatype *sdt,
+                             const void *rbuf, MPI_Count rcount, const lmpi_datatype *rdt)
+{
+    TRY(need_block(rcount, rdt, "recvcount", "recvtype"));
     if (!IN_PLACE(sbuf))
-        TRY(need_type(sdt, "sendtype"));
+        TRY(need_block(scount, sdt, "sendcount", "sendtype"));
     return no_in_place(comm, sbuf, rbuf);
 }
 
-static lmpi_status rooted_types(const lmpi_comm *comm, int root, const lmpi_datatype *root_dt, const char *root_what,
-                                const lmpi_datatype *block_dt, const char *block_what, const void *block_buf)
+/* Gather and scatter: the root's whole-buffer block (the receive block of a
+ * gather, the send block of a scatter) matters at the root only; the
+ * per-process block everywhere else, and at an intracommunicator root
+ * unless its own block is MPI_IN_PLACE (block_buf).  On an
+ * intercommunicator the root group's other ranks (MPI_PROC_NULL) pass
+ * nothing significant. */
+static lmpi_status rooted_types(const lmpi_comm *comm, int root, MPI_Count root_count, const lmpi_datatype *root_dt,
+                                const char *root_what, MPI_Count block_count, const lmpi_datatype *block_dt,
+                                const char *block_what, const void *block_buf)
 {
+    bool send = !strncmp(root_what, "send", 4);
     if (is_root(comm, root))
-        TRY(need_type(root_dt, root_what));
+        TRY(need_block(root_count, root_dt, send ? "sendcount" : "recvcount", root_what));
     if (is_leaf(comm, root) || (!comm->is_inter && !IN_PLACE(block_buf)))
-        TRY(need_type(block_dt, block_what));
+        TRY(need_block(block_count, block_dt, send ? "recvcount" : "sendcount", block_what));
     return LMPI_OK;
 }
 
@@ -364,8 +379,37 @@ static lmpi_status shm_path(lmpi_comm *comm, const MPI_Request *request, MPI_Cou
 }
 
 static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
+                            MPI_Request *request, bool persist);
+
+/* A short blocking bcast whose type is not contiguous here.  Ranks may pass
+ * different types of the same signature, so the path is chosen from the
+ * byte count alone (what every rank shares): this rank packs, takes the
+ * same path in bytes, and unpacks. */
+static lmpi_status bcast_packed(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm)
+{
+    char tmp[LMPI_COLL_SHORT_MAX];
+    MPI_Count bytes = count * dt->size;
+    bool mine = comm->rank == root;
+    if (mine)
+        lmpi_dt_pack(buf, count, dt, 0, bytes, tmp);
+    TRY(do_bcast(tmp, bytes, lmpi_datatype_from_handle(MPI_BYTE), root, comm, NULL, false));
+    if (!mine)
+        lmpi_dt_unpack(buf, count, dt, 0, bytes, tmp);
+    return LMPI_OK;
+}
+
+static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
                             MPI_Request *request, bool persist)
 {
+    if (comm->is_inter && root == MPI_PROC_NULL) {
+        /* nothing of this rank is significant */
+        NEW_SCHED(comm);
+        return finish(s, LMPI_OK, request, persist);
+    }
+    TRY(need_block(count, dt, "count", "datatype"));
+    if (!request && !comm->is_inter && !dt->contiguous && count * dt->size <= LMPI_COLL_SHORT_MAX &&
+        lmpi_coll_short_fits(count * dt->size, lmpi_datatype_from_handle(MPI_BYTE)))
+        return bcast_packed(buf, count, dt, root, comm);
     lmpi_comm *node, *roots;
     bool node_aware;
     TRY(lmpi_coll_node_aware(comm, &node, &roots, &node_aware));
@@ -406,6 +450,12 @@ lmpi_status lmpi_impl_Ibcast(void *buf, MPI_Count count, lmpi_datatype *dt, int 
 static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op oph, int root,
                              lmpi_comm *comm, MPI_Request *request, bool persist)
 {
+    if (comm->is_inter && root == MPI_PROC_NULL) {
+        /* the root group's other ranks: nothing of theirs is significant */
+        NEW_SCHED(comm);
+        return finish(s, LMPI_OK, request, persist);
+    }
+    TRY(need_block(count, dt, "count", "datatype"));
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
     TRY(no_in_place(comm, sbuf, rbuf));
@@ -544,7 +594,7 @@ static lmpi_status do_gather(const void *sbuf, MPI_Count scount, lmpi_datatype *
                              lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     TRY(no_in_place(comm, sbuf, rbuf));
-    TRY(rooted_types(comm, root, rdt, "recvtype", sdt, "sendtype", sbuf));
+    TRY(rooted_types(comm, root, rb.count, rdt, "recvtype", scount, sdt, "sendtype", sbuf));
     NEW_SCHED(comm);
     return finish(s, comm->is_inter ? lmpi_coll_inter_gather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root)
                                     : lmpi_coll_gather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root),
@@ -580,7 +630,7 @@ static lmpi_status do_scatter(const void *sbuf, blocks sb, lmpi_datatype *sdt, v
                               lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     TRY(no_in_place(comm, sbuf, rbuf));
-    TRY(rooted_types(comm, root, sdt, "sendtype", rdt, "recvtype", rbuf));
+    TRY(rooted_types(comm, root, sb.count, sdt, "sendtype", rcount, rdt, "recvtype", rbuf));
     NEW_SCHED(comm);
     return finish(s, comm->is_inter ? lmpi_coll_inter_scatter(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root)
                                     : lmpi_coll_scatter_steps(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root),
@@ -615,13 +665,12 @@ lmpi_status lmpi_impl_Iscatterv(const void *sbuf, lmpi_iarray scounts, lmpi_iarr
 static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, blocks rb,
                                 lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
-    TRY(all_types(comm, sbuf, sdt, rbuf, rdt));
+    TRY(all_types(comm, sbuf, scount, sdt, rbuf, rb.count, rdt));
     NEW_SCHED(comm);
     lmpi_status st;
     if (comm->is_inter)
         st = lmpi_coll_inter_allgather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt);
-    else if (!rb.counts.p && rdt->contiguous && comm->size >= 3 &&
-             rb.count * rdt->size <= lmpi_config.coll_allgather_bruck)
+    else if (!rb.counts.p && comm->size >= 3 && rb.count * rdt->size <= lmpi_config.coll_allgather_bruck)
         st = lmpi_coll_allgather_bruck(s, comm, sbuf, scount, sdt, rbuf, rb.count, rdt);
     else if (!rb.counts.p && rb.count * rdt->size >= lmpi_config.coll_allgather_ring)
         st = allgather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt);
@@ -658,13 +707,12 @@ lmpi_status lmpi_impl_Iallgatherv(const void *sbuf, MPI_Count scount, lmpi_datat
 static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, void *rbuf, blocks rb,
                                lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
-    TRY(all_types(comm, sbuf, sdt, rbuf, rdt));
+    TRY(all_types(comm, sbuf, sb.count, sdt, rbuf, rb.count, rdt));
     NEW_SCHED(comm);
     lmpi_status st;
     if (comm->is_inter)
         st = lmpi_coll_inter_alltoall(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt);
-    else if (!sb.counts.p && !IN_PLACE(sbuf) && sdt->contiguous && rdt->contiguous && comm->size >= 4 &&
-             sb.count * sdt->size <= lmpi_config.coll_alltoall_bruck)
+    else if (!sb.counts.p && !IN_PLACE(sbuf) && comm->size >= 4 && sb.count * sdt->size <= lmpi_config.coll_alltoall_bruck)
         st = lmpi_coll_alltoall_bruck(s, comm, sbuf, sb.count, sdt, rbuf, rb.count, rdt);
     else
         st = alltoall_steps(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt);

@@ -64,6 +64,7 @@ static lmpi_status dup_finish(lmpi_comm *comm, uint32_t ctx, lmpi_info *info, lm
     c->context_id = ctx;
     if (comm->is_inter) {
         c->is_inter = 1;
+        c->size = comm->size; /* c was made over the remote group's map */
         c->peer_size = comm->peer_size;
         c->local_map = lmpi_malloc(sizeof(*c->local_map), LMPI_MEM_COMM);
         if (!c->local_map)
@@ -129,31 +130,58 @@ lmpi_status lmpi_impl_Comm_dup_with_info(lmpi_comm *comm, MPI_Info info, MPI_Com
 /* ---- idup: the context agreement as a schedule ------------------------------
  * The dissemination max of lmpi_icoll_allreduce_max_u32, one round at a
  * time, advanced by Test/Wait; the new handle is valid at once and usable
- * when the request completes. */
+ * when the request completes.  An intercommunicator adds two phases that
+ * never block either: the leaders swap their groups' maxima, then a second
+ * dissemination spreads the leader's result through its group. */
+enum { IDUP_LOCAL, IDUP_LEADERS, IDUP_SPREAD, IDUP_DONE };
+
 typedef struct {
     lmpi_comm *parent; /* the communicator the agreement runs on */
     lmpi_comm *orig;
     lmpi_comm *newc;
     lmpi_info *info;
-    int d, tag;
+    int phase, d, tag, spread_tag, leaders_tag;
+    bool swapping; /* the pair in flight is the leaders' swap */
     uint32_t value, in;
     lmpi_request *sr, *rr;
 } idup_state;
 
+static bool idup_pair(lmpi_request *req, lmpi_comm *c, uint32_t ctx, int tag, int src, int dest)
+{
+    idup_state *s = req->sched;
+    lmpi_status st = lmpi_pt2pt_irecv(&s->in, sizeof(s->in), src, tag, c, ctx, &s->rr);
+    if (st == LMPI_OK)
+        st = lmpi_pt2pt_isend(&s->value, sizeof(s->value), dest, tag, c, ctx, LMPI_MODE_STANDARD, NULL, &s->sr);
+    if (st != LMPI_OK)
+        req->sched_error = st;
+    return st == LMPI_OK;
+}
+
+/* Posts the next exchange; false when the agreement has no more. */
 static bool idup_post(lmpi_request *req)
 {
     idup_state *s = req->sched;
     lmpi_comm *c = s->parent;
-    uint32_t ctx = c->context_id + LMPI_CTX_COLL;
-    if (s->d >= c->size)
-        return false;
-    lmpi_status st = lmpi_pt2pt_irecv(&s->in, sizeof(s->in), (c->rank - s->d + c->size) % c->size, s->tag, c, ctx, &s->rr);
-    if (st == LMPI_OK)
-        st = lmpi_pt2pt_isend(&s->value, sizeof(s->value), (c->rank + s->d) % c->size, s->tag, c, ctx,
-                              LMPI_MODE_STANDARD, NULL, &s->sr);
-    if (st != LMPI_OK)
-        req->sched_error = st;
-    return st == LMPI_OK;
+    for (;;) {
+        switch (s->phase) {
+        case IDUP_LOCAL:
+        case IDUP_SPREAD:
+            if (s->d < c->size)
+                return idup_pair(req, c, c->context_id + LMPI_CTX_COLL, s->phase == IDUP_LOCAL ? s->tag : s->spread_tag,
+                                 (c->rank - s->d + c->size) % c->size, (c->rank + s->d) % c->size);
+            s->phase = s->phase == IDUP_LOCAL && s->orig->is_inter ? IDUP_LEADERS : IDUP_DONE;
+            continue;
+        case IDUP_LEADERS:
+            s->phase = IDUP_SPREAD;
+            s->d = 1;
+            if (c->rank != 0)
+                continue;
+            s->swapping = true;
+            return idup_pair(req, s->orig, s->orig->context_id + LMPI_CTX_COLL, s->leaders_tag, 0, 0);
+        default:
+            return false;
+        }
+    }
 }
 
 static bool idup_advance(lmpi_request *req)
@@ -168,22 +196,15 @@ static bool idup_advance(lmpi_request *req)
         s->sr = s->rr = NULL;
         if (s->in > s->value)
             s->value = s->in;
-        s->d *= 2;
+        if (!s->swapping)
+            s->d *= 2;
+        s->swapping = false;
         if (!idup_post(req))
             break;
     }
     if (req->sched_error == LMPI_OK) {
-        lmpi_status st = LMPI_OK;
-        if (s->orig->is_inter) { /* the leaders' exchange is short: done in one go */
-            uint32_t mine = s->value;
-            st = agree_ctx_inter(s->orig, &mine);
-            s->value = mine;
-        } else {
-            lmpi_ctx_advance(s->value);
-        }
-        if (st == LMPI_OK)
-            st = dup_finish(s->orig, s->value, s->info, s->newc);
-        req->sched_error = st;
+        lmpi_ctx_advance(s->value);
+        req->sched_error = dup_finish(s->orig, s->value, s->info, s->newc);
     }
     return true;
 }
@@ -212,15 +233,18 @@ static lmpi_status do_idup(lmpi_comm *comm, lmpi_info *info, MPI_Comm *newcomm, 
     s->newc = c;
     s->info = info ? lmpi_info_copy(info) : comm->info ? lmpi_info_copy(comm->info) : NULL;
     s->d = 1;
+    /* every member takes its tags in call order, so all agree on them */
     s->tag = 0x40000000 | (int)(s->parent->coll_seq++ & 0x3fffffff);
+    if (comm->is_inter) {
+        s->spread_tag = 0x40000000 | (int)(s->parent->coll_seq++ & 0x3fffffff);
+        s->leaders_tag = 0x40000000 | (int)(comm->coll_seq++ & 0x3fffffff);
+    }
     s->value = lmpi_ctx_next();
     req->sched = s;
     req->advance = idup_advance;
     req->sched_free = idup_free;
-    if (s->parent->size == 1 || !idup_post(req)) {
-        if (req->sched_error == LMPI_OK)
-            req->complete = idup_advance(req);
-    }
+    if (!idup_post(req) && req->sched_error == LMPI_OK)
+        req->complete = idup_advance(req);
     *newcomm = c->handle;
     *request = (MPI_Request)req;
     return LMPI_OK;

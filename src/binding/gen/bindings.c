@@ -257,10 +257,6 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -287,10 +283,6 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -317,10 +309,6 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -349,10 +337,6 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -381,8 +365,6 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -409,8 +391,6 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -437,8 +417,6 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -467,8 +445,6 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -633,10 +609,6 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -663,10 +635,6 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -693,10 +661,6 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -725,10 +689,6 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -1080,7 +1040,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     static const char fn[] = "MPI_Bcast";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -1088,19 +1048,13 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(buffer, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buffer", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Bcast ? lmpi_impl_Bcast(buffer, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Bcast ? lmpi_impl_Bcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -1113,7 +1067,7 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
     static const char fn[] = "MPI_Bcast_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -1121,19 +1075,13 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(buffer, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buffer", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Bcast ? lmpi_impl_Bcast(buffer, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Bcast ? lmpi_impl_Bcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -1146,7 +1094,7 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
     static const char fn[] = "MPI_Bcast_init";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -1154,21 +1102,15 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(buffer, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buffer", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Bcast_init ? lmpi_impl_Bcast_init(buffer, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Bcast_init ? lmpi_impl_Bcast_init(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -1181,7 +1123,7 @@ int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int 
     static const char fn[] = "MPI_Bcast_init_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -1189,21 +1131,15 @@ int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(buffer, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buffer", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Bcast_init ? lmpi_impl_Bcast_init(buffer, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Bcast_init ? lmpi_impl_Bcast_init(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -1224,7 +1160,10 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -1259,7 +1198,10 @@ int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -1294,7 +1236,10 @@ int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -1331,7 +1276,10 @@ int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -5222,10 +5170,6 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -5254,10 +5198,6 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -5286,10 +5226,6 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
@@ -5320,10 +5256,6 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
@@ -5354,8 +5286,6 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -5384,8 +5314,6 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -5414,8 +5342,6 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
@@ -5446,8 +5372,6 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
@@ -6265,8 +6189,8 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     static const char fn[] = "MPI_Iallgather";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6274,25 +6198,13 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Iallgather ? lmpi_impl_Iallgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Iallgather ? lmpi_impl_Iallgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -6305,8 +6217,8 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     static const char fn[] = "MPI_Iallgather_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6314,25 +6226,13 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Iallgather ? lmpi_impl_Iallgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Iallgather ? lmpi_impl_Iallgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -6345,8 +6245,8 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     static const char fn[] = "MPI_Iallgatherv";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6354,21 +6254,13 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Iallgatherv ? lmpi_impl_Iallgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Iallgatherv ? lmpi_impl_Iallgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -6381,8 +6273,8 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     static const char fn[] = "MPI_Iallgatherv_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6390,21 +6282,13 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Iallgatherv ? lmpi_impl_Iallgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Iallgatherv ? lmpi_impl_Iallgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -6431,10 +6315,6 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6466,10 +6346,6 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6487,8 +6363,8 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     static const char fn[] = "MPI_Ialltoall";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6496,25 +6372,13 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Ialltoall ? lmpi_impl_Ialltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Ialltoall ? lmpi_impl_Ialltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -6527,8 +6391,8 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     static const char fn[] = "MPI_Ialltoall_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6536,25 +6400,13 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Ialltoall ? lmpi_impl_Ialltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Ialltoall ? lmpi_impl_Ialltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -6567,8 +6419,8 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
     static const char fn[] = "MPI_Ialltoallv";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6576,17 +6428,13 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Ialltoallv ? lmpi_impl_Ialltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Ialltoallv ? lmpi_impl_Ialltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -6599,8 +6447,8 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
     static const char fn[] = "MPI_Ialltoallv_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6608,17 +6456,13 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Ialltoallv ? lmpi_impl_Ialltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Ialltoallv ? lmpi_impl_Ialltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -6709,7 +6553,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
     static const char fn[] = "MPI_Ibcast";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6717,21 +6561,15 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(buffer, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buffer", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Ibcast ? lmpi_impl_Ibcast(buffer, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Ibcast ? lmpi_impl_Ibcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -6744,7 +6582,7 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
     static const char fn[] = "MPI_Ibcast_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6752,21 +6590,15 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(buffer, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buffer", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Ibcast ? lmpi_impl_Ibcast(buffer, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Ibcast ? lmpi_impl_Ibcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -6787,7 +6619,10 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -6824,7 +6659,10 @@ int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -6867,10 +6705,6 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6902,10 +6736,6 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6923,8 +6753,8 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     static const char fn[] = "MPI_Igather";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6932,27 +6762,15 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Igather ? lmpi_impl_Igather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Igather ? lmpi_impl_Igather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -6965,8 +6783,8 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     static const char fn[] = "MPI_Igather_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -6974,27 +6792,15 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Igather ? lmpi_impl_Igather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Igather ? lmpi_impl_Igather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -7007,8 +6813,8 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     static const char fn[] = "MPI_Igatherv";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -7016,23 +6822,15 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Igatherv ? lmpi_impl_Igatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Igatherv ? lmpi_impl_Igatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -7045,8 +6843,8 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     static const char fn[] = "MPI_Igatherv_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -7054,23 +6852,15 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Igatherv ? lmpi_impl_Igatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Igatherv ? lmpi_impl_Igatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -7101,9 +6891,12 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Improbe ? lmpi_impl_Improbe(source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), flag, message, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
     return MPI_SUCCESS;
@@ -7852,9 +7645,12 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iprobe ? lmpi_impl_Iprobe(source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), flag, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
     return MPI_SUCCESS;
@@ -7874,7 +7670,10 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(source == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -7911,7 +7710,10 @@ int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(source == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -7940,7 +7742,7 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     static const char fn[] = "MPI_Ireduce";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -7948,23 +7750,15 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Ireduce ? lmpi_impl_Ireduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Ireduce ? lmpi_impl_Ireduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -7977,7 +7771,7 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
     static const char fn[] = "MPI_Ireduce_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -7985,23 +7779,15 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Ireduce ? lmpi_impl_Ireduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Ireduce ? lmpi_impl_Ireduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -8086,10 +7872,6 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8121,10 +7903,6 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8150,7 +7928,10 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -8187,7 +7968,10 @@ int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -8250,10 +8034,6 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8285,10 +8065,6 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8306,8 +8082,8 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     static const char fn[] = "MPI_Iscatter";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -8315,27 +8091,15 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Iscatter ? lmpi_impl_Iscatter(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Iscatter ? lmpi_impl_Iscatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -8348,8 +8112,8 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     static const char fn[] = "MPI_Iscatter_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -8357,27 +8121,15 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Iscatter ? lmpi_impl_Iscatter(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Iscatter ? lmpi_impl_Iscatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -8390,8 +8142,8 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
     static const char fn[] = "MPI_Iscatterv";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -8399,25 +8151,15 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Iscatterv ? lmpi_impl_Iscatterv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ displs, 4 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Iscatterv ? lmpi_impl_Iscatterv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ displs, 4 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -8430,8 +8172,8 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     static const char fn[] = "MPI_Iscatterv_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *sendtype_obj = NULL;
-    lmpi_datatype *recvtype_obj = NULL;
+    lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
+    lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -8439,25 +8181,15 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(sendbuf, recvcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Iscatterv ? lmpi_impl_Iscatterv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ displs, 8 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Iscatterv ? lmpi_impl_Iscatterv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ displs, 8 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -8478,7 +8210,10 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -8515,7 +8250,10 @@ int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -8553,9 +8291,15 @@ int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && sendtype == MPI_DATATYPE_NULL))
+            sendtype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(sendtype, &sendtype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
+        if (LMPI_UNLIKELY(source == MPI_PROC_NULL && recvtype == MPI_DATATYPE_NULL))
+            recvtype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(recvtype, &recvtype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
@@ -8601,9 +8345,15 @@ int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && sendtype == MPI_DATATYPE_NULL))
+            sendtype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(sendtype, &sendtype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
+        if (LMPI_UNLIKELY(source == MPI_PROC_NULL && recvtype == MPI_DATATYPE_NULL))
+            recvtype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(recvtype, &recvtype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
@@ -8648,7 +8398,10 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -8689,7 +8442,10 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -8730,7 +8486,10 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -8767,7 +8526,10 @@ int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -8868,9 +8630,12 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Mprobe ? lmpi_impl_Mprobe(source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), message, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
     return MPI_SUCCESS;
@@ -8895,9 +8660,12 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
         st = lmpi_check_buffer(buf, count, datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
     }
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Mrecv ? lmpi_impl_Mrecv(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), message, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
@@ -8922,9 +8690,12 @@ int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
         st = lmpi_check_buffer(buf, count, datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
     }
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Mrecv ? lmpi_impl_Mrecv(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), message, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
@@ -10040,7 +9811,10 @@ int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dat
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -10083,9 +9857,12 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Probe ? lmpi_impl_Probe(source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
     return MPI_SUCCESS;
@@ -10105,7 +9882,10 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -10302,7 +10082,10 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(source == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -10315,9 +10098,12 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Recv ? lmpi_impl_Recv(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
     return MPI_SUCCESS;
@@ -10337,7 +10123,10 @@ int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(source == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -10350,9 +10139,12 @@ int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Recv ? lmpi_impl_Recv(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
     return MPI_SUCCESS;
@@ -10372,7 +10164,10 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(source == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -10409,7 +10204,10 @@ int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sour
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(source == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -10438,7 +10236,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     static const char fn[] = "MPI_Reduce";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -10446,17 +10244,13 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Reduce ? lmpi_impl_Reduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Reduce ? lmpi_impl_Reduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -10469,7 +10263,7 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
     static const char fn[] = "MPI_Reduce_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -10477,17 +10271,13 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Reduce ? lmpi_impl_Reduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Reduce ? lmpi_impl_Reduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -10500,7 +10290,7 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     static const char fn[] = "MPI_Reduce_init";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -10508,10 +10298,6 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
@@ -10520,7 +10306,7 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Reduce_init ? lmpi_impl_Reduce_init(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Reduce_init ? lmpi_impl_Reduce_init(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -10533,7 +10319,7 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
     static const char fn[] = "MPI_Reduce_init_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
+    lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
@@ -10541,10 +10327,6 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
@@ -10553,7 +10335,7 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Reduce_init ? lmpi_impl_Reduce_init(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Reduce_init ? lmpi_impl_Reduce_init(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
@@ -10954,9 +10736,12 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         st = lmpi_check_ptr(flag);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "flag", st, lmpi_errh_for(errh_comm, 0));
     }
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Request_get_status ? lmpi_impl_Request_get_status(request, flag, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
@@ -11250,7 +11035,10 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -11285,7 +11073,10 @@ int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -11320,7 +11111,10 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -11357,7 +11151,10 @@ int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -11515,10 +11312,6 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -11547,10 +11340,6 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -11579,10 +11368,6 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
@@ -11613,10 +11398,6 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
@@ -11647,8 +11428,6 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -11677,8 +11456,6 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
     }
@@ -11707,8 +11484,6 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
@@ -11739,8 +11514,6 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_ptr(request);
@@ -11770,7 +11543,10 @@ int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int t
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -11805,7 +11581,10 @@ int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -11840,7 +11619,10 @@ int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -11877,7 +11659,10 @@ int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -11915,9 +11700,15 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && sendtype == MPI_DATATYPE_NULL))
+            sendtype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(sendtype, &sendtype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
+        if (LMPI_UNLIKELY(source == MPI_PROC_NULL && recvtype == MPI_DATATYPE_NULL))
+            recvtype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(recvtype, &recvtype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
@@ -11938,9 +11729,12 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Sendrecv ? lmpi_impl_Sendrecv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), dest, sendtag, recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
     return MPI_SUCCESS;
@@ -11961,9 +11755,15 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(sendtype, &sendtype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && sendtype == MPI_DATATYPE_NULL))
+            sendtype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(sendtype, &sendtype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
-        st = lmpi_check_datatype(recvtype, &recvtype_obj);
+        if (LMPI_UNLIKELY(source == MPI_PROC_NULL && recvtype == MPI_DATATYPE_NULL))
+            recvtype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(recvtype, &recvtype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(sendcount);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
@@ -11984,9 +11784,12 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Sendrecv ? lmpi_impl_Sendrecv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), dest, sendtag, recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
     return MPI_SUCCESS;
@@ -12006,7 +11809,10 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -12023,9 +11829,12 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Sendrecv_replace ? lmpi_impl_Sendrecv_replace(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, sendtag, source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
     return MPI_SUCCESS;
@@ -12045,7 +11854,10 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -12062,9 +11874,12 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Sendrecv_replace ? lmpi_impl_Sendrecv_replace(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, sendtag, source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
     return MPI_SUCCESS;
@@ -12367,7 +12182,10 @@ int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -12402,7 +12220,10 @@ int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -12437,7 +12258,10 @@ int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -12474,7 +12298,10 @@ int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
         st = lmpi_check_comm(comm, &comm_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
         errh_comm = comm_obj;
-        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(dest == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL))
+            datatype_obj = lmpi_datatype_from_handle(MPI_BYTE);
+        else
+            st = lmpi_check_datatype(datatype, &datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
         st = lmpi_check_count(count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
@@ -12748,9 +12575,12 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         st = lmpi_check_ptr(flag);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "flag", st, lmpi_errh_for(errh_comm, 0));
     }
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Test ? lmpi_impl_Test(request, flag, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
@@ -14211,9 +14041,12 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
     }
+    int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Wait ? lmpi_impl_Wait(request, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = status_error;
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
