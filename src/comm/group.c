@@ -426,15 +426,18 @@ lmpi_status lmpi_impl_Group_compare(MPI_Group h1, MPI_Group h2, int *result)
 
 lmpi_status lmpi_impl_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
-    (void)session;
+    lmpi_status st = lmpi_session_check(session);
+    if (st != LMPI_OK)
+        return st;
     if (!pset_name) {
         lmpi_err_detail("pset_name is NULL");
         return LMPI_ERR_ARG;
     }
     lmpi_rankmap m;
-    if (strcmp(pset_name, "mpi://WORLD") == 0)
+    int p = lmpi_pset_find(pset_name);
+    if (p == 0)
         lmpi_rankmap_direct(&m, lmpi_rt.world_size, 0);
-    else if (strcmp(pset_name, "mpi://SELF") == 0)
+    else if (p == 1)
         lmpi_rankmap_derive_pattern(&m, &lmpi_comm_world->map, 1, lmpi_rt.world_rank, 1, 1);
     else {
         lmpi_err_detail("no process set named \"%s\" (this session has mpi://WORLD and mpi://SELF)", pset_name);

@@ -9,6 +9,7 @@
 #include "binding/gen/impl.h"
 #include "datatype/datatype.h"
 #include "pt2pt/pt2pt.h"
+#include "runtime/errhandler.h"
 #include "runtime/config.h"
 
 bool lmpi_request_done(lmpi_request *r)
@@ -91,7 +92,7 @@ static void peek_status(lmpi_request *r, MPI_Status *s)
 /* A done request delivers its status and releases what it holds.  Returns
  * the error its status carries.  *handle becomes MPI_REQUEST_NULL unless
  * the request is persistent. */
-static lmpi_status finish(lmpi_request *r, MPI_Status *status, MPI_Request *handle)
+static lmpi_status finish_request(lmpi_request *r, MPI_Status *status, MPI_Request *handle)
 {
     MPI_Status tmp;
     MPI_Status *s = status == MPI_STATUS_IGNORE ? &tmp : status;
@@ -131,6 +132,16 @@ static lmpi_status finish(lmpi_request *r, MPI_Status *status, MPI_Request *hand
     lmpi_request_free(r);
     if (handle)
         *handle = MPI_REQUEST_NULL;
+    return err;
+}
+
+/* The error of a failed request is raised on its communicator. */
+static lmpi_status finish(lmpi_request *r, MPI_Status *status, MPI_Request *handle)
+{
+    lmpi_comm *c = r->comm;
+    lmpi_status err = finish_request(r, status, handle);
+    if (err != LMPI_OK && c)
+        lmpi_err_blame_comm(c);
     return err;
 }
 

@@ -39,6 +39,16 @@ void lmpi_errhandler_release(lmpi_errhandler *e);
 lmpi_comm *lmpi_errh_for(lmpi_comm *comm, int fn_has_comm);
 
 int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm);
+/* The next error a binding raises goes to c's handler (a request's
+ * communicator, found while completing it). */
+void lmpi_err_blame_comm(lmpi_comm *c);
+/* The next error a binding raises goes to handler e (NULL: forget it). */
+void lmpi_err_blame_handler(lmpi_errhandler *e);
+/* Sessions (session.c): a live session or MPI_ERR_SESSION; process sets by
+ * name (any case): 0 mpi://WORLD, 1 mpi://SELF, -1 none. */
+lmpi_status lmpi_session_check(MPI_Session h);
+int lmpi_pset_find(const char *name);
+int lmpi_pset_size(int pset);
 /* Errors of session functions: the session's handler (MPI_COMM_SELF's when
  * the session handle itself is invalid). */
 int lmpi_session_error(const char *fn, const char *arg, lmpi_status st, MPI_Session session);

@@ -370,8 +370,38 @@ int lmpi_error_message(const char *fn, const char *arg, lmpi_status st, const ch
     return code;
 }
 
+/* The communicator of a request whose completion failed: its handler, not
+ * MPI_COMM_SELF's, is the one the completion call raises (MPI 5.0 §9.3). */
+static _Thread_local lmpi_comm *request_comm;
+
+void lmpi_err_blame_comm(lmpi_comm *c)
+{
+    if (!request_comm)
+        request_comm = c;
+}
+
+/* MPI_Session_init: its errors go to the handler it was given. */
+static _Thread_local lmpi_errhandler *init_handler;
+
+void lmpi_err_blame_handler(lmpi_errhandler *e)
+{
+    init_handler = e;
+}
+
 int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm)
 {
+    if (init_handler) {
+        lmpi_errhandler *e = init_handler;
+        char msg[MPI_MAX_ERROR_STRING + 600];
+        init_handler = NULL;
+        int code = lmpi_error_message(fn, arg, st, NULL, msg, sizeof(msg));
+        return lmpi_errh_call(e, (void *)MPI_SESSION_NULL, code, msg);
+    }
+    if (request_comm) {
+        if (request_comm->magic == LMPI_MAGIC_COMM)
+            comm = request_comm;
+        request_comm = NULL;
+    }
     char msg[MPI_MAX_ERROR_STRING + 600];
     const char *comm_name = (comm && comm->magic == LMPI_MAGIC_COMM) ? lmpi_comm_display_name(comm) : NULL;
     int code = lmpi_error_message(fn, arg, st, comm_name, msg, sizeof(msg));

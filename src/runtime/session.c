@@ -4,12 +4,17 @@
  * The first MPI_Session_init starts the process's runtime if MPI_Init has
  * not; the runtime ends with the last of MPI_Finalize and
  * MPI_Session_finalize.  The process sets are the standard's two,
- * "mpi://WORLD" and "mpi://SELF".  Communicators made from a session's
- * groups (MPI_Group_from_session_pset, MPI_Comm_create_from_group) come with
- * the communicator issue, and MPI_Info objects with it: MPI_Session_get_info
- * and MPI_Session_get_pset_info answer MPI_ERR_UNSUPPORTED_OPERATION until
- * then.  Errors of session functions go to the session's own handler. */
+ * "mpi://WORLD" and "mpi://SELF", matched without regard to case as users
+ * write them ("mpi://world").  The info given to MPI_Session_init may ask
+ * for a thread level ("thread_level") and memory kinds
+ * ("mpi_memory_alloc_kinds"); MPI_Session_get_info reports what was granted.
+ * Errors of session functions go to the session's own handler, those of
+ * MPI_Session_init to the handler it was given. */
+#include <stdio.h>
+#include <strings.h>
 #include <string.h>
+
+#include "runtime/info.h"
 
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
@@ -22,12 +27,29 @@ typedef struct lmpi_session {
     uint32_t magic;
     lmpi_errhandler *errh;
     lmpi_bsend_buffer *bsend;
+    int thread_level;     /* granted */
+    char *alloc_kinds;    /* mpi_memory_alloc_kinds as asked (NULL: none) */
 } lmpi_session;
 
 lmpi_status lmpi_session_start(int required, int *provided);
 lmpi_status lmpi_session_end(void);
 
 static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
+static const char *const level_names[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
+                                          "MPI_THREAD_MULTIPLE"};
+
+int lmpi_pset_find(const char *name)
+{
+    for (int i = 0; i < (int)(sizeof(psets) / sizeof(psets[0])); i++)
+        if (!strcasecmp(name, psets[i]))
+            return i;
+    return -1;
+}
+
+int lmpi_pset_size(int pset)
+{
+    return pset == 0 ? lmpi_rt.world_size : 1;
+}
 
 static lmpi_status session_arg(MPI_Session h, lmpi_session **out)
 {
@@ -40,31 +62,113 @@ static lmpi_status session_arg(MPI_Session h, lmpi_session **out)
     return LMPI_OK;
 }
 
+/* The "thread_level" info value: a level's name, MPI_THREAD_SINGLE if absent. */
+static lmpi_status requested_level(const lmpi_info *i, int *level)
+{
+    const char *v = i ? lmpi_info_value(i, "thread_level") : NULL;
+    *level = MPI_THREAD_SINGLE;
+    if (!v)
+        return LMPI_OK;
+    for (int l = 0; l < 4; l++)
+        if (!strcasecmp(v, level_names[l])) {
+            *level = l;
+            return LMPI_OK;
+        }
+    lmpi_err_detail("info key thread_level has value \"%s\", not one of MPI_THREAD_SINGLE ... MPI_THREAD_MULTIPLE", v);
+    return LMPI_ERR_INFO_VALUE;
+}
+
 lmpi_status lmpi_impl_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
-    if (info != MPI_INFO_NULL) {
-        lmpi_err_detail("info objects arrive with the communicator issue: pass MPI_INFO_NULL");
-        return LMPI_ERR_INFO;
-    }
     lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
     if (!e || e->kind == LMPI_ERRH_NULL) {
         lmpi_err_detail("errhandler is not a valid error handler");
         return LMPI_ERR_ERRHANDLER;
     }
+    lmpi_err_blame_handler(e); /* from here on, errors go to the handler given */
+    lmpi_info *i;
+    int required;
+    lmpi_status st = lmpi_info_arg(info, &i);
+    if (st == LMPI_OK)
+        st = requested_level(i, &required);
+    if (st != LMPI_OK)
+        return st;
     lmpi_session *s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COMM);
-    if (!s)
+    const char *kinds = i ? lmpi_info_value(i, "mpi_memory_alloc_kinds") : NULL;
+    if (!s || (kinds && !(s->alloc_kinds = lmpi_strdup(kinds, LMPI_MEM_COMM)))) {
+        lmpi_free(s);
         return LMPI_ERR_NO_MEM;
+    }
     int provided;
-    lmpi_status st = lmpi_session_start(MPI_THREAD_SINGLE, &provided);
+    st = lmpi_session_start(required, &provided);
     if (st != LMPI_OK) {
+        lmpi_free(s->alloc_kinds);
         lmpi_free(s);
         return st;
     }
+    lmpi_err_blame_handler(NULL);
     s->magic = LMPI_MAGIC_SESSION;
     s->errh = e;
+    s->thread_level = provided;
     lmpi_errhandler_retain(e);
     *session = (MPI_Session)s;
     return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Session_get_info(MPI_Session session, MPI_Info *info_used)
+{
+    lmpi_session *s;
+    lmpi_status st = session_arg(session, &s);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_info *i = lmpi_info_new();
+    if (!i)
+        return LMPI_ERR_NO_MEM;
+    st = lmpi_info_put(i, "thread_level", level_names[s->thread_level]);
+    /* the kinds LeanMPI supports of those asked: "mpi" and "system" */
+    if (st == LMPI_OK)
+        st = lmpi_info_put(i, "mpi_memory_alloc_kinds", "mpi,system");
+    if (st != LMPI_OK) {
+        lmpi_info_destroy(i);
+        return st;
+    }
+    *info_used = (MPI_Info)i;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
+{
+    lmpi_session *s;
+    lmpi_status st = session_arg(session, &s);
+    if (st != LMPI_OK)
+        return st;
+    if (!pset_name) {
+        lmpi_err_detail("pset_name is NULL");
+        return LMPI_ERR_ARG;
+    }
+    int p = lmpi_pset_find(pset_name);
+    if (p < 0) {
+        lmpi_err_detail("no process set named \"%s\" (this session has mpi://WORLD and mpi://SELF)", pset_name);
+        return LMPI_ERR_ARG;
+    }
+    lmpi_info *i = lmpi_info_new();
+    if (!i)
+        return LMPI_ERR_NO_MEM;
+    char n[16];
+    snprintf(n, sizeof(n), "%d", lmpi_pset_size(p));
+    st = lmpi_info_put(i, "mpi_size", n);
+    if (st != LMPI_OK) {
+        lmpi_info_destroy(i);
+        return st;
+    }
+    *info = (MPI_Info)i;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_session_check(MPI_Session h)
+{
+    lmpi_session *s;
+    return session_arg(h, &s);
 }
 
 lmpi_status lmpi_impl_Session_finalize(MPI_Session *session)
@@ -74,6 +178,7 @@ lmpi_status lmpi_impl_Session_finalize(MPI_Session *session)
     if (st != LMPI_OK)
         return st;
     lmpi_bsend_slot_free(&s->bsend);
+    lmpi_free(s->alloc_kinds);
     lmpi_errhandler_release(s->errh);
     s->magic = 0;
     lmpi_free(s);
