@@ -305,6 +305,8 @@ static const lmpi_datatype *basic_of(const lmpi_datatype *dt)
 {
     if (dt->predefined)
         return dt;
+    if (dt->cached) /* an MPI_Type_create_f90_* type: its predefined base */
+        return dt->types[0];
     const lmpi_datatype *b = NULL;
     for (int i = 0; i < dt->nt; i++) {
         const lmpi_datatype *c = basic_of(dt->types[i]);

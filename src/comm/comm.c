@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "binding/check.h"
 #include "binding/gen/impl.h"
 #include "coll/shmcoll.h"
 #include "comm/comm.h"
@@ -285,15 +286,24 @@ lmpi_status lmpi_impl_Comm_test_inter(lmpi_comm *comm, int *flag)
     return LMPI_OK;
 }
 
-lmpi_status lmpi_impl_Comm_get_name(lmpi_comm *comm, char *comm_name, int *resultlen)
+/* The null handle has a name too (MPI 4.1): "MPI_COMM_NULL". */
+lmpi_status lmpi_impl_Comm_get_name(MPI_Comm handle, char *comm_name, int *resultlen)
 {
-    if (!comm_name) {
-        lmpi_err_detail("comm_name is NULL");
+    lmpi_comm *comm = NULL;
+    if (handle != MPI_COMM_NULL) {
+        lmpi_status st = lmpi_check_comm(handle, &comm);
+        if (st != LMPI_OK)
+            return st;
+    }
+    if (!comm_name || !resultlen) {
+        lmpi_err_detail("%s is NULL", comm_name ? "resultlen" : "comm_name");
         return LMPI_ERR_ARG;
     }
-    const char *name = comm->name ? comm->name : comm == lmpi_comm_world ? "MPI_COMM_WORLD"
-                                             : comm == lmpi_comm_self    ? "MPI_COMM_SELF"
-                                                                         : "";
+    const char *name = !comm                     ? "MPI_COMM_NULL"
+                       : comm->name              ? comm->name
+                       : comm == lmpi_comm_world ? "MPI_COMM_WORLD"
+                       : comm == lmpi_comm_self  ? "MPI_COMM_SELF"
+                                                 : "";
     size_t n = strnlen(name, MPI_MAX_OBJECT_NAME - 1);
     memcpy(comm_name, name, n);
     comm_name[n] = '\0';
@@ -310,6 +320,10 @@ int lmpi_group_compare_maps(const lmpi_rankmap *a, const lmpi_rankmap *b);
 
 lmpi_status lmpi_impl_Comm_compare(lmpi_comm *a, lmpi_comm *b, int *result)
 {
+    if (!b || b->magic != LMPI_MAGIC_COMM) {
+        lmpi_err_detail("comm2 is %s", b && b->handle == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not a communicator");
+        return LMPI_ERR_COMM;
+    }
     if (a == b) {
         *result = MPI_IDENT;
         return LMPI_OK;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "binding/check.h"
 #include "binding/gen/impl.h"
 #include "datatype/datatype.h"
 
@@ -18,12 +19,14 @@ struct pair_li { long a; int b; };
 struct pair_si { short a; int b; };
 struct pair_ldi { long double a; int b; };
 
-#define BUILTIN(h, ctype) { (uintptr_t)(h), sizeof(ctype), #h }
-#define BUILTIN_SZ(h, sz) { (uintptr_t)(h), (sz), #h }
+/* Each type carries its C alignment (what struct padding follows); the
+ * Fortran and pair types that have no C type of their own give theirs. */
+#define BUILTIN(h, ctype) { (uintptr_t)(h), sizeof(ctype), _Alignof(ctype), #h }
+#define BUILTIN_SZ(h, sz, al) { (uintptr_t)(h), (sz), (al), #h }
 
-static const struct { uintptr_t handle; size_t size; const char *name; } builtin_types[] = {
+static const struct { uintptr_t handle; size_t size; size_t align; const char *name; } builtin_types[] = {
     BUILTIN(MPI_AINT, MPI_Aint), BUILTIN(MPI_COUNT, MPI_Count), BUILTIN(MPI_OFFSET, MPI_Offset),
-    BUILTIN_SZ(MPI_PACKED, 1), BUILTIN(MPI_SHORT, short), BUILTIN(MPI_INT, int),
+    BUILTIN_SZ(MPI_PACKED, 1, 1), BUILTIN(MPI_SHORT, short), BUILTIN(MPI_INT, int),
     BUILTIN(MPI_LONG, long), BUILTIN(MPI_LONG_LONG, long long),
     BUILTIN(MPI_UNSIGNED_SHORT, unsigned short), BUILTIN(MPI_UNSIGNED, unsigned),
     BUILTIN(MPI_UNSIGNED_LONG, unsigned long), BUILTIN(MPI_UNSIGNED_LONG_LONG, unsigned long long),
@@ -31,28 +34,28 @@ static const struct { uintptr_t handle; size_t size; const char *name; } builtin
     BUILTIN(MPI_CXX_FLOAT_COMPLEX, float _Complex), BUILTIN(MPI_DOUBLE, double),
     BUILTIN(MPI_C_DOUBLE_COMPLEX, double _Complex), BUILTIN(MPI_CXX_DOUBLE_COMPLEX, double _Complex),
     BUILTIN(MPI_LOGICAL, int), BUILTIN(MPI_INTEGER, int), BUILTIN(MPI_REAL, float),
-    BUILTIN_SZ(MPI_COMPLEX, 2 * sizeof(float)), BUILTIN(MPI_DOUBLE_PRECISION, double),
-    BUILTIN_SZ(MPI_DOUBLE_COMPLEX, 2 * sizeof(double)), BUILTIN_SZ(MPI_CHARACTER, 1),
+    BUILTIN_SZ(MPI_COMPLEX, 2 * sizeof(float), _Alignof(float)), BUILTIN(MPI_DOUBLE_PRECISION, double),
+    BUILTIN_SZ(MPI_DOUBLE_COMPLEX, 2 * sizeof(double), _Alignof(double)), BUILTIN_SZ(MPI_CHARACTER, 1, 1),
     BUILTIN(MPI_LONG_DOUBLE, long double), BUILTIN(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex),
     BUILTIN(MPI_CXX_LONG_DOUBLE_COMPLEX, long double _Complex),
-    BUILTIN_SZ(MPI_FLOAT_INT, sizeof(float) + sizeof(int)),
-    BUILTIN_SZ(MPI_DOUBLE_INT, sizeof(double) + sizeof(int)),
-    BUILTIN_SZ(MPI_LONG_INT, sizeof(long) + sizeof(int)), BUILTIN_SZ(MPI_2INT, 2 * sizeof(int)),
-    BUILTIN_SZ(MPI_SHORT_INT, sizeof(short) + sizeof(int)),
-    BUILTIN_SZ(MPI_LONG_DOUBLE_INT, sizeof(long double) + sizeof(int)),
-    BUILTIN_SZ(MPI_2REAL, 2 * sizeof(float)), BUILTIN_SZ(MPI_2DOUBLE_PRECISION, 2 * sizeof(double)),
-    BUILTIN_SZ(MPI_2INTEGER, 2 * sizeof(int)), BUILTIN(MPI_C_BOOL, bool), BUILTIN_SZ(MPI_CXX_BOOL, 1),
+    BUILTIN_SZ(MPI_FLOAT_INT, sizeof(float) + sizeof(int), _Alignof(struct pair_fi)),
+    BUILTIN_SZ(MPI_DOUBLE_INT, sizeof(double) + sizeof(int), _Alignof(struct pair_di)),
+    BUILTIN_SZ(MPI_LONG_INT, sizeof(long) + sizeof(int), _Alignof(struct pair_li)), BUILTIN_SZ(MPI_2INT, 2 * sizeof(int), _Alignof(int)),
+    BUILTIN_SZ(MPI_SHORT_INT, sizeof(short) + sizeof(int), _Alignof(struct pair_si)),
+    BUILTIN_SZ(MPI_LONG_DOUBLE_INT, sizeof(long double) + sizeof(int), _Alignof(struct pair_ldi)),
+    BUILTIN_SZ(MPI_2REAL, 2 * sizeof(float), _Alignof(float)), BUILTIN_SZ(MPI_2DOUBLE_PRECISION, 2 * sizeof(double), _Alignof(double)),
+    BUILTIN_SZ(MPI_2INTEGER, 2 * sizeof(int), _Alignof(int)), BUILTIN(MPI_C_BOOL, bool), BUILTIN_SZ(MPI_CXX_BOOL, 1, 1),
     BUILTIN(MPI_WCHAR, wchar_t), BUILTIN(MPI_INT8_T, int8_t), BUILTIN(MPI_UINT8_T, uint8_t),
     BUILTIN(MPI_CHAR, char), BUILTIN(MPI_SIGNED_CHAR, signed char),
-    BUILTIN(MPI_UNSIGNED_CHAR, unsigned char), BUILTIN_SZ(MPI_BYTE, 1),
+    BUILTIN(MPI_UNSIGNED_CHAR, unsigned char), BUILTIN_SZ(MPI_BYTE, 1, 1),
     BUILTIN(MPI_INT16_T, int16_t), BUILTIN(MPI_UINT16_T, uint16_t), BUILTIN(MPI_INT32_T, int32_t),
     BUILTIN(MPI_UINT32_T, uint32_t), BUILTIN(MPI_INT64_T, int64_t), BUILTIN(MPI_UINT64_T, uint64_t),
-    BUILTIN_SZ(MPI_LOGICAL1, 1), BUILTIN_SZ(MPI_INTEGER1, 1), BUILTIN_SZ(MPI_LOGICAL2, 2),
-    BUILTIN_SZ(MPI_INTEGER2, 2), BUILTIN_SZ(MPI_REAL2, 2), BUILTIN_SZ(MPI_LOGICAL4, 4),
-    BUILTIN_SZ(MPI_INTEGER4, 4), BUILTIN_SZ(MPI_REAL4, 4), BUILTIN_SZ(MPI_COMPLEX4, 4),
-    BUILTIN_SZ(MPI_LOGICAL8, 8), BUILTIN_SZ(MPI_INTEGER8, 8), BUILTIN_SZ(MPI_REAL8, 8),
-    BUILTIN_SZ(MPI_COMPLEX8, 8), BUILTIN_SZ(MPI_LOGICAL16, 16), BUILTIN_SZ(MPI_INTEGER16, 16),
-    BUILTIN_SZ(MPI_REAL16, 16), BUILTIN_SZ(MPI_COMPLEX16, 16), BUILTIN_SZ(MPI_COMPLEX32, 32),
+    BUILTIN_SZ(MPI_LOGICAL1, 1, 1), BUILTIN_SZ(MPI_INTEGER1, 1, 1), BUILTIN_SZ(MPI_LOGICAL2, 2, 2),
+    BUILTIN_SZ(MPI_INTEGER2, 2, 2), BUILTIN_SZ(MPI_REAL2, 2, 2), BUILTIN_SZ(MPI_LOGICAL4, 4, 4),
+    BUILTIN_SZ(MPI_INTEGER4, 4, 4), BUILTIN_SZ(MPI_REAL4, 4, 4), BUILTIN_SZ(MPI_COMPLEX4, 4, 2),
+    BUILTIN_SZ(MPI_LOGICAL8, 8, 8), BUILTIN_SZ(MPI_INTEGER8, 8, 8), BUILTIN_SZ(MPI_REAL8, 8, 8),
+    BUILTIN_SZ(MPI_COMPLEX8, 8, 4), BUILTIN_SZ(MPI_LOGICAL16, 16, 16), BUILTIN_SZ(MPI_INTEGER16, 16, 16),
+    BUILTIN_SZ(MPI_REAL16, 16, 16), BUILTIN_SZ(MPI_COMPLEX16, 16, 8), BUILTIN_SZ(MPI_COMPLEX32, 32, 16),
 };
 
 /* Pair types have the padded extent of the C struct, not the sum of sizes. */
@@ -76,19 +79,6 @@ static MPI_Count short_int_blens[2] = {sizeof(short), sizeof(int)};
 static MPI_Count short_int_before[3] = {0, sizeof(short), sizeof(short) + sizeof(int)};
 static lmpi_dtnode byte_leaf = {.kind = LMPI_DT_LEAF, .refs = PERMANENT, .size = 1};
 
-/* Alignment for struct padding: the C type's, at most 8 bytes except long
- * double. */
-static int builtin_align(uintptr_t h, MPI_Aint extent)
-{
-    if (h == (uintptr_t)MPI_LONG_DOUBLE || h == (uintptr_t)MPI_C_LONG_DOUBLE_COMPLEX ||
-        h == (uintptr_t)MPI_CXX_LONG_DOUBLE_COMPLEX || h == (uintptr_t)MPI_LONG_DOUBLE_INT)
-        return (int)_Alignof(long double);
-    int a = 1;
-    while (a < 8 && extent % (2 * a) == 0)
-        a *= 2;
-    return a;
-}
-
 void lmpi_datatype_init_builtin(void)
 {
     for (size_t i = 0; i < sizeof(builtin_types) / sizeof(builtin_types[0]); i++) {
@@ -109,7 +99,7 @@ void lmpi_datatype_init_builtin(void)
         d->handle = (MPI_Datatype)h;
         d->name = builtin_types[i].name;
         d->combiner = MPI_COMBINER_NAMED;
-        d->align = builtin_align(h, d->extent);
+        d->align = (int)builtin_types[i].align;
         n->refs = PERMANENT;
         n->size = d->size;
         if (h == (uintptr_t)MPI_SHORT_INT) {
@@ -144,9 +134,19 @@ lmpi_status lmpi_impl_Type_get_extent(lmpi_datatype *dt, MPI_Count *lb, MPI_Coun
     return LMPI_OK;
 }
 
-lmpi_status lmpi_impl_Type_get_name(lmpi_datatype *dt, char *name, int *len)
+lmpi_status lmpi_impl_Type_get_name(MPI_Datatype handle, char *name, int *len)
 {
-    const char *n = dt->name ? dt->name : "";
+    lmpi_datatype *dt = NULL;
+    if (handle != MPI_DATATYPE_NULL) { /* whose name is "MPI_DATATYPE_NULL" (MPI 4.1) */
+        lmpi_status st = lmpi_check_datatype(handle, &dt);
+        if (st != LMPI_OK)
+            return st;
+    }
+    if (!name || !len) {
+        lmpi_err_detail("%s is NULL", name ? "resultlen" : "type_name");
+        return LMPI_ERR_ARG;
+    }
+    const char *n = !dt ? "MPI_DATATYPE_NULL" : dt->name ? dt->name : "";
     size_t l = strlen(n);
     if (l >= MPI_MAX_OBJECT_NAME)
         l = MPI_MAX_OBJECT_NAME - 1;

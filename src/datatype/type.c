@@ -801,6 +801,10 @@ lmpi_status lmpi_impl_Type_match_size(int typeclass, int size, MPI_Datatype *out
         {MPI_TYPECLASS_REAL, (int)sizeof(long double), MPI_LONG_DOUBLE},
         {MPI_TYPECLASS_COMPLEX, 8, MPI_C_FLOAT_COMPLEX}, {MPI_TYPECLASS_COMPLEX, 16, MPI_C_DOUBLE_COMPLEX},
         {MPI_TYPECLASS_COMPLEX, (int)(2 * sizeof(long double)), MPI_C_LONG_DOUBLE_COMPLEX},
+        /* sizes C has no type for: the Fortran ones */
+        {MPI_TYPECLASS_INTEGER, 16, MPI_INTEGER16},   {MPI_TYPECLASS_REAL, 2, MPI_REAL2},
+        {MPI_TYPECLASS_REAL, 16, MPI_REAL16},         {MPI_TYPECLASS_COMPLEX, 4, MPI_COMPLEX4},
+        {MPI_TYPECLASS_COMPLEX, 32, MPI_COMPLEX32},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
         if (table[i].cls == typeclass && table[i].size == size) {
@@ -838,8 +842,8 @@ static lmpi_status f90_type(int combiner, int p, int r, MPI_Datatype base, MPI_D
         return st;
     }
     lmpi_datatype *t = lmpi_datatype_from_handle(h);
-    for (int i = 0; i < t->nt; i++)
-        lmpi_datatype_release(t->types[i]);
+    /* the envelope lists no types, but types[0] keeps naming the
+     * predefined base (reductions look it up: src/coll/op.c) */
     t->nt = 0;
     t->combiner = combiner;
     t->cached = true;

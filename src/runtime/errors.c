@@ -55,9 +55,12 @@ int lmpi_error_last_code(void)
     return n_user_codes ? USER_CODE_BASE + n_user_codes - 1 : MPI_ERR_LASTCODE;
 }
 
+#define REMOVED_CODE (-2) /* error_class of a code or class the user removed */
+
 static bool code_is_user(int code)
 {
-    return code >= USER_CODE_BASE && code < USER_CODE_BASE + n_user_codes;
+    return code >= USER_CODE_BASE && code < USER_CODE_BASE + n_user_codes &&
+           user_codes[code - USER_CODE_BASE].error_class != REMOVED_CODE;
 }
 
 static int code_class(int code)
@@ -120,6 +123,44 @@ lmpi_status lmpi_impl_Add_error_string(int errorcode, const char *string)
     return LMPI_OK;
 }
 
+/* MPI 4.1's removals: a string, then codes, then their class. */
+lmpi_status lmpi_impl_Remove_error_string(int errorcode)
+{
+    if (!code_is_user(errorcode) || !user_codes[errorcode - USER_CODE_BASE].string) {
+        lmpi_err_detail("errorcode %d has no string added by MPI_Add_error_string", errorcode);
+        return LMPI_ERR_ARG;
+    }
+    user_code *u = &user_codes[errorcode - USER_CODE_BASE];
+    lmpi_free(u->string);
+    u->string = NULL;
+    return LMPI_OK;
+}
+
+static lmpi_status remove_code(int code, bool want_class)
+{
+    if (!code_is_user(code) || (code_class(code) == code) != want_class) {
+        lmpi_err_detail("%d is not an error %s added by the user", code, want_class ? "class" : "code");
+        return LMPI_ERR_ARG;
+    }
+    user_code *u = &user_codes[code - USER_CODE_BASE];
+    if (u->string) {
+        lmpi_err_detail("error %s %d still has a string (MPI_Remove_error_string first)", want_class ? "class" : "code",
+                        code);
+        return LMPI_ERR_ARG;
+    }
+    for (int i = 0; want_class && i < n_user_codes; i++)
+        if (USER_CODE_BASE + i != code && user_codes[i].error_class == code) {
+            lmpi_err_detail("error class %d still has error code %d (MPI_Remove_error_code first)", code,
+                            USER_CODE_BASE + i);
+            return LMPI_ERR_ARG;
+        }
+    u->error_class = REMOVED_CODE;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Remove_error_code(int errorcode) { return remove_code(errorcode, false); }
+lmpi_status lmpi_impl_Remove_error_class(int errorclass) { return remove_code(errorclass, true); }
+
 lmpi_status lmpi_impl_Error_class(int errorcode, int *errorclass)
 {
     int c = code_class(errorcode);
@@ -140,7 +181,7 @@ static void code_string(int code, char *buf, size_t len)
     else if (code_is_user(code) && user_codes[code - USER_CODE_BASE].string)
         snprintf(buf, len, "%s", user_codes[code - USER_CODE_BASE].string);
     else if (code_is_user(code))
-        snprintf(buf, len, "user-defined error code %d", code);
+        snprintf(buf, len, "%s", ""); /* no string added: the empty string (MPI 5.0 §9.5) */
     else
         snprintf(buf, len, "unknown error code %d", code);
 }

@@ -2221,23 +2221,17 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     static const char fn[] = "MPI_Comm_get_name";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
-        errh_comm = comm_obj;
         st = lmpi_check_ptr(resultlen);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "resultlen", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "resultlen", st, lmpi_errh_for(errh_comm, 0));
     }
-    if (!errh_comm)
-        errh_comm = lmpi_comm_from_handle(comm);
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Comm_get_name ? lmpi_impl_Comm_get_name(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), comm_name, resultlen) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Comm_get_name ? lmpi_impl_Comm_get_name(comm, comm_name, resultlen) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
     return MPI_SUCCESS;
 }
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) __attribute__((weak, alias("PMPI_Comm_get_name")));
@@ -13526,17 +13520,14 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
     static const char fn[] = "MPI_Type_get_name";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(resultlen);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "resultlen", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Type_get_name ? lmpi_impl_Type_get_name(datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), type_name, resultlen) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Type_get_name ? lmpi_impl_Type_get_name(datatype, type_name, resultlen) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
@@ -15136,18 +15127,6 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
     static const char fn[] = "MPI_T_category_get_info";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(desc_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(num_cvars);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_cvars", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(num_pvars);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_pvars", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(num_categories);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_categories", st, lmpi_errh_for(errh_comm, 0));
-    }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_category_get_info ? lmpi_impl_T_category_get_info(cat_index, name, name_len, desc, desc_len, num_cvars, num_pvars, num_categories) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -15230,22 +15209,6 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
     static const char fn[] = "MPI_T_cvar_get_info";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(verbosity);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "verbosity", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(datatype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(enumtype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "enumtype", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(desc_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(bind);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "bind", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(scope);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "scope", st, lmpi_errh_for(errh_comm, 0));
-    }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_cvar_get_info ? lmpi_impl_T_cvar_get_info(cvar_index, name, name_len, verbosity, datatype, enumtype, desc, desc_len, bind, scope) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -15344,12 +15307,6 @@ int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_le
     static const char fn[] = "MPI_T_enum_get_info";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_ptr(num);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
-    }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_enum_get_info ? lmpi_impl_T_enum_get_info(enumtype, num, name, name_len) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -15448,22 +15405,6 @@ int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbo
     static const char fn[] = "MPI_T_event_get_info";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(verbosity);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "verbosity", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(num_elements);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "num_elements", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(enumtype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "enumtype", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(info);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "info", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(desc_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(bind);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "bind", st, lmpi_errh_for(errh_comm, 0));
-    }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_event_get_info ? lmpi_impl_T_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -15688,28 +15629,6 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
     static const char fn[] = "MPI_T_pvar_get_info";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(verbosity);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "verbosity", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(var_class);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "var_class", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(datatype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(enumtype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "enumtype", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(desc_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(bind);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "bind", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(readonly);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "readonly", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(continuous);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "continuous", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(atomic);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "atomic", st, lmpi_errh_for(errh_comm, 0));
-    }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_pvar_get_info ? lmpi_impl_T_pvar_get_info(pvar_index, name, name_len, verbosity, var_class, datatype, enumtype, desc, desc_len, bind, readonly, continuous, atomic) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -15900,20 +15819,6 @@ int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *de
     static const char fn[] = "MPI_T_source_get_info";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_ptr(name_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "name_len", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(desc_len);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "desc_len", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(ordering);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "ordering", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(ticks_per_second);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "ticks_per_second", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(max_ticks);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "max_ticks", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_ptr(info);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_tool_error(fn, "info", st, lmpi_errh_for(errh_comm, 0));
-    }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_T_source_get_info ? lmpi_impl_T_source_get_info(source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);

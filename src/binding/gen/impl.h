@@ -73,7 +73,7 @@ __attribute__((weak)) lmpi_status lmpi_impl_Comm_free_keyval(int *comm_keyval);
 __attribute__((weak)) lmpi_status lmpi_impl_Comm_get_attr(lmpi_comm *comm, int comm_keyval, void *attribute_val, int *flag);
 __attribute__((weak)) lmpi_status lmpi_impl_Comm_get_errhandler(lmpi_comm *comm, MPI_Errhandler *errhandler);
 __attribute__((weak)) lmpi_status lmpi_impl_Comm_get_info(lmpi_comm *comm, MPI_Info *info_used);
-__attribute__((weak)) lmpi_status lmpi_impl_Comm_get_name(lmpi_comm *comm, char *comm_name, int *resultlen);
+__attribute__((weak)) lmpi_status lmpi_impl_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 __attribute__((weak)) lmpi_status lmpi_impl_Comm_get_parent(MPI_Comm *parent);
 __attribute__((weak)) lmpi_status lmpi_impl_Comm_group(lmpi_comm *comm, MPI_Group *group);
 __attribute__((weak)) lmpi_status lmpi_impl_Comm_idup(lmpi_comm *comm, MPI_Comm *newcomm, MPI_Request *request);
@@ -380,7 +380,7 @@ __attribute__((weak)) lmpi_status lmpi_impl_Type_get_envelope(lmpi_datatype *dat
 __attribute__((weak)) lmpi_status lmpi_impl_Type_get_envelope_c(lmpi_datatype *datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner);
 __attribute__((weak)) lmpi_status lmpi_impl_Type_get_extent(lmpi_datatype *datatype, MPI_Count *lb, MPI_Count *extent);
 __attribute__((weak)) lmpi_status lmpi_impl_Type_get_extent_x(lmpi_datatype *datatype, MPI_Count *lb, MPI_Count *extent);
-__attribute__((weak)) lmpi_status lmpi_impl_Type_get_name(lmpi_datatype *datatype, char *type_name, int *resultlen);
+__attribute__((weak)) lmpi_status lmpi_impl_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
 __attribute__((weak)) lmpi_status lmpi_impl_Type_get_true_extent(lmpi_datatype *datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 __attribute__((weak)) lmpi_status lmpi_impl_Type_get_true_extent_x(lmpi_datatype *datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 __attribute__((weak)) lmpi_status lmpi_impl_Type_get_value_index(lmpi_datatype *value_type, lmpi_datatype *index_type, MPI_Datatype *pair_type);
