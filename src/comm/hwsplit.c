@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "binding/gen/impl.h"
 #include "comm/comm.h"
 #include "runtime/info.h"
 
@@ -126,4 +127,33 @@ lmpi_status lmpi_comm_hw_color(lmpi_comm *comm, int split_type, lmpi_info *info,
     if (split_type == MPI_COMM_TYPE_HW_UNGUIDED)
         return unguided(comm, color, type, len);
     return guided(info, color, type, len);
+}
+
+/* MPI_Get_hw_resource_info: the resource types this process may name in
+ * MPI_Comm_split_type(MPI_COMM_TYPE_HW_GUIDED), each with the number of such
+ * objects its binding covers ("mpi_shared_memory" is the node). */
+lmpi_status lmpi_impl_Get_hw_resource_info(MPI_Info *hw_info)
+{
+    lmpi_info *i = lmpi_info_new();
+    if (!i)
+        return LMPI_ERR_NO_MEM;
+    lmpi_status st = lmpi_info_put(i, "mpi_shared_memory", "1");
+    hwloc_topology_t t = topology();
+    if (t && st == LMPI_OK) {
+        hwloc_cpuset_t set = hwloc_bitmap_alloc();
+        my_binding(t, set);
+        int top = hwloc_topology_get_depth(t);
+        for (int d = 1; d < top && st == LMPI_OK; d++) {
+            char n[16];
+            snprintf(n, sizeof(n), "%d", hwloc_get_nbobjs_inside_cpuset_by_depth(t, set, (unsigned)d));
+            st = lmpi_info_put(i, hwloc_obj_type_string(hwloc_get_depth_type(t, d)), n);
+        }
+        hwloc_bitmap_free(set);
+    }
+    if (st != LMPI_OK) {
+        lmpi_info_destroy(i);
+        return st;
+    }
+    *hw_info = (MPI_Info)i;
+    return LMPI_OK;
 }

@@ -28,6 +28,8 @@ bool lmpi_request_done(lmpi_request *r)
         if (r->persistent && !r->active)
             return true;
         return r->complete || (r->complete = r->advance(r));
+    case LMPI_REQ_GREQ:
+        return r->complete;
     }
     return true;
 }
@@ -81,6 +83,9 @@ static void peek_status(lmpi_request *r, MPI_Status *s)
     case LMPI_REQ_COMPOUND:
         peek_status(r->child[1], s);
         return;
+    case LMPI_REQ_GREQ:
+        lmpi_greq_query(r, s);
+        return;
     case LMPI_REQ_SEND:
     default:
         empty_status(s);
@@ -96,6 +101,13 @@ static lmpi_status finish_request(lmpi_request *r, MPI_Status *status, MPI_Reque
 {
     MPI_Status tmp;
     MPI_Status *s = status == MPI_STATUS_IGNORE ? &tmp : status;
+    if (r->kind == LMPI_REQ_GREQ) { /* the user's query fills the status, then the user's free */
+        lmpi_status q = lmpi_greq_query(r, s);
+        lmpi_status f = lmpi_greq_release(r);
+        if (handle)
+            *handle = MPI_REQUEST_NULL;
+        return q != LMPI_OK ? q : f;
+    }
     peek_status(r, s);
     lmpi_status err = status_error(s);
     switch (r->kind) {
@@ -486,6 +498,12 @@ lmpi_status lmpi_impl_Request_free(MPI_Request *request)
     case LMPI_REQ_FLUSH:
         lmpi_request_free(r); /* nothing is attached to it */
         break;
+    case LMPI_REQ_GREQ: /* goes when the user completes it */
+        *request = MPI_REQUEST_NULL;
+        if (r->complete)
+            return lmpi_greq_release(r);
+        r->free_when_done = true;
+        return LMPI_OK;
     case LMPI_REQ_COMPOUND:
     case LMPI_REQ_SCHED:
         /* the replace form still has to copy its data home, a schedule has
@@ -536,6 +554,7 @@ static void cancel_one(lmpi_request *r)
     case LMPI_REQ_SEND:
     case LMPI_REQ_FLUSH:
     case LMPI_REQ_SCHED:
+    case LMPI_REQ_GREQ:
         return;
     }
 }
@@ -550,6 +569,8 @@ lmpi_status lmpi_impl_Cancel(MPI_Request *request)
         lmpi_err_detail("request is MPI_REQUEST_NULL");
         return LMPI_ERR_REQUEST;
     }
+    if (r && r->kind == LMPI_REQ_GREQ)
+        return lmpi_greq_cancel(r);
     cancel_one(r);
     return LMPI_OK;
 }

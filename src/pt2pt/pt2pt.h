@@ -61,4 +61,9 @@ void lmpi_bsend_finalize(void);
 bool lmpi_request_done(lmpi_request *r);
 void lmpi_request_wait(lmpi_request *r);
 
+/* Generalized requests (grequest.c). */
+lmpi_status lmpi_greq_query(lmpi_request *r, MPI_Status *s);
+lmpi_status lmpi_greq_release(lmpi_request *r);
+lmpi_status lmpi_greq_cancel(lmpi_request *r);
+
 #endif

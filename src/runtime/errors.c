@@ -39,6 +39,17 @@ int lmpi_status_class(lmpi_status st)
     return (unsigned)st < LMPI_STATUS_COUNT ? status_class[st] : MPI_ERR_INTERN;
 }
 
+static int code_class(int code);
+
+lmpi_status lmpi_status_from_code(int code)
+{
+    int c = code_class(code);
+    for (int st = 0; c > 0 && st < LMPI_STATUS_COUNT; st++)
+        if (status_class[st] == c)
+            return (lmpi_status)st;
+    return LMPI_ERR_OTHER;
+}
+
 /* ---- user-defined classes and codes ------------------------------------- */
 typedef struct {
     int error_class;
@@ -369,16 +380,24 @@ int lmpi_errh_call(lmpi_errhandler *e, void *handle, int code, const char *msg)
     switch (e->kind) {
     case LMPI_ERRH_RETURN:
         return code;
-    case LMPI_ERRH_USER_COMM: {
-        MPI_Comm h = (MPI_Comm)handle;
-        int c = code;
-        e->comm_fn(&h, &c);
-        return code;
-    }
+    case LMPI_ERRH_USER_COMM:
     case LMPI_ERRH_USER_SESSION: {
-        MPI_Session h = (MPI_Session)handle;
+        /* an error inside a user handler is returned, not raised again:
+         * a handler that calls a failing function would recurse until the
+         * stack overflows */
+        static _Thread_local int in_user_handler;
+        if (in_user_handler)
+            return code;
         int c = code;
-        e->session_fn(&h, &c);
+        in_user_handler = 1;
+        if (e->kind == LMPI_ERRH_USER_COMM) {
+            MPI_Comm h = (MPI_Comm)handle;
+            e->comm_fn(&h, &c);
+        } else {
+            MPI_Session h = (MPI_Session)handle;
+            e->session_fn(&h, &c);
+        }
+        in_user_handler = 0;
         return code;
     }
     case LMPI_ERRH_ABORT:

@@ -111,6 +111,9 @@ typedef enum lmpi_status {
 
 /* MPI error class of an internal status. */
 int lmpi_status_class(lmpi_status st);
+/* The status whose class is that of MPI error code `code` (user callbacks'
+ * results: a user-defined code keeps its class); LMPI_ERR_OTHER if none. */
+lmpi_status lmpi_status_from_code(int code);
 
 /* Attach a detail to the error being raised ("dest=7 but the communicator
  * has 4 ranks"); the binding prints it after the function and class. */

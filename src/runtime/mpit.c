@@ -16,6 +16,7 @@
 #include "match/match.h"
 #include "coll/sched.h"
 #include "runtime/config.h"
+#include "runtime/mpit.h"
 
 typedef uint64_t (*pvar_reader)(int arg);
 
@@ -475,3 +476,9 @@ lmpi_status lmpi_impl_T_category_changed(int *update_number)
         *update_number = 0;
     return st;
 }
+
+/* ---- for mpit_meta.c ------------------------------------------------------ */
+lmpi_status lmpi_mpit_need_init(void) { return need_init(); }
+void lmpi_mpit_copy_name(const char *src, char *dst, int *len) { copy_name(src, dst, len); }
+int lmpi_mpit_pvar_count(void) { return N_PVARS; }
+const char *lmpi_mpit_pvar_name(int index) { return pvars[index].name; }

@@ -15,6 +15,7 @@ typedef enum {
     LMPI_REQ_COMPOUND,   /* Isendrecv(_replace): done when both children are */
     LMPI_REQ_FLUSH,      /* Buffer_iflush: done when its buffer has nothing in flight */
     LMPI_REQ_SCHED,      /* a schedule (Comm_idup, nonblocking collectives): `advance` runs it */
+    LMPI_REQ_GREQ,       /* a generalized request: done when the user calls MPI_Grequest_complete */
 } lmpi_req_kind;
 
 typedef enum { LMPI_MODE_STANDARD, LMPI_MODE_SYNC, LMPI_MODE_BUFFERED, LMPI_MODE_READY, LMPI_MODE_RECV } lmpi_send_mode;
@@ -71,6 +72,7 @@ struct lmpi_request {
     void *sched;
     lmpi_status sched_error;
     bool persistent; /* a persistent collective: kept after completion, run again by MPI_Start */
+    struct lmpi_greq *greq; /* generalized requests: the user's callbacks (src/pt2pt/grequest.c) */
 };
 
 #define lmpi_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))

@@ -873,6 +873,158 @@ static void recursive_handler(void)
     MPI_Comm_free(&dup);
 }
 
+
+/* 22. MPI 5.0's status accessors, Topo_test, Alloc_mem, generalized
+ * requests, error removal, hardware and ABI queries, MPI_T categories and
+ * sources. */
+static int greq_query(void *extra, MPI_Status *st)
+{
+    MPI_Status_set_source(st, 3);
+    MPI_Status_set_tag(st, 7);
+    MPI_Status_set_elements(st, MPI_INT, 5);
+    MPI_Status_set_cancelled(st, 0);
+    return *(int *)extra; /* the error to report */
+}
+static int greq_frees;
+static int greq_free(void *extra)
+{
+    (void)extra;
+    greq_frees++;
+    return MPI_SUCCESS;
+}
+static int greq_cancels;
+static int greq_cancel(void *extra, int complete)
+{
+    (void)extra, (void)complete;
+    greq_cancels++;
+    return MPI_SUCCESS;
+}
+
+static void mpi5_pieces(void)
+{
+    MPI_Status st;
+    int v;
+    MPI_Status_set_source(&st, 4);
+    MPI_Status_set_tag(&st, 9);
+    MPI_Status_set_error(&st, MPI_ERR_TAG);
+    MPI_Status_get_source(&st, &v);
+    CHECK_EQ(v, 4);
+    MPI_Status_get_tag(&st, &v);
+    CHECK_EQ(v, 9);
+    MPI_Status_get_error(&st, &v);
+    CHECK_EQ(v, MPI_ERR_TAG);
+    MPI_Status_set_elements(&st, MPI_DOUBLE, 6);
+    MPI_Get_count(&st, MPI_DOUBLE, &v);
+    CHECK_EQ(v, 6);
+    MPI_Status_set_cancelled(&st, 1);
+    MPI_Test_cancelled(&st, &v);
+    CHECK(v);
+
+    MPI_Topo_test(MPI_COMM_WORLD, &v);
+    CHECK_EQ(v, MPI_UNDEFINED);
+
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_minimum_memory_alignment", "4096");
+    double *mem = NULL;
+    CHECK_EQ(MPI_Alloc_mem(1 << 16, info, &mem), MPI_SUCCESS);
+    CHECK(mem && ((uintptr_t)mem % 4096) == 0);
+    mem[0] = mem[8191] = 1.0;
+    CHECK_EQ(MPI_Free_mem(mem), MPI_SUCCESS);
+    MPI_Info_free(&info);
+
+    /* generalized requests: complete then wait, cancel, free before completion */
+    int ok = MPI_SUCCESS, bad = MPI_ERR_BUFFER;
+    MPI_Request g;
+    MPI_Grequest_start(greq_query, greq_free, greq_cancel, &ok, &g);
+    int flag = 1;
+    MPI_Test(&g, &flag, &st);
+    CHECK(!flag);
+    MPI_Grequest_complete(g);
+    st.MPI_SOURCE = -1;
+    MPI_Wait(&g, &st);
+    CHECK(g == MPI_REQUEST_NULL);
+    CHECK_EQ(st.MPI_SOURCE, 3);
+    CHECK_EQ(st.MPI_TAG, 7);
+    MPI_Get_count(&st, MPI_INT, &v);
+    CHECK_EQ(v, 5);
+    CHECK_EQ(greq_frees, 1);
+    MPI_Grequest_start(greq_query, greq_free, greq_cancel, &ok, &g);
+    MPI_Cancel(&g);
+    CHECK_EQ(greq_cancels, 1);
+    MPI_Request keep = g;
+    MPI_Request_free(&g);
+    CHECK_EQ(greq_frees, 1);
+    MPI_Grequest_complete(keep);
+    CHECK_EQ(greq_frees, 2);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Grequest_start(greq_query, greq_free, greq_cancel, &bad, &g);
+    MPI_Grequest_complete(g);
+    CHECK_EQ(cls(MPI_Wait(&g, MPI_STATUS_IGNORE)), MPI_ERR_BUFFER);
+
+    /* error classes and codes come and go */
+    int ec, code;
+    MPI_Add_error_class(&ec);
+    MPI_Add_error_code(ec, &code);
+    MPI_Add_error_string(code, "mine");
+    CHECK(cls(MPI_Remove_error_class(ec)) != MPI_SUCCESS); /* still has a code */
+    CHECK(cls(MPI_Remove_error_code(code)) != MPI_SUCCESS); /* still has a string */
+    CHECK_EQ(MPI_Remove_error_string(code), MPI_SUCCESS);
+    CHECK_EQ(MPI_Remove_error_code(code), MPI_SUCCESS);
+    CHECK_EQ(MPI_Remove_error_class(ec), MPI_SUCCESS);
+    CHECK(cls(MPI_Error_class(code, &v)) != MPI_SUCCESS);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+
+    char val[64];
+    CHECK_EQ(MPI_Get_hw_resource_info(&info), MPI_SUCCESS);
+    MPI_Info_get_string(info, "mpi_shared_memory", &(int){sizeof(val)}, val, &flag);
+    CHECK(flag);
+    MPI_Info_free(&info);
+    CHECK_EQ(MPI_Abi_get_info(&info), MPI_SUCCESS);
+    MPI_Info_get_string(info, "mpi_aint_size", &(int){sizeof(val)}, val, &flag);
+    CHECK(flag && atoi(val) == (int)sizeof(MPI_Aint));
+    MPI_Info_get_string(info, "mpi_count_size", &(int){sizeof(val)}, val, &flag);
+    CHECK(flag && atoi(val) == (int)sizeof(MPI_Count));
+    MPI_Info_free(&info);
+    int t4 = 1, f4 = 0, got_t = -1, got_f = -1, set = 1;
+    MPI_Abi_get_fortran_booleans(4, &got_t, &got_f, &set);
+    CHECK(!set);
+    MPI_Abi_set_fortran_booleans(4, &t4, &f4);
+    MPI_Abi_get_fortran_booleans(4, &got_t, &got_f, &set);
+    CHECK(set && got_t == 1 && got_f == 0);
+
+    int provided, ncat, ncv = 0, npv = 0, total_cv = 0, total_pv = 0, nsrc;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_T_category_get_num(&ncat);
+    CHECK(ncat > 0);
+    for (int c = 0; c < ncat; c++) {
+        char name[64];
+        int len = sizeof(name);
+        MPI_T_category_get_info(c, name, &len, NULL, NULL, &ncv, &npv, NULL);
+        total_cv += ncv;
+        total_pv += npv;
+        int idx = -1;
+        MPI_T_category_get_index(name, &idx);
+        CHECK_EQ(idx, c);
+    }
+    int n;
+    MPI_T_cvar_get_num(&n);
+    CHECK_EQ(total_cv, n);
+    MPI_T_pvar_get_num(&n);
+    CHECK_EQ(total_pv, n);
+    MPI_T_source_get_num(&nsrc);
+    CHECK_EQ(nsrc, 1);
+    MPI_Count t1, t2, tps;
+    MPI_T_source_get_info(0, NULL, NULL, NULL, NULL, NULL, &tps, NULL, NULL);
+    MPI_T_source_get_timestamp(0, &t1);
+    MPI_T_source_get_timestamp(0, &t2);
+    CHECK(tps > 0 && t2 >= t1);
+    MPI_T_event_get_num(&n);
+    CHECK_EQ(n, 0);
+    CHECK_EQ(MPI_T_enum_get_info(MPI_T_ENUM_NULL, &n, NULL, NULL), MPI_T_ERR_INVALID_HANDLE);
+    MPI_T_finalize();
+}
+
 static const struct {
     const char *name;
     void (*run)(void);
@@ -894,6 +1046,7 @@ static const struct {
     {"intercomm_unequal", intercomm_unequal},
     {"null_handles", null_handles},
     {"recursive_handler", recursive_handler},
+    {"mpi5_pieces", mpi5_pieces},
     /* last: leaves attributes for MPI_Finalize to delete */
     {"attr_semantics", attr_semantics},
     {"attr_delete_other", attr_delete_other},
