@@ -2,11 +2,13 @@
 # (Debian packages, as root), build into build/, and run.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+RELEASE_BUILD ?= build-release
+CLANG_BUILD ?= build-clang
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
-.PHONY: all deps build demo test test-asan install generate docs clean
+.PHONY: all deps build demo test test-asan test-release test-clang install generate docs clean
 
 all: build
 
@@ -24,15 +26,35 @@ demo: build
 	LMPI_MEMORY_REPORT=1 $(BUILD)/bin/mpiexec -n 4 --network torus:2x2 --cores 2 --pattern 2d-nn:2x2:box \
 		--map-by auto $(BUILD)/examples/showcase
 
-test: build
+# Developers and CI build with warnings as errors (LMPI_WERROR); a user's
+# plain build does not.
+test: deps
+	@cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLMPI_WERROR=ON >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
-	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-asan test-release test-clang
 
 # The unit tests once more under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps
-	@cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DLMPI_SANITIZE=ON -DLMPI_UNIT_ONLY=ON >/dev/null
+	@cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DLMPI_SANITIZE=ON -DLMPI_UNIT_ONLY=ON -DLMPI_WERROR=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest -L unit --output-on-failure -j $(JOBS)
+
+# A user's Release build (-O3 warns where -O2 does not): it must compile
+# without a warning, and its unit tests pass.
+test-release: deps
+	@cmake -S . -B $(RELEASE_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release -DLMPI_WERROR=ON >/dev/null
+	@cmake --build $(RELEASE_BUILD) -j $(JOBS)
+	cd $(RELEASE_BUILD) && ctest -L unit --output-on-failure -j $(JOBS)
+
+# The unit tests built by clang too, where it is installed (scripts/install-deps.sh
+# installs it when it can).
+test-clang: deps
+	@sh scripts/install-deps.sh clang
+	@if command -v clang >/dev/null 2>&1; then \
+	  CC=clang cmake -S . -B $(CLANG_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLMPI_UNIT_ONLY=ON -DLMPI_WERROR=ON >/dev/null && \
+	  cmake --build $(CLANG_BUILD) -j $(JOBS) && (cd $(CLANG_BUILD) && ctest -L unit --output-on-failure -j $(JOBS)); \
+	else echo "clang is not installed: unit tests not built with clang"; fi
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
@@ -45,4 +67,4 @@ docs: build
 	$(BUILD)/bin/leanmpi_info --config-markdown > docs/env.md
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(RELEASE_BUILD) $(CLANG_BUILD)

@@ -3,7 +3,8 @@
 # PyPI peer MPICH used by the ABI test and the benchmarks).  Idempotent: only
 # missing packages are installed, apt-get update runs at most once.
 set -u
-PKGS="build-essential cmake ninja-build pkg-config python3 python3-venv mpich libhwloc-dev hwloc libscotch-dev"
+# Arguments name extra packages (make test-clang asks for clang).
+PKGS="build-essential cmake ninja-build pkg-config python3 python3-venv mpich libhwloc-dev hwloc libscotch-dev $*"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

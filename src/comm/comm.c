@@ -423,3 +423,12 @@ lmpi_status lmpi_impl_Topo_test(lmpi_comm *comm, int *status)
     *status = MPI_UNDEFINED;
     return LMPI_OK;
 }
+
+/* No process of this version is spawned (dynamic processes come with their
+ * own issue): there is no parent, and the standard's answer is
+ * MPI_COMM_NULL. */
+lmpi_status lmpi_impl_Comm_get_parent(MPI_Comm *parent)
+{
+    *parent = MPI_COMM_NULL;
+    return LMPI_OK;
+}

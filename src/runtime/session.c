@@ -35,8 +35,21 @@ lmpi_status lmpi_session_start(int required, int *provided);
 lmpi_status lmpi_session_end(void);
 
 static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
-static const char *const level_names[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
-                                          "MPI_THREAD_MULTIPLE"};
+static const struct {
+    int level;
+    const char *name;
+} levels[] = {{MPI_THREAD_SINGLE, "MPI_THREAD_SINGLE"},
+              {MPI_THREAD_FUNNELED, "MPI_THREAD_FUNNELED"},
+              {MPI_THREAD_SERIALIZED, "MPI_THREAD_SERIALIZED"},
+              {MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE"}};
+
+static const char *level_name(int level)
+{
+    for (int l = 0; l < 4; l++)
+        if (levels[l].level == level)
+            return levels[l].name;
+    return "MPI_THREAD_SINGLE";
+}
 
 int lmpi_pset_find(const char *name)
 {
@@ -70,8 +83,8 @@ static lmpi_status requested_level(const lmpi_info *i, int *level)
     if (!v)
         return LMPI_OK;
     for (int l = 0; l < 4; l++)
-        if (!strcasecmp(v, level_names[l])) {
-            *level = l;
+        if (!strcasecmp(v, levels[l].name)) {
+            *level = levels[l].level;
             return LMPI_OK;
         }
     lmpi_err_detail("info key thread_level has value \"%s\", not one of MPI_THREAD_SINGLE ... MPI_THREAD_MULTIPLE", v);
@@ -124,7 +137,7 @@ lmpi_status lmpi_impl_Session_get_info(MPI_Session session, MPI_Info *info_used)
     lmpi_info *i = lmpi_info_new();
     if (!i)
         return LMPI_ERR_NO_MEM;
-    st = lmpi_info_put(i, "thread_level", level_names[s->thread_level]);
+    st = lmpi_info_put(i, "thread_level", level_name(s->thread_level));
     /* the kinds LeanMPI supports of those asked: "mpi" and "system" */
     if (st == LMPI_OK)
         st = lmpi_info_put(i, "mpi_memory_alloc_kinds", "mpi,system");

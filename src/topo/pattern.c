@@ -284,7 +284,7 @@ int64_t lmpi_pattern_neighbors(const lmpi_pattern *p, int64_t r, int64_t *nb, do
         }
         return n;
     }
-    int64_t c[3], q[3];
+    int64_t c[3] = {0}, q[3] = {0}; /* grids have up to 3 dimensions */
     grid_coords(p, r, c);
     if (p->kind == LMPI_PAT_NN) {
         bool inside = true;

@@ -43,7 +43,7 @@ static void place(int r, int *coord)
 
 static int node_id(int r)
 {
-    int c[6], id = 0;
+    int c[6] = {0}, id = 0;
     place(r, c);
     for (int d = ndims - 1; d >= 0; d--)
         id = id * dims[d] + c[d];

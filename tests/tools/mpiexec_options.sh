@@ -21,6 +21,12 @@ check "$?" "5" "a rank's exit status comes back"
 check "$?" "127" "a program that cannot start"
 "$m" -n 2 --bogus-option true 2>/dev/null
 check "$?" "1" "unknown options are rejected"
+MPIEXEC_TIMEOUT=1 "$m" -n 2 sleep 20 2>/dev/null
+check "$?" "124" "MPIEXEC_TIMEOUT stops the job as --timeout does"
+MPIEXEC_TIMEOUT=30 "$m" --timeout 1 -n 2 sleep 20 2>/dev/null
+check "$?" "124" "--timeout wins over MPIEXEC_TIMEOUT"
+MPIEXEC_TIMEOUT=soon "$m" -n 1 true 2>/dev/null
+check "$?" "1" "an invalid MPIEXEC_TIMEOUT is rejected"
 "$m" -n 2 --host far-away-host true 2>/dev/null
 check "$?" "1" "--host other than this machine is rejected"
 

@@ -107,7 +107,7 @@ static void usage(void)
             "  -genv NAME VALUE        set an environment variable in every rank (also -env)\n"
             "  -x NAME[=VALUE]         export NAME (from mpiexec's environment, or VALUE)\n"
             "  --tag-output, -l        prefix every output line with [rank]\n"
-            "  --timeout SECONDS       stop the job after SECONDS (exit status 124)\n"
+            "  --timeout SECONDS       stop the job after SECONDS (exit status 124); also MPIEXEC_TIMEOUT\n"
             "  --oversubscribe         accepted: ranks always may outnumber cores\n"
             "  --host/-hosts H[,H..]   accepted when every host is this machine\n"
             "  -v, --verbose           report launch and exit of each rank (and the placement)\n"
@@ -157,6 +157,14 @@ static void check_hosts(const char *list)
 static int parse_args(int argc, char **argv)
 {
     job.n = 1;
+    /* Hydra's MPIEXEC_TIMEOUT; --timeout on the command line wins */
+    const char *env_timeout = getenv("MPIEXEC_TIMEOUT");
+    if (env_timeout && *env_timeout) {
+        char *end;
+        job.timeout = strtod(env_timeout, &end);
+        if (*end || job.timeout <= 0)
+            die("invalid MPIEXEC_TIMEOUT '%s' (seconds, more than 0)", env_timeout);
+    }
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -581,7 +589,7 @@ static void place_ranks(void)
                 die("--map-by auto needs --pattern (what the application communicates)");
             lmpi_map_order *orders = calloc(LMPI_MAP_MAX_ORDERS, sizeof(*orders));
             lmpi_map_metrics *met = calloc(LMPI_MAP_MAX_ORDERS, sizeof(*met));
-            int pick;
+            int pick = 0;
             if (!orders || !met || lmpi_map_choose(&net, &pat, job.large, orders, met, &pick, err, sizeof(err)) < 0)
                 die("%s", orders && met ? err : "out of memory");
             order = orders[pick];
@@ -781,7 +789,7 @@ int main(int argc, char **argv)
             die("poll failed: %s", strerror(errno));
         t = now();
         if (deadline > 0 && t >= deadline && !job.failed)
-            fail(124, "the job did not finish within --timeout %g s", job.timeout);
+            fail(124, "the job did not finish within --timeout %g s (or MPIEXEC_TIMEOUT)", job.timeout);
         if (job.failed && !job.sigkill_sent && t >= job.kill_deadline) {
             signal_all(SIGKILL);
             job.sigkill_sent = true;

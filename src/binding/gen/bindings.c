@@ -12543,10 +12543,6 @@ int PMPI_Status_set_tag(MPI_Status *status, int tag)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
-    if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_tag(tag, 0);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "tag", st, lmpi_errh_for(errh_comm, 0));
-    }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Status_set_tag ? lmpi_impl_Status_set_tag(status, tag) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);

@@ -375,7 +375,7 @@ static inline lmpi_status send_core(int dest, const lmpi_pkt_hdr *hdr, const voi
             fb->hdr = *hdr;
             if (len && fill)
                 fill((char *)fb + FB_HDR, len, arg);
-            else if (len)
+            else if (len && payload) /* one of fill and payload is given */
                 memcpy((char *)fb + FB_HDR, payload, len);
             atomic_store_explicit(&fb->full, 1, memory_order_release);
             if (!shm.scan_fastboxes)
@@ -394,7 +394,7 @@ static inline lmpi_status send_core(int dest, const lmpi_pkt_hdr *hdr, const voi
     c->hdr = *hdr;
     if (len && fill)
         fill((char *)c + CELL_HDR, len, arg);
-    else if (len)
+    else if (len && payload)
         memcpy((char *)c + CELL_HDR, payload, len);
     lmpi_shmq_enqueue(&shm.ranks[dest].recvq, shm.base, off);
     shm.send_seq[dest] = seq + 1;
