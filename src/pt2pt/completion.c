@@ -87,6 +87,9 @@ static void peek_status(lmpi_request *r, MPI_Status *s)
         lmpi_greq_query(r, s);
         return;
     case LMPI_REQ_SEND:
+        empty_status(s);
+        lmpi_status_set_cancelled(s, lmpi_status_cancelled(&r->status));
+        return;
     default:
         empty_status(s);
         return;
@@ -552,6 +555,8 @@ static void cancel_one(lmpi_request *r)
         cancel_one(r->child[1]);
         return;
     case LMPI_REQ_SEND:
+        lmpi_pt2pt_cancel_send(r);
+        return;
     case LMPI_REQ_FLUSH:
     case LMPI_REQ_SCHED:
     case LMPI_REQ_GREQ:

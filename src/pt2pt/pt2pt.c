@@ -250,6 +250,10 @@ static lmpi_request *req_of(uint64_t id)
 static void complete_send(lmpi_request *r)
 {
     r->proto = LMPI_PROTO_NONE;
+    if (LMPI_UNLIKELY(r->cancel_pending)) { /* done when the receiver answers */
+        r->sent = true;
+        return;
+    }
     r->complete = 1;
     if (r->bseg) {
         lmpi_bsend_release(r->bseg);
@@ -394,6 +398,7 @@ lmpi_status lmpi_pt2pt_isend_dt(const void *buf, MPI_Count count, lmpi_datatype 
     r->internal = bseg != NULL;
     *out = r;
     if (dest == MPI_PROC_NULL) {
+        r->peer = -1; /* nothing to cancel */
         complete_send(r);
         return LMPI_OK;
     }
@@ -558,6 +563,68 @@ void lmpi_pt2pt_status_of_unexpected(const lmpi_unexpected *u, MPI_Status *st)
     lmpi_status_set_cancelled(st, 0);
 }
 
+/* ---- cancelling a send (MPI_Cancel) -------------------------------------------
+ * A send still in the outbox is dropped on the spot.  One that reached the
+ * receiver is asked back: the receiver takes it out of its unexpected
+ * queue if it is the earliest unmatched message with that envelope (a
+ * later one stays: it cannot overtake, and a failed cancel is allowed), and
+ * answers; the send completes, cancelled or not, with the answer. */
+static void take_back(int src, const lmpi_pkt_hdr *h)
+{
+    lmpi_match_queue *q = queue_of(h->ctx, lmpi_rt.world_size);
+    lmpi_mqi *m = lmpi_match_probe(q, h->rank, h->tag, false);
+    lmpi_pkt_hdr reply = {.type = LMPI_PKT_CANCEL_REPLY, .sreq = h->sreq};
+    if (m) {
+        lmpi_unexpected *u = lmpi_pt2pt_unexpected_of(m);
+        if (u->src == src && u->hdr.sreq == h->sreq) {
+            lmpi_match_probe(q, h->rank, h->tag, true);
+            lmpi_pt2pt_unexpected_free(u);
+            reply.flags = LMPI_PKT_CANCELLED;
+        }
+    }
+    send_control(src, &reply);
+}
+
+static void cancel_answered(lmpi_request *r, bool cancelled)
+{
+    r->cancel_pending = false;
+    if (cancelled) {
+        lmpi_status_set_cancelled(&r->status, 1);
+        r->proto = LMPI_PROTO_NONE;
+        r->sent = true;
+    }
+    if (r->sent) /* cancelled, or delivered and finished meanwhile */
+        complete_send(r);
+}
+
+void lmpi_pt2pt_cancel_send(lmpi_request *r)
+{
+    if (r->cancel_pending || lmpi_status_cancelled(&r->status) || r->peer < 0 || r->internal)
+        return;
+    if (r->proto == LMPI_PROTO_EAGER_QUEUED || r->proto == LMPI_PROTO_RTS_QUEUED) {
+        for (outbox_entry **e = &outbox.head, *prev = NULL; *e; prev = *e, e = &(*e)->next)
+            if ((*e)->req == r) {
+                outbox_entry *gone = *e;
+                *e = gone->next;
+                if (outbox.tail == gone)
+                    outbox.tail = prev;
+                lmpi_free(gone);
+                lmpi_status_set_cancelled(&r->status, 1);
+                complete_send(r);
+                return;
+            }
+    }
+    if (r->proto == LMPI_PROTO_STREAMING) /* matched: too late */
+        return;
+    /* delivered (eager, maybe done here already), or announced */
+    r->sent = r->complete;
+    r->complete = 0;
+    r->cancel_pending = true;
+    lmpi_pkt_hdr h = {.type = LMPI_PKT_CANCEL, .rank = r->comm->rank, .tag = r->tag, .ctx = r->ctx,
+                      .sreq = req_id(r)};
+    send_control(r->peer, &h);
+}
+
 void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
 {
     switch (h->type) {
@@ -590,6 +657,12 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
     case LMPI_PKT_COOP:
         /* help copy our own message; the receiver's FIN completes it */
         lmpi_tr_coop_work(h->addr, src, true);
+        return;
+    case LMPI_PKT_CANCEL:
+        take_back(src, h);
+        return;
+    case LMPI_PKT_CANCEL_REPLY:
+        cancel_answered(req_of(h->sreq), (h->flags & LMPI_PKT_CANCELLED) != 0);
         return;
     case LMPI_PKT_CTS: {
         lmpi_request *r = req_of(h->sreq);

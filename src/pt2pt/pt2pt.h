@@ -37,6 +37,9 @@ int lmpi_pt2pt_spin_count(void);
 void lmpi_pt2pt_finalize(void);
 
 lmpi_match_queue *lmpi_pt2pt_queue(lmpi_comm *comm, uint32_t ctx);
+/* MPI_Cancel of a send: dropped if not sent yet, else asked back from the
+ * receiver; the request completes (cancelled or not) when that is known. */
+void lmpi_pt2pt_cancel_send(lmpi_request *r);
 /* A receive request takes a message found by a (matched) probe. */
 void lmpi_pt2pt_recv_unexpected(lmpi_request *r, lmpi_unexpected *u);
 void lmpi_pt2pt_status_of_unexpected(const lmpi_unexpected *u, MPI_Status *st);

@@ -53,6 +53,8 @@ struct lmpi_request {
     uint8_t mode;                /* lmpi_send_mode */
     bool internal;               /* no user handle: freed when it completes */
     bool free_when_done;         /* MPI_Request_free on an active request */
+    bool cancel_pending;         /* a send's MPI_Cancel asked the receiver; not done until it answers */
+    bool sent;                   /* ... and the send itself finished meanwhile */
     lmpi_bsend_segment *bseg;    /* buffered send: the attached-buffer space it uses */
     /* persistent and compound requests */
     lmpi_request *child[2];

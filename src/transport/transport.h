@@ -20,11 +20,13 @@ typedef enum {
     LMPI_PKT_FIN,       /* receiver pulled the data: sender request done */
     LMPI_PKT_ACK,       /* receiver matched a synchronous eager message */
     LMPI_PKT_COOP,      /* receiver asks the sender to help copy (addr: descriptor token) */
+    LMPI_PKT_CANCEL,    /* sender asks to take back an unmatched message (rank, tag, ctx, sreq) */
+    LMPI_PKT_CANCEL_REPLY, /* flags LMPI_PKT_CANCELLED: it was taken back */
 } lmpi_pkt_type;
 
 /* flags: SYNC: the sender waits for the match; PACKED: an announced message
  * is not contiguous at the sender (no pull: the receiver asks for a stream) */
-enum { LMPI_PKT_SYNC = 1, LMPI_PKT_PACKED = 2 };
+enum { LMPI_PKT_SYNC = 1, LMPI_PKT_PACKED = 2, LMPI_PKT_CANCELLED = 4 };
 
 /* Writes a packet's payload in place (packing a non-contiguous type). */
 typedef void (*lmpi_pkt_fill)(void *dst, size_t len, void *arg);

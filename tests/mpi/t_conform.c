@@ -716,8 +716,8 @@ static void cancel_send(void)
 {
     if (size < 2)
         return;
-    int big[4096];
-    for (int i = 0; i < 4096; i++)
+    static int big[65536]; /* rendezvous */
+    for (int i = 0; i < 65536; i++)
         big[i] = i;
     MPI_Status st;
     int flag;
@@ -726,7 +726,7 @@ static void cancel_send(void)
         int small = 5;
         MPI_Isend(&small, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, &rq[0]);
         MPI_Issend(&small, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, &rq[1]);
-        MPI_Isend(big, 4096, MPI_INT, 1, 3, MPI_COMM_WORLD, &rq[2]);
+        MPI_Isend(big, 65536, MPI_INT, 1, 3, MPI_COMM_WORLD, &rq[2]);
         MPI_Send_init(&small, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, &rq[3]);
         MPI_Start(&rq[3]);
         for (int i = 0; i < 4; i++) {
@@ -739,28 +739,30 @@ static void cancel_send(void)
         MPI_Request_free(&rq[3]);
         int last = 99;
         MPI_Send(&last, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD); /* A: rank 1 looks for the cancelled ones */
+        MPI_Barrier(MPI_COMM_WORLD); /* B */
         /* a matched send cannot be cancelled */
         MPI_Isend(&small, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &rq[0]);
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD); /* C: rank 1 has received it */
         MPI_Cancel(&rq[0]);
         MPI_Wait(&rq[0], &st);
         MPI_Test_cancelled(&st, &flag);
         CHECK(!flag);
     } else if (rank == 1) {
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD); /* A */
         int y = -1;
         /* none of the cancelled messages arrives: the next tag-1 message is 99 */
         MPI_Recv(&y, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, &st);
         CHECK_EQ(y, 99);
         MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
         CHECK(!flag);
+        MPI_Barrier(MPI_COMM_WORLD); /* B */
         MPI_Recv(&y, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, &st);
-        MPI_Barrier(MPI_COMM_WORLD);
         CHECK_EQ(y, 5);
+        MPI_Barrier(MPI_COMM_WORLD); /* C */
     } else {
-        MPI_Barrier(MPI_COMM_WORLD);
-        MPI_Barrier(MPI_COMM_WORLD);
+        for (int b = 0; b < 3; b++)
+            MPI_Barrier(MPI_COMM_WORLD);
     }
 }
 
