@@ -397,7 +397,7 @@ static void unlist(lmpi_sched *s)
     s->prev_active = s->next_active = NULL;
     s->listed = false;
     if (!active_head)
-        lmpi_progress_hook = NULL;
+        lmpi_progress_hook_set(LMPI_HOOK_SCHED, NULL);
 }
 
 static int advance_listed(void);
@@ -412,7 +412,7 @@ static void list_active(lmpi_sched *s)
         active_head->prev_active = s;
     active_head = s;
     s->listed = true;
-    lmpi_progress_hook = advance_listed;
+    lmpi_progress_hook_set(LMPI_HOOK_SCHED, advance_listed);
 }
 
 /* The progress hook: moves every started schedule on by what has arrived. */

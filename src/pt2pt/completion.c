@@ -30,6 +30,8 @@ bool lmpi_request_done(lmpi_request *r)
         return r->complete || (r->complete = r->advance(r));
     case LMPI_REQ_GREQ:
         return r->complete;
+    case LMPI_REQ_PART:
+        return lmpi_part_done(r);
     }
     return true;
 }
@@ -130,6 +132,11 @@ static lmpi_status finish_request(lmpi_request *r, MPI_Status *status, MPI_Reque
         r->child[0] = NULL;
         r->active = false;
         return err;
+    case LMPI_REQ_PART: /* inactive until the next MPI_Start */
+        err = r->sched_error;
+        r->active = false;
+        r->complete = 0;
+        return err;
     case LMPI_REQ_COMPOUND:
         if (r->replace_buf) {
             if (r->dt) /* non-contiguous: the bytes arrived packed */
@@ -172,7 +179,7 @@ static lmpi_status request_arg(MPI_Request h, lmpi_request **out)
         lmpi_err_detail("not an active request (handle %p: freed, completed or garbage)", (void *)h);
         return LMPI_ERR_REQUEST;
     }
-    if (r->kind == LMPI_REQ_PERSISTENT && !r->active)
+    if ((r->kind == LMPI_REQ_PERSISTENT || r->kind == LMPI_REQ_PART) && !r->active)
         return LMPI_OK;
     *out = r;
     return LMPI_OK;
@@ -501,6 +508,10 @@ lmpi_status lmpi_impl_Request_free(MPI_Request *request)
     case LMPI_REQ_FLUSH:
         lmpi_request_free(r); /* nothing is attached to it */
         break;
+    case LMPI_REQ_PART: /* an active round finishes first */
+        lmpi_request_wait(r);
+        lmpi_part_free(r);
+        break;
     case LMPI_REQ_GREQ: /* goes when the user completes it */
         *request = MPI_REQUEST_NULL;
         if (r->complete)
@@ -560,6 +571,7 @@ static void cancel_one(lmpi_request *r)
     case LMPI_REQ_FLUSH:
     case LMPI_REQ_SCHED:
     case LMPI_REQ_GREQ:
+    case LMPI_REQ_PART:
         return;
     }
 }

@@ -393,6 +393,8 @@ static lmpi_status start_one(MPI_Request h)
         lmpi_sched_restart(p);
         return LMPI_OK;
     }
+    if (p && p->kind == LMPI_REQ_PART)
+        return lmpi_part_start(p);
     if (!p || p->kind != LMPI_REQ_PERSISTENT) {
         lmpi_err_detail("not a persistent request (handle %p)", (void *)h);
         return LMPI_ERR_REQUEST;

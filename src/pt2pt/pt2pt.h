@@ -64,6 +64,11 @@ void lmpi_bsend_finalize(void);
 bool lmpi_request_done(lmpi_request *r);
 void lmpi_request_wait(lmpi_request *r);
 
+/* Partitioned requests (partitioned.c): done (advancing it), Start, free. */
+bool lmpi_part_done(lmpi_request *r);
+lmpi_status lmpi_part_start(lmpi_request *r);
+void lmpi_part_free(lmpi_request *r);
+
 /* Generalized requests (grequest.c). */
 lmpi_status lmpi_greq_query(lmpi_request *r, MPI_Status *s);
 lmpi_status lmpi_greq_release(lmpi_request *r);

@@ -28,14 +28,33 @@ int lmpi_pt2pt_spin_count(void)
     return (int)lmpi_config.spin_count;
 }
 
-int (*lmpi_progress_hook)(void);
+static int (*hooks[LMPI_HOOK_COUNT])(void);
+unsigned lmpi_progress_hooks_on;
+
+void lmpi_progress_hook_set(lmpi_hook which, int (*fn)(void))
+{
+    hooks[which] = fn;
+    if (fn)
+        lmpi_progress_hooks_on |= 1u << which;
+    else
+        lmpi_progress_hooks_on &= ~(1u << which);
+}
+
+static int run_hooks(void)
+{
+    int n = 0;
+    for (int i = 0; i < LMPI_HOOK_COUNT; i++)
+        if (hooks[i])
+            n += hooks[i]();
+    return n;
+}
 
 int lmpi_progress_poll(void)
 {
     int n = lmpi_tr_poll();
     n += lmpi_pt2pt_progress_outbox();
-    if (LMPI_UNLIKELY(lmpi_progress_hook != NULL))
-        n += lmpi_progress_hook();
+    if (LMPI_UNLIKELY(lmpi_progress_hooks_on))
+        n += run_hooks();
     return n;
 }
 

@@ -16,6 +16,7 @@ typedef enum {
     LMPI_REQ_FLUSH,      /* Buffer_iflush: done when its buffer has nothing in flight */
     LMPI_REQ_SCHED,      /* a schedule (Comm_idup, nonblocking collectives): `advance` runs it */
     LMPI_REQ_GREQ,       /* a generalized request: done when the user calls MPI_Grequest_complete */
+    LMPI_REQ_PART,       /* a partitioned send or receive (src/pt2pt/partitioned.c): `sched` is its state */
 } lmpi_req_kind;
 
 typedef enum { LMPI_MODE_STANDARD, LMPI_MODE_SYNC, LMPI_MODE_BUFFERED, LMPI_MODE_READY, LMPI_MODE_RECV } lmpi_send_mode;
@@ -112,9 +113,12 @@ static inline lmpi_request *lmpi_request_from_handle(MPI_Request h)
 
 /* Progress: poll the transports once; returns the number of events. */
 int lmpi_progress_poll(void);
-/* Set by a layer above while it has operations that move only when polled
- * (nonblocking collectives): every poll runs it; NULL costs one branch. */
-extern int (*lmpi_progress_hook)(void);
+/* Layers above register a hook while they have operations that move only
+ * when polled (nonblocking collectives, partitioned requests): every poll
+ * runs the registered ones; none registered costs one branch. */
+typedef enum { LMPI_HOOK_SCHED, LMPI_HOOK_PART, LMPI_HOOK_COUNT } lmpi_hook;
+extern unsigned lmpi_progress_hooks_on;
+void lmpi_progress_hook_set(lmpi_hook which, int (*fn)(void));
 /* Block until *flag becomes nonzero, polling, then yielding. */
 void lmpi_progress_wait_flag(volatile int *flag);
 

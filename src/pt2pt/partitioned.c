@@ -1,0 +1,454 @@
+/* Partitioned communication (MPI 5.0 §4): MPI_Psend_init / MPI_Precv_init,
+ * MPI_Pready(_range, _list), MPI_Parrived.
+ *
+ * A partitioned pair matches once, at its first MPI_Start, with two small
+ * messages on the communicator's collective context: the sender announces
+ * its partitioning (HELLO), the receiver answers with a channel number of
+ * its own (READY).  From then on every sender partition is one ordinary
+ * message, sent the moment it is readied (or, in the first round, the
+ * moment the answer is in), tagged with the channel and the partition
+ * index; the receiver has one receive posted per sender partition, so the
+ * two sides may partition the same bytes differently.  A non-contiguous
+ * type is packed per partition at the sender and unpacked per partition at
+ * the receiver (stream offsets: lmpi_dt_pack/unpack).
+ *
+ * Tags on the collective context below 0x10000000 are free (schedules,
+ * creation and leaders use the ranges above): HELLO 0x00000000 | tag bits,
+ * READY 0x04000000 | tag bits, data 0x08000000 | channel << 17 | partition.
+ * Limits that follow: 2^17 partitions on the sending side, and 1024
+ * partitioned receives alive between one pair of processes at once. */
+#include <string.h>
+
+#include "binding/gen/impl.h"
+#include "comm/comm.h"
+#include "datatype/datatype.h"
+#include "pt2pt/pt2pt.h"
+
+#define HELLO_TAG(t) ((int)((unsigned)(t)&0x03ffffffu))
+#define READY_TAG(t) ((int)(0x04000000u | ((unsigned)(t)&0x03ffffffu)))
+#define DATA_TAG(ch, i) ((int)(0x08000000u | ((unsigned)(ch) << 17) | (unsigned)(i)))
+#define MAX_SEND_PARTITIONS (1 << 17)
+#define CHANNELS 1024u
+
+#define TRY_PART(x)                   \
+    do {                              \
+        lmpi_status st_ = (x);        \
+        if (st_ != LMPI_OK)           \
+            return st_;               \
+    } while (0)
+
+typedef struct lmpi_part {
+    bool send;
+    char *buf;
+    int partitions;
+    MPI_Count count; /* elements per partition */
+    lmpi_datatype *dt;
+    int peer; /* rank in comm */
+    int tag;
+    lmpi_comm *comm;
+    size_t part_bytes; /* of my partitions */
+    /* matching, once */
+    bool matched;
+    uint64_t hello[2]; /* sender's partitions and bytes per partition */
+    uint64_t channel;
+    lmpi_request *hs_send, *hs_recv;
+    /* the other side's partitioning, as the data messages follow it */
+    int msgs;
+    size_t msg_bytes;
+    /* this round */
+    lmpi_request **reqs; /* one per message */
+    uint8_t *state;      /* per message: 0 idle, 1 readied (sender), 2 in flight, 3 done */
+    int done;
+    char *staging; /* receiver of a non-contiguous type: the packed bytes */
+    /* started rounds not finished: every progress poll moves them on (a
+     * partition readied before the match must leave without another call
+     * on its request) */
+    lmpi_request *req;
+    struct lmpi_part *prev, *next;
+    bool listed;
+} lmpi_part;
+
+enum { IDLE, READIED, IN_FLIGHT, DONE };
+
+static uint32_t next_channel;
+
+static lmpi_status part_init(bool send, void *buf, int partitions, MPI_Count count, lmpi_datatype *dt, int peer,
+                             int tag, lmpi_comm *comm, MPI_Request *request)
+{
+    if (partitions < 1 || (send && partitions > MAX_SEND_PARTITIONS)) {
+        lmpi_err_detail("partitions is %d: it must be 1 .. %d", partitions, send ? MAX_SEND_PARTITIONS : INT32_MAX);
+        return LMPI_ERR_ARG;
+    }
+    lmpi_request *r = lmpi_request_alloc(LMPI_REQ_PART);
+    lmpi_part *p = lmpi_calloc(1, sizeof(*p), LMPI_MEM_REQUEST);
+    if (!r || !p) {
+        if (r)
+            lmpi_request_free(r);
+        lmpi_free(p);
+        return LMPI_ERR_NO_MEM;
+    }
+    *p = (lmpi_part){.send = send, .buf = buf, .partitions = partitions, .count = count, .dt = dt, .peer = peer,
+                     .tag = tag, .comm = comm, .part_bytes = (size_t)(count * dt->size)};
+    lmpi_datatype_retain(dt);
+    r->sched = p;
+    r->comm = comm;
+    r->active = false;
+    *request = (MPI_Request)r;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Psend_init(const void *buf, int partitions, MPI_Count count, lmpi_datatype *datatype, int dest,
+                                 int tag, lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return part_init(true, (void *)buf, partitions, count, datatype, dest, tag, comm, request);
+}
+
+lmpi_status lmpi_impl_Precv_init(void *buf, int partitions, MPI_Count count, lmpi_datatype *datatype, int source,
+                                 int tag, lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return part_init(false, buf, partitions, count, datatype, source, tag, comm, request);
+}
+
+static uint32_t coll_ctx(const lmpi_part *p)
+{
+    return p->comm->context_id + LMPI_CTX_COLL;
+}
+
+/* Sender: message i is my partition i, packed if the type needs it. */
+static lmpi_status send_partition(lmpi_part *p, int i)
+{
+    const char *at = p->buf + (size_t)i * (size_t)(p->count * p->dt->extent);
+    lmpi_status st = p->dt->contiguous
+                         ? lmpi_pt2pt_isend(at + p->dt->true_lb, p->part_bytes, p->peer, DATA_TAG(p->channel, i),
+                                            p->comm, coll_ctx(p), LMPI_MODE_STANDARD, NULL, &p->reqs[i])
+                         : lmpi_pt2pt_isend_dt(at, p->count, p->dt, p->part_bytes, p->peer, DATA_TAG(p->channel, i),
+                                               p->comm, coll_ctx(p), LMPI_MODE_STANDARD, NULL, &p->reqs[i]);
+    if (st == LMPI_OK)
+        p->state[i] = IN_FLIGHT;
+    return st;
+}
+
+/* Receiver: message i lands at its byte offset (packed bytes for a
+ * non-contiguous type, unpacked when it is complete). */
+static lmpi_status post_receive(lmpi_part *p, int i)
+{
+    size_t off = (size_t)i * p->msg_bytes;
+    char *to = p->staging ? p->staging + off : p->buf + p->dt->true_lb + off;
+    lmpi_status st =
+        lmpi_pt2pt_irecv(to, p->msg_bytes, p->peer, DATA_TAG(p->channel, i), p->comm, coll_ctx(p), &p->reqs[i]);
+    if (st == LMPI_OK)
+        p->state[i] = IN_FLIGHT;
+    return st;
+}
+
+static lmpi_status round_arrays(lmpi_part *p, int msgs)
+{
+    if (!p->reqs) {
+        p->reqs = lmpi_calloc((size_t)msgs, sizeof(*p->reqs), LMPI_MEM_REQUEST);
+        p->state = lmpi_calloc((size_t)msgs, 1, LMPI_MEM_REQUEST);
+        if (!p->reqs || !p->state)
+            return LMPI_ERR_NO_MEM;
+    }
+    memset(p->state, IDLE, (size_t)msgs);
+    p->done = 0;
+    return LMPI_OK;
+}
+
+/* The receiver learned the sender's partitioning: size the round. */
+static lmpi_status receiver_matched(lmpi_part *p)
+{
+    p->msgs = (int)p->hello[0];
+    p->msg_bytes = (size_t)p->hello[1];
+    size_t mine = (size_t)p->partitions * p->part_bytes;
+    if ((size_t)p->msgs * p->msg_bytes > mine) {
+        lmpi_err_detail("the partitioned send has %zu bytes, the receive room for %zu", (size_t)p->msgs * p->msg_bytes,
+                        mine);
+        return LMPI_ERR_TRUNCATE;
+    }
+    if (!p->dt->contiguous && !p->staging && !(p->staging = lmpi_malloc(mine ? mine : 1, LMPI_MEM_REQUEST)))
+        return LMPI_ERR_NO_MEM;
+    TRY_PART(round_arrays(p, p->msgs));
+    p->matched = true;
+    for (int i = 0; i < p->msgs; i++)
+        TRY_PART(post_receive(p, i));
+    return LMPI_OK;
+}
+
+/* Moves the round on without blocking: the handshake, readied partitions
+ * waiting for it, finished messages.  *error: a failure on the way. */
+static bool advance(lmpi_request *r, lmpi_status *error)
+{
+    lmpi_part *p = r->sched;
+    *error = LMPI_OK;
+    lmpi_progress_poll();
+    if (!p->matched) {
+        if (p->hs_recv && !lmpi_request_done(p->hs_recv))
+            return false;
+        if (p->hs_send && !lmpi_request_done(p->hs_send))
+            return false;
+        if (p->hs_recv)
+            lmpi_pt2pt_wait_free(p->hs_recv, MPI_STATUS_IGNORE);
+        if (p->hs_send)
+            lmpi_pt2pt_wait_free(p->hs_send, MPI_STATUS_IGNORE);
+        p->hs_recv = p->hs_send = NULL;
+        if (p->send) {
+            p->matched = true; /* the receiver's channel is in */
+        } else if (!p->msgs) { /* HELLO in: answer with the channel, post the receives */
+            p->channel = next_channel++ % CHANNELS;
+            lmpi_status st = lmpi_pt2pt_isend(&p->channel, sizeof(p->channel), p->peer, READY_TAG(p->tag), p->comm,
+                                              coll_ctx(p), LMPI_MODE_STANDARD, NULL, &p->hs_send);
+            if (st == LMPI_OK)
+                st = receiver_matched(p);
+            if (st != LMPI_OK) {
+                *error = st;
+                return true;
+            }
+            return false; /* the READY send finishes on a later pass */
+        }
+    }
+    if (p->hs_send && lmpi_request_done(p->hs_send)) { /* the receiver's READY left */
+        lmpi_pt2pt_wait_free(p->hs_send, MPI_STATUS_IGNORE);
+        p->hs_send = NULL;
+    }
+    for (int i = 0; i < p->msgs; i++) {
+        if (p->state[i] == READIED) {
+            lmpi_status st = send_partition(p, i);
+            if (st != LMPI_OK) {
+                *error = st;
+                return true;
+            }
+        }
+        if (p->state[i] == IN_FLIGHT && lmpi_request_done(p->reqs[i])) {
+            MPI_Status s;
+            lmpi_status st = lmpi_pt2pt_wait_free(p->reqs[i], &s);
+            p->reqs[i] = NULL;
+            p->state[i] = DONE;
+            p->done++;
+            if (st == LMPI_OK && !p->send && s.MPI_ERROR == MPI_ERR_TRUNCATE)
+                st = LMPI_ERR_TRUNCATE;
+            if (st != LMPI_OK && *error == LMPI_OK)
+                *error = st;
+            if (p->staging) /* this message's bytes are in: into the user's layout */
+                lmpi_dt_unpack(p->buf, (MPI_Count)p->partitions * p->count, p->dt, (MPI_Count)i * (MPI_Count)p->msg_bytes,
+                               (MPI_Count)p->msg_bytes, p->staging + (size_t)i * p->msg_bytes);
+        }
+    }
+    return p->matched && p->done == p->msgs && !p->hs_send;
+}
+
+static lmpi_part *active_head;
+static bool hook_running;
+
+static void unlist(lmpi_part *p)
+{
+    if (!p->listed)
+        return;
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        active_head = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+    p->listed = false;
+    if (!active_head)
+        lmpi_progress_hook_set(LMPI_HOOK_PART, NULL);
+}
+
+static int advance_listed(void);
+
+static void list_active(lmpi_part *p)
+{
+    if (p->listed)
+        return;
+    p->next = active_head;
+    p->prev = NULL;
+    if (active_head)
+        active_head->prev = p;
+    active_head = p;
+    p->listed = true;
+    lmpi_progress_hook_set(LMPI_HOOK_PART, advance_listed);
+}
+
+bool lmpi_part_done(lmpi_request *r)
+{
+    if (!r->active || r->complete)
+        return true;
+    lmpi_status st;
+    if (advance(r, &st)) {
+        r->sched_error = st;
+        r->complete = 1;
+        unlist(r->sched);
+    }
+    return r->complete;
+}
+
+static int advance_listed(void)
+{
+    if (hook_running)
+        return 0;
+    hook_running = true;
+    int n = 0;
+    for (lmpi_part *p = active_head, *next; p; p = next) {
+        next = p->next;
+        n += lmpi_part_done(p->req);
+    }
+    hook_running = false;
+    return n;
+}
+
+lmpi_status lmpi_part_start(lmpi_request *r)
+{
+    lmpi_part *p = r->sched;
+    if (r->active) {
+        lmpi_err_detail("the partitioned request is already active");
+        return LMPI_ERR_REQUEST;
+    }
+    r->active = true;
+    r->complete = 0;
+    r->sched_error = LMPI_OK;
+    p->req = r;
+    list_active(p);
+    if (p->peer == MPI_PROC_NULL) { /* nothing moves */
+        p->matched = true;
+        p->msgs = p->done = 0;
+        return LMPI_OK;
+    }
+    if (p->send) {
+        p->msgs = p->partitions;
+        p->msg_bytes = p->part_bytes;
+        TRY_PART(round_arrays(p, p->msgs));
+        if (p->matched)
+            return LMPI_OK;
+        p->hello[0] = (uint64_t)p->partitions;
+        p->hello[1] = p->part_bytes;
+        TRY_PART(lmpi_pt2pt_irecv(&p->channel, sizeof(p->channel), p->peer, READY_TAG(p->tag), p->comm, coll_ctx(p),
+                                  &p->hs_recv));
+        return lmpi_pt2pt_isend(p->hello, sizeof(p->hello), p->peer, HELLO_TAG(p->tag), p->comm, coll_ctx(p),
+                                LMPI_MODE_STANDARD, NULL, &p->hs_send);
+    }
+    if (p->matched) { /* the same partitioning as last round */
+        TRY_PART(round_arrays(p, p->msgs));
+        for (int i = 0; i < p->msgs; i++)
+            TRY_PART(post_receive(p, i));
+        return LMPI_OK;
+    }
+    return lmpi_pt2pt_irecv(p->hello, sizeof(p->hello), p->peer, HELLO_TAG(p->tag), p->comm, coll_ctx(p),
+                            &p->hs_recv);
+}
+
+void lmpi_part_free(lmpi_request *r)
+{
+    lmpi_part *p = r->sched;
+    unlist(p);
+    lmpi_datatype_release(p->dt);
+    lmpi_free(p->reqs);
+    lmpi_free(p->state);
+    lmpi_free(p->staging);
+    lmpi_free(p);
+    r->sched = NULL;
+    lmpi_request_free(r);
+}
+
+/* An active partitioned request of the given direction, or an error. */
+static lmpi_status part_arg(MPI_Request h, bool send, lmpi_request **out)
+{
+    lmpi_request *r = lmpi_request_from_handle(h);
+    if (!r || r->kind != LMPI_REQ_PART || ((lmpi_part *)r->sched)->send != send) {
+        lmpi_err_detail("request is not a partitioned %s request", send ? "send" : "receive");
+        return LMPI_ERR_REQUEST;
+    }
+    if (!r->active) {
+        lmpi_err_detail("the partitioned request is not active (MPI_Start it first)");
+        return LMPI_ERR_REQUEST;
+    }
+    *out = r;
+    return LMPI_OK;
+}
+
+static lmpi_status ready_one(lmpi_request *r, int i)
+{
+    lmpi_part *p = r->sched;
+    if (i < 0 || i >= p->partitions) {
+        lmpi_err_detail("partition %d outside 0 .. %d", i, p->partitions - 1);
+        return LMPI_ERR_ARG;
+    }
+    if (p->peer == MPI_PROC_NULL)
+        return LMPI_OK;
+    if (p->state[i] != IDLE) {
+        lmpi_err_detail("partition %d is already ready in this round", i);
+        return LMPI_ERR_ARG;
+    }
+    p->state[i] = READIED;
+    return p->matched ? send_partition(p, i) : LMPI_OK; /* else when the receiver's answer is in */
+}
+
+lmpi_status lmpi_impl_Pready(int partition, MPI_Request request)
+{
+    lmpi_request *r;
+    TRY_PART(part_arg(request, true, &r));
+    TRY_PART(ready_one(r, partition));
+    lmpi_part_done(r);
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Pready_range(int low, int high, MPI_Request request)
+{
+    lmpi_request *r;
+    TRY_PART(part_arg(request, true, &r));
+    if (low > high) {
+        lmpi_err_detail("partition_low %d is above partition_high %d", low, high);
+        return LMPI_ERR_ARG;
+    }
+    for (int i = low; i <= high; i++)
+        TRY_PART(ready_one(r, i));
+    lmpi_part_done(r);
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Pready_list(int length, const int partitions[], MPI_Request request)
+{
+    lmpi_request *r;
+    TRY_PART(part_arg(request, true, &r));
+    if (length < 0 || (length > 0 && !partitions)) {
+        lmpi_err_detail("length %d with array_of_partitions %p", length, (const void *)partitions);
+        return LMPI_ERR_ARG;
+    }
+    for (int k = 0; k < length; k++)
+        TRY_PART(ready_one(r, partitions[k]));
+    lmpi_part_done(r);
+    return LMPI_OK;
+}
+
+/* Receiver partition j has arrived when every sender message overlapping
+ * its bytes has. */
+lmpi_status lmpi_impl_Parrived(MPI_Request request, int partition, int *flag)
+{
+    lmpi_request *r;
+    TRY_PART(part_arg(request, false, &r));
+    lmpi_part *p = r->sched;
+    if (partition < 0 || partition >= p->partitions) {
+        lmpi_err_detail("partition %d outside 0 .. %d", partition, p->partitions - 1);
+        return LMPI_ERR_ARG;
+    }
+    lmpi_part_done(r);
+    *flag = 0;
+    if (p->peer == MPI_PROC_NULL || r->complete) {
+        *flag = 1;
+        return LMPI_OK;
+    }
+    if (!p->matched || p->msg_bytes == 0) {
+        *flag = p->matched; /* nothing to wait for in a round of empty messages */
+        return LMPI_OK;
+    }
+    size_t lo = (size_t)partition * p->part_bytes, hi = lo + p->part_bytes;
+    int first = (int)(lo / p->msg_bytes), last = hi ? (int)((hi - 1) / p->msg_bytes) : 0;
+    if (last >= p->msgs)
+        last = p->msgs - 1;
+    *flag = 1;
+    for (int i = first; i <= last && *flag; i++)
+        *flag = p->state[i] == DONE;
+    return LMPI_OK;
+}
