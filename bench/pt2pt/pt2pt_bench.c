@@ -9,6 +9,11 @@
  *                                   other rank and TAGS tags; the messages arrive in
  *                                   reverse order of posting while rank 0 sleeps; the
  *                                   time rank 0 then needs to complete them all (us)
+ *   pt2pt_bench part BYTES          partitioned send of BYTES in 8, 16, 32, 64 partitions:
+ *                                   all but the last readied, 1 ms of "compute", the last
+ *                                   readied; time from that last MPI_Pready to the
+ *                                   receiver's completion (us, CLOCK_MONOTONIC is shared
+ *                                   by the processes of one host)
  *
  * Rank 0 prints one line per point:  RESULT <metric> <key>=<value>... value=<v>
  * The driver (bench/run) alternates implementations and takes medians. */
@@ -213,6 +218,55 @@ static void deepq(int tags, int reps)
     free(times);
 }
 
+static void partitioned(long bytes, int base)
+{
+    int iters = base / 20 < 20 ? 20 : base / 20;
+    char *buf = malloc((size_t)bytes);
+    double *lat = malloc(sizeof(double) * (size_t)iters);
+    memset(buf, rank, (size_t)bytes);
+    for (int parts = 8; parts <= 64; parts *= 2) {
+        MPI_Request rq;
+        int count = (int)(bytes / parts);
+        if (rank == 0)
+            MPI_Psend_init(buf, parts, count, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &rq);
+        else if (rank == 1)
+            MPI_Precv_init(buf, parts, count, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &rq);
+        for (int it = -2; it < iters; it++) { /* two warm-up rounds: the first one matches */
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t_last = 0, t_done = 0;
+            if (rank == 0) {
+                MPI_Start(&rq);
+                MPI_Pready_range(0, parts - 2, rq);
+                double until = mono() + 1e-3;
+                while (mono() < until) { /* compute while the early partitions travel */
+                    int flag;
+                    MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+                }
+                t_last = mono();
+                MPI_Pready(parts - 1, rq);
+                MPI_Wait(&rq, MPI_STATUS_IGNORE);
+                MPI_Send(&t_last, 1, MPI_DOUBLE, 1, 10, MPI_COMM_WORLD);
+            } else if (rank == 1) {
+                MPI_Start(&rq);
+                MPI_Wait(&rq, MPI_STATUS_IGNORE);
+                t_done = mono();
+                MPI_Recv(&t_last, 1, MPI_DOUBLE, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (it >= 0)
+                    lat[it] = (t_done - t_last) * 1e6;
+            }
+        }
+        if (rank == 1) {
+            qsort(lat, (size_t)iters, sizeof(double), cmp_double);
+            printf("RESULT partitioned_last_ready bytes=%ld partitions=%d value=%.2f\n", bytes, parts, lat[iters / 2]);
+            fflush(stdout);
+        }
+        if (rank < 2)
+            MPI_Request_free(&rq);
+    }
+    free(buf);
+    free(lat);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -228,6 +282,8 @@ int main(int argc, char **argv)
         bandwidth(argc > 2 ? atol(argv[2]) : 4 << 20, 1, base);
     else if (!strcmp(test, "rate"))
         rate(base);
+    else if (!strcmp(test, "part"))
+        partitioned(argc > 2 ? atol(argv[2]) : 4 << 20, base);
     else if (!strcmp(test, "deepq"))
         deepq(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 5);
     else if (rank == 0)

@@ -439,8 +439,10 @@ lmpi_status lmpi_impl_Parrived(MPI_Request request, int partition, int *flag)
         *flag = 1;
         return LMPI_OK;
     }
-    if (!p->matched || p->msg_bytes == 0) {
-        *flag = p->matched; /* nothing to wait for in a round of empty messages */
+    if (!p->matched)
+        return LMPI_OK;
+    if (p->msg_bytes == 0 || p->part_bytes == 0) { /* no bytes to map: every message */
+        *flag = p->done == p->msgs;
         return LMPI_OK;
     }
     size_t lo = (size_t)partition * p->part_bytes, hi = lo + p->part_bytes;
