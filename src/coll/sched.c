@@ -42,8 +42,7 @@ struct lmpi_sched {
      * progress poll, so that waiting on one collective (or on anything)
      * moves the others on too, whatever order the ranks wait in */
     lmpi_request *req;
-    struct lmpi_sched *prev_active, *next_active;
-    bool listed;
+    lmpi_progress_item progress;
     /* small collectives allocate nothing: their steps and scratch fit here,
      * and freed schedules are kept for the next call */
     size_t arena_used;
@@ -381,62 +380,27 @@ lmpi_status lmpi_sched_run(lmpi_sched *s)
     return st;
 }
 
-static lmpi_sched *active_head;
-static bool hook_running;
-
 static void unlist(lmpi_sched *s)
 {
-    if (!s->listed)
-        return;
-    if (s->prev_active)
-        s->prev_active->next_active = s->next_active;
-    else
-        active_head = s->next_active;
-    if (s->next_active)
-        s->next_active->prev_active = s->prev_active;
-    s->prev_active = s->next_active = NULL;
-    s->listed = false;
-    if (!active_head)
-        lmpi_progress_hook_set(LMPI_HOOK_SCHED, NULL);
+    lmpi_progress_list_remove(LMPI_PROGRESS_SCHED, &s->progress);
 }
 
-static int advance_listed(void);
+/* From the progress list: moves a started schedule on by what has arrived. */
+static bool advance_listed(lmpi_progress_item *it)
+{
+    lmpi_sched *s = lmpi_container_of(it, lmpi_sched, progress);
+    lmpi_request *r = s->req;
+    if (!r->complete && advance(s)) {
+        r->sched_error = s->error;
+        r->complete = 1;
+    }
+    return r->complete;
+}
 
 static void list_active(lmpi_sched *s)
 {
-    if (s->listed)
-        return;
-    s->next_active = active_head;
-    s->prev_active = NULL;
-    if (active_head)
-        active_head->prev_active = s;
-    active_head = s;
-    s->listed = true;
-    lmpi_progress_hook_set(LMPI_HOOK_SCHED, advance_listed);
-}
-
-/* The progress hook: moves every started schedule on by what has arrived. */
-static int advance_listed(void)
-{
-    if (hook_running)
-        return 0;
-    hook_running = true;
-    int n = 0;
-    lmpi_sched *s = active_head;
-    while (s) {
-        lmpi_sched *next = s->next_active;
-        lmpi_request *r = s->req;
-        if (!r->complete && advance(s)) {
-            r->sched_error = s->error;
-            r->complete = 1;
-            n++;
-        }
-        if (r->complete)
-            unlist(s);
-        s = next;
-    }
-    hook_running = false;
-    return n;
+    lmpi_progress_lists[LMPI_PROGRESS_SCHED].advance = advance_listed;
+    lmpi_progress_list_add(LMPI_PROGRESS_SCHED, &s->progress);
 }
 
 static bool req_advance(lmpi_request *r)

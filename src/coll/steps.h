@@ -6,12 +6,7 @@
 #include "coll/sched.h"
 
 #define IN_PLACE(p) ((const void *)(p) == MPI_IN_PLACE)
-#define TRY(x)                 \
-    do {                       \
-        lmpi_status st_ = (x); \
-        if (st_ != LMPI_OK)    \
-            return st_;        \
-    } while (0)
+#define TRY(x) LMPI_TRY(x)
 
 static inline char *at(const void *buf, MPI_Count index, const lmpi_datatype *dt)
 {

@@ -30,13 +30,6 @@
 #define MAX_SEND_PARTITIONS (1 << 17)
 #define CHANNELS 1024u
 
-#define TRY_PART(x)                   \
-    do {                              \
-        lmpi_status st_ = (x);        \
-        if (st_ != LMPI_OK)           \
-            return st_;               \
-    } while (0)
-
 typedef struct lmpi_part {
     bool send;
     char *buf;
@@ -64,8 +57,7 @@ typedef struct lmpi_part {
      * partition readied before the match must leave without another call
      * on its request) */
     lmpi_request *req;
-    struct lmpi_part *prev, *next;
-    bool listed;
+    lmpi_progress_item progress;
 } lmpi_part;
 
 enum { IDLE, READIED, IN_FLIGHT, DONE };
@@ -169,10 +161,10 @@ static lmpi_status receiver_matched(lmpi_part *p)
     }
     if (!p->dt->contiguous && !p->staging && !(p->staging = lmpi_malloc(mine ? mine : 1, LMPI_MEM_REQUEST)))
         return LMPI_ERR_NO_MEM;
-    TRY_PART(round_arrays(p, p->msgs));
+    LMPI_TRY(round_arrays(p, p->msgs));
     p->matched = true;
     for (int i = 0; i < p->msgs; i++)
-        TRY_PART(post_receive(p, i));
+        LMPI_TRY(post_receive(p, i));
     return LMPI_OK;
 }
 
@@ -238,38 +230,20 @@ static bool advance(lmpi_request *r, lmpi_status *error)
     return p->matched && p->done == p->msgs && !p->hs_send;
 }
 
-static lmpi_part *active_head;
-static bool hook_running;
-
 static void unlist(lmpi_part *p)
 {
-    if (!p->listed)
-        return;
-    if (p->prev)
-        p->prev->next = p->next;
-    else
-        active_head = p->next;
-    if (p->next)
-        p->next->prev = p->prev;
-    p->prev = p->next = NULL;
-    p->listed = false;
-    if (!active_head)
-        lmpi_progress_hook_set(LMPI_HOOK_PART, NULL);
+    lmpi_progress_list_remove(LMPI_PROGRESS_PART, &p->progress);
 }
 
-static int advance_listed(void);
+static bool advance_listed(lmpi_progress_item *it)
+{
+    return lmpi_part_done(lmpi_container_of(it, lmpi_part, progress)->req);
+}
 
 static void list_active(lmpi_part *p)
 {
-    if (p->listed)
-        return;
-    p->next = active_head;
-    p->prev = NULL;
-    if (active_head)
-        active_head->prev = p;
-    active_head = p;
-    p->listed = true;
-    lmpi_progress_hook_set(LMPI_HOOK_PART, advance_listed);
+    lmpi_progress_lists[LMPI_PROGRESS_PART].advance = advance_listed;
+    lmpi_progress_list_add(LMPI_PROGRESS_PART, &p->progress);
 }
 
 bool lmpi_part_done(lmpi_request *r)
@@ -283,20 +257,6 @@ bool lmpi_part_done(lmpi_request *r)
         unlist(r->sched);
     }
     return r->complete;
-}
-
-static int advance_listed(void)
-{
-    if (hook_running)
-        return 0;
-    hook_running = true;
-    int n = 0;
-    for (lmpi_part *p = active_head, *next; p; p = next) {
-        next = p->next;
-        n += lmpi_part_done(p->req);
-    }
-    hook_running = false;
-    return n;
 }
 
 lmpi_status lmpi_part_start(lmpi_request *r)
@@ -319,20 +279,20 @@ lmpi_status lmpi_part_start(lmpi_request *r)
     if (p->send) {
         p->msgs = p->partitions;
         p->msg_bytes = p->part_bytes;
-        TRY_PART(round_arrays(p, p->msgs));
+        LMPI_TRY(round_arrays(p, p->msgs));
         if (p->matched)
             return LMPI_OK;
         p->hello[0] = (uint64_t)p->partitions;
         p->hello[1] = p->part_bytes;
-        TRY_PART(lmpi_pt2pt_irecv(&p->channel, sizeof(p->channel), p->peer, READY_TAG(p->tag), p->comm, coll_ctx(p),
+        LMPI_TRY(lmpi_pt2pt_irecv(&p->channel, sizeof(p->channel), p->peer, READY_TAG(p->tag), p->comm, coll_ctx(p),
                                   &p->hs_recv));
         return lmpi_pt2pt_isend(p->hello, sizeof(p->hello), p->peer, HELLO_TAG(p->tag), p->comm, coll_ctx(p),
                                 LMPI_MODE_STANDARD, NULL, &p->hs_send);
     }
     if (p->matched) { /* the same partitioning as last round */
-        TRY_PART(round_arrays(p, p->msgs));
+        LMPI_TRY(round_arrays(p, p->msgs));
         for (int i = 0; i < p->msgs; i++)
-            TRY_PART(post_receive(p, i));
+            LMPI_TRY(post_receive(p, i));
         return LMPI_OK;
     }
     return lmpi_pt2pt_irecv(p->hello, sizeof(p->hello), p->peer, HELLO_TAG(p->tag), p->comm, coll_ctx(p),
@@ -388,8 +348,8 @@ static lmpi_status ready_one(lmpi_request *r, int i)
 lmpi_status lmpi_impl_Pready(int partition, MPI_Request request)
 {
     lmpi_request *r;
-    TRY_PART(part_arg(request, true, &r));
-    TRY_PART(ready_one(r, partition));
+    LMPI_TRY(part_arg(request, true, &r));
+    LMPI_TRY(ready_one(r, partition));
     lmpi_part_done(r);
     return LMPI_OK;
 }
@@ -397,13 +357,13 @@ lmpi_status lmpi_impl_Pready(int partition, MPI_Request request)
 lmpi_status lmpi_impl_Pready_range(int low, int high, MPI_Request request)
 {
     lmpi_request *r;
-    TRY_PART(part_arg(request, true, &r));
+    LMPI_TRY(part_arg(request, true, &r));
     if (low > high) {
         lmpi_err_detail("partition_low %d is above partition_high %d", low, high);
         return LMPI_ERR_ARG;
     }
     for (int i = low; i <= high; i++)
-        TRY_PART(ready_one(r, i));
+        LMPI_TRY(ready_one(r, i));
     lmpi_part_done(r);
     return LMPI_OK;
 }
@@ -411,13 +371,13 @@ lmpi_status lmpi_impl_Pready_range(int low, int high, MPI_Request request)
 lmpi_status lmpi_impl_Pready_list(int length, const int partitions[], MPI_Request request)
 {
     lmpi_request *r;
-    TRY_PART(part_arg(request, true, &r));
+    LMPI_TRY(part_arg(request, true, &r));
     if (length < 0 || (length > 0 && !partitions)) {
         lmpi_err_detail("length %d with array_of_partitions %p", length, (const void *)partitions);
         return LMPI_ERR_ARG;
     }
     for (int k = 0; k < length; k++)
-        TRY_PART(ready_one(r, partitions[k]));
+        LMPI_TRY(ready_one(r, partitions[k]));
     lmpi_part_done(r);
     return LMPI_OK;
 }
@@ -427,7 +387,7 @@ lmpi_status lmpi_impl_Pready_list(int length, const int partitions[], MPI_Reques
 lmpi_status lmpi_impl_Parrived(MPI_Request request, int partition, int *flag)
 {
     lmpi_request *r;
-    TRY_PART(part_arg(request, false, &r));
+    LMPI_TRY(part_arg(request, false, &r));
     lmpi_part *p = r->sched;
     if (partition < 0 || partition >= p->partitions) {
         lmpi_err_detail("partition %d outside 0 .. %d", partition, p->partitions - 1);

@@ -19,6 +19,14 @@
 #define LMPI_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LMPI_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* Return a non-OK status at once. */
+#define LMPI_TRY(x)                \
+    do {                           \
+        lmpi_status lmpi_st_ = (x); \
+        if (lmpi_st_ != LMPI_OK)   \
+            return lmpi_st_;       \
+    } while (0)
+
 /* Argument checks are compiled out only by an explicit build option. */
 #ifndef LMPI_ARG_CHECKS
 #define LMPI_ARG_CHECKS 1

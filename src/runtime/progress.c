@@ -28,24 +28,57 @@ int lmpi_pt2pt_spin_count(void)
     return (int)lmpi_config.spin_count;
 }
 
-static int (*hooks[LMPI_HOOK_COUNT])(void);
-unsigned lmpi_progress_hooks_on;
+lmpi_progress_list lmpi_progress_lists[LMPI_PROGRESS_LISTS];
+unsigned lmpi_progress_lists_on;
 
-void lmpi_progress_hook_set(lmpi_hook which, int (*fn)(void))
+void lmpi_progress_list_add(lmpi_progress_which which, lmpi_progress_item *it)
 {
-    hooks[which] = fn;
-    if (fn)
-        lmpi_progress_hooks_on |= 1u << which;
-    else
-        lmpi_progress_hooks_on &= ~(1u << which);
+    lmpi_progress_list *l = &lmpi_progress_lists[which];
+    if (it->listed)
+        return;
+    it->next = l->head;
+    it->prev = NULL;
+    if (l->head)
+        l->head->prev = it;
+    l->head = it;
+    it->listed = true;
+    lmpi_progress_lists_on |= 1u << which;
 }
 
-static int run_hooks(void)
+void lmpi_progress_list_remove(lmpi_progress_which which, lmpi_progress_item *it)
+{
+    lmpi_progress_list *l = &lmpi_progress_lists[which];
+    if (!it->listed)
+        return;
+    if (it->prev)
+        it->prev->next = it->next;
+    else
+        l->head = it->next;
+    if (it->next)
+        it->next->prev = it->prev;
+    it->prev = it->next = NULL;
+    it->listed = false;
+    if (!l->head)
+        lmpi_progress_lists_on &= ~(1u << which);
+}
+
+static int run_lists(void)
 {
     int n = 0;
-    for (int i = 0; i < LMPI_HOOK_COUNT; i++)
-        if (hooks[i])
-            n += hooks[i]();
+    for (int w = 0; w < LMPI_PROGRESS_LISTS; w++) {
+        lmpi_progress_list *l = &lmpi_progress_lists[w];
+        if (!l->head || l->running)
+            continue;
+        l->running = true;
+        for (lmpi_progress_item *it = l->head, *next; it; it = next) {
+            next = it->next;
+            if (l->advance(it)) {
+                lmpi_progress_list_remove((lmpi_progress_which)w, it);
+                n++;
+            }
+        }
+        l->running = false;
+    }
     return n;
 }
 
@@ -53,8 +86,8 @@ int lmpi_progress_poll(void)
 {
     int n = lmpi_tr_poll();
     n += lmpi_pt2pt_progress_outbox();
-    if (LMPI_UNLIKELY(lmpi_progress_hooks_on))
-        n += run_hooks();
+    if (LMPI_UNLIKELY(lmpi_progress_lists_on))
+        n += run_lists();
     return n;
 }
 

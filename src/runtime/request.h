@@ -113,12 +113,27 @@ static inline lmpi_request *lmpi_request_from_handle(MPI_Request h)
 
 /* Progress: poll the transports once; returns the number of events. */
 int lmpi_progress_poll(void);
-/* Layers above register a hook while they have operations that move only
- * when polled (nonblocking collectives, partitioned requests): every poll
- * runs the registered ones; none registered costs one branch. */
-typedef enum { LMPI_HOOK_SCHED, LMPI_HOOK_PART, LMPI_HOOK_COUNT } lmpi_hook;
-extern unsigned lmpi_progress_hooks_on;
-void lmpi_progress_hook_set(lmpi_hook which, int (*fn)(void));
+/* Operations that move only when polled (started nonblocking collectives,
+ * partitioned rounds) sit in a progress list while they have work: every
+ * poll advances the items of every non-empty list (none costs one branch),
+ * so that a wait on anything moves them all.  `advance` returns true when
+ * the item is finished; it then leaves the list. */
+typedef struct lmpi_progress_item {
+    struct lmpi_progress_item *prev, *next;
+    bool listed;
+} lmpi_progress_item;
+
+typedef struct lmpi_progress_list {
+    lmpi_progress_item *head;
+    bool (*advance)(lmpi_progress_item *item);
+    bool running; /* an advance polls too: no re-entry */
+} lmpi_progress_list;
+
+typedef enum { LMPI_PROGRESS_SCHED, LMPI_PROGRESS_PART, LMPI_PROGRESS_LISTS } lmpi_progress_which;
+extern lmpi_progress_list lmpi_progress_lists[LMPI_PROGRESS_LISTS];
+extern unsigned lmpi_progress_lists_on;
+void lmpi_progress_list_add(lmpi_progress_which which, lmpi_progress_item *item);
+void lmpi_progress_list_remove(lmpi_progress_which which, lmpi_progress_item *item);
 /* Block until *flag becomes nonzero, polling, then yielding. */
 void lmpi_progress_wait_flag(volatile int *flag);
 
