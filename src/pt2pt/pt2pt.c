@@ -569,19 +569,25 @@ void lmpi_pt2pt_status_of_unexpected(const lmpi_unexpected *u, MPI_Status *st)
  * queue if it is the earliest unmatched message with that envelope (a
  * later one stays: it cannot overtake, and a failed cancel is allowed), and
  * answers; the send completes, cancelled or not, with the answer. */
-static void take_back(int src, const lmpi_pkt_hdr *h)
+static bool taken_back(int src, const lmpi_pkt_hdr *h)
 {
     lmpi_match_queue *q = queue_of(h->ctx, lmpi_rt.world_size);
     lmpi_mqi *m = lmpi_match_probe(q, h->rank, h->tag, false);
+    if (!m)
+        return false;
+    lmpi_unexpected *u = lmpi_pt2pt_unexpected_of(m);
+    if (u->src != src || u->hdr.sreq != h->sreq)
+        return false;
+    lmpi_match_probe(q, h->rank, h->tag, true);
+    lmpi_pt2pt_unexpected_free(u);
+    return true;
+}
+
+static void take_back(int src, const lmpi_pkt_hdr *h)
+{
     lmpi_pkt_hdr reply = {.type = LMPI_PKT_CANCEL_REPLY, .sreq = h->sreq};
-    if (m) {
-        lmpi_unexpected *u = lmpi_pt2pt_unexpected_of(m);
-        if (u->src == src && u->hdr.sreq == h->sreq) {
-            lmpi_match_probe(q, h->rank, h->tag, true);
-            lmpi_pt2pt_unexpected_free(u);
-            reply.flags = LMPI_PKT_CANCELLED;
-        }
-    }
+    if (taken_back(src, h))
+        reply.flags = LMPI_PKT_CANCELLED;
     send_control(src, &reply);
 }
 
@@ -617,11 +623,19 @@ void lmpi_pt2pt_cancel_send(lmpi_request *r)
     if (r->proto == LMPI_PROTO_STREAMING) /* matched: too late */
         return;
     /* delivered (eager, maybe done here already), or announced */
+    lmpi_pkt_hdr h = {.type = LMPI_PKT_CANCEL, .rank = r->comm->rank, .tag = r->tag, .ctx = r->ctx,
+                      .sreq = req_id(r)};
+    if (r->peer == lmpi_rt.world_rank) { /* to ourselves: the answer is known at once */
+        lmpi_progress_poll(); /* the message may still sit in our own fast box */
+        if (taken_back(r->peer, &h)) {
+            lmpi_status_set_cancelled(&r->status, 1);
+            complete_send(r);
+        }
+        return;
+    }
     r->sent = r->complete;
     r->complete = 0;
     r->cancel_pending = true;
-    lmpi_pkt_hdr h = {.type = LMPI_PKT_CANCEL, .rank = r->comm->rank, .tag = r->tag, .ctx = r->ctx,
-                      .sreq = req_id(r)};
     send_control(r->peer, &h);
 }
 

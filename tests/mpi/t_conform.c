@@ -714,13 +714,25 @@ static void small_semantics(void)
 /* 17. Cancelling sends that were not matched. */
 static void cancel_send(void)
 {
+    /* to oneself: the answer is there when MPI_Cancel returns (mpi4py relies on it) */
+    int me = 7, flag = 0;
+    MPI_Request self;
+    MPI_Status sst;
+    MPI_Issend(&me, 1, MPI_INT, rank, 3, MPI_COMM_WORLD, &self);
+    MPI_Cancel(&self);
+    MPI_Request_get_status(self, &flag, &sst);
+    CHECK(flag);
+    MPI_Wait(&self, &sst);
+    MPI_Test_cancelled(&sst, &flag);
+    CHECK(flag);
+    MPI_Iprobe(rank, 3, MPI_COMM_WORLD, &flag, &sst);
+    CHECK(!flag);
     if (size < 2)
         return;
     static int big[65536]; /* rendezvous */
     for (int i = 0; i < 65536; i++)
         big[i] = i;
     MPI_Status st;
-    int flag;
     if (rank == 0) {
         MPI_Request rq[4];
         int small = 5;
