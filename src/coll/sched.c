@@ -76,9 +76,7 @@ lmpi_sched *lmpi_sched_new(lmpi_comm *comm)
     s->cap = INLINE_STEPS;
     s->comm = comm;
     s->ctx = comm->context_id + LMPI_CTX_COLL;
-    /* every member calls collectives in the same order: the sequence
-     * number tells successive collectives apart */
-    s->tag = 0x10000000 | (int)(comm->coll_seq++ & 0x0fffffff);
+    s->tag = 0; /* taken when it runs or starts (sched_tag) */
     return s;
 }
 
@@ -366,8 +364,21 @@ static bool advance(lmpi_sched *s)
     }
 }
 
+/* Every member calls collectives in the same order: a sequence number
+ * tells successive ones apart.  Blocking and nonblocking collectives count
+ * apart (as MPICH's fixed and schedule tags do), so that a program that
+ * starts a nonblocking one while the others are in a blocking one (mpi4py's
+ * emulated MPI_Comm_iagree) still matches each with its own kind. */
+static void sched_tag(lmpi_sched *s, bool nonblocking)
+{
+    if (!s->tag)
+        s->tag = nonblocking ? LMPI_COLL_TAG_NBC | (int)(s->comm->nbc_seq++ & LMPI_COLL_SEQ_MASK)
+                             : LMPI_COLL_TAG_BLOCKING | (int)(s->comm->coll_seq++ & LMPI_COLL_SEQ_MASK);
+}
+
 lmpi_status lmpi_sched_run(lmpi_sched *s)
 {
+    sched_tag(s, false);
     int spins = 0;
     while (!advance(s)) {
         if (lmpi_progress_poll() > 0)
@@ -442,6 +453,7 @@ static lmpi_request *sched_request(lmpi_sched *s)
 
 lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request)
 {
+    sched_tag(s, true);
     lmpi_request *r = sched_request(s);
     if (!r)
         return LMPI_ERR_NO_MEM;
@@ -456,6 +468,7 @@ lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request)
 
 lmpi_status lmpi_sched_persistent(lmpi_sched *s, MPI_Request *request)
 {
+    sched_tag(s, true);
     lmpi_request *r = sched_request(s);
     if (!r)
         return LMPI_ERR_NO_MEM;

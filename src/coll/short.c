@@ -25,9 +25,9 @@ typedef struct {
  * another range. */
 static xfer begin(lmpi_comm *c)
 {
-    int range = (c->flags & LMPI_COMM_INTERNAL) ? 0x20000000 : 0x10000000;
+    int range = (c->flags & LMPI_COMM_INTERNAL) ? 0x20000000 : LMPI_COLL_TAG_BLOCKING;
     lmpi_coll_stat.short_path++;
-    return (xfer){c, c->context_id + LMPI_CTX_COLL, range | (int)(c->coll_seq++ & 0x0fffffff)};
+    return (xfer){c, c->context_id + LMPI_CTX_COLL, range | (int)(c->coll_seq++ & LMPI_COLL_SEQ_MASK)};
 }
 
 bool lmpi_coll_short_fits(MPI_Count count, const lmpi_datatype *dt)

@@ -17,6 +17,13 @@
 #include "runtime/errhandler.h"
 #include "runtime/lmpi.h"
 
+/* Tags of collectives on a communicator's collective context: a sequence
+ * number in a range per kind (creation and fixed-tag agreements use
+ * 0x20000000 and up, partitioned pairs below 0x10000000). */
+#define LMPI_COLL_TAG_BLOCKING 0x10000000
+#define LMPI_COLL_TAG_NBC 0x18000000
+#define LMPI_COLL_SEQ_MASK 0x07ffffffu
+
 /* The largest tag (the MPI_TAG_UB attribute): the whole non-negative int range. */
 #define LMPI_TAG_UB 0x7fffffff
 
@@ -45,7 +52,8 @@ struct lmpi_comm {
     lmpi_rankmap *local_map; /* intercommunicators: the local group (else NULL: map) */
     MPI_Comm handle;
     lmpi_errhandler *errh;
-    uint32_t coll_seq; /* tags successive collectives apart */
+    uint32_t coll_seq; /* tags successive (blocking) collectives apart */
+    uint32_t nbc_seq;  /* ... and nonblocking and persistent ones */
     lmpi_attr *attrs;
     lmpi_info *info;     /* hints set by the user (NULL: none) */
     char *name;          /* NULL: no name set */
