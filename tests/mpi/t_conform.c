@@ -836,6 +836,8 @@ static void null_handles(void)
     CHECK(!strcmp(name, "MPI_COMM_NULL"));
     CHECK_EQ(MPI_Type_get_name(MPI_DATATYPE_NULL, name, &len), MPI_SUCCESS);
     CHECK(!strcmp(name, "MPI_DATATYPE_NULL"));
+    CHECK_EQ(MPI_Win_get_name(MPI_WIN_NULL, name, &len), MPI_SUCCESS);
+    CHECK(!strcmp(name, "MPI_WIN_NULL"));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     int res;
