@@ -82,15 +82,14 @@ static lmpi_status all_types(const lmpi_comm *comm, const void *sbuf, MPI_Count 
  * unless its own block is MPI_IN_PLACE (block_buf).  On an
  * intercommunicator the root group's other ranks (MPI_PROC_NULL) pass
  * nothing significant. */
-static lmpi_status rooted_types(const lmpi_comm *comm, int root, MPI_Count root_count, const lmpi_datatype *root_dt,
-                                const char *root_what, MPI_Count block_count, const lmpi_datatype *block_dt,
-                                const char *block_what, const void *block_buf)
+static lmpi_status rooted_types(const lmpi_comm *comm, int root, bool root_sends, MPI_Count root_count,
+                                const lmpi_datatype *root_dt, MPI_Count block_count, const lmpi_datatype *block_dt,
+                                const void *block_buf)
 {
-    bool send = !strncmp(root_what, "send", 4);
     if (is_root(comm, root))
-        TRY(need_block(root_count, root_dt, send ? "sendcount" : "recvcount", root_what));
+        TRY(need_block(root_count, root_dt, root_sends ? "sendcount" : "recvcount", root_sends ? "sendtype" : "recvtype"));
     if (is_leaf(comm, root) || (!comm->is_inter && !IN_PLACE(block_buf)))
-        TRY(need_block(block_count, block_dt, send ? "recvcount" : "sendcount", block_what));
+        TRY(need_block(block_count, block_dt, root_sends ? "recvcount" : "sendcount", root_sends ? "recvtype" : "sendtype"));
     return LMPI_OK;
 }
 
@@ -407,7 +406,8 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
         return finish(s, LMPI_OK, request, persist);
     }
     TRY(need_block(count, dt, "count", "datatype"));
-    if (!request && !comm->is_inter && !dt->contiguous && count * dt->size <= LMPI_COLL_SHORT_MAX &&
+    /* short_fits caps the bytes at LMPI_COLL_SHORT_MAX: bcast_packed's buffer */
+    if (!request && !comm->is_inter && !dt->contiguous &&
         lmpi_coll_short_fits(count * dt->size, lmpi_datatype_from_handle(MPI_BYTE)))
         return bcast_packed(buf, count, dt, root, comm);
     lmpi_comm *node, *roots;
@@ -594,7 +594,7 @@ static lmpi_status do_gather(const void *sbuf, MPI_Count scount, lmpi_datatype *
                              lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     TRY(no_in_place(comm, sbuf, rbuf));
-    TRY(rooted_types(comm, root, rb.count, rdt, "recvtype", scount, sdt, "sendtype", sbuf));
+    TRY(rooted_types(comm, root, false, rb.count, rdt, scount, sdt, sbuf));
     NEW_SCHED(comm);
     return finish(s, comm->is_inter ? lmpi_coll_inter_gather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root)
                                     : lmpi_coll_gather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root),
@@ -630,7 +630,7 @@ static lmpi_status do_scatter(const void *sbuf, blocks sb, lmpi_datatype *sdt, v
                               lmpi_datatype *rdt, int root, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     TRY(no_in_place(comm, sbuf, rbuf));
-    TRY(rooted_types(comm, root, sb.count, sdt, "sendtype", rcount, rdt, "recvtype", rbuf));
+    TRY(rooted_types(comm, root, true, sb.count, sdt, rcount, rdt, rbuf));
     NEW_SCHED(comm);
     return finish(s, comm->is_inter ? lmpi_coll_inter_scatter(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root)
                                     : lmpi_coll_scatter_steps(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root),

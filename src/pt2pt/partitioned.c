@@ -175,16 +175,15 @@ static bool advance(lmpi_request *r, lmpi_status *error)
     lmpi_part *p = r->sched;
     *error = LMPI_OK;
     lmpi_progress_poll();
+    if (p->hs_send && lmpi_request_done(p->hs_send)) { /* our HELLO or READY left */
+        lmpi_pt2pt_wait_free(p->hs_send, MPI_STATUS_IGNORE);
+        p->hs_send = NULL;
+    }
     if (!p->matched) {
-        if (p->hs_recv && !lmpi_request_done(p->hs_recv))
+        if (!lmpi_request_done(p->hs_recv))
             return false;
-        if (p->hs_send && !lmpi_request_done(p->hs_send))
-            return false;
-        if (p->hs_recv)
-            lmpi_pt2pt_wait_free(p->hs_recv, MPI_STATUS_IGNORE);
-        if (p->hs_send)
-            lmpi_pt2pt_wait_free(p->hs_send, MPI_STATUS_IGNORE);
-        p->hs_recv = p->hs_send = NULL;
+        lmpi_pt2pt_wait_free(p->hs_recv, MPI_STATUS_IGNORE);
+        p->hs_recv = NULL;
         if (p->send) {
             p->matched = true; /* the receiver's channel is in */
         } else if (!p->msgs) { /* HELLO in: answer with the channel, post the receives */
@@ -199,10 +198,6 @@ static bool advance(lmpi_request *r, lmpi_status *error)
             }
             return false; /* the READY send finishes on a later pass */
         }
-    }
-    if (p->hs_send && lmpi_request_done(p->hs_send)) { /* the receiver's READY left */
-        lmpi_pt2pt_wait_free(p->hs_send, MPI_STATUS_IGNORE);
-        p->hs_send = NULL;
     }
     for (int i = 0; i < p->msgs; i++) {
         if (p->state[i] == READIED) {
