@@ -484,3 +484,5 @@ lmpi_status lmpi_impl_Reduce_local(const void *inbuf, void *inoutbuf, MPI_Count 
     }
     return lmpi_op_apply(o, inbuf, inoutbuf, count, dt);
 }
+
+const lmpi_datatype *lmpi_op_basic_type(const lmpi_datatype *dt) { return basic_of(dt); }

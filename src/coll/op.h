@@ -29,6 +29,9 @@ lmpi_status lmpi_op_check(const lmpi_op *op, const lmpi_datatype *dt);
 /* inout[i] = in[i] op inout[i] for count elements of dt (checked before). */
 lmpi_status lmpi_op_apply(const lmpi_op *op, const void *in, void *inout, MPI_Count count, lmpi_datatype *dt);
 
+/* The one basic type all of dt's elements share (a pair type counts as one), or NULL. */
+const lmpi_datatype *lmpi_op_basic_type(const lmpi_datatype *dt);
+
 #define LMPI_MAGIC_OP 0x4f704f70u
 
 #endif

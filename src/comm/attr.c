@@ -8,6 +8,7 @@
 
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
+#include "rma/win.h"
 #include "datatype/datatype.h"
 
 enum { KIND_COMM, KIND_TYPE, KIND_WIN };
@@ -382,4 +383,74 @@ lmpi_status lmpi_impl_Type_delete_attr(lmpi_datatype *dt, int kv)
     if (st != LMPI_OK)
         return st;
     return delete_one(&dt->attrs, dt->handle, kv);
+}
+
+/* ---- windows (src/rma/win.c owns the objects) -------------------------------- */
+
+
+static bool is_predefined_win_keyval(int kv) { return kv >= MPI_WIN_BASE && kv <= MPI_WIN_MODEL; }
+
+lmpi_status lmpi_impl_Win_create_keyval(MPI_Win_copy_attr_function *c, MPI_Win_delete_attr_function *d, int *kv,
+                                        void *extra)
+{
+    return keyval_new(KIND_WIN, (copy_fn)(void (*)(void))c, (delete_fn)(void (*)(void))d, extra, kv);
+}
+
+lmpi_status lmpi_impl_Win_free_keyval(int *kv)
+{
+    if (is_predefined_win_keyval(*kv)) {
+        lmpi_err_detail("keyval %d is predefined", *kv);
+        return LMPI_ERR_KEYVAL;
+    }
+    return keyval_free(kv, KIND_WIN);
+}
+
+lmpi_status lmpi_impl_Win_set_attr(MPI_Win win, int kv, void *value)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (is_predefined_win_keyval(kv)) {
+        lmpi_err_detail("keyval %d is predefined (read-only)", kv);
+        return lmpi_win_fail(w, LMPI_ERR_KEYVAL);
+    }
+    keyval *k;
+    lmpi_attr **list = lmpi_win_attrs(win);
+    lmpi_status st = keyval_arg_on(kv, KIND_WIN, *list, &k);
+    return lmpi_win_fail(w, st != LMPI_OK ? st : set_attr(list, (void *)win, kv, value));
+}
+
+lmpi_status lmpi_impl_Win_get_attr(MPI_Win win, int kv, void *attribute_val, int *flag)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (!attribute_val || !flag) {
+        lmpi_err_detail("%s is NULL", !flag ? "flag" : "attribute_val");
+        return lmpi_win_fail(w, LMPI_ERR_ARG);
+    }
+    void *v;
+    if (lmpi_win_predefined_attr(win, kv, &v)) {
+        *(void **)attribute_val = v;
+        *flag = 1;
+        return LMPI_OK;
+    }
+    keyval *k;
+    lmpi_attr **list = lmpi_win_attrs(win);
+    lmpi_status st = keyval_arg_on(kv, KIND_WIN, *list, &k);
+    if (st != LMPI_OK)
+        return lmpi_win_fail(w, st);
+    lmpi_attr *a = find(*list, kv);
+    *flag = a != NULL;
+    if (a)
+        *(void **)attribute_val = a->value;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Win_delete_attr(MPI_Win win, int kv)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    keyval *k;
+    lmpi_attr **list = lmpi_win_attrs(win);
+    lmpi_status st = keyval_arg_on(kv, KIND_WIN, *list, &k);
+    return lmpi_win_fail(w, st != LMPI_OK ? st : delete_one(list, (void *)win, kv));
 }

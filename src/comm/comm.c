@@ -432,20 +432,3 @@ lmpi_status lmpi_impl_Comm_get_parent(MPI_Comm *parent)
     *parent = MPI_COMM_NULL;
     return LMPI_OK;
 }
-
-/* MPI 4.1 names the null window too.  No window can exist before the
- * one-sided chapter lands, so any other handle is not a window. */
-lmpi_status lmpi_impl_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
-{
-    if (win != MPI_WIN_NULL) {
-        lmpi_err_detail("not a window (handle %p)", (void *)win);
-        return LMPI_ERR_WIN;
-    }
-    if (!win_name) {
-        lmpi_err_detail("win_name is NULL");
-        return LMPI_ERR_ARG;
-    }
-    strcpy(win_name, "MPI_WIN_NULL");
-    *resultlen = (int)strlen(win_name);
-    return LMPI_OK;
-}

@@ -120,6 +120,8 @@ lmpi_comm *lmpi_comm_alloc(const lmpi_rankmap *map, int rank, uint32_t ctx);
 void lmpi_comm_destroy(lmpi_comm *c);
 /* Agree on a context id block among the members of comm (collective). */
 lmpi_status lmpi_comm_agree_ctx(lmpi_comm *comm, uint32_t *ctx);
+/* A private duplicate of an intracommunicator (windows), freed with MPI_Comm_free. */
+lmpi_status lmpi_comm_dup_internal(lmpi_comm *comm, lmpi_comm **out);
 uint32_t lmpi_ctx_next(void);
 void lmpi_ctx_advance(uint32_t past);
 

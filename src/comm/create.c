@@ -114,6 +114,20 @@ static lmpi_status do_dup(lmpi_comm *comm, lmpi_info *info, MPI_Comm *newcomm)
 
 lmpi_status lmpi_impl_Comm_dup(lmpi_comm *comm, MPI_Comm *newcomm) { return do_dup(comm, NULL, newcomm); }
 
+/* A private copy for a library object (a window): same group, own context,
+ * no attributes copied, not counted as the user's. */
+lmpi_status lmpi_comm_dup_internal(lmpi_comm *comm, lmpi_comm **out)
+{
+    uint32_t ctx;
+    LMPI_TRY(lmpi_comm_agree_ctx(comm, &ctx));
+    lmpi_comm *c;
+    LMPI_TRY(finish_new(comm, &comm->map, comm->rank, ctx, &c));
+    c->context_id = ctx;
+    c->flags |= LMPI_COMM_INTERNAL;
+    *out = c;
+    return LMPI_OK;
+}
+
 lmpi_status lmpi_impl_Comm_dup_with_info(lmpi_comm *comm, MPI_Info info, MPI_Comm *newcomm)
 {
     lmpi_info *i;

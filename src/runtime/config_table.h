@@ -112,6 +112,19 @@
       "Progress polls a blocking call makes before it starts yielding the processor between "    \
       "polls (oversubscribed runs need the yield). Unset, it is 0 when the node's ranks "          \
       "outnumber its online cores.")                                                              \
+    X(rma_fence, "LMPI_RMA_FENCE", STRING, "barrier",                                              \
+      "Window fences: barrier (completion counters and one barrier, O(1) memory) or "              \
+      "reduce_scatter (operations wait for the closing fence, a reduce-scatter of per-target "    \
+      "counts tells each target how many to expect: O(P) memory; the paper's comparison).")       \
+    X(rma_lock, "LMPI_RMA_LOCK", STRING, "mcs",                                                    \
+      "Contended passive-target locks: mcs (waiters queue, only the head polls the lock word) "   \
+      "or polling (every waiter retries the lock word with backoff).")                            \
+    X(rma_issue, "LMPI_RMA_ISSUE", STRING, "eager",                                                \
+      "RMA operations: eager (issued when posted) or delayed (buffered in a bounded pool, issued "\
+      "at the next flush, epoch end or when the pool is full).")                                 \
+    X(rma_pool, "LMPI_RMA_POOL", INT, "1024",                                                      \
+      "Delayed issue: buffered operations per window before the pool is drained (back-pressure "  \
+      "keeps an epoch of millions of operations in bounded memory).")                             \
     X(thread_level, "LMPI_THREAD_LEVEL", STRING, "",                                              \
       "Override the thread level granted by MPI_Init_thread: single, funneled, serialized or "   \
       "multiple.")

@@ -17,6 +17,7 @@ typedef enum {
     LMPI_ERRH_RETURN,
     LMPI_ERRH_USER_COMM,
     LMPI_ERRH_USER_SESSION,
+    LMPI_ERRH_USER_WIN,
 } lmpi_errh_kind;
 
 struct lmpi_errhandler {
@@ -26,6 +27,7 @@ struct lmpi_errhandler {
     MPI_Errhandler handle;
     MPI_Comm_errhandler_function *comm_fn;
     MPI_Session_errhandler_function *session_fn;
+    MPI_Win_errhandler_function *win_fn;
 };
 
 lmpi_errhandler *lmpi_errhandler_from_handle(MPI_Errhandler h);
@@ -44,6 +46,9 @@ int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_com
 void lmpi_err_blame_comm(lmpi_comm *c);
 /* The next error a binding raises goes to handler e (NULL: forget it). */
 void lmpi_err_blame_handler(lmpi_errhandler *e);
+/* ... to handler e of an object other than a communicator (a window), which
+ * a user handler receives as its handle. */
+void lmpi_err_blame_object(lmpi_errhandler *e, void *handle);
 /* Sessions (session.c): a live session or MPI_ERR_SESSION; process sets by
  * name (any case): 0 mpi://WORLD, 1 mpi://SELF, -1 none. */
 lmpi_status lmpi_session_check(MPI_Session h);

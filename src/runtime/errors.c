@@ -224,10 +224,10 @@ void lmpi_errors_finalize(void)
 /* ---- error handlers ------------------------------------------------------- */
 #define ERRH_BASE 0x140u
 static lmpi_errhandler errh_builtin[4] = {
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_NULL, 1, MPI_ERRHANDLER_NULL, NULL, NULL},
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_FATAL, 1, MPI_ERRORS_ARE_FATAL, NULL, NULL},
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_ABORT, 1, MPI_ERRORS_ABORT, NULL, NULL},
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_RETURN, 1, MPI_ERRORS_RETURN, NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_NULL, 1, MPI_ERRHANDLER_NULL, NULL, NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_FATAL, 1, MPI_ERRORS_ARE_FATAL, NULL, NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_ABORT, 1, MPI_ERRORS_ABORT, NULL, NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_RETURN, 1, MPI_ERRORS_RETURN, NULL, NULL, NULL},
 };
 
 lmpi_errhandler *lmpi_errhandler_from_handle(MPI_Errhandler h)
@@ -254,7 +254,7 @@ lmpi_errhandler *lmpi_errhandler_initial(void)
 
 static bool user_kind(const lmpi_errhandler *e)
 {
-    return e->kind == LMPI_ERRH_USER_COMM || e->kind == LMPI_ERRH_USER_SESSION;
+    return e->kind == LMPI_ERRH_USER_COMM || e->kind == LMPI_ERRH_USER_SESSION || e->kind == LMPI_ERRH_USER_WIN;
 }
 
 void lmpi_errhandler_retain(lmpi_errhandler *e)
@@ -381,7 +381,8 @@ int lmpi_errh_call(lmpi_errhandler *e, void *handle, int code, const char *msg)
     case LMPI_ERRH_RETURN:
         return code;
     case LMPI_ERRH_USER_COMM:
-    case LMPI_ERRH_USER_SESSION: {
+    case LMPI_ERRH_USER_SESSION:
+    case LMPI_ERRH_USER_WIN: {
         /* an error inside a user handler is returned, not raised again:
          * a handler that calls a failing function would recurse until the
          * stack overflows */
@@ -393,6 +394,9 @@ int lmpi_errh_call(lmpi_errhandler *e, void *handle, int code, const char *msg)
         if (e->kind == LMPI_ERRH_USER_COMM) {
             MPI_Comm h = (MPI_Comm)handle;
             e->comm_fn(&h, &c);
+        } else if (e->kind == LMPI_ERRH_USER_WIN) {
+            MPI_Win h = (MPI_Win)handle;
+            e->win_fn(&h, &c);
         } else {
             MPI_Session h = (MPI_Session)handle;
             e->session_fn(&h, &c);
@@ -443,9 +447,18 @@ void lmpi_err_blame_comm(lmpi_comm *c)
 /* MPI_Session_init: its errors go to the handler it was given. */
 static _Thread_local lmpi_errhandler *init_handler;
 
+static _Thread_local void *init_handle;
+
 void lmpi_err_blame_handler(lmpi_errhandler *e)
 {
     init_handler = e;
+    init_handle = (void *)MPI_SESSION_NULL;
+}
+
+void lmpi_err_blame_object(lmpi_errhandler *e, void *handle)
+{
+    init_handler = e;
+    init_handle = handle;
 }
 
 int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm)
@@ -455,7 +468,7 @@ int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_com
         char msg[MPI_MAX_ERROR_STRING + 600];
         init_handler = NULL;
         int code = lmpi_error_message(fn, arg, st, NULL, msg, sizeof(msg));
-        return lmpi_errh_call(e, (void *)MPI_SESSION_NULL, code, msg);
+        return lmpi_errh_call(e, init_handle, code, msg);
     }
     if (request_comm) {
         if (request_comm->magic == LMPI_MAGIC_COMM)

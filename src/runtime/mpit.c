@@ -17,6 +17,7 @@
 #include "coll/sched.h"
 #include "runtime/config.h"
 #include "runtime/mpit.h"
+#include "rma/win.h"
 
 typedef uint64_t (*pvar_reader)(int arg);
 
@@ -47,6 +48,13 @@ static uint64_t read_coll(int which)
            : which == 1 ? lmpi_coll_stat.short_path
            : which == 2 ? lmpi_coll_stat.node_aware
                         : lmpi_coll_stat.shm_path;
+}
+static uint64_t read_rma(int which)
+{
+    return which == 0   ? lmpi_rma_stat.issued
+           : which == 1 ? lmpi_rma_stat.buffered
+           : which == 2 ? lmpi_rma_stat.lock_waits
+                        : lmpi_rma_stat.pool_drains;
 }
 static uint64_t read_comms(int a) { (void)a; return (uint64_t)lmpi_comm_live(); }
 static uint64_t read_rankmap_tables(int a) { (void)a; return (uint64_t)lmpi_rankmap_table_bytes(); }
@@ -81,6 +89,14 @@ static const pvar_def pvars[] = {
      read_coll, 2},
     {"lmpi_coll_shm", "collective phases through a communicator's shared-memory area (LMPI_COLL_SHM)",
      MPI_T_PVAR_CLASS_COUNTER, read_coll, 3},
+    {"lmpi_rma_issued", "RMA operations carried out (eager at once, delayed when drained)", MPI_T_PVAR_CLASS_COUNTER,
+     read_rma, 0},
+    {"lmpi_rma_buffered", "RMA operations buffered by delayed issue (LMPI_RMA_ISSUE=delayed)",
+     MPI_T_PVAR_CLASS_COUNTER, read_rma, 1},
+    {"lmpi_rma_lock_waits", "passive-target lock acquisitions that found the lock taken and waited",
+     MPI_T_PVAR_CLASS_COUNTER, read_rma, 2},
+    {"lmpi_rma_pool_drains", "times buffered RMA operations were issued (flush, epoch end, full pool)",
+     MPI_T_PVAR_CLASS_COUNTER, read_rma, 3},
     {"lmpi_comms", "communicators alive (user and internal, not the predefined ones)", MPI_T_PVAR_CLASS_LEVEL,
      read_comms, 0},
     {"lmpi_rankmaps_direct", "rank maps (communicators and groups) in direct mode", MPI_T_PVAR_CLASS_LEVEL,

@@ -26,6 +26,7 @@ static const category categories[] = {
     {"lmpi_match", "message matching", {"LMPI_MATCH"}, {"lmpi_match_", "lmpi_posted_", "lmpi_unexpected_"}},
     {"lmpi_comm", "communicators, rank maps and nodes", {"LMPI_RANKMAP", "LMPI_NODE_"}, {"lmpi_comms", "lmpi_rankmap"}},
     {"lmpi_coll", "collective algorithms", {"LMPI_COLL_"}, {"lmpi_coll_"}},
+    {"lmpi_rma", "one-sided communication: strategies, operations, lock waits", {"LMPI_RMA_"}, {"lmpi_rma_"}},
     {"lmpi_runtime", "everything else: errors, threads, progress", {NULL}, {NULL}},
 };
 #define N_CATEGORIES ((int)(sizeof(categories) / sizeof(categories[0])))

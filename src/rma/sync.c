@@ -1,0 +1,512 @@
+/* Epochs: fence (barrier or reduce-scatter), post/start/complete/wait/test,
+ * lock/unlock (a lock word per target plus an MCS queue, or polling),
+ * lock_all (one atomic on the window-wide word), flushes and sync. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "binding/gen/impl.h"
+#include "rma/win.h"
+#include "runtime/config.h"
+
+enum { TAG_POST = 1, TAG_COMPLETE = 2 };
+
+static bool open_for_other_epoch(const lmpi_win *w)
+{
+    /* a fence epoch ends implicitly when another kind starts (as in MPICH):
+     * fences leave it "open" unless the user said MPI_MODE_NOSUCCEED */
+    return w->access == LMPI_EPOCH_NONE || (w->access == LMPI_EPOCH_FENCE && w->npending == 0);
+}
+
+static const char *epoch_name(uint8_t a)
+{
+    switch (a) {
+    case LMPI_EPOCH_FENCE: return "fence";
+    case LMPI_EPOCH_START: return "start (PSCW)";
+    case LMPI_EPOCH_LOCK: return "lock";
+    case LMPI_EPOCH_LOCK_ALL: return "lock_all";
+    default: return "no";
+    }
+}
+
+/* ---- locks ---------------------------------------------------------------------- */
+
+/* One attempt: exclusive is a CAS from 0, then a look at the window-wide
+ * lock_all word (a holder there wins: we step back); shared is one add. */
+static bool try_lock(lmpi_win *w, lmpi_win_slot *s, int type)
+{
+    if (type == MPI_LOCK_EXCLUSIVE) {
+        uint64_t z = 0;
+        if (!atomic_compare_exchange_strong(&s->lock, &z, LMPI_RMA_EXCL))
+            return false;
+        if (atomic_load(&w->seg->all_word) == 0)
+            return true;
+        atomic_fetch_sub(&s->lock, LMPI_RMA_EXCL);
+        int spins = 0;
+        while (atomic_load(&w->seg->all_word) != 0)
+            lmpi_rma_relax(&spins);
+        return false;
+    }
+    uint64_t v = atomic_fetch_add(&s->lock, 1);
+    if (!(v & LMPI_RMA_EXCL))
+        return true;
+    atomic_fetch_sub(&s->lock, 1);
+    return false;
+}
+
+static void acquire(lmpi_win *w, int target, int type)
+{
+    lmpi_win_slot *s = lmpi_win_slot_of(w, target);
+    if (try_lock(w, s, type))
+        return;
+    lmpi_rma_stat.lock_waits++;
+    int spins = 0;
+    if (lmpi_rma_lock_algo_now() == LMPI_RMA_LOCK_POLLING) {
+        while (!try_lock(w, s, type))
+            lmpi_rma_relax(&spins);
+        return;
+    }
+    /* MCS: queue behind the last waiter and spin on our own node; only the
+     * head of the queue retries the target's lock word */
+    lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
+    atomic_store(&me->q_next, 0);
+    atomic_store(&me->q_wait, 1);
+    uint32_t prev = atomic_exchange(&s->mcs_tail, (uint32_t)w->rank + 1);
+    if (prev) {
+        atomic_store(&lmpi_win_slot_of(w, (int)prev - 1)->q_next, (uint32_t)w->rank + 1);
+        while (atomic_load_explicit(&me->q_wait, memory_order_acquire))
+            lmpi_rma_relax(&spins);
+    }
+    while (!try_lock(w, s, type))
+        lmpi_rma_relax(&spins);
+    /* pass the head on */
+    uint32_t mine = (uint32_t)w->rank + 1;
+    if (!atomic_compare_exchange_strong(&s->mcs_tail, &mine, 0)) {
+        uint32_t next;
+        while (!(next = atomic_load_explicit(&me->q_next, memory_order_acquire)))
+            lmpi_rma_relax(&spins);
+        atomic_store_explicit(&lmpi_win_slot_of(w, (int)next - 1)->q_wait, 0, memory_order_release);
+    }
+}
+
+static void release(lmpi_win *w, int target, int type)
+{
+    lmpi_win_slot *s = lmpi_win_slot_of(w, target);
+    atomic_fetch_sub_explicit(&s->lock, type == MPI_LOCK_EXCLUSIVE ? LMPI_RMA_EXCL : 1, memory_order_release);
+}
+
+static lmpi_win_held *held_of(lmpi_win *w, int rank)
+{
+    for (int i = 0; i < w->nheld; i++)
+        if (w->held[i].rank == rank)
+            return &w->held[i];
+    return NULL;
+}
+
+lmpi_status lmpi_rma_open_target(lmpi_win *w, int target)
+{
+    int spins = 0;
+    switch (w->access) {
+    case LMPI_EPOCH_LOCK: {
+        lmpi_win_held *h = held_of(w, target);
+        if (h && !h->acquired && !h->nocheck) {
+            acquire(w, target, h->type);
+            h->acquired = true;
+        }
+        break;
+    }
+    case LMPI_EPOCH_LOCK_ALL:
+        if (w->open_pending) {
+            atomic_fetch_add(&w->seg->all_word, 1);
+            w->open_pending = false;
+        }
+        /* an exclusive holder that came first keeps the target until it unlocks */
+        while (atomic_load(&lmpi_win_slot_of(w, target)->lock) & LMPI_RMA_EXCL)
+            lmpi_rma_relax(&spins);
+        break;
+    case LMPI_EPOCH_START:
+        if (w->open_pending) {
+            for (int i = 0; i < w->nstart; i++)
+                LMPI_TRY(lmpi_impl_Recv(NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), w->start_ranks[i], TAG_POST,
+                                        w->comm, MPI_STATUS_IGNORE));
+            w->open_pending = false;
+        }
+        break;
+    case LMPI_EPOCH_FENCE:
+        if (w->rs_counts) /* reduce-scatter fence: the target must have come out of its fence */
+            while (atomic_load_explicit(&lmpi_win_slot_of(w, target)->fence_open, memory_order_acquire) < w->fences)
+                lmpi_rma_relax(&spins);
+        break;
+    default:
+        break;
+    }
+    return LMPI_OK;
+}
+
+static bool delayed(void) { return lmpi_rma_issue_algo_now() == LMPI_RMA_ISSUE_DELAYED; }
+
+lmpi_status lmpi_impl_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE) {
+        lmpi_err_detail("lock_type %d is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE", lock_type);
+        return lmpi_win_fail(w, LMPI_ERR_LOCKTYPE);
+    }
+    if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size)) {
+        lmpi_err_detail("rank %d is not in the window's group of %d", rank, w->size);
+        return lmpi_win_fail(w, LMPI_ERR_RANK);
+    }
+    if (assert & ~MPI_MODE_NOCHECK) {
+        lmpi_err_detail("assert %d has bits other than MPI_MODE_NOCHECK", assert);
+        return lmpi_win_fail(w, LMPI_ERR_ASSERT);
+    }
+    if (w->access != LMPI_EPOCH_LOCK && !open_for_other_epoch(w)) {
+        lmpi_err_detail("a %s epoch is open on win", epoch_name(w->access));
+        return lmpi_win_fail(w, LMPI_ERR_RMA_CONFLICT);
+    }
+    if (w->no_locks) {
+        lmpi_err_detail("win was created with info no_locks=true");
+        return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
+    }
+    if (rank == MPI_PROC_NULL)
+        return LMPI_OK;
+    if (held_of(w, rank)) {
+        lmpi_err_detail("rank %d is locked already by this process", rank);
+        return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
+    }
+    if (w->nheld == w->held_cap) {
+        int cap = w->held_cap ? 2 * w->held_cap : 4;
+        lmpi_win_held *h = lmpi_realloc(w->held, (size_t)cap * sizeof(*h), LMPI_MEM_RMA);
+        if (!h)
+            return lmpi_win_fail(w, LMPI_ERR_NO_MEM);
+        w->held = h;
+        w->held_cap = cap;
+    }
+    lmpi_win_held *h = &w->held[w->nheld++];
+    *h = (lmpi_win_held){.rank = rank, .type = lock_type, .nocheck = (assert & MPI_MODE_NOCHECK) != 0};
+    w->access = LMPI_EPOCH_LOCK;
+    if (!delayed() && !h->nocheck) {
+        acquire(w, rank, lock_type);
+        h->acquired = true;
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Win_unlock(int rank, MPI_Win win)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (rank == MPI_PROC_NULL)
+        return LMPI_OK;
+    lmpi_win_held *h = w->access == LMPI_EPOCH_LOCK ? held_of(w, rank) : NULL;
+    if (!h) {
+        lmpi_err_detail("rank %d is not locked by this process", rank);
+        return lmpi_win_fail(w, w->access == LMPI_EPOCH_LOCK_ALL ? LMPI_ERR_RMA_CONFLICT : LMPI_ERR_RMA_SYNC);
+    }
+    lmpi_status st = lmpi_rma_drain(w);
+    if (st != LMPI_OK)
+        return lmpi_win_fail(w, st);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (h->acquired)
+        release(w, rank, h->type);
+    *h = w->held[--w->nheld];
+    if (w->nheld == 0)
+        w->access = LMPI_EPOCH_NONE;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Win_lock_all(int assert, MPI_Win win)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (assert & ~MPI_MODE_NOCHECK) {
+        lmpi_err_detail("assert %d has bits other than MPI_MODE_NOCHECK", assert);
+        return lmpi_win_fail(w, LMPI_ERR_ASSERT);
+    }
+    if (!open_for_other_epoch(w)) {
+        lmpi_err_detail("a %s epoch is open on win", epoch_name(w->access));
+        return lmpi_win_fail(w, w->access == LMPI_EPOCH_LOCK_ALL ? LMPI_ERR_RMA_SYNC : LMPI_ERR_RMA_CONFLICT);
+    }
+    if (w->no_locks) {
+        lmpi_err_detail("win was created with info no_locks=true");
+        return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
+    }
+    w->access = LMPI_EPOCH_LOCK_ALL;
+    w->lock_all_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    w->open_pending = !w->lock_all_nocheck;
+    if (!delayed() && w->open_pending) {
+        atomic_fetch_add(&w->seg->all_word, 1);
+        w->open_pending = false;
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Win_unlock_all(MPI_Win win)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (w->access != LMPI_EPOCH_LOCK_ALL) {
+        lmpi_err_detail("win has no lock_all epoch (%s epoch open)", epoch_name(w->access));
+        return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
+    }
+    lmpi_status st = lmpi_rma_drain(w);
+    if (st != LMPI_OK)
+        return lmpi_win_fail(w, st);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!w->lock_all_nocheck && !w->open_pending)
+        atomic_fetch_sub(&w->seg->all_word, 1);
+    w->open_pending = false;
+    w->access = LMPI_EPOCH_NONE;
+    return LMPI_OK;
+}
+
+/* ---- flushes -------------------------------------------------------------------- */
+
+static lmpi_status flush(MPI_Win win, int rank, bool one)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (w->access != LMPI_EPOCH_LOCK && w->access != LMPI_EPOCH_LOCK_ALL) {
+        lmpi_err_detail("flushes need a passive-target epoch (lock or lock_all); win has a %s epoch",
+                        epoch_name(w->access));
+        return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
+    }
+    if (one && rank != MPI_PROC_NULL) {
+        if (rank < 0 || rank >= w->size) {
+            lmpi_err_detail("rank %d is not in the window's group of %d", rank, w->size);
+            return lmpi_win_fail(w, LMPI_ERR_RANK);
+        }
+        if (w->access == LMPI_EPOCH_LOCK && !held_of(w, rank)) {
+            lmpi_err_detail("rank %d is not locked by this process", rank);
+            return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
+        }
+    }
+    /* eager operations are complete when issued: a flush only drains the
+     * delayed ones and orders memory */
+    lmpi_status st = lmpi_rma_drain(w);
+    atomic_thread_fence(memory_order_seq_cst);
+    return lmpi_win_fail(w, st);
+}
+
+lmpi_status lmpi_impl_Win_flush(int rank, MPI_Win win) { return flush(win, rank, true); }
+lmpi_status lmpi_impl_Win_flush_local(int rank, MPI_Win win) { return flush(win, rank, true); }
+lmpi_status lmpi_impl_Win_flush_all(MPI_Win win) { return flush(win, 0, false); }
+lmpi_status lmpi_impl_Win_flush_local_all(MPI_Win win) { return flush(win, 0, false); }
+
+lmpi_status lmpi_impl_Win_sync(MPI_Win win)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    atomic_thread_fence(memory_order_seq_cst);
+    return LMPI_OK;
+}
+
+/* ---- fence ---------------------------------------------------------------------- */
+
+/* The paper's reduce-scatter fence: every member learns how many operations
+ * target it, the buffered ones go out, and it waits until that many landed. */
+static lmpi_status rs_fence(lmpi_win *w, int assert)
+{
+    if (w->access == LMPI_EPOCH_FENCE && !(assert & MPI_MODE_NOPRECEDE)) {
+        uint32_t expected = 0;
+        LMPI_TRY(lmpi_impl_Reduce_scatter_block(w->rs_counts, &expected, 1, lmpi_datatype_from_handle(MPI_UINT32_T),
+                                                MPI_SUM, w->comm));
+        LMPI_TRY(lmpi_rma_drain(w));
+        lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
+        int spins = 0;
+        while (atomic_load_explicit(&me->landed, memory_order_acquire) < expected)
+            lmpi_rma_relax(&spins);
+        atomic_fetch_sub(&me->landed, expected);
+        memset(w->rs_counts, 0, (size_t)w->size * sizeof(uint32_t));
+    }
+    w->fences++;
+    atomic_store_explicit(&lmpi_win_slot_of(w, w->rank)->fence_open, w->fences, memory_order_release);
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Win_fence(int assert, MPI_Win win)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (assert & ~(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) {
+        lmpi_err_detail("assert %d has bits no fence knows", assert);
+        return lmpi_win_fail(w, LMPI_ERR_ASSERT);
+    }
+    if ((w->access != LMPI_EPOCH_NONE && w->access != LMPI_EPOCH_FENCE) || w->exposure) {
+        lmpi_err_detail("a %s epoch is open on win", w->exposure ? "post (exposure)" : epoch_name(w->access));
+        return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
+    }
+    lmpi_status st;
+    if (w->rs_counts) {
+        st = rs_fence(w, assert);
+    } else {
+        st = lmpi_rma_drain(w);
+        /* nothing before and nothing after: no synchronization at all */
+        if (st == LMPI_OK && (assert & (MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) !=
+                                 (MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) {
+            atomic_thread_fence(memory_order_seq_cst);
+            lmpi_win_barrier(w);
+        }
+        w->fences++;
+    }
+    if (st != LMPI_OK)
+        return lmpi_win_fail(w, st);
+    w->access = (assert & MPI_MODE_NOSUCCEED) ? LMPI_EPOCH_NONE : LMPI_EPOCH_FENCE;
+    return LMPI_OK;
+}
+
+/* ---- post / start / complete / wait ------------------------------------------ */
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* The group's members as window ranks (sorted), or an error naming it. */
+static lmpi_status group_ranks(lmpi_win *w, MPI_Group group, int **out, int *n)
+{
+    lmpi_group *g;
+    LMPI_TRY(lmpi_group_from_handle(group, &g, "group"));
+    int *in = lmpi_malloc((size_t)(g->size + 1) * sizeof(int), LMPI_MEM_RMA);
+    int *ranks = lmpi_malloc((size_t)(g->size + 1) * sizeof(int), LMPI_MEM_RMA);
+    MPI_Group wg = MPI_GROUP_NULL;
+    lmpi_status st = in && ranks ? lmpi_impl_Comm_group(w->comm, &wg) : LMPI_ERR_NO_MEM;
+    if (st == LMPI_OK) {
+        for (int i = 0; i < g->size; i++)
+            in[i] = i;
+        st = lmpi_impl_Group_translate_ranks(group, g->size, in, wg, ranks);
+    }
+    if (wg != MPI_GROUP_NULL)
+        lmpi_impl_Group_free(&wg);
+    lmpi_free(in);
+    for (int i = 0; st == LMPI_OK && i < g->size; i++)
+        if (ranks[i] == MPI_UNDEFINED) {
+            lmpi_err_detail("group member %d is not in the window's group", i);
+            st = LMPI_ERR_GROUP;
+        }
+    if (st != LMPI_OK) {
+        lmpi_free(ranks);
+        return st;
+    }
+    qsort(ranks, (size_t)g->size, sizeof(int), cmp_int);
+    *out = ranks;
+    *n = g->size;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (assert & ~(MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT)) {
+        lmpi_err_detail("assert %d has bits no post knows", assert);
+        return lmpi_win_fail(w, LMPI_ERR_ASSERT);
+    }
+    if (w->exposure || (w->access == LMPI_EPOCH_FENCE && w->npending)) {
+        lmpi_err_detail("win has an open %s epoch", w->exposure ? "post (exposure)" : "fence");
+        return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
+    }
+    int *ranks, n;
+    lmpi_status st = group_ranks(w, group, &ranks, &n);
+    if (st != LMPI_OK)
+        return lmpi_win_fail(w, st);
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int i = 0; st == LMPI_OK && i < n && !(assert & MPI_MODE_NOCHECK); i++)
+        st = lmpi_impl_Send(NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), ranks[i], TAG_POST, w->comm);
+    lmpi_free(ranks);
+    if (st != LMPI_OK)
+        return lmpi_win_fail(w, st);
+    if (w->access == LMPI_EPOCH_FENCE)
+        w->access = LMPI_EPOCH_NONE;
+    w->exposure = true;
+    w->npost = n;
+    w->post_done = 0;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (assert & ~MPI_MODE_NOCHECK) {
+        lmpi_err_detail("assert %d has bits other than MPI_MODE_NOCHECK", assert);
+        return lmpi_win_fail(w, LMPI_ERR_ASSERT);
+    }
+    if (!open_for_other_epoch(w)) {
+        lmpi_err_detail("a %s epoch is open on win", epoch_name(w->access));
+        return lmpi_win_fail(w, w->access == LMPI_EPOCH_START ? LMPI_ERR_RMA_SYNC : LMPI_ERR_RMA_CONFLICT);
+    }
+    int *ranks, n;
+    lmpi_status st = group_ranks(w, group, &ranks, &n);
+    if (st != LMPI_OK)
+        return lmpi_win_fail(w, st);
+    w->start_ranks = ranks;
+    w->nstart = n;
+    w->access = LMPI_EPOCH_START;
+    w->open_pending = !(assert & MPI_MODE_NOCHECK);
+    if (!delayed() && w->open_pending)
+        st = lmpi_rma_open_target(w, -1);
+    return lmpi_win_fail(w, st);
+}
+
+lmpi_status lmpi_impl_Win_complete(MPI_Win win)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (w->access != LMPI_EPOCH_START) {
+        lmpi_err_detail("win has no start epoch (%s epoch open)", epoch_name(w->access));
+        return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
+    }
+    lmpi_status st = lmpi_rma_drain(w);
+    if (st == LMPI_OK && w->open_pending) /* no operations: the posts still have to be taken */
+        st = lmpi_rma_open_target(w, -1);
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int i = 0; st == LMPI_OK && i < w->nstart; i++)
+        st = lmpi_impl_Send(NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), w->start_ranks[i], TAG_COMPLETE, w->comm);
+    lmpi_free(w->start_ranks);
+    w->start_ranks = NULL;
+    w->nstart = 0;
+    w->access = LMPI_EPOCH_NONE;
+    return lmpi_win_fail(w, st);
+}
+
+/* Completes come only from the post group: an origin sends its next one only
+ * after our next post. */
+static lmpi_status take_completes(lmpi_win *w, bool block)
+{
+    while (w->post_done < w->npost) {
+        if (!block) {
+            int flag = 0;
+            LMPI_TRY(lmpi_impl_Iprobe(MPI_ANY_SOURCE, TAG_COMPLETE, w->comm, &flag, MPI_STATUS_IGNORE));
+            if (!flag)
+                return LMPI_OK;
+        }
+        LMPI_TRY(lmpi_impl_Recv(NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), MPI_ANY_SOURCE, TAG_COMPLETE, w->comm,
+                                MPI_STATUS_IGNORE));
+        w->post_done++;
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    w->exposure = false;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Win_wait(MPI_Win win)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (!w->exposure) {
+        lmpi_err_detail("win has no post (exposure) epoch");
+        return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
+    }
+    return lmpi_win_fail(w, take_completes(w, true));
+}
+
+lmpi_status lmpi_impl_Win_test(MPI_Win win, int *flag)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    if (!w->exposure) {
+        lmpi_err_detail("win has no post (exposure) epoch");
+        return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
+    }
+    lmpi_status st = take_completes(w, false);
+    *flag = !w->exposure;
+    return lmpi_win_fail(w, st);
+}

@@ -1,0 +1,189 @@
+/* One-sided communication (MPI 5.0 chapter 12) whose costs stay O(1) per
+ * process (paper: rma-scalability-study, DESIGN.md §5).
+ *
+ * Every window has one shared segment on the node: a header (barrier, the
+ * window-wide lock_all word, what all members agree on), one slot per member
+ * (its lock word, its MCS queue node, its fence counters, and the descriptor
+ * only it writes: base, size, disp unit, pid), and for Win_allocate(_shared)
+ * the data.  An origin reads a target's descriptor from the target's slot
+ * when it needs it, so a process keeps nothing per target: what differs
+ * between members stays in their own slots ("fetched lazily"), what agrees is
+ * in the header.  Targets are reached without their help: windows in the
+ * segment by loads, stores and CPU atomics, windows over user memory
+ * (Win_create, dynamic) by process_vm_readv/writev.
+ *
+ * Strategy knobs (LMPI_RMA_FENCE, LMPI_RMA_LOCK, LMPI_RMA_ISSUE) select the
+ * paper's alternatives inside this one code base. */
+#ifndef LMPI_RMA_WIN_H
+#define LMPI_RMA_WIN_H
+
+#include <stdatomic.h>
+
+#include "coll/op.h"
+#include "comm/comm.h"
+#include "datatype/datatype.h"
+#include "runtime/errhandler.h"
+#include "runtime/info.h"
+
+#define LMPI_MAGIC_WIN 0x57696e64u
+#define LMPI_RMA_LINE 64
+/* Dynamic windows: regions one process may have attached at once. */
+#define LMPI_RMA_MAX_REGIONS 64
+#define LMPI_RMA_EXCL (UINT64_C(1) << 63)
+
+typedef enum { LMPI_RMA_FENCE_BARRIER, LMPI_RMA_FENCE_RS } lmpi_rma_fence_algo;
+typedef enum { LMPI_RMA_LOCK_MCS, LMPI_RMA_LOCK_POLLING } lmpi_rma_lock_algo;
+typedef enum { LMPI_RMA_ISSUE_EAGER, LMPI_RMA_ISSUE_DELAYED } lmpi_rma_issue_algo;
+
+/* What each member owns in the segment; three cache lines so that the words
+ * others hammer (the lock) and the one the owner spins on (its queue node)
+ * never share a line. */
+typedef struct {
+    /* line 0: written by origins */
+    _Atomic uint64_t lock;      /* LMPI_RMA_EXCL, or the number of shared holders */
+    _Atomic uint32_t mcs_tail;  /* the last queued waiter's rank + 1 (0: none) */
+    _Atomic uint32_t acc_lock;  /* accumulates on elements CPUs cannot update atomically */
+    _Atomic uint64_t landed;    /* reduce-scatter fence: operations completed here */
+    char pad0[LMPI_RMA_LINE - 24];
+    /* line 1: the owner spins here */
+    _Atomic uint32_t q_next;     /* MCS successor's rank + 1 */
+    _Atomic uint32_t q_wait;     /* 1 while queued behind someone */
+    _Atomic uint64_t fence_open; /* fences this member has come out of */
+    char pad1[LMPI_RMA_LINE - 16];
+    /* line 2: the descriptor, written by the owner */
+    uint64_t base; /* address in the owner's space (create) */
+    uint64_t size;
+    uint64_t disp_unit;
+    uint64_t data_off; /* allocate flavours with differing sizes: data offset in the segment */
+    int32_t pid;
+    _Atomic uint32_t nregions; /* dynamic: attached regions (in the region table) */
+    _Atomic uint32_t region_seq;
+    char pad2[LMPI_RMA_LINE - 44];
+} lmpi_win_slot;
+
+typedef struct {
+    uint64_t base, size;
+} lmpi_win_region;
+
+typedef struct {
+    uint32_t magic;
+    uint32_t nranks;
+    uint64_t bytes;       /* the whole segment */
+    uint64_t slots_off;   /* slot array */
+    uint64_t regions_off; /* dynamic: nranks tables of LMPI_RMA_MAX_REGIONS */
+    uint64_t data_off;    /* allocate flavours: the first member's data */
+    uint64_t stride;      /* same sizes: bytes between members' data */
+    _Atomic uint32_t attached;
+    _Atomic uint32_t acc_op; /* accumulate_ops=same_op_no_op: the op in use (0: none yet) */
+    _Alignas(LMPI_RMA_LINE) _Atomic uint32_t bar_count; /* the fence barrier */
+    _Atomic uint32_t bar_gen;
+    _Alignas(LMPI_RMA_LINE) _Atomic uint64_t all_word; /* lock_all holders, window-wide */
+    _Alignas(LMPI_RMA_LINE) char end[1];
+} lmpi_win_seg;
+
+typedef enum { LMPI_EPOCH_NONE, LMPI_EPOCH_FENCE, LMPI_EPOCH_START, LMPI_EPOCH_LOCK, LMPI_EPOCH_LOCK_ALL } lmpi_epoch;
+
+typedef struct {
+    int rank;
+    int type;      /* MPI_LOCK_SHARED / MPI_LOCK_EXCLUSIVE */
+    bool nocheck;  /* MPI_MODE_NOCHECK: nothing was acquired */
+    bool acquired; /* delayed issue acquires at the first flush */
+} lmpi_win_held;
+
+/* A buffered (delayed) operation. */
+typedef struct {
+    uint8_t kind; /* lmpi_rma_kind */
+    int target;
+    MPI_Aint disp;
+    const void *obuf;
+    void *rbuf;
+    const void *cbuf;
+    MPI_Count ocount, tcount, rcount;
+    lmpi_datatype *odt, *tdt, *rdt;
+    lmpi_op *op;
+} lmpi_rma_op;
+
+typedef enum { LMPI_RMA_PUT, LMPI_RMA_GET, LMPI_RMA_ACC, LMPI_RMA_GACC, LMPI_RMA_CAS } lmpi_rma_kind;
+
+typedef struct lmpi_win {
+    uint32_t magic;
+    int flavor; /* MPI_WIN_FLAVOR_* */
+    int rank, size;
+    lmpi_comm *comm; /* private duplicate: creation, PSCW messages */
+    lmpi_win_seg *seg;
+    lmpi_win_slot *slots;
+    char *data; /* allocate flavours: the first member's data in the segment */
+    void *base; /* this member's */
+    MPI_Aint win_size;
+    MPI_Aint disp_unit;
+    int disp_unit_int; /* what MPI_WIN_DISP_UNIT points at */
+    int flavor_attr, model_attr;
+    bool same_size, same_disp;
+    bool shared_data; /* data in the segment: loads, stores, CPU atomics */
+    /* info */
+    bool no_locks, acc_same_op_no_op, acc_ordering_none;
+    lmpi_info *info;
+    /* epochs (origin side) */
+    uint8_t access;
+    bool exposure; /* post..wait */
+    bool fence_open;
+    bool open_pending; /* delayed issue: the opening synchronization is still to do */
+    uint64_t fences;   /* fences completed (reduce-scatter: epoch number) */
+    int lock_all_nocheck;
+    int *start_ranks, nstart; /* the access group, sorted window ranks */
+    int npost, post_done;     /* exposure: members posted to, completes received */
+    lmpi_win_held *held;
+    int nheld, held_cap;
+    /* delayed issue: a bounded pool */
+    lmpi_rma_op *pool;
+    int npending, pool_cap;
+    uint32_t *rs_counts; /* reduce-scatter fence only: operations per target (O(P), the paper's cost) */
+    /* attribute, name, handler */
+    lmpi_errhandler *errh;
+    struct lmpi_attr *attrs;
+    char name[MPI_MAX_OBJECT_NAME];
+    int64_t accounted;
+} lmpi_win;
+
+/* Knobs, read from the config table at window creation. */
+lmpi_rma_fence_algo lmpi_rma_fence_algo_now(void);
+lmpi_rma_lock_algo lmpi_rma_lock_algo_now(void);
+lmpi_rma_issue_algo lmpi_rma_issue_algo_now(void);
+
+/* A live window or MPI_ERR_WIN naming the argument. */
+lmpi_status lmpi_win_arg(MPI_Win h, lmpi_win **out);
+/* The next error the binding raises goes to W's handler. */
+lmpi_status lmpi_win_fail(lmpi_win *w, lmpi_status st);
+
+/* attr.c: the predefined attributes and the list of the user's. */
+bool lmpi_win_predefined_attr(MPI_Win win, int keyval, void **out);
+struct lmpi_attr **lmpi_win_attrs(MPI_Win win);
+
+static inline lmpi_win_slot *lmpi_win_slot_of(const lmpi_win *w, int r) { return &w->slots[r]; }
+lmpi_win_region *lmpi_win_regions(const lmpi_win *w, int r);
+
+/* The barrier of the window's members in its segment. */
+void lmpi_win_barrier(lmpi_win *w);
+/* Spin politely: poll progress, then yield (more ranks than cores). */
+void lmpi_rma_relax(int *spins);
+
+/* Carry out the buffered operations (delayed issue; sync.c calls it). */
+lmpi_status lmpi_rma_drain(lmpi_win *w);
+/* Make TARGET accessible in the current epoch (delayed issue, reduce-scatter
+ * fence): acquire a deferred lock, wait for a deferred post or fence. */
+lmpi_status lmpi_rma_open_target(lmpi_win *w, int target);
+
+/* Statistics for MPI_T. */
+typedef struct {
+    uint64_t issued, buffered, lock_waits, pool_drains;
+} lmpi_rma_stats;
+extern lmpi_rma_stats lmpi_rma_stat;
+
+/* Table II's growth, per process, for one aspect and strategy at P ranks
+ * (bench/rma `metadata_bytes`): the same sizes the window allocates. */
+typedef enum { LMPI_RMA_ASPECT_WINDOW, LMPI_RMA_ASPECT_FENCE, LMPI_RMA_ASPECT_LOCK, LMPI_RMA_ASPECT_OUTGOING } lmpi_rma_aspect;
+uint64_t lmpi_rma_metadata_bytes(lmpi_rma_aspect aspect, const char *strategy, uint64_t ranks, uint64_t ops);
+/* This process's private bytes for one window (no per-target part). */
+size_t lmpi_win_private_bytes(void);
+
+#endif
