@@ -20,10 +20,11 @@ uint64_t lmpi_rma_metadata_bytes(lmpi_rma_aspect aspect, const char *strategy, u
 {
     switch (aspect) {
     case LMPI_RMA_ASPECT_WINDOW:
-        /* ours: the window object and this process's slot; what differs
-         * between members stays in their own slots */
+        /* ours: the window object and this process's descriptor line of its
+         * slot (the lock lines count under "lock"); what differs between
+         * members stays in their own slots */
         if (!strcmp(strategy, "compact"))
-            return sizeof(lmpi_win) + sizeof(lmpi_win_slot);
+            return sizeof(lmpi_win) + LMPI_RMA_LINE;
         if (!strcmp(strategy, "per_target_disp")) /* offset-based network, differing disp units */
             return sizeof(lmpi_win) + ranks * PAPER_DISP;
         return sizeof(lmpi_win) + ranks * (PAPER_BASE + PAPER_DISP + PAPER_KEY); /* per_target: HW-addr + keys */

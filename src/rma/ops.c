@@ -431,14 +431,16 @@ static void release_op(lmpi_rma_op *op)
 lmpi_status lmpi_rma_drain(lmpi_win *w)
 {
     lmpi_status st = LMPI_OK;
-    if (w->npending)
-        lmpi_rma_stat.pool_drains++;
-    for (int i = 0; i < w->npending; i++) {
+    lmpi_rma_pool *p = w->pool;
+    if (!p || !p->n)
+        return LMPI_OK;
+    lmpi_rma_stat.pool_drains++;
+    for (int i = 0; i < p->n; i++) {
         if (st == LMPI_OK)
-            st = perform(w, &w->pool[i]);
-        release_op(&w->pool[i]);
+            st = perform(w, &p->ops[i]);
+        release_op(&p->ops[i]);
     }
-    w->npending = 0;
+    p->n = 0;
     return st;
 }
 
@@ -452,14 +454,15 @@ static lmpi_status post(lmpi_win *w, const lmpi_rma_op *op, const target_ref *re
         return perform_at(w, op, ref);
     if (!w->pool) {
         int cap = lmpi_config.rma_pool > 0 ? (int)lmpi_config.rma_pool : 1;
-        w->pool = lmpi_malloc((size_t)cap * sizeof(*w->pool), LMPI_MEM_RMA);
+        w->pool = lmpi_malloc(sizeof(*w->pool) + (size_t)cap * sizeof(lmpi_rma_op), LMPI_MEM_RMA);
         if (!w->pool)
             return LMPI_ERR_NO_MEM;
-        w->pool_cap = cap;
+        w->pool->n = 0;
+        w->pool->cap = cap;
     }
-    if (w->npending == w->pool_cap) /* back-pressure: the pool never grows */
+    if (w->pool->n == w->pool->cap) /* back-pressure: the pool never grows */
         LMPI_TRY(lmpi_rma_drain(w));
-    lmpi_rma_op *slot = &w->pool[w->npending++];
+    lmpi_rma_op *slot = &w->pool->ops[w->pool->n++];
     *slot = *op;
     lmpi_datatype_retain(slot->odt);
     lmpi_datatype_retain(slot->tdt);
@@ -578,11 +581,13 @@ static lmpi_status submit(MPI_Win win, lmpi_rma_op *op, MPI_Request *request)
                         (long long)(op->rcount * op->rdt->size), (long long)tbytes);
         return lmpi_win_fail(w, LMPI_ERR_TYPE);
     }
-    if (op->kind == LMPI_RMA_ACC || op->kind == LMPI_RMA_GACC) {
+    if ((op->kind == LMPI_RMA_ACC || op->kind == LMPI_RMA_GACC) && tbytes > 0) { /* nothing moves: nothing to check */
         st = check_acc(w, op);
         if (st != LMPI_OK)
             return lmpi_win_fail(w, st);
     }
+    if (tbytes == 0 && op->kind != LMPI_RMA_CAS) /* nothing to move (the buffers may be NULL) */
+        goto done;
     /* every check happens when the operation is posted, also when it is
      * carried out later (delayed issue) */
     target_ref ref;

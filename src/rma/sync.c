@@ -14,7 +14,7 @@ static bool open_for_other_epoch(const lmpi_win *w)
 {
     /* a fence epoch ends implicitly when another kind starts (as in MPICH):
      * fences leave it "open" unless the user said MPI_MODE_NOSUCCEED */
-    return w->access == LMPI_EPOCH_NONE || (w->access == LMPI_EPOCH_FENCE && w->npending == 0);
+    return w->access == LMPI_EPOCH_NONE || (w->access == LMPI_EPOCH_FENCE && lmpi_win_pending(w) == 0);
 }
 
 static const char *epoch_name(uint8_t a)
@@ -399,7 +399,7 @@ lmpi_status lmpi_impl_Win_post(MPI_Group group, int assert, MPI_Win win)
         lmpi_err_detail("assert %d has bits no post knows", assert);
         return lmpi_win_fail(w, LMPI_ERR_ASSERT);
     }
-    if (w->exposure || (w->access == LMPI_EPOCH_FENCE && w->npending)) {
+    if (w->exposure || (w->access == LMPI_EPOCH_FENCE && lmpi_win_pending(w))) {
         lmpi_err_detail("win has an open %s epoch", w->exposure ? "post (exposure)" : "fence");
         return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
     }

@@ -216,12 +216,11 @@ static void destroy(lmpi_win *w)
         MPI_Comm h = w->comm->handle;
         lmpi_impl_Comm_free(&h);
     }
-    if (w->info)
-        lmpi_info_destroy(w->info);
     lmpi_errhandler_release(w->errh);
     lmpi_free(w->held);
     lmpi_free(w->pool);
     lmpi_free(w->rs_counts);
+    lmpi_free(w->name);
     lmpi_mem_account(LMPI_MEM_RMA, -w->accounted);
     w->magic = 0;
     lmpi_free(w);
@@ -256,8 +255,6 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
         return LMPI_ERR_NO_MEM;
     w->magic = LMPI_MAGIC_WIN;
     w->flavor = flavor;
-    w->flavor_attr = flavor;
-    w->model_attr = MPI_WIN_UNIFIED;
     w->errh = lmpi_errhandler_from_handle(MPI_ERRORS_ARE_FATAL);
     lmpi_status st = lmpi_comm_dup_internal(comm, &w->comm);
     if (st != LMPI_OK) {
@@ -270,10 +267,6 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
     w->disp_unit = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 1 : disp_unit;
     w->disp_unit_int = (int)w->disp_unit;
     apply_info(w, info);
-    if (info && !(w->info = lmpi_info_copy(info))) {
-        destroy(w);
-        return LMPI_ERR_NO_MEM;
-    }
 
     /* do sizes and disp units agree?  (declared by info, else detected) */
     int64_t mine[4] = {w->win_size, -(int64_t)w->win_size, w->disp_unit, -(int64_t)w->disp_unit}, agg[4];
@@ -453,7 +446,12 @@ lmpi_status lmpi_impl_Win_set_name(MPI_Win win, const char *name)
         lmpi_err_detail("win_name is NULL");
         return lmpi_win_fail(w, LMPI_ERR_ARG);
     }
-    snprintf(w->name, sizeof(w->name), "%s", name);
+    char *copy = lmpi_malloc(MPI_MAX_OBJECT_NAME, LMPI_MEM_RMA);
+    if (!copy)
+        return lmpi_win_fail(w, LMPI_ERR_NO_MEM);
+    snprintf(copy, MPI_MAX_OBJECT_NAME, "%s", name);
+    lmpi_free(w->name);
+    w->name = copy;
     return LMPI_OK;
 }
 
@@ -469,7 +467,7 @@ lmpi_status lmpi_impl_Win_get_name(MPI_Win win, char *name, int *resultlen)
     }
     lmpi_win *w;
     LMPI_TRY(lmpi_win_arg(win, &w));
-    *resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", w->name);
+    *resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", w->name ? w->name : "");
     return LMPI_OK;
 }
 
@@ -628,6 +626,7 @@ lmpi_status lmpi_impl_Win_call_errhandler(MPI_Win win, int errorcode)
 /* The predefined attributes point at values the window keeps. */
 bool lmpi_win_predefined_attr(MPI_Win win, int keyval, void **out)
 {
+    static const int unified = MPI_WIN_UNIFIED; /* one copy: loads and stores see RMA at once */
     lmpi_win *w = (lmpi_win *)win;
     switch (keyval) {
     case MPI_WIN_BASE:
@@ -640,10 +639,10 @@ bool lmpi_win_predefined_attr(MPI_Win win, int keyval, void **out)
         *out = &w->disp_unit_int;
         return true;
     case MPI_WIN_CREATE_FLAVOR:
-        *out = &w->flavor_attr;
+        *out = &w->flavor;
         return true;
     case MPI_WIN_MODEL:
-        *out = &w->model_attr;
+        *out = (void *)&unified;
         return true;
     default:
         return false;
@@ -651,3 +650,7 @@ bool lmpi_win_predefined_attr(MPI_Win win, int keyval, void **out)
 }
 
 struct lmpi_attr **lmpi_win_attrs(MPI_Win win) { return &((lmpi_win *)win)->attrs; }
+
+/* DESIGN.md §5: window metadata at most 256 bytes per process at any size
+ * when sizes and disp units agree (the object plus its descriptor line). */
+_Static_assert(sizeof(lmpi_win) + LMPI_RMA_LINE <= 256, "window metadata over 256 bytes per process");

@@ -103,11 +103,17 @@ typedef struct {
     lmpi_op *op;
 } lmpi_rma_op;
 
+typedef struct lmpi_rma_pool {
+    int n, cap;
+    lmpi_rma_op ops[];
+} lmpi_rma_pool;
+
+
 typedef enum { LMPI_RMA_PUT, LMPI_RMA_GET, LMPI_RMA_ACC, LMPI_RMA_GACC, LMPI_RMA_CAS } lmpi_rma_kind;
 
 typedef struct lmpi_win {
     uint32_t magic;
-    int flavor; /* MPI_WIN_FLAVOR_* */
+    int flavor; /* MPI_WIN_FLAVOR_* (what MPI_WIN_CREATE_FLAVOR points at) */
     int rank, size;
     lmpi_comm *comm; /* private duplicate: creation, PSCW messages */
     lmpi_win_seg *seg;
@@ -117,33 +123,28 @@ typedef struct lmpi_win {
     MPI_Aint win_size;
     MPI_Aint disp_unit;
     int disp_unit_int; /* what MPI_WIN_DISP_UNIT points at */
-    int flavor_attr, model_attr;
+    uint8_t access;    /* lmpi_epoch: the access epoch open */
     bool same_size, same_disp;
     bool shared_data; /* data in the segment: loads, stores, CPU atomics */
-    /* info */
-    bool no_locks, acc_same_op_no_op, acc_ordering_none;
-    lmpi_info *info;
-    /* epochs (origin side) */
-    uint8_t access;
-    bool exposure; /* post..wait */
-    bool fence_open;
+    bool no_locks, acc_same_op_no_op, acc_ordering_none; /* info */
+    bool exposure;     /* post..wait */
     bool open_pending; /* delayed issue: the opening synchronization is still to do */
-    uint64_t fences;   /* fences completed (reduce-scatter: epoch number) */
-    int lock_all_nocheck;
-    int *start_ranks, nstart; /* the access group, sorted window ranks */
-    int npost, post_done;     /* exposure: members posted to, completes received */
-    lmpi_win_held *held;
+    bool lock_all_nocheck;
+    uint64_t fences; /* fences completed (reduce-scatter: epoch number) */
+    int *start_ranks; /* the access group, sorted window ranks */
+    int nstart;
+    int npost, post_done; /* exposure: members posted to, completes received */
     int nheld, held_cap;
-    /* delayed issue: a bounded pool */
-    lmpi_rma_op *pool;
-    int npending, pool_cap;
-    uint32_t *rs_counts; /* reduce-scatter fence only: operations per target (O(P), the paper's cost) */
-    /* attribute, name, handler */
+    lmpi_win_held *held;
+    struct lmpi_rma_pool *pool; /* delayed issue: a bounded pool (made at the first buffered operation) */
+    uint32_t *rs_counts;        /* reduce-scatter fence only: operations per target (O(P), the paper's cost) */
     lmpi_errhandler *errh;
     struct lmpi_attr *attrs;
-    char name[MPI_MAX_OBJECT_NAME];
+    char *name; /* NULL until MPI_Win_set_name */
     int64_t accounted;
 } lmpi_win;
+
+static inline int lmpi_win_pending(const lmpi_win *w) { return w->pool ? w->pool->n : 0; }
 
 /* Knobs, read from the config table at window creation. */
 lmpi_rma_fence_algo lmpi_rma_fence_algo_now(void);

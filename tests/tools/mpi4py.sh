@@ -5,7 +5,7 @@
 #
 #   tests/tools/mpi4py.sh [BUILD_DIR] [VERSION]
 #
-# The chapters LeanMPI does not have yet (RMA, process topologies, I/O,
+# The chapters LeanMPI does not have yet (process topologies, I/O,
 # dynamic processes: their own issues) are left out with -e, and so is
 # mpi4py.futures/util.pool, which starts its workers with MPI_Comm_spawn.
 # Prints one summary line per run (tests, failures, errors, skips) and
@@ -38,14 +38,12 @@ tests="$src/mpi4py-$version/test"
 
 # whole modules of the missing chapters (I/O, dynamic processes, topologies:
 # test_subclass opens a file when it is imported; the RMA modules skip by
-# themselves when no window can be made) ...
+# themselves when something is missing) ...
 missing="-e test_file -e test_io -e test_subclass -e test_spawn -e test_dynproc -e test_futures -e test_util_pool
          -e test_comm_topo -e test_cco_ngh -e test_cco_pr_ngh"
-# ... and the single tests of other modules that need them: windows
-# (TestMessageRMA, util.sync's Sequential/Counter/Mutex over MPI_Win), files
+# ... and the single tests of other modules that need them: files
 # (TestErrhandlerFile, testSafeFreeCreated), MPI_Dims_create (testDarray)
-missing="$missing -x TestMessageRMA -x TestSequential -x TestCounter -x TestMutex -x TestRMutex -x TestCondition
-         -x TestSemaphore -x TestErrhandlerFile -x testSafeFreeCreated -x testDarray"
+missing="$missing -x TestErrhandlerFile -x testSafeFreeCreated -x testDarray"
 
 status=0
 run() {
