@@ -162,11 +162,22 @@ static char *scratch(size_t bytes, char *local, char **tmp)
     return *tmp = lmpi_malloc(bytes, LMPI_MEM_RMA);
 }
 
+/* Word-sized copies inline (the common RMA payload), the rest by memcpy. */
+static inline void copy_bytes(char *to, const char *from, size_t n)
+{
+    switch (n) {
+    case 8: memcpy(to, from, 8); return;
+    case 4: memcpy(to, from, 4); return;
+    case 16: memcpy(to, from, 16); return;
+    default: memcpy(to, from, n);
+    }
+}
+
 static lmpi_status do_put(const lmpi_rma_op *op, const target_ref *ref)
 {
     MPI_Count bytes = op->ocount * op->odt->size;
     if (!ref->pid && op->odt->contiguous && op->tdt->contiguous) {
-        memcpy(ref->addr + op->tdt->true_lb, lmpi_dt_contig_ptr(op->obuf, op->odt), (size_t)bytes);
+        copy_bytes(ref->addr + op->tdt->true_lb, lmpi_dt_contig_ptr(op->obuf, op->odt), (size_t)bytes);
         return LMPI_OK;
     }
     char local[STACK_BYTES], *tmp;
@@ -182,6 +193,10 @@ static lmpi_status do_get(const lmpi_rma_op *op, const target_ref *ref)
 {
     MPI_Count bytes = op->tcount * op->tdt->size;
     lmpi_datatype *odt = op->odt;
+    if (!ref->pid && odt->contiguous && op->tdt->contiguous) {
+        copy_bytes((char *)op->rbuf + odt->true_lb, ref->addr + op->tdt->true_lb, (size_t)bytes);
+        return LMPI_OK;
+    }
     if (odt->contiguous)
         return target_io(ref, op->tcount, op->tdt, (char *)op->rbuf + odt->true_lb, false);
     char local[STACK_BYTES], *tmp;
@@ -197,7 +212,7 @@ static lmpi_status do_get(const lmpi_rma_op *op, const target_ref *ref)
 
 /* ---- accumulates -------------------------------------------------------------------- */
 
-static bool is_integer(MPI_Datatype h)
+static bool is_integer_slow(MPI_Datatype h)
 {
     static const MPI_Datatype ints[] = {
         MPI_CHAR,     MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE,      MPI_SHORT,    MPI_UNSIGNED_SHORT,
@@ -208,6 +223,53 @@ static bool is_integer(MPI_Datatype h)
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
         if (ints[i] == h)
             return true;
+    return false;
+}
+
+/* Integer types take fetch-add and friends; a table over the predefined
+ * handles keeps the question off the operation's path. */
+static bool is_integer(MPI_Datatype h)
+{
+    static int8_t table[LMPI_DATATYPE_BUILTIN_COUNT]; /* 0 unknown, 1 yes, 2 no */
+    uintptr_t i = (uintptr_t)h - LMPI_DATATYPE_BUILTIN_BASE;
+    if (i >= LMPI_DATATYPE_BUILTIN_COUNT)
+        return false;
+    if (!table[i])
+        table[i] = is_integer_slow(h) ? 1 : 2;
+    return table[i] == 1;
+}
+
+/* MPI_SUM on a double or float: a CAS loop with the addition inline. */
+static bool float_sum(char *elem, const char *in, char *old, const lmpi_datatype *b)
+{
+    if (b->handle == MPI_DOUBLE) {
+        uint64_t prev = __atomic_load_n((uint64_t *)(void *)elem, __ATOMIC_ACQUIRE), next;
+        double v, x;
+        memcpy(&v, in, 8);
+        do {
+            memcpy(&x, &prev, 8);
+            x += v;
+            memcpy(&next, &x, 8);
+        } while (!__atomic_compare_exchange_n((uint64_t *)(void *)elem, &prev, next, false, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_ACQUIRE));
+        if (old)
+            memcpy(old, &prev, 8);
+        return true;
+    }
+    if (b->handle == MPI_FLOAT) {
+        uint32_t prev = __atomic_load_n((uint32_t *)(void *)elem, __ATOMIC_ACQUIRE), next;
+        float v, x;
+        memcpy(&v, in, 4);
+        do {
+            memcpy(&x, &prev, 4);
+            x += v;
+            memcpy(&next, &x, 4);
+        } while (!__atomic_compare_exchange_n((uint32_t *)(void *)elem, &prev, next, false, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_ACQUIRE));
+        if (old)
+            memcpy(old, &prev, 4);
+        return true;
+    }
     return false;
 }
 
@@ -223,6 +285,8 @@ static bool atomic_elem(const lmpi_datatype *b)
 static void atomic_update(char *elem, const char *in, char *old, lmpi_op *op, lmpi_datatype *b, bool integer)
 {
     int o = op->predefined;
+    if (!integer && in && o == (int)(uintptr_t)MPI_SUM && float_sum(elem, in, old, b))
+        return;
     switch (b->size) {
 #define CASE(n, T)                                                                                     \
     case n: {                                                                                          \
@@ -297,6 +361,12 @@ static lmpi_status do_acc(lmpi_win *w, const lmpi_rma_op *op, const target_ref *
     bool noop = op->op->predefined == (int)(uintptr_t)MPI_NO_OP;
     if (bytes == 0)
         return LMPI_OK;
+    if (w->shared_data && op->tcount == 1 && op->tdt->predefined && atomic_elem(op->tdt) &&
+        (noop || op->odt == op->tdt) && (!op->rbuf || op->rdt == op->tdt)) {
+        /* one predefined element (fetch_and_op, the common accumulate): straight to the CPU */
+        atomic_update(ref->addr, noop ? NULL : op->obuf, op->rbuf, op->op, op->tdt, is_integer(op->tdt->handle));
+        return LMPI_OK;
+    }
     char lin[STACK_BYTES], lres[STACK_BYTES], *tin = NULL, *tres = NULL;
     char *in = noop ? NULL : packed_view(op->obuf, op->ocount, op->odt, lin, &tin);
     char *res = op->rbuf ? scratch((size_t)bytes, lres, &tres) : NULL;
@@ -397,8 +467,14 @@ static lmpi_status do_cas(lmpi_win *w, const lmpi_rma_op *op, const target_ref *
 /* Carry out OP at REF (resolved, range checked). */
 static lmpi_status perform_at(lmpi_win *w, const lmpi_rma_op *op, const target_ref *at)
 {
-    if (lmpi_rma_issue_algo_now() == LMPI_RMA_ISSUE_DELAYED || w->rs_counts || w->access == LMPI_EPOCH_LOCK_ALL)
+    if (w->delayed || w->rs_counts) {
         LMPI_TRY(lmpi_rma_open_target(w, op->target));
+    } else if (w->access == LMPI_EPOCH_LOCK_ALL) {
+        /* an exclusive holder that came before our lock_all keeps the target */
+        int spins = 0;
+        while (LMPI_UNLIKELY(atomic_load(&lmpi_win_slot_of(w, op->target)->lock) & LMPI_RMA_EXCL))
+            lmpi_rma_relax(&spins);
+    }
     target_ref ref = *at;
     lmpi_status st;
     switch (op->kind) {
@@ -450,7 +526,7 @@ static lmpi_status post(lmpi_win *w, const lmpi_rma_op *op, const target_ref *re
 {
     if (w->rs_counts)
         w->rs_counts[op->target]++;
-    if (lmpi_rma_issue_algo_now() == LMPI_RMA_ISSUE_EAGER)
+    if (!w->delayed)
         return perform_at(w, op, ref);
     if (!w->pool) {
         int cap = lmpi_config.rma_pool > 0 ? (int)lmpi_config.rma_pool : 1;
@@ -613,19 +689,40 @@ done:
     return LMPI_OK;
 }
 
+/* Every field named: a partial initializer would zero the whole record first
+ * (a rep stos that cost half of an 8-byte put). */
+static inline lmpi_rma_op make_op(lmpi_rma_kind kind, int target, MPI_Aint disp, const void *obuf, MPI_Count ocount,
+                                  lmpi_datatype *odt, void *rbuf, MPI_Count rcount, lmpi_datatype *rdt,
+                                  MPI_Count tcount, lmpi_datatype *tdt, lmpi_op *op, const void *cbuf)
+{
+    lmpi_rma_op r;
+    r.kind = (uint8_t)kind;
+    r.target = target;
+    r.disp = disp;
+    r.obuf = obuf;
+    r.rbuf = rbuf;
+    r.cbuf = cbuf;
+    r.ocount = ocount;
+    r.tcount = tcount;
+    r.rcount = rcount;
+    r.odt = odt;
+    r.tdt = tdt;
+    r.rdt = rdt;
+    r.op = op;
+    return r;
+}
+
 lmpi_status lmpi_impl_Put(const void *oa, MPI_Count oc, lmpi_datatype *odt, int t, MPI_Aint disp, MPI_Count tc,
                           lmpi_datatype *tdt, MPI_Win win)
 {
-    lmpi_rma_op op = {.kind = LMPI_RMA_PUT, .target = t, .disp = disp, .obuf = oa, .ocount = oc, .odt = odt,
-                      .tcount = tc, .tdt = tdt};
+    lmpi_rma_op op = make_op(LMPI_RMA_PUT, t, disp, oa, oc, odt, NULL, 0, NULL, tc, tdt, NULL, NULL);
     return submit(win, &op, NULL);
 }
 
 lmpi_status lmpi_impl_Get(void *oa, MPI_Count oc, lmpi_datatype *odt, int t, MPI_Aint disp, MPI_Count tc,
                           lmpi_datatype *tdt, MPI_Win win)
 {
-    lmpi_rma_op op = {.kind = LMPI_RMA_GET, .target = t, .disp = disp, .rbuf = oa, .ocount = oc, .odt = odt,
-                      .tcount = tc, .tdt = tdt};
+    lmpi_rma_op op = make_op(LMPI_RMA_GET, t, disp, NULL, oc, odt, oa, 0, NULL, tc, tdt, NULL, NULL);
     return submit(win, &op, NULL);
 }
 
@@ -643,8 +740,7 @@ lmpi_status lmpi_impl_Accumulate(const void *oa, MPI_Count oc, lmpi_datatype *od
 {
     lmpi_op *o;
     LMPI_TRY(op_of(oph, &o, win));
-    lmpi_rma_op op = {.kind = LMPI_RMA_ACC, .target = t, .disp = disp, .obuf = oa, .ocount = oc, .odt = odt,
-                      .tcount = tc, .tdt = tdt, .op = o};
+    lmpi_rma_op op = make_op(LMPI_RMA_ACC, t, disp, oa, oc, odt, NULL, 0, NULL, tc, tdt, o, NULL);
     return submit(win, &op, NULL);
 }
 
@@ -654,8 +750,7 @@ lmpi_status lmpi_impl_Get_accumulate(const void *oa, MPI_Count oc, lmpi_datatype
 {
     lmpi_op *o;
     LMPI_TRY(op_of(oph, &o, win));
-    lmpi_rma_op op = {.kind = LMPI_RMA_GACC, .target = t, .disp = disp, .obuf = oa, .ocount = oc, .odt = odt,
-                      .rbuf = ra, .rcount = rc, .rdt = rdt, .tcount = tc, .tdt = tdt, .op = o};
+    lmpi_rma_op op = make_op(LMPI_RMA_GACC, t, disp, oa, oc, odt, ra, rc, rdt, tc, tdt, o, NULL);
     return submit(win, &op, NULL);
 }
 
@@ -670,8 +765,7 @@ lmpi_status lmpi_impl_Fetch_and_op(const void *oa, void *ra, lmpi_datatype *dt, 
         lmpi_err_detail("datatype must be predefined for MPI_Fetch_and_op");
         return lmpi_win_fail(w, LMPI_ERR_TYPE);
     }
-    lmpi_rma_op op = {.kind = LMPI_RMA_GACC, .target = t, .disp = disp, .obuf = oa, .ocount = 1, .odt = dt,
-                      .rbuf = ra, .rcount = 1, .rdt = dt, .tcount = 1, .tdt = dt, .op = o};
+    lmpi_rma_op op = make_op(LMPI_RMA_GACC, t, disp, oa, 1, dt, ra, 1, dt, 1, dt, o, NULL);
     return submit(win, &op, NULL);
 }
 
@@ -691,24 +785,21 @@ lmpi_status lmpi_impl_Compare_and_swap(const void *oa, const void *ca, void *ra,
         lmpi_err_detail("%s is NULL", !ca ? "compare_addr" : "origin_addr");
         return lmpi_win_fail(w, LMPI_ERR_BUFFER);
     }
-    lmpi_rma_op op = {.kind = LMPI_RMA_CAS, .target = t, .disp = disp, .obuf = oa, .cbuf = ca, .rbuf = ra,
-                      .ocount = 1, .odt = dt, .tcount = 1, .tdt = dt};
+    lmpi_rma_op op = make_op(LMPI_RMA_CAS, t, disp, oa, 1, dt, ra, 0, NULL, 1, dt, NULL, ca);
     return submit(win, &op, NULL);
 }
 
 lmpi_status lmpi_impl_Rput(const void *oa, MPI_Count oc, lmpi_datatype *odt, int t, MPI_Aint disp, MPI_Count tc,
                            lmpi_datatype *tdt, MPI_Win win, MPI_Request *request)
 {
-    lmpi_rma_op op = {.kind = LMPI_RMA_PUT, .target = t, .disp = disp, .obuf = oa, .ocount = oc, .odt = odt,
-                      .tcount = tc, .tdt = tdt};
+    lmpi_rma_op op = make_op(LMPI_RMA_PUT, t, disp, oa, oc, odt, NULL, 0, NULL, tc, tdt, NULL, NULL);
     return submit(win, &op, request);
 }
 
 lmpi_status lmpi_impl_Rget(void *oa, MPI_Count oc, lmpi_datatype *odt, int t, MPI_Aint disp, MPI_Count tc,
                            lmpi_datatype *tdt, MPI_Win win, MPI_Request *request)
 {
-    lmpi_rma_op op = {.kind = LMPI_RMA_GET, .target = t, .disp = disp, .rbuf = oa, .ocount = oc, .odt = odt,
-                      .tcount = tc, .tdt = tdt};
+    lmpi_rma_op op = make_op(LMPI_RMA_GET, t, disp, NULL, oc, odt, oa, 0, NULL, tc, tdt, NULL, NULL);
     return submit(win, &op, request);
 }
 
@@ -717,8 +808,7 @@ lmpi_status lmpi_impl_Raccumulate(const void *oa, MPI_Count oc, lmpi_datatype *o
 {
     lmpi_op *o;
     LMPI_TRY(op_of(oph, &o, win));
-    lmpi_rma_op op = {.kind = LMPI_RMA_ACC, .target = t, .disp = disp, .obuf = oa, .ocount = oc, .odt = odt,
-                      .tcount = tc, .tdt = tdt, .op = o};
+    lmpi_rma_op op = make_op(LMPI_RMA_ACC, t, disp, oa, oc, odt, NULL, 0, NULL, tc, tdt, o, NULL);
     return submit(win, &op, request);
 }
 
@@ -728,7 +818,6 @@ lmpi_status lmpi_impl_Rget_accumulate(const void *oa, MPI_Count oc, lmpi_datatyp
 {
     lmpi_op *o;
     LMPI_TRY(op_of(oph, &o, win));
-    lmpi_rma_op op = {.kind = LMPI_RMA_GACC, .target = t, .disp = disp, .obuf = oa, .ocount = oc, .odt = odt,
-                      .rbuf = ra, .rcount = rc, .rdt = rdt, .tcount = tc, .tdt = tdt, .op = o};
+    lmpi_rma_op op = make_op(LMPI_RMA_GACC, t, disp, oa, oc, odt, ra, rc, rdt, tc, tdt, o, NULL);
     return submit(win, &op, request);
 }

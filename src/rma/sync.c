@@ -60,7 +60,7 @@ static void acquire(lmpi_win *w, int target, int type)
         return;
     lmpi_rma_stat.lock_waits++;
     int spins = 0;
-    if (lmpi_rma_lock_algo_now() == LMPI_RMA_LOCK_POLLING) {
+    if (w->polling) {
         while (!try_lock(w, s, type))
             lmpi_rma_relax(&spins);
         return;
@@ -142,7 +142,6 @@ lmpi_status lmpi_rma_open_target(lmpi_win *w, int target)
     return LMPI_OK;
 }
 
-static bool delayed(void) { return lmpi_rma_issue_algo_now() == LMPI_RMA_ISSUE_DELAYED; }
 
 lmpi_status lmpi_impl_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
@@ -185,7 +184,7 @@ lmpi_status lmpi_impl_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     lmpi_win_held *h = &w->held[w->nheld++];
     *h = (lmpi_win_held){.rank = rank, .type = lock_type, .nocheck = (assert & MPI_MODE_NOCHECK) != 0};
     w->access = LMPI_EPOCH_LOCK;
-    if (!delayed() && !h->nocheck) {
+    if (!w->delayed && !h->nocheck) {
         acquire(w, rank, lock_type);
         h->acquired = true;
     }
@@ -206,7 +205,7 @@ lmpi_status lmpi_impl_Win_unlock(int rank, MPI_Win win)
     lmpi_status st = lmpi_rma_drain(w);
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
-    atomic_thread_fence(memory_order_seq_cst);
+    /* the release (an atomic read-modify-write) orders the epoch's stores */
     if (h->acquired)
         release(w, rank, h->type);
     *h = w->held[--w->nheld];
@@ -234,7 +233,7 @@ lmpi_status lmpi_impl_Win_lock_all(int assert, MPI_Win win)
     w->access = LMPI_EPOCH_LOCK_ALL;
     w->lock_all_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
     w->open_pending = !w->lock_all_nocheck;
-    if (!delayed() && w->open_pending) {
+    if (!w->delayed && w->open_pending) {
         atomic_fetch_add(&w->seg->all_word, 1);
         w->open_pending = false;
     }
@@ -252,7 +251,7 @@ lmpi_status lmpi_impl_Win_unlock_all(MPI_Win win)
     lmpi_status st = lmpi_rma_drain(w);
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
-    atomic_thread_fence(memory_order_seq_cst);
+    atomic_thread_fence(memory_order_release);
     if (!w->lock_all_nocheck && !w->open_pending)
         atomic_fetch_sub(&w->seg->all_word, 1);
     w->open_pending = false;
@@ -281,10 +280,13 @@ static lmpi_status flush(MPI_Win win, int rank, bool one)
             return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
         }
     }
-    /* eager operations are complete when issued: a flush only drains the
-     * delayed ones and orders memory */
-    lmpi_status st = lmpi_rma_drain(w);
-    atomic_thread_fence(memory_order_seq_cst);
+    /* eager operations are complete when issued (stores done, atomics
+     * done, cross-memory writes returned): a flush drains the delayed ones
+     * and keeps the compiler from moving the epoch's accesses past it; the
+     * synchronization that makes them visible to the target (a lock release,
+     * a message, a barrier) is an atomic read-modify-write that orders them */
+    lmpi_status st = lmpi_win_pending(w) ? lmpi_rma_drain(w) : LMPI_OK;
+    atomic_thread_fence(memory_order_acq_rel);
     return lmpi_win_fail(w, st);
 }
 
@@ -441,7 +443,7 @@ lmpi_status lmpi_impl_Win_start(MPI_Group group, int assert, MPI_Win win)
     w->nstart = n;
     w->access = LMPI_EPOCH_START;
     w->open_pending = !(assert & MPI_MODE_NOCHECK);
-    if (!delayed() && w->open_pending)
+    if (!w->delayed && w->open_pending)
         st = lmpi_rma_open_target(w, -1);
     return lmpi_win_fail(w, st);
 }

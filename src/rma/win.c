@@ -1,6 +1,7 @@
 /* Windows: creation in four flavours, the shared segment, free, attributes,
  * info, names, error handlers, shared queries and dynamic attach. */
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "rma/win.h"
 #include "runtime/config.h"
 #include "runtime/request.h"
+#include "transport/shm/shm.h"
 
 lmpi_rma_stats lmpi_rma_stat;
 
@@ -159,34 +161,61 @@ static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 static _Atomic uint32_t segments_made;
 
-/* Member 0 creates and sizes the segment, the others map it by name; the name
- * is gone once all have it. */
-static lmpi_status map_segment(lmpi_win *w, size_t bytes)
+/* Where the window's segment comes from: a lone member maps anonymous
+ * memory; a window without data (create, dynamic) takes a piece of the
+ * transport segment's pool when there is room (no file, no mapping: window
+ * creation costs a few collectives); otherwise member 0 creates a segment
+ * file, the others map it by name, and the name is gone once all have it. */
+static lmpi_status map_segment(lmpi_win *w, size_t bytes, bool small)
 {
-    char name[64] = "";
+    if (w->size == 1) { /* nobody to share with: the heap */
+        void *p = NULL;
+        if (posix_memalign(&p, 4096, bytes) != 0) {
+            lmpi_err_detail("cannot allocate %zu bytes for the window", bytes);
+            return LMPI_ERR_NO_MEM;
+        }
+        memset(p, 0, bytes);
+        w->seg = p;
+        w->heap = true;
+        return LMPI_OK;
+    }
+    struct {
+        uint64_t pool_off;
+        char name[56];
+    } where = {0, ""};
     int err = 0;
     if (w->rank == 0) {
-        snprintf(name, sizeof(name), "/lmpi-win-%d-%u", (int)getpid(), atomic_fetch_add(&segments_made, 1));
-        int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) {
-            err = errno;
-            if (fd >= 0) {
+        if (small)
+            where.pool_off = lmpi_shm_pool_alloc(bytes);
+        if (!where.pool_off) {
+            snprintf(where.name, sizeof(where.name), "/lmpi-win-%d-%u", (int)getpid(),
+                     atomic_fetch_add(&segments_made, 1));
+            int fd = shm_open(where.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+            if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) {
+                err = errno;
+                if (fd >= 0) {
+                    close(fd);
+                    shm_unlink(where.name);
+                }
+                where.name[0] = '\0';
+            } else {
                 close(fd);
-                shm_unlink(name);
             }
-            name[0] = '\0';
-        } else {
-            close(fd);
         }
     }
-    LMPI_TRY(lmpi_impl_Bcast(name, sizeof(name), lmpi_datatype_from_handle(MPI_CHAR), 0, w->comm));
-    if (!name[0]) {
+    LMPI_TRY(lmpi_impl_Bcast(&where, sizeof(where), lmpi_datatype_from_handle(MPI_BYTE), 0, w->comm));
+    if (where.pool_off) {
+        w->seg = lmpi_shm_at(where.pool_off);
+        w->pool_off = where.pool_off;
+        return LMPI_OK;
+    }
+    if (!where.name[0]) {
         lmpi_err_detail("cannot create a %zu-byte shared segment for the window: %s", bytes,
                         strerror(err ? err : ENOMEM));
         return LMPI_ERR_NO_MEM;
     }
     void *p = MAP_FAILED;
-    int fd = shm_open(name, O_RDWR, 0600);
+    int fd = shm_open(where.name, O_RDWR, 0600);
     if (fd >= 0) {
         p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         err = errno;
@@ -197,7 +226,7 @@ static lmpi_status map_segment(lmpi_win *w, size_t bytes)
     int ok = p != MAP_FAILED, all_ok = 0;
     LMPI_TRY(lmpi_impl_Allreduce(&ok, &all_ok, 1, lmpi_datatype_from_handle(MPI_INT), MPI_MIN, w->comm));
     if (w->rank == 0)
-        shm_unlink(name);
+        shm_unlink(where.name);
     if (!all_ok) {
         if (ok)
             munmap(p, bytes);
@@ -210,8 +239,14 @@ static lmpi_status map_segment(lmpi_win *w, size_t bytes)
 
 static void destroy(lmpi_win *w)
 {
-    if (w->seg)
+    if (w->seg && w->pool_off) { /* the last member out gives the piece back */
+        if (atomic_fetch_sub(&w->seg->attached, 1) == 1)
+            lmpi_shm_pool_free(w->pool_off, (size_t)w->seg->bytes);
+    } else if (w->seg && w->heap) {
+        free(w->seg);
+    } else if (w->seg) {
         munmap(w->seg, w->seg->bytes);
+    }
     if (w->comm) {
         MPI_Comm h = w->comm->handle;
         lmpi_impl_Comm_free(&h);
@@ -267,6 +302,8 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
     w->disp_unit = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 1 : disp_unit;
     w->disp_unit_int = (int)w->disp_unit;
     apply_info(w, info);
+    w->delayed = lmpi_rma_issue_algo_now() == LMPI_RMA_ISSUE_DELAYED;
+    w->polling = lmpi_rma_lock_algo_now() == LMPI_RMA_LOCK_POLLING;
 
     /* do sizes and disp units agree?  (declared by info, else detected) */
     int64_t mine[4] = {w->win_size, -(int64_t)w->win_size, w->disp_unit, -(int64_t)w->disp_unit}, agg[4];
@@ -309,7 +346,7 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
         flavor == MPI_WIN_FLAVOR_DYNAMIC ? (size_t)w->size * LMPI_RMA_MAX_REGIONS * sizeof(lmpi_win_region) : 0;
     size_t data_off = align_up(head + slots + regions, 4096);
     size_t bytes = data_off + (size_t)total;
-    st = map_segment(w, bytes);
+    st = map_segment(w, bytes, !in_segment && bytes <= 16384);
     if (st != LMPI_OK) {
         destroy(w);
         return st;
@@ -323,6 +360,7 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
         s->data_off = data_off;
         s->stride = w->same_size ? stride : 0;
         s->magic = LMPI_MAGIC_WIN;
+        atomic_store(&s->attached, (uint32_t)w->size);
     }
     /* the segment is zero; everyone's slot and header are read only after
      * the barrier below */

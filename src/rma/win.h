@@ -124,12 +124,15 @@ typedef struct lmpi_win {
     MPI_Aint disp_unit;
     int disp_unit_int; /* what MPI_WIN_DISP_UNIT points at */
     uint8_t access;    /* lmpi_epoch: the access epoch open */
-    bool same_size, same_disp;
-    bool shared_data; /* data in the segment: loads, stores, CPU atomics */
-    bool no_locks, acc_same_op_no_op, acc_ordering_none; /* info */
-    bool exposure;     /* post..wait */
-    bool open_pending; /* delayed issue: the opening synchronization is still to do */
-    bool lock_all_nocheck;
+    bool same_size : 1, same_disp : 1;
+    bool shared_data : 1; /* data in the segment: loads, stores, CPU atomics */
+    bool no_locks : 1, acc_same_op_no_op : 1, acc_ordering_none : 1; /* info */
+    bool exposure : 1;     /* post..wait */
+    bool open_pending : 1; /* delayed issue: the opening synchronization is still to do */
+    bool lock_all_nocheck : 1;
+    bool delayed : 1; /* LMPI_RMA_ISSUE=delayed, read at creation */
+    bool polling : 1; /* LMPI_RMA_LOCK=polling */
+    bool heap : 1;    /* a lone member's segment is plain memory */
     uint64_t fences; /* fences completed (reduce-scatter: epoch number) */
     int *start_ranks; /* the access group, sorted window ranks */
     int nstart;
@@ -142,6 +145,7 @@ typedef struct lmpi_win {
     struct lmpi_attr *attrs;
     char *name; /* NULL until MPI_Win_set_name */
     int64_t accounted;
+    uint64_t pool_off; /* the segment is a piece of the transport's pool (0: its own mapping) */
 } lmpi_win;
 
 static inline int lmpi_win_pending(const lmpi_win *w) { return w->pool ? w->pool->n : 0; }
