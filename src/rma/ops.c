@@ -594,6 +594,21 @@ active:
     return LMPI_OK;
 }
 
+/* Is o defined on dt?  Predefined pairs are answered once and remembered
+ * (the question sits on every accumulate's path). */
+static lmpi_status op_defined(const lmpi_op *o, const lmpi_datatype *dt)
+{
+    static uint8_t known[64][LMPI_DATATYPE_BUILTIN_COUNT]; /* 1 defined, 2 not, 0 not asked yet */
+    uintptr_t oi = (uintptr_t)o->predefined - 0x20u, ti = (uintptr_t)dt->handle - LMPI_DATATYPE_BUILTIN_BASE;
+    bool cacheable = dt->predefined && oi < 64 && ti < LMPI_DATATYPE_BUILTIN_COUNT;
+    if (cacheable && known[oi][ti] == 1)
+        return LMPI_OK;
+    lmpi_status st = lmpi_op_check(o, dt); /* also when known to fail: it writes the message */
+    if (cacheable)
+        known[oi][ti] = st == LMPI_OK ? 1 : 2;
+    return st;
+}
+
 static lmpi_status check_acc(lmpi_win *w, const lmpi_rma_op *op)
 {
     lmpi_op *o = op->op;
@@ -620,7 +635,7 @@ static lmpi_status check_acc(lmpi_win *w, const lmpi_rma_op *op)
         lmpi_err_detail("result and target datatypes are built from different basic types");
         return LMPI_ERR_TYPE;
     }
-    LMPI_TRY(lmpi_op_check(o, op->tdt));
+    LMPI_TRY(op_defined(o, op->tdt));
     if (w->acc_same_op_no_op && !noop) {
         /* accumulate_ops=same_op_no_op: the first op any member uses is the
          * window's, kept in the segment header */
@@ -634,6 +649,40 @@ static lmpi_status check_acc(lmpi_win *w, const lmpi_rma_op *op)
     return LMPI_OK;
 }
 
+/* The commonest accumulate (fetch_and_op, a counter, a histogram bin): one
+ * predefined element that CPU atomics can update, in a segment window, eager
+ * issue, every check passing.  Carried out here; false sends it the long way
+ * (which also reports whatever is wrong). */
+static bool one_element(lmpi_win *w, const lmpi_rma_op *op)
+{
+    lmpi_datatype *dt = op->tdt;
+    if (!(op->kind == LMPI_RMA_GACC || op->kind == LMPI_RMA_ACC) || op->tcount != 1 || !w->shared_data ||
+        w->delayed || w->rs_counts || !dt->predefined || !atomic_elem(dt) || (op->rdt && op->rdt != dt) ||
+        (op->rdt && op->rcount != 1) || (op->ocount != 1 && op->op->predefined != (int)(uintptr_t)MPI_NO_OP))
+        return false;
+    bool noop = op->op->predefined == (int)(uintptr_t)MPI_NO_OP;
+    if (!noop && op->odt != dt)
+        return false;
+    if (!op->op->predefined || (noop && op->kind == LMPI_RMA_ACC) || w->acc_same_op_no_op ||
+        op_defined(op->op, dt) != LMPI_OK)
+        return false;
+    const lmpi_win_slot *s = lmpi_win_slot_of(w, op->target);
+    MPI_Aint du = w->same_disp ? w->disp_unit : (MPI_Aint)s->disp_unit;
+    uint64_t size = w->same_size ? (uint64_t)w->win_size : s->size;
+    MPI_Aint off = op->disp * du;
+    if (op->disp < 0 || (uint64_t)off + (uint64_t)dt->size > size)
+        return false;
+    if (w->access == LMPI_EPOCH_LOCK_ALL) {
+        int spins = 0;
+        while (LMPI_UNLIKELY(atomic_load(&s->lock) & LMPI_RMA_EXCL))
+            lmpi_rma_relax(&spins);
+    }
+    char *at = w->data + (w->seg->stride ? (uint64_t)op->target * w->seg->stride : s->data_off) + off;
+    atomic_update(at, noop ? NULL : op->obuf, op->rdt ? op->rbuf : NULL, op->op, dt, is_integer(dt->handle));
+    lmpi_rma_stat.issued++;
+    return true;
+}
+
 static lmpi_status submit(MPI_Win win, lmpi_rma_op *op, MPI_Request *request)
 {
     lmpi_win *w;
@@ -645,6 +694,8 @@ static lmpi_status submit(MPI_Win win, lmpi_rma_op *op, MPI_Request *request)
     lmpi_status st = check_epoch(w, op->target, request != NULL);
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
+    if (!request && one_element(w, op))
+        return LMPI_OK;
     MPI_Count obytes = op->ocount * op->odt->size, tbytes = op->tcount * op->tdt->size;
     bool noop_origin = (op->kind == LMPI_RMA_GACC && op->op->predefined == (int)(uintptr_t)MPI_NO_OP);
     if (op->kind != LMPI_RMA_CAS && !noop_origin && obytes != tbytes) {

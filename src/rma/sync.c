@@ -102,6 +102,83 @@ static lmpi_win_held *held_of(lmpi_win *w, int rank)
     return NULL;
 }
 
+/* ---- PSCW channels ------------------------------------------------------------ */
+
+/* Publish this member's exposure: the group inline when it fits, else -1
+ * (the members learn it from messages). */
+static void post_line(lmpi_win *w, const int *ranks, int n)
+{
+    lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
+    uint32_t g = atomic_load_explicit(&me->post_gen, memory_order_relaxed);
+    atomic_store_explicit(&me->post_gen, g + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&me->post_done, 0, memory_order_relaxed);
+    for (int i = 0; i < n; i++)
+        atomic_store_explicit(&me->post_members[i], ranks[i], memory_order_relaxed);
+    atomic_store_explicit(&me->post_n, n <= LMPI_RMA_POST_INLINE ? n : -1, memory_order_relaxed);
+    atomic_store_explicit(&me->post_gen, g + 2, memory_order_release);
+}
+
+enum { LINE_NOT_YET = -3, LINE_MESSAGES = -1 };
+
+/* Target T's exposure as this member sees it: its index in the inline group
+ * (posted, not yet completed by it), LINE_MESSAGES, or LINE_NOT_YET. */
+static int read_line(lmpi_win *w, int t)
+{
+    lmpi_win_slot *s = lmpi_win_slot_of(w, t);
+    uint32_t g1 = atomic_load_explicit(&s->post_gen, memory_order_acquire);
+    if (g1 & 1)
+        return LINE_NOT_YET;
+    int n = atomic_load_explicit(&s->post_n, memory_order_relaxed), found = LINE_NOT_YET;
+    if (n < 0) {
+        found = LINE_MESSAGES;
+    } else {
+        uint32_t done = atomic_load_explicit(&s->post_done, memory_order_relaxed);
+        for (int i = 0; i < n && i < LMPI_RMA_POST_INLINE; i++)
+            if (atomic_load_explicit(&s->post_members[i], memory_order_relaxed) == w->rank && !(done & (1u << i)))
+                found = i;
+    }
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&s->post_gen, memory_order_relaxed) == g1 ? found : LINE_NOT_YET;
+}
+
+/* Wait for T's post to this member; *how: the line index, or -1 (a message). */
+static lmpi_status wait_post(lmpi_win *w, int t, int *how)
+{
+    int spins = 0;
+    for (;;) {
+        int r = read_line(w, t);
+        if (r >= 0) {
+            *how = r;
+            return LMPI_OK;
+        }
+        if (r == LINE_MESSAGES) { /* a stale -1 (a post already taken) has no message: keep looking */
+            int flag = 0;
+            LMPI_TRY(lmpi_impl_Iprobe(t, TAG_POST, w->comm, &flag, MPI_STATUS_IGNORE));
+            if (flag) {
+                *how = -1;
+                return lmpi_impl_Recv(NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), t, TAG_POST, w->comm,
+                                      MPI_STATUS_IGNORE);
+            }
+        }
+        lmpi_rma_relax(&spins);
+    }
+}
+
+/* Tell T this member's accesses are done (after them: a release RMW). */
+static lmpi_status complete_to(lmpi_win *w, int t, int how)
+{
+    if (how == -2) { /* started with MPI_MODE_NOCHECK: T has posted, see how */
+        int r = read_line(w, t);
+        how = r >= 0 ? r : -1;
+    }
+    if (how >= 0) {
+        atomic_fetch_or_explicit(&lmpi_win_slot_of(w, t)->post_done, 1u << how, memory_order_acq_rel);
+        return LMPI_OK;
+    }
+    return lmpi_impl_Send(NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), t, TAG_COMPLETE, w->comm);
+}
+
 lmpi_status lmpi_rma_open_target(lmpi_win *w, int target)
 {
     int spins = 0;
@@ -126,8 +203,7 @@ lmpi_status lmpi_rma_open_target(lmpi_win *w, int target)
     case LMPI_EPOCH_START:
         if (w->open_pending) {
             for (int i = 0; i < w->nstart; i++)
-                LMPI_TRY(lmpi_impl_Recv(NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), w->start_ranks[i], TAG_POST,
-                                        w->comm, MPI_STATUS_IGNORE));
+                LMPI_TRY(wait_post(w, w->start_ranks[i], &w->start_ranks[w->nstart + i]));
             w->open_pending = false;
         }
         break;
@@ -361,33 +437,27 @@ lmpi_status lmpi_impl_Win_fence(int assert, MPI_Win win)
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
-/* The group's members as window ranks (sorted), or an error naming it. */
+/* The group's members as window ranks (sorted), or an error naming it; room
+ * for as many ints again behind them (Win_start's "how opened"). */
 static lmpi_status group_ranks(lmpi_win *w, MPI_Group group, int **out, int *n)
 {
     lmpi_group *g;
     LMPI_TRY(lmpi_group_from_handle(group, &g, "group"));
-    int *in = lmpi_malloc((size_t)(g->size + 1) * sizeof(int), LMPI_MEM_RMA);
-    int *ranks = lmpi_malloc((size_t)(g->size + 1) * sizeof(int), LMPI_MEM_RMA);
-    MPI_Group wg = MPI_GROUP_NULL;
-    lmpi_status st = in && ranks ? lmpi_impl_Comm_group(w->comm, &wg) : LMPI_ERR_NO_MEM;
-    if (st == LMPI_OK) {
-        for (int i = 0; i < g->size; i++)
-            in[i] = i;
-        st = lmpi_impl_Group_translate_ranks(group, g->size, in, wg, ranks);
-    }
-    if (wg != MPI_GROUP_NULL)
-        lmpi_impl_Group_free(&wg);
-    lmpi_free(in);
-    for (int i = 0; st == LMPI_OK && i < g->size; i++)
-        if (ranks[i] == MPI_UNDEFINED) {
+    int *ranks = lmpi_malloc((size_t)(2 * g->size + 1) * sizeof(int), LMPI_MEM_RMA);
+    if (!ranks)
+        return LMPI_ERR_NO_MEM;
+    bool sorted = true;
+    for (int i = 0; i < g->size; i++) {
+        ranks[i] = lmpi_rankmap_find(&w->comm->map, lmpi_rankmap_gpid(&g->map, i));
+        if (ranks[i] < 0) {
             lmpi_err_detail("group member %d is not in the window's group", i);
-            st = LMPI_ERR_GROUP;
+            lmpi_free(ranks);
+            return LMPI_ERR_GROUP;
         }
-    if (st != LMPI_OK) {
-        lmpi_free(ranks);
-        return st;
+        sorted &= i == 0 || ranks[i] > ranks[i - 1];
     }
-    qsort(ranks, (size_t)g->size, sizeof(int), cmp_int);
+    if (!sorted)
+        qsort(ranks, (size_t)g->size, sizeof(int), cmp_int);
     *out = ranks;
     *n = g->size;
     return LMPI_OK;
@@ -409,8 +479,10 @@ lmpi_status lmpi_impl_Win_post(MPI_Group group, int assert, MPI_Win win)
     lmpi_status st = group_ranks(w, group, &ranks, &n);
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
+    /* the line (or the messages) go out after this member's own accesses */
     atomic_thread_fence(memory_order_seq_cst);
-    for (int i = 0; st == LMPI_OK && i < n && !(assert & MPI_MODE_NOCHECK); i++)
+    post_line(w, ranks, n);
+    for (int i = 0; st == LMPI_OK && n > LMPI_RMA_POST_INLINE && i < n && !(assert & MPI_MODE_NOCHECK); i++)
         st = lmpi_impl_Send(NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), ranks[i], TAG_POST, w->comm);
     lmpi_free(ranks);
     if (st != LMPI_OK)
@@ -439,6 +511,8 @@ lmpi_status lmpi_impl_Win_start(MPI_Group group, int assert, MPI_Win win)
     lmpi_status st = group_ranks(w, group, &ranks, &n);
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
+    for (int i = 0; i < n; i++)
+        ranks[n + i] = -2; /* not opened yet (MPI_MODE_NOCHECK: never waited for) */
     w->start_ranks = ranks;
     w->nstart = n;
     w->access = LMPI_EPOCH_START;
@@ -461,7 +535,7 @@ lmpi_status lmpi_impl_Win_complete(MPI_Win win)
         st = lmpi_rma_open_target(w, -1);
     atomic_thread_fence(memory_order_seq_cst);
     for (int i = 0; st == LMPI_OK && i < w->nstart; i++)
-        st = lmpi_impl_Send(NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), w->start_ranks[i], TAG_COMPLETE, w->comm);
+        st = complete_to(w, w->start_ranks[i], w->start_ranks[w->nstart + i]);
     lmpi_free(w->start_ranks);
     w->start_ranks = NULL;
     w->nstart = 0;
@@ -473,6 +547,17 @@ lmpi_status lmpi_impl_Win_complete(MPI_Win win)
  * after our next post. */
 static lmpi_status take_completes(lmpi_win *w, bool block)
 {
+    lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
+    if (w->npost <= LMPI_RMA_POST_INLINE) { /* the group's bits in our own line */
+        uint32_t all = w->npost == 32 ? ~0u : (1u << w->npost) - 1;
+        int spins = 0;
+        while (atomic_load_explicit(&me->post_done, memory_order_acquire) != all) {
+            if (!block)
+                return LMPI_OK;
+            lmpi_rma_relax(&spins);
+        }
+        w->post_done = w->npost;
+    }
     while (w->post_done < w->npost) {
         if (!block) {
             int flag = 0;

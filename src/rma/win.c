@@ -63,14 +63,18 @@ lmpi_win_region *lmpi_win_regions(const lmpi_win *w, int r)
 
 void lmpi_rma_relax(int *spins)
 {
-    if (lmpi_progress_poll() > 0) {
+    /* what we wait for is a word another process writes: look at it often,
+     * poll the transports now and then (others may need our progress) */
+    if ((*spins & 15) == 15 && lmpi_progress_poll() > 0) {
         *spins = 0;
         return;
     }
-    if (++*spins > lmpi_config.spin_count)
+    if (++*spins > 16 * lmpi_config.spin_count)
         lmpi_lock_yield();
+#if defined(__x86_64__) || defined(__i386__)
     else
         __builtin_ia32_pause();
+#endif
 }
 
 /* Sense by generation: the last to arrive resets the count, then moves the

@@ -30,12 +30,15 @@
 /* Dynamic windows: regions one process may have attached at once. */
 #define LMPI_RMA_MAX_REGIONS 64
 #define LMPI_RMA_EXCL (UINT64_C(1) << 63)
+/* PSCW: exposure groups up to this size go through the target's post line,
+ * larger ones through zero-byte messages */
+#define LMPI_RMA_POST_INLINE 12
 
 typedef enum { LMPI_RMA_FENCE_BARRIER, LMPI_RMA_FENCE_RS } lmpi_rma_fence_algo;
 typedef enum { LMPI_RMA_LOCK_MCS, LMPI_RMA_LOCK_POLLING } lmpi_rma_lock_algo;
 typedef enum { LMPI_RMA_ISSUE_EAGER, LMPI_RMA_ISSUE_DELAYED } lmpi_rma_issue_algo;
 
-/* What each member owns in the segment; three cache lines so that the words
+/* What each member owns in the segment; four cache lines so that the words
  * others hammer (the lock) and the one the owner spins on (its queue node)
  * never share a line. */
 typedef struct {
@@ -59,6 +62,13 @@ typedef struct {
     _Atomic uint32_t nregions; /* dynamic: attached regions (in the region table) */
     _Atomic uint32_t region_seq;
     char pad2[LMPI_RMA_LINE - 44];
+    /* line 3: the exposure epoch (PSCW), written by the owner at post
+     * (a seqlock: post_gen is odd while it changes), by origins at complete */
+    _Atomic uint32_t post_gen;
+    _Atomic int32_t post_n;     /* members of the exposure group; -1: through messages */
+    _Atomic uint32_t post_done; /* bit i: post_members[i] completed */
+    uint32_t pad3;
+    _Atomic int32_t post_members[LMPI_RMA_POST_INLINE];
 } lmpi_win_slot;
 
 typedef struct {
