@@ -278,7 +278,7 @@ lmpi_status lmpi_impl_Win_unlock(int rank, MPI_Win win)
         lmpi_err_detail("rank %d is not locked by this process", rank);
         return lmpi_win_fail(w, w->access == LMPI_EPOCH_LOCK_ALL ? LMPI_ERR_RMA_CONFLICT : LMPI_ERR_RMA_SYNC);
     }
-    lmpi_status st = lmpi_rma_drain(w);
+    lmpi_status st = lmpi_win_pending(w) ? lmpi_rma_drain(w) : LMPI_OK;
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
     /* the release (an atomic read-modify-write) orders the epoch's stores */
@@ -324,7 +324,7 @@ lmpi_status lmpi_impl_Win_unlock_all(MPI_Win win)
         lmpi_err_detail("win has no lock_all epoch (%s epoch open)", epoch_name(w->access));
         return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
     }
-    lmpi_status st = lmpi_rma_drain(w);
+    lmpi_status st = lmpi_win_pending(w) ? lmpi_rma_drain(w) : LMPI_OK;
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
     atomic_thread_fence(memory_order_release);
