@@ -763,9 +763,45 @@ static inline lmpi_rma_op make_op(lmpi_rma_kind kind, int target, MPI_Aint disp,
     return r;
 }
 
+/* The commonest put or get: contiguous at both ends, into a segment window,
+ * eager issue, in range, in an epoch that allows it.  Carried out here;
+ * false sends it the long way (which also reports whatever is wrong). */
+static inline bool contiguous_move(MPI_Win win, bool put, void *obuf, MPI_Count oc, const lmpi_datatype *odt, int t,
+                                   MPI_Aint disp, MPI_Count tc, const lmpi_datatype *tdt)
+{
+    lmpi_win *w = (lmpi_win *)win;
+    if ((uintptr_t)win < LMPI_PREDEF_LIMIT || w->magic != LMPI_MAGIC_WIN || !w->shared_data || w->delayed ||
+        w->rs_counts || !odt->contiguous || !tdt->contiguous || !tdt->committed || (unsigned)t >= (unsigned)w->size)
+        return false;
+    MPI_Count bytes = tc * tdt->size;
+    if (oc * odt->size != bytes || check_epoch(w, t, false) != LMPI_OK)
+        return false;
+    const lmpi_win_slot *s = lmpi_win_slot_of(w, t);
+    MPI_Aint du = w->same_disp ? w->disp_unit : (MPI_Aint)s->disp_unit;
+    uint64_t size = w->same_size ? (uint64_t)w->win_size : s->size;
+    MPI_Aint off = disp * du + tdt->true_lb;
+    if (disp < 0 || off < 0 || (uint64_t)off + (uint64_t)bytes > size)
+        return false;
+    if (w->access == LMPI_EPOCH_LOCK_ALL) {
+        int spins = 0;
+        while (LMPI_UNLIKELY(atomic_load(&s->lock) & LMPI_RMA_EXCL))
+            lmpi_rma_relax(&spins);
+    }
+    char *at = w->data + (w->seg->stride ? (uint64_t)t * w->seg->stride : s->data_off) + off;
+    char *mine = (char *)obuf + odt->true_lb;
+    if (put)
+        copy_bytes(at, mine, (size_t)bytes);
+    else
+        copy_bytes(mine, at, (size_t)bytes);
+    lmpi_rma_stat.issued++;
+    return true;
+}
+
 lmpi_status lmpi_impl_Put(const void *oa, MPI_Count oc, lmpi_datatype *odt, int t, MPI_Aint disp, MPI_Count tc,
                           lmpi_datatype *tdt, MPI_Win win)
 {
+    if (contiguous_move(win, true, (void *)oa, oc, odt, t, disp, tc, tdt))
+        return LMPI_OK;
     lmpi_rma_op op = make_op(LMPI_RMA_PUT, t, disp, oa, oc, odt, NULL, 0, NULL, tc, tdt, NULL, NULL);
     return submit(win, &op, NULL);
 }
@@ -773,6 +809,8 @@ lmpi_status lmpi_impl_Put(const void *oa, MPI_Count oc, lmpi_datatype *odt, int 
 lmpi_status lmpi_impl_Get(void *oa, MPI_Count oc, lmpi_datatype *odt, int t, MPI_Aint disp, MPI_Count tc,
                           lmpi_datatype *tdt, MPI_Win win)
 {
+    if (contiguous_move(win, false, oa, oc, odt, t, disp, tc, tdt))
+        return LMPI_OK;
     lmpi_rma_op op = make_op(LMPI_RMA_GET, t, disp, NULL, oc, odt, oa, 0, NULL, tc, tdt, NULL, NULL);
     return submit(win, &op, NULL);
 }
