@@ -240,38 +240,32 @@ static bool is_integer(MPI_Datatype h)
 }
 
 /* MPI_SUM on a double or float: a CAS loop with the addition inline. */
+#define FLOAT_SUM(F, U)                                                                                       \
+    do {                                                                                                      \
+        U prev = __atomic_load_n((U *)(void *)elem, __ATOMIC_ACQUIRE), next;                                  \
+        F v, x;                                                                                               \
+        memcpy(&v, in, sizeof(F));                                                                            \
+        do {                                                                                                  \
+            memcpy(&x, &prev, sizeof(F));                                                                     \
+            x += v;                                                                                           \
+            memcpy(&next, &x, sizeof(F));                                                                     \
+        } while (!__atomic_compare_exchange_n((U *)(void *)elem, &prev, next, false, __ATOMIC_ACQ_REL,        \
+                                              __ATOMIC_ACQUIRE));                                             \
+        if (old)                                                                                              \
+            memcpy(old, &prev, sizeof(F));                                                                    \
+    } while (0)
+
 static bool float_sum(char *elem, const char *in, char *old, const lmpi_datatype *b)
 {
-    if (b->handle == MPI_DOUBLE) {
-        uint64_t prev = __atomic_load_n((uint64_t *)(void *)elem, __ATOMIC_ACQUIRE), next;
-        double v, x;
-        memcpy(&v, in, 8);
-        do {
-            memcpy(&x, &prev, 8);
-            x += v;
-            memcpy(&next, &x, 8);
-        } while (!__atomic_compare_exchange_n((uint64_t *)(void *)elem, &prev, next, false, __ATOMIC_ACQ_REL,
-                                              __ATOMIC_ACQUIRE));
-        if (old)
-            memcpy(old, &prev, 8);
-        return true;
-    }
-    if (b->handle == MPI_FLOAT) {
-        uint32_t prev = __atomic_load_n((uint32_t *)(void *)elem, __ATOMIC_ACQUIRE), next;
-        float v, x;
-        memcpy(&v, in, 4);
-        do {
-            memcpy(&x, &prev, 4);
-            x += v;
-            memcpy(&next, &x, 4);
-        } while (!__atomic_compare_exchange_n((uint32_t *)(void *)elem, &prev, next, false, __ATOMIC_ACQ_REL,
-                                              __ATOMIC_ACQUIRE));
-        if (old)
-            memcpy(old, &prev, 4);
-        return true;
-    }
-    return false;
+    if (b->handle == MPI_DOUBLE)
+        FLOAT_SUM(double, uint64_t);
+    else if (b->handle == MPI_FLOAT)
+        FLOAT_SUM(float, uint32_t);
+    else
+        return false;
+    return true;
 }
+#undef FLOAT_SUM
 
 /* Can elements of b be updated with CPU atomics? */
 static bool atomic_elem(const lmpi_datatype *b)

@@ -17,6 +17,23 @@ static bool open_for_other_epoch(const lmpi_win *w)
     return w->access == LMPI_EPOCH_NONE || (w->access == LMPI_EPOCH_FENCE && lmpi_win_pending(w) == 0);
 }
 
+static const char *epoch_name(uint8_t a);
+
+/* What lock_all and start check first: asserts they know, no other epoch
+ * open (the same kind again is a sync error, another kind a conflict). */
+static lmpi_status begin_access(lmpi_win *w, int assert, uint8_t kind)
+{
+    if (assert & ~MPI_MODE_NOCHECK) {
+        lmpi_err_detail("assert %d has bits other than MPI_MODE_NOCHECK", assert);
+        return LMPI_ERR_ASSERT;
+    }
+    if (!open_for_other_epoch(w)) {
+        lmpi_err_detail("a %s epoch is open on win", epoch_name(w->access));
+        return w->access == kind ? LMPI_ERR_RMA_SYNC : LMPI_ERR_RMA_CONFLICT;
+    }
+    return LMPI_OK;
+}
+
 static const char *epoch_name(uint8_t a)
 {
     switch (a) {
@@ -294,14 +311,9 @@ lmpi_status lmpi_impl_Win_lock_all(int assert, MPI_Win win)
 {
     lmpi_win *w;
     LMPI_TRY(lmpi_win_arg(win, &w));
-    if (assert & ~MPI_MODE_NOCHECK) {
-        lmpi_err_detail("assert %d has bits other than MPI_MODE_NOCHECK", assert);
-        return lmpi_win_fail(w, LMPI_ERR_ASSERT);
-    }
-    if (!open_for_other_epoch(w)) {
-        lmpi_err_detail("a %s epoch is open on win", epoch_name(w->access));
-        return lmpi_win_fail(w, w->access == LMPI_EPOCH_LOCK_ALL ? LMPI_ERR_RMA_SYNC : LMPI_ERR_RMA_CONFLICT);
-    }
+    lmpi_status st = begin_access(w, assert, LMPI_EPOCH_LOCK_ALL);
+    if (st != LMPI_OK)
+        return lmpi_win_fail(w, st);
     if (w->no_locks) {
         lmpi_err_detail("win was created with info no_locks=true");
         return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
@@ -499,16 +511,11 @@ lmpi_status lmpi_impl_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
     lmpi_win *w;
     LMPI_TRY(lmpi_win_arg(win, &w));
-    if (assert & ~MPI_MODE_NOCHECK) {
-        lmpi_err_detail("assert %d has bits other than MPI_MODE_NOCHECK", assert);
-        return lmpi_win_fail(w, LMPI_ERR_ASSERT);
-    }
-    if (!open_for_other_epoch(w)) {
-        lmpi_err_detail("a %s epoch is open on win", epoch_name(w->access));
-        return lmpi_win_fail(w, w->access == LMPI_EPOCH_START ? LMPI_ERR_RMA_SYNC : LMPI_ERR_RMA_CONFLICT);
-    }
+    lmpi_status st = begin_access(w, assert, LMPI_EPOCH_START);
+    if (st != LMPI_OK)
+        return lmpi_win_fail(w, st);
     int *ranks, n;
-    lmpi_status st = group_ranks(w, group, &ranks, &n);
+    st = group_ranks(w, group, &ranks, &n);
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
     for (int i = 0; i < n; i++)
