@@ -818,23 +818,28 @@ static lmpi_status op_of(MPI_Op h, lmpi_op **o, MPI_Win win)
     return st;
 }
 
-lmpi_status lmpi_impl_Accumulate(const void *oa, MPI_Count oc, lmpi_datatype *odt, int t, MPI_Aint disp,
-                                 MPI_Count tc, lmpi_datatype *tdt, MPI_Op oph, MPI_Win win)
+/* The blocking and request forms differ only in the request. */
+static lmpi_status accumulate(const void *oa, MPI_Count oc, lmpi_datatype *odt, void *ra, MPI_Count rc,
+                              lmpi_datatype *rdt, int t, MPI_Aint disp, MPI_Count tc, lmpi_datatype *tdt, MPI_Op oph,
+                              MPI_Win win, MPI_Request *request)
 {
     lmpi_op *o;
     LMPI_TRY(op_of(oph, &o, win));
-    lmpi_rma_op op = make_op(LMPI_RMA_ACC, t, disp, oa, oc, odt, NULL, 0, NULL, tc, tdt, o, NULL);
-    return submit(win, &op, NULL);
+    lmpi_rma_op op = make_op(rdt ? LMPI_RMA_GACC : LMPI_RMA_ACC, t, disp, oa, oc, odt, ra, rc, rdt, tc, tdt, o, NULL);
+    return submit(win, &op, request);
+}
+
+lmpi_status lmpi_impl_Accumulate(const void *oa, MPI_Count oc, lmpi_datatype *odt, int t, MPI_Aint disp,
+                                 MPI_Count tc, lmpi_datatype *tdt, MPI_Op oph, MPI_Win win)
+{
+    return accumulate(oa, oc, odt, NULL, 0, NULL, t, disp, tc, tdt, oph, win, NULL);
 }
 
 lmpi_status lmpi_impl_Get_accumulate(const void *oa, MPI_Count oc, lmpi_datatype *odt, void *ra, MPI_Count rc,
                                      lmpi_datatype *rdt, int t, MPI_Aint disp, MPI_Count tc, lmpi_datatype *tdt,
                                      MPI_Op oph, MPI_Win win)
 {
-    lmpi_op *o;
-    LMPI_TRY(op_of(oph, &o, win));
-    lmpi_rma_op op = make_op(LMPI_RMA_GACC, t, disp, oa, oc, odt, ra, rc, rdt, tc, tdt, o, NULL);
-    return submit(win, &op, NULL);
+    return accumulate(oa, oc, odt, ra, rc, rdt, t, disp, tc, tdt, oph, win, NULL);
 }
 
 lmpi_status lmpi_impl_Fetch_and_op(const void *oa, void *ra, lmpi_datatype *dt, int t, MPI_Aint disp, MPI_Op oph,
@@ -889,18 +894,12 @@ lmpi_status lmpi_impl_Rget(void *oa, MPI_Count oc, lmpi_datatype *odt, int t, MP
 lmpi_status lmpi_impl_Raccumulate(const void *oa, MPI_Count oc, lmpi_datatype *odt, int t, MPI_Aint disp,
                                   MPI_Count tc, lmpi_datatype *tdt, MPI_Op oph, MPI_Win win, MPI_Request *request)
 {
-    lmpi_op *o;
-    LMPI_TRY(op_of(oph, &o, win));
-    lmpi_rma_op op = make_op(LMPI_RMA_ACC, t, disp, oa, oc, odt, NULL, 0, NULL, tc, tdt, o, NULL);
-    return submit(win, &op, request);
+    return accumulate(oa, oc, odt, NULL, 0, NULL, t, disp, tc, tdt, oph, win, request);
 }
 
 lmpi_status lmpi_impl_Rget_accumulate(const void *oa, MPI_Count oc, lmpi_datatype *odt, void *ra, MPI_Count rc,
                                       lmpi_datatype *rdt, int t, MPI_Aint disp, MPI_Count tc, lmpi_datatype *tdt,
                                       MPI_Op oph, MPI_Win win, MPI_Request *request)
 {
-    lmpi_op *o;
-    LMPI_TRY(op_of(oph, &o, win));
-    lmpi_rma_op op = make_op(LMPI_RMA_GACC, t, disp, oa, oc, odt, ra, rc, rdt, tc, tdt, o, NULL);
-    return submit(win, &op, request);
+    return accumulate(oa, oc, odt, ra, rc, rdt, t, disp, tc, tdt, oph, win, request);
 }
