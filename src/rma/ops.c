@@ -128,6 +128,10 @@ static lmpi_status target_io(const target_ref *ref, MPI_Count count, lmpi_dataty
         return LMPI_OK;
     }
     struct iovec iov[IOV_CHUNK];
+    if (dt->contiguous) { /* one run: no walk of the type */
+        iov[0] = (struct iovec){ref->addr + dt->true_lb, (size_t)bytes};
+        return cma(ref->pid, stream, iov, 1, (size_t)bytes, write);
+    }
     for (MPI_Count pos = 0; pos < bytes;) {
         MPI_Count done = 0;
         int n = lmpi_dt_iov(ref->addr, count, dt, pos, bytes - pos, iov, IOV_CHUNK, &done);
