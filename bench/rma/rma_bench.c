@@ -7,6 +7,9 @@
  *   rma_bench sync [quick]    any ranks: fence time, exclusive lock/unlock
  *                             pairs with every rank contending, window
  *                             creation time per flavour
+ *   rma_bench passive         2 ranks: rank 1 computes for 2 s without
+ *                             calling MPI; rank 0's lock, put, accumulate,
+ *                             unlock on it (create and allocate windows)
  *
  * Output: RESULT <metric> key=value ... value=<number>.  Latencies and
  * times are means over enough iterations to take about BENCH_SECONDS (0.1 s;
@@ -319,6 +322,40 @@ static void sync_metrics(void)
     }
 }
 
+/* A passive target that computes: what rank 0's epoch costs while rank 1
+ * does not enter MPI for 2 s (an implementation that needs the target's
+ * help takes the whole 2 s). */
+static void passive_metrics(void)
+{
+    for (int f = FL_ALLOCATE; f <= FL_CREATE; f++) {
+        window w;
+        open_win(&w, f, 4096);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t = 0;
+        if (rank == 1) {
+            double t0 = MPI_Wtime();
+            volatile double x = 0;
+            while (MPI_Wtime() - t0 < 2.0)
+                x += 1;
+        } else if (rank == 0) {
+            double t0 = MPI_Wtime();
+            while (MPI_Wtime() - t0 < 0.1) /* let rank 1 get into its loop */
+                ;
+            int64_t v = 42, one = 1;
+            t0 = MPI_Wtime();
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, w.win);
+            MPI_Put(&v, 1, MPI_INT64_T, 1, 0, 1, MPI_INT64_T, w.win);
+            MPI_Accumulate(&one, 1, MPI_INT64_T, 1, 0, 1, MPI_INT64_T, MPI_SUM, w.win);
+            MPI_Win_unlock(1, w.win);
+            t = MPI_Wtime() - t0;
+            printf("RESULT passive_epoch_time flavor=%s value=%.2f\n", flavors[f], t * 1e6);
+            fflush(stdout);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        close_win(&w, f);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -333,6 +370,8 @@ int main(int argc, char **argv)
         pair_metrics();
     } else if (!strcmp(what, "sync")) {
         sync_metrics();
+    } else if (!strcmp(what, "passive") && size >= 2) {
+        passive_metrics();
     }
     MPI_Finalize();
     return 0;
