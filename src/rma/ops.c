@@ -647,6 +647,26 @@ static lmpi_status check_acc(lmpi_win *w, const lmpi_rma_op *op)
     return LMPI_OK;
 }
 
+/* The fast paths' view of a segment window: the address of BYTES at byte
+ * offset LB of displacement DISP in member T's data, or NULL when out of
+ * range (the long way then reports it).  Under lock_all it first waits out
+ * an exclusive holder that came before us. */
+static inline char *segment_at(lmpi_win *w, int t, MPI_Aint disp, MPI_Aint lb, MPI_Count bytes)
+{
+    const lmpi_win_slot *s = lmpi_win_slot_of(w, t);
+    MPI_Aint du = w->same_disp ? w->disp_unit : (MPI_Aint)s->disp_unit;
+    uint64_t size = w->same_size ? (uint64_t)w->win_size : s->size;
+    MPI_Aint off = disp * du + lb;
+    if (disp < 0 || off < 0 || (uint64_t)off + (uint64_t)bytes > size)
+        return NULL;
+    if (w->access == LMPI_EPOCH_LOCK_ALL) {
+        int spins = 0;
+        while (LMPI_UNLIKELY(atomic_load(&((lmpi_win_slot *)s)->lock) & LMPI_RMA_EXCL))
+            lmpi_rma_relax(&spins);
+    }
+    return w->data + (w->seg->stride ? (uint64_t)t * w->seg->stride : s->data_off) + off;
+}
+
 /* The commonest accumulate (fetch_and_op, a counter, a histogram bin): one
  * predefined element that CPU atomics can update, in a segment window, eager
  * issue, every check passing.  Carried out here; false sends it the long way
@@ -664,18 +684,9 @@ static bool one_element(lmpi_win *w, const lmpi_rma_op *op)
     if (!op->op->predefined || (noop && op->kind == LMPI_RMA_ACC) || w->acc_same_op_no_op ||
         op_defined(op->op, dt) != LMPI_OK)
         return false;
-    const lmpi_win_slot *s = lmpi_win_slot_of(w, op->target);
-    MPI_Aint du = w->same_disp ? w->disp_unit : (MPI_Aint)s->disp_unit;
-    uint64_t size = w->same_size ? (uint64_t)w->win_size : s->size;
-    MPI_Aint off = op->disp * du;
-    if (op->disp < 0 || (uint64_t)off + (uint64_t)dt->size > size)
+    char *at = segment_at(w, op->target, op->disp, 0, dt->size);
+    if (!at)
         return false;
-    if (w->access == LMPI_EPOCH_LOCK_ALL) {
-        int spins = 0;
-        while (LMPI_UNLIKELY(atomic_load(&s->lock) & LMPI_RMA_EXCL))
-            lmpi_rma_relax(&spins);
-    }
-    char *at = w->data + (w->seg->stride ? (uint64_t)op->target * w->seg->stride : s->data_off) + off;
     atomic_update(at, noop ? NULL : op->obuf, op->rdt ? op->rbuf : NULL, op->op, dt, is_integer(dt->handle));
     lmpi_rma_stat.issued++;
     return true;
@@ -774,18 +785,9 @@ static inline bool contiguous_move(MPI_Win win, bool put, void *obuf, MPI_Count 
     MPI_Count bytes = tc * tdt->size;
     if (oc * odt->size != bytes || check_epoch(w, t, false) != LMPI_OK)
         return false;
-    const lmpi_win_slot *s = lmpi_win_slot_of(w, t);
-    MPI_Aint du = w->same_disp ? w->disp_unit : (MPI_Aint)s->disp_unit;
-    uint64_t size = w->same_size ? (uint64_t)w->win_size : s->size;
-    MPI_Aint off = disp * du + tdt->true_lb;
-    if (disp < 0 || off < 0 || (uint64_t)off + (uint64_t)bytes > size)
+    char *at = segment_at(w, t, disp, tdt->true_lb, bytes);
+    if (!at)
         return false;
-    if (w->access == LMPI_EPOCH_LOCK_ALL) {
-        int spins = 0;
-        while (LMPI_UNLIKELY(atomic_load(&s->lock) & LMPI_RMA_EXCL))
-            lmpi_rma_relax(&spins);
-    }
-    char *at = w->data + (w->seg->stride ? (uint64_t)t * w->seg->stride : s->data_off) + off;
     char *mine = (char *)obuf + odt->true_lb;
     if (put)
         copy_bytes(at, mine, (size_t)bytes);

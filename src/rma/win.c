@@ -265,8 +265,6 @@ static void destroy(lmpi_win *w)
     lmpi_free(w);
 }
 
-size_t lmpi_win_private_bytes(void) { return sizeof(lmpi_win); }
-
 static lmpi_status check_args(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, lmpi_comm *comm, lmpi_info **in)
 {
     if (size < 0) {

@@ -198,7 +198,5 @@ extern lmpi_rma_stats lmpi_rma_stat;
  * (bench/rma `metadata_bytes`): the same sizes the window allocates. */
 typedef enum { LMPI_RMA_ASPECT_WINDOW, LMPI_RMA_ASPECT_FENCE, LMPI_RMA_ASPECT_LOCK, LMPI_RMA_ASPECT_OUTGOING } lmpi_rma_aspect;
 uint64_t lmpi_rma_metadata_bytes(lmpi_rma_aspect aspect, const char *strategy, uint64_t ranks, uint64_t ops);
-/* This process's private bytes for one window (no per-target part). */
-size_t lmpi_win_private_bytes(void);
 
 #endif
