@@ -346,7 +346,9 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
     size_t slots = (size_t)w->size * sizeof(lmpi_win_slot);
     size_t regions =
         flavor == MPI_WIN_FLAVOR_DYNAMIC ? (size_t)w->size * LMPI_RMA_MAX_REGIONS * sizeof(lmpi_win_region) : 0;
-    size_t data_off = align_up(head + slots + regions, LMPI_RMA_LINE);
+    /* data starts on a page: copies into it then share the page offset of
+     * page-aligned user buffers, which memcpy moves fastest */
+    size_t data_off = align_up(head + slots + regions, in_segment ? 4096 : LMPI_RMA_LINE);
     size_t bytes = data_off + (size_t)total;
     st = map_segment(w, bytes, !in_segment && bytes <= 16384);
     if (st != LMPI_OK) {
