@@ -7,6 +7,7 @@
 #include "binding/gen/impl.h"
 #include "coll/shmcoll.h"
 #include "comm/comm.h"
+#include "topo/vtopo.h"
 #include "match/match.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
@@ -99,6 +100,8 @@ static void release_contents(lmpi_comm *c)
     c->info = NULL;
     lmpi_free(c->name);
     c->name = NULL;
+    lmpi_vtopo_release(c->topo);
+    c->topo = NULL;
 }
 
 void lmpi_comm_destroy(lmpi_comm *c)
@@ -412,15 +415,6 @@ lmpi_status lmpi_impl_Comm_get_info(lmpi_comm *comm, MPI_Info *info_used)
         return st;
     }
     *info_used = (MPI_Info)i;
-    return LMPI_OK;
-}
-
-/* No communicator carries a process topology yet (the topology chapter
- * adds them): MPI_UNDEFINED, as for any communicator without one. */
-lmpi_status lmpi_impl_Topo_test(lmpi_comm *comm, int *status)
-{
-    (void)comm;
-    *status = MPI_UNDEFINED;
     return LMPI_OK;
 }
 

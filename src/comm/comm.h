@@ -65,6 +65,7 @@ struct lmpi_comm {
     int nnodes;          /* nodes c spans (known once node_built) */
     lmpi_coll_area *coll_area;
     struct lmpi_bsend_buffer *bsend; /* MPI_Comm_attach_buffer (NULL: none) */
+    struct lmpi_vtopo *topo;         /* process topology (NULL: none; shared with duplicates) */
 };
 
 #define LMPI_COMM_BUILTIN_BASE 0x100u

@@ -8,6 +8,7 @@
 
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
+#include "topo/vtopo.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
 #include "runtime/info.h"
@@ -79,6 +80,7 @@ static lmpi_status dup_finish(lmpi_comm *comm, uint32_t ctx, lmpi_info *info, lm
         if (!c->info)
             return LMPI_ERR_NO_MEM;
     }
+    c->topo = lmpi_vtopo_retain(comm->topo); /* topologies survive dup and idup */
     lmpi_status st = lmpi_attr_copy_all(comm, c);
     return st != LMPI_OK ? st : eager_node_comms(c);
 }

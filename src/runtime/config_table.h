@@ -50,6 +50,19 @@
     X(node_size, "LMPI_NODE_SIZE", INT, "0",                                                      \
       "Treat every N consecutive world ranks as one node (emulates several nodes on one "         \
       "machine for node-aware communicators and collectives); 0 uses the real hosts.")            \
+    X(topo_map, "LMPI_TOPO_MAP", STRING, "auto",                                                  \
+      "How MPI_Cart_create, MPI_Graph_create and MPI_Dist_graph_create map with reorder=1: auto "  \
+      "(grids tiled analytically onto nodes and sockets, graphs with Scotch in two levels), "      \
+      "scotch (Scotch for grids too) or identity (never reorder).")                               \
+    X(topo_report, "LMPI_TOPO_REPORT", BOOL, "0",                                                 \
+      "Rank 0 prints every reordering: the strategy, its time, and hop-bytes, inter-node weight " \
+      "and heaviest node link against the placement as launched and block order.")               \
+    X(topo_hwloc, "LMPI_TOPO_HWLOC", STRING, "",                                                  \
+      "The node model for reordering: an hwloc synthetic topology (\"package:2 core:16\") or an "  \
+      "XML file; empty reads this machine.")                                                      \
+    X(network, "LMPI_NETWORK", STRING, "",                                                        \
+      "The network between nodes for reordering (set by mpiexec --network: torus:AxB, mesh:..., " \
+      "flat:N or a description file); empty: a flat network.")                                    \
     X(node_comms, "LMPI_NODE_COMMS", STRING, "lazy",                                              \
       "When the internal node and node-roots communicators of a communicator are built: lazy "   \
       "(first node-aware collective) or eager (at creation).")                                    \

@@ -630,6 +630,7 @@ static void place_ranks(void)
                 fprintf(stderr, "mpiexec: rank %d on node %s (%s) core %d\n", r, name, coords, (int)core_of[r]);
         }
         add_env("LMPI_VNODE_MAP", map);
+        add_env("LMPI_NETWORK", job.network); /* reordering measures links on it */
         add_env("LMPI_MAP_ORDER", ppr ? m : order.name);
         free(map);
         free(node_of);

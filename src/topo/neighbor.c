@@ -1,0 +1,308 @@
+/* Neighbourhood collectives (MPI 5.0 §8.6): one round of the schedule
+ * engine, a receive from every source and a send to every destination of
+ * the communicator's topology, in blocking, nonblocking and persistent
+ * forms.
+ *
+ * Pairing repeated neighbours: messages between two processes match in the
+ * order they were posted, so each side posts in the order that pairs the
+ * right blocks.  Sends go out in list order.  A Cartesian dimension of size
+ * 1 or 2 (periodic) makes the -1 and +1 neighbour the same process: what it
+ * sends first (to its -1 neighbour) is what this process receives from its
+ * +1 neighbour, so per dimension the +1 receive is posted before the -1
+ * one.  Graph and distributed-graph lists pair in list order, as the
+ * standard defines for repeated edges. */
+#include "binding/check.h"
+#include "binding/gen/impl.h"
+#include "coll/sched.h"
+#include "topo/vtopo.h"
+
+typedef enum { NB_ALLGATHER, NB_ALLGATHERV, NB_ALLTOALL, NB_ALLTOALLV, NB_ALLTOALLW } nb_kind;
+
+typedef struct {
+    nb_kind kind;
+    const char *sbuf;
+    char *rbuf;
+    MPI_Count scount, rcount;
+    lmpi_datatype *sdt, *rdt;
+    lmpi_iarray scounts, sdispls, rcounts, rdispls;
+    const MPI_Aint *swdispls, *rwdispls;
+    const MPI_Datatype *stypes, *rtypes;
+} nb_args;
+
+static lmpi_status topology(lmpi_comm *comm, lmpi_vtopo **t)
+{
+    if (comm->is_inter) {
+        lmpi_err_detail("comm is an intercommunicator (neighbourhood collectives need a process topology)");
+        return LMPI_ERR_COMM;
+    }
+    if (!comm->topo) {
+        lmpi_err_detail("comm %s has no process topology", lmpi_comm_display_name(comm));
+        return LMPI_ERR_TOPOLOGY;
+    }
+    *t = comm->topo;
+    return LMPI_OK;
+}
+
+static lmpi_status need(const lmpi_datatype *dt, MPI_Count count, const char *what)
+{
+    if (!dt || !dt->committed) {
+        lmpi_err_detail("%s is %s", what, dt ? "not committed" : "not a datatype");
+        return LMPI_ERR_TYPE;
+    }
+    if (count < 0) {
+        lmpi_err_detail("the count for %s is %lld (negative)", what, (long long)count);
+        return LMPI_ERR_COUNT;
+    }
+    return LMPI_OK;
+}
+
+/* Block I of the send side (to destination I) and of the receive side. */
+static lmpi_status send_block(const nb_args *a, int i, const void **p, MPI_Count *c, lmpi_datatype **dt)
+{
+    switch (a->kind) {
+    case NB_ALLGATHER:
+    case NB_ALLGATHERV:
+        *p = a->sbuf, *c = a->scount, *dt = a->sdt;
+        break;
+    case NB_ALLTOALL:
+        *p = a->sbuf + (MPI_Aint)i * a->scount * a->sdt->extent, *c = a->scount, *dt = a->sdt;
+        break;
+    case NB_ALLTOALLV:
+        *c = lmpi_iarray_get(a->scounts, (size_t)i), *dt = a->sdt;
+        *p = a->sbuf + lmpi_iarray_get(a->sdispls, (size_t)i) * a->sdt->extent;
+        break;
+    case NB_ALLTOALLW:
+        *c = lmpi_iarray_get(a->scounts, (size_t)i), *dt = lmpi_datatype_or_null(a->stypes[i]);
+        *p = a->sbuf + a->swdispls[i];
+        break;
+    }
+    return need(*dt, *c, "sendtype");
+}
+
+static lmpi_status recv_block(const nb_args *a, int i, void **p, MPI_Count *c, lmpi_datatype **dt)
+{
+    switch (a->kind) {
+    case NB_ALLGATHER:
+    case NB_ALLTOALL:
+        *p = a->rbuf + (MPI_Aint)i * a->rcount * a->rdt->extent, *c = a->rcount, *dt = a->rdt;
+        break;
+    case NB_ALLGATHERV:
+    case NB_ALLTOALLV:
+        *c = lmpi_iarray_get(a->rcounts, (size_t)i), *dt = a->rdt;
+        *p = a->rbuf + lmpi_iarray_get(a->rdispls, (size_t)i) * a->rdt->extent;
+        break;
+    case NB_ALLTOALLW:
+        *c = lmpi_iarray_get(a->rcounts, (size_t)i), *dt = lmpi_datatype_or_null(a->rtypes[i]);
+        *p = a->rbuf + a->rwdispls[i];
+        break;
+    }
+    return need(*dt, *c, "recvtype");
+}
+
+static lmpi_status post_recv(lmpi_sched *s, const nb_args *a, const lmpi_vtopo *t, int i)
+{
+    int peer = t->in[i];
+    void *p;
+    MPI_Count c;
+    lmpi_datatype *dt;
+    LMPI_TRY(recv_block(a, i, &p, &c, &dt));
+    return peer == MPI_PROC_NULL ? LMPI_OK : lmpi_sched_recv(s, p, c, dt, peer);
+}
+
+static lmpi_status build(lmpi_comm *comm, const nb_args *a, MPI_Request *request, bool persist)
+{
+    lmpi_vtopo *t;
+    LMPI_TRY(topology(comm, &t));
+    if (a->sbuf == MPI_IN_PLACE || a->rbuf == MPI_IN_PLACE) {
+        lmpi_err_detail("MPI_IN_PLACE is not allowed in neighbourhood collectives");
+        return LMPI_ERR_BUFFER;
+    }
+    if ((t->indeg && !a->rtypes && a->kind == NB_ALLTOALLW) || (t->outdeg && !a->stypes && a->kind == NB_ALLTOALLW)) {
+        lmpi_err_detail("%s is NULL", a->rtypes ? "sendtypes" : "recvtypes");
+        return LMPI_ERR_ARG;
+    }
+    if (a->kind != NB_ALLTOALLW) {
+        LMPI_TRY(need(a->sdt, 0, "sendtype"));
+        LMPI_TRY(need(a->rdt, 0, "recvtype"));
+    }
+    lmpi_sched *s = lmpi_sched_new(comm);
+    if (!s)
+        return LMPI_ERR_NO_MEM;
+    lmpi_status st = LMPI_OK;
+    bool cart = t->kind == MPI_CART;
+    for (int i = 0; i < t->indeg && st == LMPI_OK; i++) /* Cartesian: +1 before -1 in each dimension */
+        st = post_recv(s, a, t, cart ? (i ^ 1) : i);
+    for (int i = 0; i < t->outdeg && st == LMPI_OK; i++) {
+        const void *p;
+        MPI_Count c;
+        lmpi_datatype *dt;
+        st = send_block(a, i, &p, &c, &dt);
+        if (st == LMPI_OK && t->out[i] != MPI_PROC_NULL)
+            st = lmpi_sched_send(s, p, c, dt, t->out[i]);
+    }
+    if (st != LMPI_OK) {
+        lmpi_sched_free(s);
+        return st;
+    }
+    if (persist)
+        return lmpi_sched_persistent(s, request);
+    return request ? lmpi_sched_start(s, request) : lmpi_sched_run(s);
+}
+
+/* ---- the fifteen entry points -------------------------------------------- */
+
+#define GATHER_ARGS(k)                                                                                       \
+    (nb_args)                                                                                                \
+    {                                                                                                        \
+        .kind = k, .sbuf = sendbuf, .rbuf = recvbuf, .scount = sendcount, .rcount = recvcount, .sdt = sendtype, \
+        .rdt = recvtype                                                                                      \
+    }
+
+lmpi_status lmpi_impl_Neighbor_allgather(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
+                                         void *recvbuf, MPI_Count recvcount, lmpi_datatype *recvtype, lmpi_comm *comm)
+{
+    nb_args a = GATHER_ARGS(NB_ALLGATHER);
+    return build(comm, &a, NULL, false);
+}
+
+lmpi_status lmpi_impl_Ineighbor_allgather(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
+                                          void *recvbuf, MPI_Count recvcount, lmpi_datatype *recvtype,
+                                          lmpi_comm *comm, MPI_Request *request)
+{
+    nb_args a = GATHER_ARGS(NB_ALLGATHER);
+    return build(comm, &a, request, false);
+}
+
+lmpi_status lmpi_impl_Neighbor_allgather_init(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
+                                              void *recvbuf, MPI_Count recvcount, lmpi_datatype *recvtype,
+                                              lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    nb_args a = GATHER_ARGS(NB_ALLGATHER);
+    return build(comm, &a, request, true);
+}
+
+lmpi_status lmpi_impl_Neighbor_alltoall(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
+                                        void *recvbuf, MPI_Count recvcount, lmpi_datatype *recvtype, lmpi_comm *comm)
+{
+    nb_args a = GATHER_ARGS(NB_ALLTOALL);
+    return build(comm, &a, NULL, false);
+}
+
+lmpi_status lmpi_impl_Ineighbor_alltoall(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
+                                         void *recvbuf, MPI_Count recvcount, lmpi_datatype *recvtype,
+                                         lmpi_comm *comm, MPI_Request *request)
+{
+    nb_args a = GATHER_ARGS(NB_ALLTOALL);
+    return build(comm, &a, request, false);
+}
+
+lmpi_status lmpi_impl_Neighbor_alltoall_init(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
+                                             void *recvbuf, MPI_Count recvcount, lmpi_datatype *recvtype,
+                                             lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    nb_args a = GATHER_ARGS(NB_ALLTOALL);
+    return build(comm, &a, request, true);
+}
+
+#define GATHERV_ARGS                                                                                          \
+    (nb_args)                                                                                                 \
+    {                                                                                                         \
+        .kind = NB_ALLGATHERV, .sbuf = sendbuf, .rbuf = recvbuf, .scount = sendcount, .sdt = sendtype,       \
+        .rcounts = recvcounts, .rdispls = displs, .rdt = recvtype                                             \
+    }
+
+lmpi_status lmpi_impl_Neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
+                                          void *recvbuf, lmpi_iarray recvcounts, lmpi_iarray displs,
+                                          lmpi_datatype *recvtype, lmpi_comm *comm)
+{
+    nb_args a = GATHERV_ARGS;
+    return build(comm, &a, NULL, false);
+}
+
+lmpi_status lmpi_impl_Ineighbor_allgatherv(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
+                                           void *recvbuf, lmpi_iarray recvcounts, lmpi_iarray displs,
+                                           lmpi_datatype *recvtype, lmpi_comm *comm, MPI_Request *request)
+{
+    nb_args a = GATHERV_ARGS;
+    return build(comm, &a, request, false);
+}
+
+lmpi_status lmpi_impl_Neighbor_allgatherv_init(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
+                                               void *recvbuf, lmpi_iarray recvcounts, lmpi_iarray displs,
+                                               lmpi_datatype *recvtype, lmpi_comm *comm, MPI_Info info,
+                                               MPI_Request *request)
+{
+    (void)info;
+    nb_args a = GATHERV_ARGS;
+    return build(comm, &a, request, true);
+}
+
+#define ALLTOALLV_ARGS                                                                                        \
+    (nb_args)                                                                                                 \
+    {                                                                                                         \
+        .kind = NB_ALLTOALLV, .sbuf = sendbuf, .rbuf = recvbuf, .scounts = sendcounts, .sdispls = sdispls,   \
+        .sdt = sendtype, .rcounts = recvcounts, .rdispls = rdispls, .rdt = recvtype                          \
+    }
+
+lmpi_status lmpi_impl_Neighbor_alltoallv(const void *sendbuf, lmpi_iarray sendcounts, lmpi_iarray sdispls,
+                                         lmpi_datatype *sendtype, void *recvbuf, lmpi_iarray recvcounts,
+                                         lmpi_iarray rdispls, lmpi_datatype *recvtype, lmpi_comm *comm)
+{
+    nb_args a = ALLTOALLV_ARGS;
+    return build(comm, &a, NULL, false);
+}
+
+lmpi_status lmpi_impl_Ineighbor_alltoallv(const void *sendbuf, lmpi_iarray sendcounts, lmpi_iarray sdispls,
+                                          lmpi_datatype *sendtype, void *recvbuf, lmpi_iarray recvcounts,
+                                          lmpi_iarray rdispls, lmpi_datatype *recvtype, lmpi_comm *comm,
+                                          MPI_Request *request)
+{
+    nb_args a = ALLTOALLV_ARGS;
+    return build(comm, &a, request, false);
+}
+
+lmpi_status lmpi_impl_Neighbor_alltoallv_init(const void *sendbuf, lmpi_iarray sendcounts, lmpi_iarray sdispls,
+                                              lmpi_datatype *sendtype, void *recvbuf, lmpi_iarray recvcounts,
+                                              lmpi_iarray rdispls, lmpi_datatype *recvtype, lmpi_comm *comm,
+                                              MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    nb_args a = ALLTOALLV_ARGS;
+    return build(comm, &a, request, true);
+}
+
+#define ALLTOALLW_ARGS                                                                                        \
+    (nb_args)                                                                                                 \
+    {                                                                                                         \
+        .kind = NB_ALLTOALLW, .sbuf = sendbuf, .rbuf = recvbuf, .scounts = sendcounts, .swdispls = sdispls,  \
+        .stypes = sendtypes, .rcounts = recvcounts, .rwdispls = rdispls, .rtypes = recvtypes                  \
+    }
+
+lmpi_status lmpi_impl_Neighbor_alltoallw(const void *sendbuf, lmpi_iarray sendcounts, const MPI_Aint sdispls[],
+                                         const MPI_Datatype sendtypes[], void *recvbuf, lmpi_iarray recvcounts,
+                                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], lmpi_comm *comm)
+{
+    nb_args a = ALLTOALLW_ARGS;
+    return build(comm, &a, NULL, false);
+}
+
+lmpi_status lmpi_impl_Ineighbor_alltoallw(const void *sendbuf, lmpi_iarray sendcounts, const MPI_Aint sdispls[],
+                                          const MPI_Datatype sendtypes[], void *recvbuf, lmpi_iarray recvcounts,
+                                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                          lmpi_comm *comm, MPI_Request *request)
+{
+    nb_args a = ALLTOALLW_ARGS;
+    return build(comm, &a, request, false);
+}
+
+lmpi_status lmpi_impl_Neighbor_alltoallw_init(const void *sendbuf, lmpi_iarray sendcounts, const MPI_Aint sdispls[],
+                                              const MPI_Datatype sendtypes[], void *recvbuf, lmpi_iarray recvcounts,
+                                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                              lmpi_comm *comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    nb_args a = ALLTOALLW_ARGS;
+    return build(comm, &a, request, true);
+}
