@@ -5,8 +5,8 @@
 #
 #   tests/tools/mpi4py.sh [BUILD_DIR] [VERSION]
 #
-# The chapters LeanMPI does not have yet (process topologies, I/O,
-# dynamic processes: their own issues) are left out with -e, and so is
+# The chapters LeanMPI does not have yet (I/O, dynamic processes: their
+# own issues) are left out with -e, and so is
 # mpi4py.futures/util.pool, which starts its workers with MPI_Comm_spawn.
 # Prints one summary line per run (tests, failures, errors, skips) and
 # exits non-zero when a run has a failure or an error, 77 (CTest: skipped)
@@ -39,11 +39,10 @@ tests="$src/mpi4py-$version/test"
 # whole modules of the missing chapters (I/O, dynamic processes, topologies:
 # test_subclass opens a file when it is imported; the RMA modules skip by
 # themselves when something is missing) ...
-missing="-e test_file -e test_io -e test_subclass -e test_spawn -e test_dynproc -e test_futures -e test_util_pool
-         -e test_comm_topo -e test_cco_ngh -e test_cco_pr_ngh"
+missing="-e test_file -e test_io -e test_subclass -e test_spawn -e test_dynproc -e test_futures -e test_util_pool"
 # ... and the single tests of other modules that need them: files
-# (TestErrhandlerFile, testSafeFreeCreated), MPI_Dims_create (testDarray)
-missing="$missing -x TestErrhandlerFile -x testSafeFreeCreated -x testDarray"
+# (TestErrhandlerFile, testSafeFreeCreated)
+missing="$missing -x TestErrhandlerFile -x testSafeFreeCreated"
 
 status=0
 run() {
