@@ -150,6 +150,11 @@ lmpi_status lmpi_icoll_bcast(lmpi_comm *c, void *buf, size_t bytes, int root);
  * message at once; a longer message than expected is LMPI_ERR_TRUNCATE. */
 lmpi_status lmpi_icoll_send(lmpi_comm *c, uint32_t ctx, int tag, const void *buf, size_t bytes, int dest);
 lmpi_status lmpi_icoll_recv(lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int src);
+/* A receive into a request the caller owns (on its stack), and its end. */
+struct lmpi_request;
+void lmpi_icoll_post_recv(struct lmpi_request *r, lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes,
+                          int src);
+lmpi_status lmpi_icoll_finish_recv(struct lmpi_request *r);
 lmpi_status lmpi_icoll_exchange(lmpi_comm *c, uint32_t ctx, int tag, const void *out, size_t sbytes, int dest,
                                 void *in, size_t rbytes, int src);
 lmpi_status lmpi_icoll_tree_bcast(lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int root);

@@ -29,13 +29,16 @@ lmpi_status lmpi_icoll_send(lmpi_comm *c, uint32_t ctx, int tag, const void *buf
     return st != LMPI_OK ? st : lmpi_pt2pt_wait_free(r, MPI_STATUS_IGNORE);
 }
 
-static void post(lmpi_request *r, lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int src)
+void lmpi_icoll_post_recv(lmpi_request *r, lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int src)
 {
     lmpi_pt2pt_recv_init(r, buf, bytes, src, tag, c, ctx);
     lmpi_pt2pt_recv_start(r);
 }
 
-static lmpi_status finish_recv(lmpi_request *r)
+#define post lmpi_icoll_post_recv
+#define finish_recv lmpi_icoll_finish_recv
+
+lmpi_status lmpi_icoll_finish_recv(lmpi_request *r)
 {
     lmpi_progress_wait_flag(&r->complete);
     if (LMPI_UNLIKELY(r->status.MPI_ERROR == MPI_ERR_TRUNCATE)) {

@@ -11,9 +11,12 @@
  * +1 neighbour, so per dimension the +1 receive is posted before the -1
  * one.  Graph and distributed-graph lists pair in list order, as the
  * standard defines for repeated edges. */
+#include <string.h>
+
 #include "binding/check.h"
 #include "binding/gen/impl.h"
 #include "coll/sched.h"
+#include "coll/short.h"
 #include "topo/vtopo.h"
 
 typedef enum { NB_ALLGATHER, NB_ALLGATHERV, NB_ALLTOALL, NB_ALLTOALLV, NB_ALLTOALLW } nb_kind;
@@ -109,6 +112,62 @@ static lmpi_status post_recv(lmpi_sched *s, const nb_args *a, const lmpi_vtopo *
     return peer == MPI_PROC_NULL ? LMPI_OK : lmpi_sched_recv(s, p, c, dt, peer);
 }
 
+/* Blocking allgather and alltoall of small contiguous blocks: receives
+ * into requests on the stack, sends on the transport's immediate path, no
+ * schedule (as the short collectives do, with the same tag sequence). */
+#define QUICK_MAX_NEIGHBOURS 32
+
+static bool quick_fits(const nb_args *a, const lmpi_vtopo *t)
+{
+    return (a->kind == NB_ALLGATHER || a->kind == NB_ALLTOALL) && t->indeg <= QUICK_MAX_NEIGHBOURS &&
+           lmpi_coll_short_fits(a->scount, a->sdt) && lmpi_coll_short_fits(a->rcount, a->rdt);
+}
+
+static lmpi_status quick(lmpi_comm *comm, const nb_args *a, const lmpi_vtopo *t)
+{
+    lmpi_request r[QUICK_MAX_NEIGHBOURS];
+    bool posted[QUICK_MAX_NEIGHBOURS];
+    uint32_t ctx = comm->context_id + LMPI_CTX_COLL;
+    int tag = LMPI_COLL_TAG_BLOCKING | (int)(comm->coll_seq++ & LMPI_COLL_SEQ_MASK);
+    size_t rbytes = (size_t)(a->rcount * a->rdt->size), sbytes = (size_t)(a->scount * a->sdt->size);
+    char *rbase = (char *)lmpi_dt_contig_ptr(a->rbuf, a->rdt);
+    const char *sbase = lmpi_dt_contig_ptr(a->sbuf, a->sdt);
+    bool cart = t->kind == MPI_CART;
+    int me = comm->rank;
+    for (int k = 0; k < t->indeg; k++) { /* Cartesian: +1 before -1 (see the top) */
+        int i = cart ? (k ^ 1) : k;
+        /* a periodic dimension of one process: both neighbours are this
+         * process, and what goes to -1 arrives from +1: a copy */
+        posted[i] = t->in[i] != MPI_PROC_NULL && !(cart && t->in[i] == me && t->in[i ^ 1] == me);
+        if (posted[i])
+            lmpi_icoll_post_recv(&r[i], comm, ctx, tag, rbase + (MPI_Aint)i * a->rcount * a->rdt->extent, rbytes,
+                                 t->in[i]);
+    }
+    lmpi_status st = LMPI_OK;
+    for (int i = 0; i < t->outdeg; i++) {
+        if (t->out[i] == MPI_PROC_NULL)
+            continue;
+        const char *p = a->kind == NB_ALLTOALL ? sbase + (MPI_Aint)i * a->scount * a->sdt->extent : sbase;
+        if (cart && t->out[i] == me && t->out[i ^ 1] == me) {
+            if (sbytes != rbytes) {
+                lmpi_err_detail("a neighbour's block is %zu bytes, the receive block %zu", sbytes, rbytes);
+                st = st == LMPI_OK ? LMPI_ERR_TRUNCATE : st;
+            } else {
+                memcpy(rbase + (MPI_Aint)(i ^ 1) * a->rcount * a->rdt->extent, p, sbytes);
+            }
+            continue;
+        }
+        lmpi_status e = lmpi_icoll_send(comm, ctx, tag, p, sbytes, t->out[i]);
+        st = st == LMPI_OK ? e : st;
+    }
+    for (int i = 0; i < t->indeg; i++)
+        if (posted[i]) {
+            lmpi_status e = lmpi_icoll_finish_recv(&r[i]);
+            st = st == LMPI_OK ? e : st;
+        }
+    return st;
+}
+
 static lmpi_status build(lmpi_comm *comm, const nb_args *a, MPI_Request *request, bool persist)
 {
     lmpi_vtopo *t;
@@ -125,6 +184,8 @@ static lmpi_status build(lmpi_comm *comm, const nb_args *a, MPI_Request *request
         LMPI_TRY(need(a->sdt, 0, "sendtype"));
         LMPI_TRY(need(a->rdt, 0, "recvtype"));
     }
+    if (!request && quick_fits(a, t))
+        return quick(comm, a, t);
     lmpi_sched *s = lmpi_sched_new(comm);
     if (!s)
         return LMPI_ERR_NO_MEM;
