@@ -50,6 +50,10 @@
     X(node_size, "LMPI_NODE_SIZE", INT, "0",                                                      \
       "Treat every N consecutive world ranks as one node (emulates several nodes on one "         \
       "machine for node-aware communicators and collectives); 0 uses the real hosts.")            \
+    X(vnode_link, "LMPI_VNODE_LINK", STRING, "",                                                  \
+      "LATENCY_US:GBYTES_PER_S: give the emulated nodes of one machine (LMPI_NODE_SIZE, mpiexec " \
+      "--network) a network: a message leaving a node holds the node's uplink for latency + "      \
+      "bytes / bandwidth. For experiments (reordering, placement); empty: no emulated cost.")      \
     X(topo_map, "LMPI_TOPO_MAP", STRING, "auto",                                                  \
       "How MPI_Cart_create, MPI_Graph_create and MPI_Dist_graph_create map with reorder=1: auto "  \
       "(grids tiled analytically onto nodes and sockets, graphs with Scotch in two levels), "      \

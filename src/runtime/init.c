@@ -161,15 +161,26 @@ static lmpi_status start_runtime(int required, int *provided)
     lmpi_status st = world_nodes(&node_of);
     if (st == LMPI_OK)
         st = lmpi_comm_init_world(info.size, info.rank, node_of);
-    lmpi_free(node_of);
-    if (st != LMPI_OK)
+    if (st != LMPI_OK) {
+        lmpi_free(node_of);
         return st;
+    }
     lmpi_rt.local_rank = info.rank;
     lmpi_rt.local_size = info.size;
     st = lmpi_match_select(NULL);
     if (st != LMPI_OK)
         return st;
     st = lmpi_shm_init(info.rank, info.size, info.kvsname);
+    if (st == LMPI_OK && lmpi_config.vnode_link && *lmpi_config.vnode_link) {
+        double lat, bw;
+        if (sscanf(lmpi_config.vnode_link, "%lf:%lf", &lat, &bw) == 2 && lat >= 0 && bw > 0) {
+            lmpi_shm_emulate_links(node_of, info.size, lat, bw);
+        } else {
+            lmpi_err_detail("LMPI_VNODE_LINK=%s: expected LATENCY_US:GBYTES_PER_S (e.g. 2:5)", lmpi_config.vnode_link);
+            st = LMPI_ERR_OTHER;
+        }
+    }
+    lmpi_free(node_of);
     if (st != LMPI_OK)
         return st;
     /* Ranks that outnumber the cores hand the processor over at the first

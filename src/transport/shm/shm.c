@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -66,6 +67,7 @@ typedef struct {
     lmpi_shmq freeq;
     _Atomic int32_t pid;
     char pad[60];
+    _Atomic uint64_t link_free; /* emulated node uplink (first rank of a node): busy until, ns */
 } rank_area;
 
 typedef struct {
@@ -361,6 +363,58 @@ size_t lmpi_shm_max_payload(void)
     return CELL_PAYLOAD;
 }
 
+/* ---- emulated links between emulated nodes ------------------------------
+ * LMPI_VNODE_LINK gives the virtual nodes of one machine (LMPI_NODE_SIZE,
+ * mpiexec --network) a network: every message that leaves a node holds its
+ * node's uplink for latency + bytes / bandwidth, and its sender waits until
+ * its turn on the link has passed.  One uplink per node, shared by the
+ * node's ranks (a NIC), kept in the first rank's area.  Only for
+ * experiments (reordering's effect, docs/performance.md); off by default. */
+static struct {
+    bool on;
+    int *node_of, *leader; /* per local rank: its node, and its node's first rank */
+    double lat_ns, ns_per_byte;
+} elink;
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void lmpi_shm_emulate_links(const int *node_of, int n, double lat_us, double gbytes_per_s)
+{
+    elink.node_of = lmpi_malloc(sizeof(int) * (size_t)n, LMPI_MEM_SHM);
+    elink.leader = lmpi_malloc(sizeof(int) * (size_t)n, LMPI_MEM_SHM);
+    if (!elink.node_of || !elink.leader || gbytes_per_s <= 0)
+        return;
+    for (int r = 0; r < n; r++) {
+        elink.node_of[r] = node_of[r];
+        elink.leader[r] = r;
+        for (int q = 0; q < r; q++)
+            if (node_of[q] == node_of[r]) {
+                elink.leader[r] = q;
+                break;
+            }
+    }
+    elink.lat_ns = lat_us * 1e3;
+    elink.ns_per_byte = 1.0 / gbytes_per_s;
+    elink.on = true;
+}
+
+static void link_hold(uint64_t bytes)
+{
+    _Atomic uint64_t *free = &shm.ranks[elink.leader[shm.me]].link_free;
+    uint64_t cost = (uint64_t)(elink.lat_ns + (double)bytes * elink.ns_per_byte), now = now_ns();
+    uint64_t old = atomic_load(free), end;
+    do
+        end = (old > now ? old : now) + cost;
+    while (!atomic_compare_exchange_weak(free, &old, end));
+    while (now_ns() < end)
+        sched_yield();
+}
+
 /* The payload is copied, or written by `fill` straight into the fast box or
  * cell (a non-contiguous type packs there: no intermediate copy). */
 static inline lmpi_status send_core(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
@@ -401,14 +455,26 @@ static inline lmpi_status send_core(int dest, const lmpi_pkt_hdr *hdr, const voi
     return LMPI_OK;
 }
 
+/* A message leaving an emulated node pays its link after it is handed over
+ * (a send retried for want of a cell pays once). */
+static inline lmpi_status send_linked(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
+                                      lmpi_pkt_fill fill, void *arg)
+{
+    lmpi_status st = send_core(dest, hdr, payload, len, fill, arg);
+    if (LMPI_UNLIKELY(elink.on) && st == LMPI_OK && (hdr->type == LMPI_PKT_EAGER || hdr->type == LMPI_PKT_RTS) &&
+        elink.node_of[dest] != elink.node_of[shm.me])
+        link_hold(hdr->len);
+    return st;
+}
+
 lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
 {
-    return send_core(dest, hdr, payload, len, NULL, NULL);
+    return send_linked(dest, hdr, payload, len, NULL, NULL);
 }
 
 lmpi_status lmpi_shm_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg)
 {
-    return send_core(dest, hdr, NULL, len, fill, arg);
+    return send_linked(dest, hdr, NULL, len, fill, arg);
 }
 
 static void deliver_fastbox(int src, fastbox_header *fb)

@@ -9,6 +9,9 @@ lmpi_status lmpi_shm_init(int me, int n, const char *job);
 void lmpi_shm_finalize(void);
 size_t lmpi_shm_segment_size(void);
 size_t lmpi_shm_eager_max(void);
+/* Emulated links between the emulated nodes of this machine (node_of: the
+ * node of each local rank): LMPI_VNODE_LINK. */
+void lmpi_shm_emulate_links(const int *node_of, int n, double lat_us, double gbytes_per_s);
 
 /* Shared memory for collectives: BYTES (zeroed) from the segment's pool, as
  * an offset every local rank can turn into an address with lmpi_shm_at; 0
