@@ -19,10 +19,14 @@ build: deps
 	@cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The mapping model on the paper's example first, then the showcase placed by
-# it on a modelled 2x2 torus of dual-core nodes.
+# The mapping model on the paper's example first, the reordering of a stencil
+# on round-robin placement (part 6, 16 ranks on 4 emulated nodes), then the
+# showcase placed by the model on a modelled 2x2 torus of dual-core nodes,
+# ending with the memory report.
 demo: build
 	$(BUILD)/bin/leanmpi-map --network torus:8x16x32 --cores 4 --pattern 2d-nn:128x128:star --show TXYZ,XYZT,TZXY
+	$(BUILD)/bin/mpiexec -n 16 --oversubscribe --network flat:4 --cores 4 --map-by node -genv LMPI_VNODE_LINK 2:0.5 \
+		$(BUILD)/examples/showcase stencil
 	LMPI_MEMORY_REPORT=1 $(BUILD)/bin/mpiexec -n 4 --network torus:2x2 --cores 2 --pattern 2d-nn:2x2:box \
 		--map-by auto $(BUILD)/examples/showcase
 
