@@ -18,6 +18,7 @@
 #include "runtime/config.h"
 #include "runtime/mpit.h"
 #include "rma/win.h"
+#include "topo/vtopo.h"
 
 typedef uint64_t (*pvar_reader)(int arg);
 
@@ -55,6 +56,13 @@ static uint64_t read_rma(int which)
            : which == 1 ? lmpi_rma_stat.buffered
            : which == 2 ? lmpi_rma_stat.lock_waits
                         : lmpi_rma_stat.pool_drains;
+}
+static uint64_t read_topo(int which)
+{
+    const lmpi_topo_stats *t = &lmpi_topo_stat;
+    const uint64_t v[] = {t->reorders, t->hop_bytes, t->hop_bytes_launch, t->hop_bytes_block, t->internode,
+                          t->max_link, t->micros};
+    return v[which];
 }
 static uint64_t read_comms(int a) { (void)a; return (uint64_t)lmpi_comm_live(); }
 static uint64_t read_rankmap_tables(int a) { (void)a; return (uint64_t)lmpi_rankmap_table_bytes(); }
@@ -97,6 +105,20 @@ static const pvar_def pvars[] = {
      MPI_T_PVAR_CLASS_COUNTER, read_rma, 2},
     {"lmpi_rma_pool_drains", "times buffered RMA operations were issued (flush, epoch end, full pool)",
      MPI_T_PVAR_CLASS_COUNTER, read_rma, 3},
+    {"lmpi_topo_reorders", "topology creations with reorder=1 that changed the ranks", MPI_T_PVAR_CLASS_COUNTER,
+     read_topo, 0},
+    {"lmpi_topo_hop_bytes", "the last reordering: weighted hop-bytes of the mapping kept", MPI_T_PVAR_CLASS_LEVEL,
+     read_topo, 1},
+    {"lmpi_topo_hop_bytes_launch", "the last reordering: weighted hop-bytes of the placement as launched",
+     MPI_T_PVAR_CLASS_LEVEL, read_topo, 2},
+    {"lmpi_topo_hop_bytes_block", "the last reordering: weighted hop-bytes of block order", MPI_T_PVAR_CLASS_LEVEL,
+     read_topo, 3},
+    {"lmpi_topo_internode", "the last reordering: edge weight between nodes, mapping kept", MPI_T_PVAR_CLASS_LEVEL,
+     read_topo, 4},
+    {"lmpi_topo_max_link", "the last reordering: heaviest node uplink, mapping kept", MPI_T_PVAR_CLASS_LEVEL,
+     read_topo, 5},
+    {"lmpi_topo_map_time", "the last reordering: time the mapping took, in microseconds", MPI_T_PVAR_CLASS_LEVEL,
+     read_topo, 6},
     {"lmpi_comms", "communicators alive (user and internal, not the predefined ones)", MPI_T_PVAR_CLASS_LEVEL,
      read_comms, 0},
     {"lmpi_rankmaps_direct", "rank maps (communicators and groups) in direct mode", MPI_T_PVAR_CLASS_LEVEL,

@@ -114,13 +114,30 @@ static lmpi_status post_recv(lmpi_sched *s, const nb_args *a, const lmpi_vtopo *
 
 /* Blocking allgather and alltoall of small contiguous blocks: receives
  * into requests on the stack, sends on the transport's immediate path, no
- * schedule (as the short collectives do, with the same tag sequence). */
+ * schedule (as the short collectives do, with the same tag sequence).  A
+ * Cartesian dimension whose two neighbours are one process (periodic, size
+ * 1 or 2) costs one message, not two: a copy when it is this process; else
+ * both blocks in one message (alltoall: they are adjacent in both buffers,
+ * and swap places on arrival, as what the peer sends its -1 side arrives
+ * from this process's +1 side), or the one block once (allgather). */
 #define QUICK_MAX_NEIGHBOURS 32
 
 static bool quick_fits(const nb_args *a, const lmpi_vtopo *t)
 {
     return (a->kind == NB_ALLGATHER || a->kind == NB_ALLTOALL) && t->indeg <= QUICK_MAX_NEIGHBOURS &&
-           lmpi_coll_short_fits(a->scount, a->sdt) && lmpi_coll_short_fits(a->rcount, a->rdt);
+           lmpi_coll_short_fits(a->scount, a->sdt) && lmpi_coll_short_fits(a->rcount, a->rdt) &&
+           a->scount * a->sdt->size == a->rcount * a->rdt->size && a->sdt->extent == a->sdt->size &&
+           a->rdt->extent == a->rdt->size;
+}
+
+typedef enum { PAIR_NONE, PAIR_SELF, PAIR_PEER } pair_kind;
+
+/* How neighbour slots i and i^1 of a Cartesian topology are served. */
+static pair_kind pair_of(const lmpi_vtopo *t, int i, int me)
+{
+    if (t->kind != MPI_CART || t->in[i] != t->in[i ^ 1] || t->in[i] == MPI_PROC_NULL)
+        return PAIR_NONE;
+    return t->in[i] == me ? PAIR_SELF : PAIR_PEER;
 }
 
 static lmpi_status quick(lmpi_comm *comm, const nb_args *a, const lmpi_vtopo *t)
@@ -129,42 +146,52 @@ static lmpi_status quick(lmpi_comm *comm, const nb_args *a, const lmpi_vtopo *t)
     bool posted[QUICK_MAX_NEIGHBOURS];
     uint32_t ctx = comm->context_id + LMPI_CTX_COLL;
     int tag = LMPI_COLL_TAG_BLOCKING | (int)(comm->coll_seq++ & LMPI_COLL_SEQ_MASK);
-    size_t rbytes = (size_t)(a->rcount * a->rdt->size), sbytes = (size_t)(a->scount * a->sdt->size);
+    size_t bytes = (size_t)(a->rcount * a->rdt->size);
+    bool alltoall = a->kind == NB_ALLTOALL;
     char *rbase = (char *)lmpi_dt_contig_ptr(a->rbuf, a->rdt);
     const char *sbase = lmpi_dt_contig_ptr(a->sbuf, a->sdt);
     bool cart = t->kind == MPI_CART;
     int me = comm->rank;
     for (int k = 0; k < t->indeg; k++) { /* Cartesian: +1 before -1 (see the top) */
         int i = cart ? (k ^ 1) : k;
-        /* a periodic dimension of one process: both neighbours are this
-         * process, and what goes to -1 arrives from +1: a copy */
-        posted[i] = t->in[i] != MPI_PROC_NULL && !(cart && t->in[i] == me && t->in[i ^ 1] == me);
-        if (posted[i])
-            lmpi_icoll_post_recv(&r[i], comm, ctx, tag, rbase + (MPI_Aint)i * a->rcount * a->rdt->extent, rbytes,
-                                 t->in[i]);
+        pair_kind pk = pair_of(t, i, me);
+        posted[i] = t->in[i] != MPI_PROC_NULL && pk != PAIR_SELF && !(pk == PAIR_PEER && (i & 1));
+        if (posted[i]) /* a peer pair lands in slot i (even) and, for alltoall, i + 1 */
+            lmpi_icoll_post_recv(&r[i], comm, ctx, tag, rbase + (size_t)i * bytes,
+                                 pk == PAIR_PEER && alltoall ? 2 * bytes : bytes, t->in[i]);
     }
     lmpi_status st = LMPI_OK;
     for (int i = 0; i < t->outdeg; i++) {
         if (t->out[i] == MPI_PROC_NULL)
             continue;
-        const char *p = a->kind == NB_ALLTOALL ? sbase + (MPI_Aint)i * a->scount * a->sdt->extent : sbase;
-        if (cart && t->out[i] == me && t->out[i ^ 1] == me) {
-            if (sbytes != rbytes) {
-                lmpi_err_detail("a neighbour's block is %zu bytes, the receive block %zu", sbytes, rbytes);
-                st = st == LMPI_OK ? LMPI_ERR_TRUNCATE : st;
-            } else {
-                memcpy(rbase + (MPI_Aint)(i ^ 1) * a->rcount * a->rdt->extent, p, sbytes);
-            }
+        const char *p = alltoall ? sbase + (size_t)i * bytes : sbase;
+        pair_kind pk = pair_of(t, i, me);
+        if (pk == PAIR_SELF) { /* what goes to -1 arrives from +1 */
+            memcpy(rbase + (size_t)(i ^ 1) * bytes, p, bytes);
             continue;
         }
-        lmpi_status e = lmpi_icoll_send(comm, ctx, tag, p, sbytes, t->out[i]);
+        if (pk == PAIR_PEER && (i & 1))
+            continue; /* sent with slot i - 1 */
+        lmpi_status e = lmpi_icoll_send(comm, ctx, tag, p, pk == PAIR_PEER && alltoall ? 2 * bytes : bytes, t->out[i]);
         st = st == LMPI_OK ? e : st;
     }
-    for (int i = 0; i < t->indeg; i++)
-        if (posted[i]) {
-            lmpi_status e = lmpi_icoll_finish_recv(&r[i]);
-            st = st == LMPI_OK ? e : st;
+    for (int i = 0; i < t->indeg; i++) {
+        if (!posted[i])
+            continue;
+        lmpi_status e = lmpi_icoll_finish_recv(&r[i]);
+        st = st == LMPI_OK ? e : st;
+        if (pair_of(t, i, me) != PAIR_PEER)
+            continue;
+        char *x = rbase + (size_t)i * bytes, *y = x + bytes;
+        if (alltoall) { /* the peer's -1 block is my +1 block and the other way round */
+            char tmp[LMPI_COLL_SHORT_MAX];
+            memcpy(tmp, x, bytes);
+            memmove(x, y, bytes);
+            memcpy(y, tmp, bytes);
+        } else {
+            memcpy(y, x, bytes);
         }
+    }
     return st;
 }
 
@@ -191,15 +218,27 @@ static lmpi_status build(lmpi_comm *comm, const nb_args *a, MPI_Request *request
         return LMPI_ERR_NO_MEM;
     lmpi_status st = LMPI_OK;
     bool cart = t->kind == MPI_CART;
+    int me = comm->rank;
     for (int i = 0; i < t->indeg && st == LMPI_OK; i++) /* Cartesian: +1 before -1 in each dimension */
-        st = post_recv(s, a, t, cart ? (i ^ 1) : i);
+        if (pair_of(t, i, me) != PAIR_SELF)
+            st = post_recv(s, a, t, cart ? (i ^ 1) : i);
     for (int i = 0; i < t->outdeg && st == LMPI_OK; i++) {
         const void *p;
         MPI_Count c;
         lmpi_datatype *dt;
         st = send_block(a, i, &p, &c, &dt);
-        if (st == LMPI_OK && t->out[i] != MPI_PROC_NULL)
+        if (st != LMPI_OK || t->out[i] == MPI_PROC_NULL)
+            continue;
+        if (pair_of(t, i, me) == PAIR_SELF) { /* a copy: what goes to -1 arrives from +1 */
+            void *rp;
+            MPI_Count rc;
+            lmpi_datatype *rdt;
+            st = recv_block(a, i ^ 1, &rp, &rc, &rdt);
+            if (st == LMPI_OK)
+                st = lmpi_sched_copy(s, p, c, dt, rp, rc, rdt);
+        } else {
             st = lmpi_sched_send(s, p, c, dt, t->out[i]);
+        }
     }
     if (st != LMPI_OK) {
         lmpi_sched_free(s);

@@ -311,7 +311,7 @@ static void quality_to_info(lmpi_comm *c, const lmpi_remap_quality *q)
     lmpi_info_put(c->info, "lmpi_topo_map_ms", v);
 }
 
-static void record(const lmpi_remap_quality *q, const char *what, int n)
+static void record(const lmpi_comm *old, const lmpi_remap_quality *q, const char *what, int n)
 {
     if (q->strategy != LMPI_REMAP_IDENTITY)
         lmpi_topo_stat.reorders++;
@@ -321,7 +321,7 @@ static void record(const lmpi_remap_quality *q, const char *what, int n)
     lmpi_topo_stat.internode = (uint64_t)q->chosen.internode;
     lmpi_topo_stat.max_link = (uint64_t)q->chosen.max_link;
     lmpi_topo_stat.micros = (uint64_t)(q->millis * 1e3);
-    if (lmpi_config.topo_report && lmpi_rt.world_rank == 0)
+    if (lmpi_config.topo_report && old->rank == 0)
         fprintf(stderr,
                 "LeanMPI topology: %s of %d processes mapped by %s in %.3f ms: hop-bytes %.0f (as launched %.0f, "
                 "block order %.0f), inter-node weight %.0f (as launched %.0f), inter-socket %.0f, heaviest node "
@@ -453,7 +453,7 @@ lmpi_status lmpi_impl_Cart_create(lmpi_comm *old, int ndims, const int dims[], c
     lmpi_comm *c;
     LMPI_TRY(make_comm(old, newrank, comm_cart, &c));
     if (mapped)
-        record(&q, "Cartesian grid", n);
+        record(old, &q, "Cartesian grid", n);
     if (!c)
         return LMPI_OK;
     if (!(c->topo = cart_new(ndims, dims, periods, c->rank)))
@@ -832,7 +832,7 @@ lmpi_status lmpi_impl_Graph_create(lmpi_comm *old, int nnodes, const int index[]
     lmpi_comm *c;
     LMPI_TRY(make_comm(old, newrank, comm_graph, &c));
     if (mapped)
-        record(&q, "graph", nnodes);
+        record(old, &q, "graph", nnodes);
     if (!c)
         return LMPI_OK;
     if (!(c->topo = graph_new(nnodes, index, edges, c->rank)))
@@ -1099,7 +1099,7 @@ static lmpi_status dist_finish(lmpi_comm *old, int indeg, int *in, const int *in
     lmpi_comm *c;
     LMPI_TRY(make_comm(old, newrank, result, &c));
     if (mapped)
-        record(&q, "distributed graph", old->size);
+        record(old, &q, "distributed graph", old->size);
     if (!(c->topo = dist_new(indeg, in, inw, outdeg, out, outw, weighted)))
         return LMPI_ERR_NO_MEM;
     if (info) {

@@ -107,28 +107,34 @@ static void check_cart_neighbours(MPI_Comm cart)
         }
     }
     /* alltoall: block k goes to neighbour k, which files it under the
-     * opposite direction */
-    int *sb = malloc(sizeof(int) * (size_t)nn * 2), *rb = malloc(sizeof(int) * (size_t)nn * 2);
-    for (int k = 0; k < nn; k++) {
-        sb[2 * k] = me;
-        sb[2 * k + 1] = k;
-        rb[2 * k] = rb[2 * k + 1] = -9;
-    }
-    MPI_Neighbor_alltoall(sb, 2, MPI_INT, rb, 2, MPI_INT, cart);
-    for (int d = 0; d < nd; d++) {
-        int src, dst;
-        MPI_Cart_shift(cart, d, 1, &src, &dst);
-        if (src != MPI_PROC_NULL) {
-            CHECK_EQ(rb[4 * d], src);
-            CHECK_EQ(rb[4 * d + 1], 2 * d + 1); /* what src sent to its +1 neighbour */
+     * opposite direction; small blocks (the schedule-free path) and 8 KiB
+     * ones (the schedule) */
+    for (int blk = 2; blk <= 2048; blk *= 1024) {
+        int *sb = malloc(sizeof(int) * (size_t)(nn * blk + 1)), *rb = malloc(sizeof(int) * (size_t)(nn * blk + 1));
+        for (int k = 0; k < nn; k++)
+            for (int j = 0; j < blk; j++) {
+                sb[k * blk + j] = j == 0 ? me : j == 1 ? k : me * 7 + j;
+                rb[k * blk + j] = -9;
+            }
+        MPI_Neighbor_alltoall(sb, blk, MPI_INT, rb, blk, MPI_INT, cart);
+        for (int d = 0; d < nd; d++) {
+            int src, dst;
+            MPI_Cart_shift(cart, d, 1, &src, &dst);
+            int peers[2] = {src, dst};
+            for (int k = 0; k < 2; k++) {
+                int *got = rb + (2 * d + k) * blk;
+                if (peers[k] == MPI_PROC_NULL) {
+                    CHECK_EQ(got[0], -9);
+                    continue;
+                }
+                CHECK_EQ(got[0], peers[k]);
+                CHECK_EQ(got[1], 2 * d + (1 - k)); /* src sent it to its +1, dst to its -1 neighbour */
+                CHECK_EQ(got[blk - 1], blk > 2 ? peers[k] * 7 + blk - 1 : 2 * d + (1 - k));
+            }
         }
-        if (dst != MPI_PROC_NULL) {
-            CHECK_EQ(rb[4 * d + 2], dst);
-            CHECK_EQ(rb[4 * d + 3], 2 * d); /* what dst sent to its -1 neighbour */
-        }
+        free(sb);
+        free(rb);
     }
-    free(sb);
-    free(rb);
     free(recv);
 }
 
@@ -272,6 +278,24 @@ static void case_reorder(void)
     CHECK(flag);
     CHECK(atof(hb) <= atof(hbl)); /* never worse than as launched */
     MPI_Info_free(&info);
+    /* the same figures through MPI_T */
+    int provided, idx;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    idx = mpitest_pvar_index("lmpi_topo_hop_bytes_launch");
+    CHECK(idx >= 0);
+    if (idx >= 0) {
+        MPI_T_pvar_session ses;
+        MPI_T_pvar_handle h;
+        int count;
+        unsigned long long val = 0;
+        MPI_T_pvar_session_create(&ses);
+        MPI_T_pvar_handle_alloc(ses, idx, NULL, &h, &count);
+        MPI_T_pvar_read(ses, h, &val);
+        CHECK_EQ((long long)val, (long long)atof(hbl));
+        MPI_T_pvar_handle_free(ses, &h);
+        MPI_T_pvar_session_free(&ses);
+    }
+    MPI_T_finalize();
     /* every process has a distinct new rank */
     int me, *all = malloc(sizeof(int) * (size_t)size);
     MPI_Comm_rank(cart, &me);
