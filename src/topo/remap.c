@@ -455,7 +455,7 @@ static int partition(const sgraph *s, int nparts, const int *cap, int *part)
     SCOTCH_stratInit(&strat);
     if (SCOTCH_graphBuild(&g, 0, s->n, s->vert, NULL, NULL, NULL, s->vert[s->n], s->edge, s->wgt) == 0 &&
         SCOTCH_archCmpltw(&arch, nparts, caps) == 0 &&
-        SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATSPEED | SCOTCH_STRATBALANCE, nparts, 0.0) == 0 &&
+        SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATSPEED | SCOTCH_STRATRECURSIVE, nparts, 0.05) == 0 &&
         SCOTCH_graphMap(&g, &arch, &strat, pt) == 0)
         rc = 0;
     SCOTCH_stratExit(&strat);
