@@ -344,19 +344,6 @@ static lmpi_status scan_steps(lmpi_sched *s, lmpi_comm *c, const void *sbuf, voi
 
 /* ---- the MPI functions: build, then run or return ------------------------------------- */
 
-/* Run (blocking), start as a request (I-forms), or keep for MPI_Start
- * (persistent _init forms). */
-static lmpi_status finish(lmpi_sched *s, lmpi_status st, MPI_Request *request, bool persist)
-{
-    if (st != LMPI_OK) {
-        lmpi_sched_free(s);
-        return st;
-    }
-    if (persist)
-        return lmpi_sched_persistent(s, request);
-    return request ? lmpi_sched_start(s, request) : lmpi_sched_run(s);
-}
-
 #define NEW_SCHED(comm)                   \
     lmpi_sched *s = lmpi_sched_new(comm); \
     if (!s)                               \
@@ -403,7 +390,7 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
     if (comm->is_inter && root == MPI_PROC_NULL) {
         /* nothing of this rank is significant */
         NEW_SCHED(comm);
-        return finish(s, LMPI_OK, request, persist);
+        return lmpi_sched_finish(s, LMPI_OK, request, persist);
     }
     TRY(need_block(count, dt, "count", "datatype"));
     /* short_fits caps the bytes at LMPI_COLL_SHORT_MAX: bcast_packed's buffer */
@@ -417,7 +404,7 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
         return lmpi_coll_node_short_bcast(comm, node, roots, buf, count, dt, root);
     if (node_aware) {
         NEW_SCHED(comm);
-        return finish(s, lmpi_coll_node_bcast(s, comm, node, roots, buf, count, dt, root), request, persist);
+        return lmpi_sched_finish(s, lmpi_coll_node_bcast(s, comm, node, roots, buf, count, dt, root), request, persist);
     }
     bool shm;
     TRY(shm_path(comm, request, count, dt, &shm));
@@ -433,7 +420,7 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
         st = lmpi_coll_bcast_sag(s, comm, buf, count, dt, root);
     else
         st = lmpi_coll_bcast_steps(s, comm, buf, count, dt, root);
-    return finish(s, st, request, persist);
+    return lmpi_sched_finish(s, st, request, persist);
 }
 
 lmpi_status lmpi_impl_Bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm)
@@ -453,7 +440,7 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
     if (comm->is_inter && root == MPI_PROC_NULL) {
         /* the root group's other ranks: nothing of theirs is significant */
         NEW_SCHED(comm);
-        return finish(s, LMPI_OK, request, persist);
+        return lmpi_sched_finish(s, LMPI_OK, request, persist);
     }
     TRY(need_block(count, dt, "count", "datatype"));
     lmpi_op *op;
@@ -471,7 +458,7 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
         return lmpi_coll_node_short_reduce(comm, node, roots, sbuf, rbuf, count, dt, op, root);
     if (node_aware) {
         NEW_SCHED(comm);
-        return finish(s, lmpi_coll_node_reduce(s, comm, node, roots, sbuf, rbuf, count, dt, op, root), request,
+        return lmpi_sched_finish(s, lmpi_coll_node_reduce(s, comm, node, roots, sbuf, rbuf, count, dt, op, root), request,
                       persist);
     }
     bool shm;
@@ -481,7 +468,7 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
     if (!request && op->commutative && lmpi_coll_short_ok(comm, count, dt))
         return lmpi_coll_short_reduce(sbuf, rbuf, count, dt, op, root, comm);
     NEW_SCHED(comm);
-    return finish(s, comm->is_inter ? lmpi_coll_inter_reduce(s, comm, sbuf, rbuf, count, dt, op, root)
+    return lmpi_sched_finish(s, comm->is_inter ? lmpi_coll_inter_reduce(s, comm, sbuf, rbuf, count, dt, op, root)
                                     : lmpi_coll_reduce_steps(s, comm, sbuf, rbuf, count, dt, op, root),
                   request, persist);
 }
@@ -549,7 +536,7 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
         return lmpi_coll_node_short_allreduce(node, roots, sbuf, rbuf, count, dt, op);
     if (node_aware) {
         NEW_SCHED(comm);
-        return finish(s, lmpi_coll_node_allreduce(s, node, roots, sbuf, rbuf, count, dt, op), request, persist);
+        return lmpi_sched_finish(s, lmpi_coll_node_allreduce(s, node, roots, sbuf, rbuf, count, dt, op), request, persist);
     }
     bool shm;
     TRY(shm_path(comm, request, count, dt, &shm));
@@ -575,7 +562,7 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
         if (st == LMPI_OK)
             st = lmpi_coll_bcast_steps(s, comm, rbuf, count, dt, 0);
     }
-    return finish(s, st, request, persist);
+    return lmpi_sched_finish(s, st, request, persist);
 }
 
 lmpi_status lmpi_impl_Allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
@@ -596,7 +583,7 @@ static lmpi_status do_gather(const void *sbuf, MPI_Count scount, lmpi_datatype *
     TRY(no_in_place(comm, sbuf, rbuf));
     TRY(rooted_types(comm, root, false, rb.count, rdt, scount, sdt, sbuf));
     NEW_SCHED(comm);
-    return finish(s, comm->is_inter ? lmpi_coll_inter_gather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root)
+    return lmpi_sched_finish(s, comm->is_inter ? lmpi_coll_inter_gather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root)
                                     : lmpi_coll_gather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root),
                   request, persist);
 }
@@ -632,7 +619,7 @@ static lmpi_status do_scatter(const void *sbuf, blocks sb, lmpi_datatype *sdt, v
     TRY(no_in_place(comm, sbuf, rbuf));
     TRY(rooted_types(comm, root, true, sb.count, sdt, rcount, rdt, rbuf));
     NEW_SCHED(comm);
-    return finish(s, comm->is_inter ? lmpi_coll_inter_scatter(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root)
+    return lmpi_sched_finish(s, comm->is_inter ? lmpi_coll_inter_scatter(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root)
                                     : lmpi_coll_scatter_steps(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root),
                   request, persist);
 }
@@ -676,7 +663,7 @@ static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatyp
         st = allgather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt);
     else
         st = allgather_direct_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt);
-    return finish(s, st, request, persist);
+    return lmpi_sched_finish(s, st, request, persist);
 }
 
 lmpi_status lmpi_impl_Allgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -716,7 +703,7 @@ static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, 
         st = lmpi_coll_alltoall_bruck(s, comm, sbuf, sb.count, sdt, rbuf, rb.count, rdt);
     else
         st = alltoall_steps(s, comm, sbuf, &sb, sdt, rbuf, &rb, rdt);
-    return finish(s, st, request, persist);
+    return lmpi_sched_finish(s, st, request, persist);
 }
 
 lmpi_status lmpi_impl_Alltoall(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -757,7 +744,7 @@ static lmpi_status do_scan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_d
         return LMPI_ERR_COMM;
     }
     NEW_SCHED(comm);
-    return finish(s, scan_steps(s, comm, sbuf, rbuf, count, dt, op, exclusive), request, persist);
+    return lmpi_sched_finish(s, scan_steps(s, comm, sbuf, rbuf, count, dt, op, exclusive), request, persist);
 }
 
 lmpi_status lmpi_impl_Scan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op, lmpi_comm *comm)
@@ -803,10 +790,10 @@ static lmpi_status do_barrier(lmpi_comm *comm, MPI_Request *request, bool persis
     TRY(lmpi_coll_node_aware(comm, &node, &roots, &node_aware));
     if (node_aware) {
         NEW_SCHED(comm);
-        return finish(s, lmpi_coll_node_barrier(s, node, roots), request, persist);
+        return lmpi_sched_finish(s, lmpi_coll_node_barrier(s, node, roots), request, persist);
     }
     NEW_SCHED(comm);
-    return finish(s, comm->is_inter ? lmpi_coll_inter_barrier(s, comm) : lmpi_coll_barrier_steps(s, comm), request,
+    return lmpi_sched_finish(s, comm->is_inter ? lmpi_coll_inter_barrier(s, comm) : lmpi_coll_barrier_steps(s, comm), request,
                   persist);
 }
 
@@ -835,9 +822,9 @@ static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lm
     TRY(no_in_place(comm, sbuf, rbuf));
     NEW_SCHED(comm);
     if (comm->is_inter)
-        return finish(s, lmpi_coll_inter_reduce_scatter(s, comm, sbuf, rbuf, &rb, dt, op), request, persist);
+        return lmpi_sched_finish(s, lmpi_coll_inter_reduce_scatter(s, comm, sbuf, rbuf, &rb, dt, op), request, persist);
     if (op->commutative && dt->contiguous && comm->size > 1 && lmpi_config.coll_redscat_halving)
-        return finish(s, lmpi_coll_reduce_scatter_halving(s, comm, sbuf, rbuf, &rb, dt, op), request, persist);
+        return lmpi_sched_finish(s, lmpi_coll_reduce_scatter_halving(s, comm, sbuf, rbuf, &rb, dt, op), request, persist);
     int n = comm->size, me = comm->rank;
     MPI_Count total = 0;
     for (int i = 0; i < n; i++)
@@ -863,7 +850,7 @@ static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lm
         st = lmpi_coll_reduce_steps(s, comm, IN_PLACE(sbuf) ? rbuf : sbuf, full, total, dt, op, 0);
     if (st == LMPI_OK)
         st = lmpi_coll_scatter_steps(s, comm, full, &packed, dt, rbuf, block_count(&rb, me), dt, 0);
-    return finish(s, st, request, persist);
+    return lmpi_sched_finish(s, st, request, persist);
 }
 
 lmpi_status lmpi_impl_Reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, lmpi_datatype *dt,
@@ -1077,7 +1064,7 @@ static lmpi_status do_alltoallw(const void *sbuf, wargs a, void *rbuf, lmpi_comm
         if (st == LMPI_OK && (!comm->is_inter || k == n - 1))
             st = lmpi_sched_fence(s);
     }
-    return finish(s, st, request, persist);
+    return lmpi_sched_finish(s, st, request, persist);
 }
 
 lmpi_status lmpi_impl_Alltoallw(const void *sbuf, lmpi_iarray scounts, lmpi_iarray sdispls, const MPI_Datatype stypes[],

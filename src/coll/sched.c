@@ -492,3 +492,14 @@ void lmpi_sched_restart(lmpi_request *r)
     else
         list_active(s);
 }
+
+lmpi_status lmpi_sched_finish(lmpi_sched *s, lmpi_status st, MPI_Request *request, bool persist)
+{
+    if (st != LMPI_OK) {
+        lmpi_sched_free(s);
+        return st;
+    }
+    if (persist)
+        return lmpi_sched_persistent(s, request);
+    return request ? lmpi_sched_start(s, request) : lmpi_sched_run(s);
+}

@@ -52,6 +52,10 @@ lmpi_status lmpi_sched_start(lmpi_sched *s, MPI_Request *request);
 lmpi_status lmpi_sched_persistent(lmpi_sched *s, MPI_Request *request);
 void lmpi_sched_restart(lmpi_request *r);
 void lmpi_sched_free(lmpi_sched *s);
+/* The end of every collective's build: after an error ST, free; else run
+ * (blocking: REQUEST NULL), start as a request (I-forms), or keep for
+ * MPI_Start (persistent _init forms). */
+lmpi_status lmpi_sched_finish(lmpi_sched *s, lmpi_status st, MPI_Request *request, bool persist);
 /* At MPI_Finalize: release the schedules kept for reuse. */
 void lmpi_sched_finalize(void);
 

@@ -240,13 +240,7 @@ static lmpi_status build(lmpi_comm *comm, const nb_args *a, MPI_Request *request
             st = lmpi_sched_send(s, p, c, dt, t->out[i]);
         }
     }
-    if (st != LMPI_OK) {
-        lmpi_sched_free(s);
-        return st;
-    }
-    if (persist)
-        return lmpi_sched_persistent(s, request);
-    return request ? lmpi_sched_start(s, request) : lmpi_sched_run(s);
+    return lmpi_sched_finish(s, st, request, persist);
 }
 
 /* ---- the fifteen entry points -------------------------------------------- */
