@@ -335,8 +335,18 @@ static void record(const lmpi_comm *old, const lmpi_remap_quality *q, const char
  * (Scotch for grids too), identity (never reorder). */
 static int map_mode(void)
 {
+    static bool warned;
     const char *m = lmpi_config.topo_map;
-    return !m || !strcmp(m, "auto") ? 0 : !strcmp(m, "scotch") ? 1 : 2;
+    if (!m || !*m || !strcmp(m, "auto"))
+        return 0;
+    if (!strcmp(m, "scotch"))
+        return 1;
+    if (!strcmp(m, "identity"))
+        return 2;
+    if (!warned && lmpi_rt.world_rank == 0)
+        fprintf(stderr, "LeanMPI: LMPI_TOPO_MAP=%s is not auto, scotch or identity; using auto\n", m);
+    warned = true;
+    return 0;
 }
 
 /* slot_vertex for the first N processes of comm; computed where cheap and
