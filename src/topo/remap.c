@@ -300,16 +300,31 @@ int lmpi_remap_cart_analytic(const lmpi_phys *ph, int ndims, const int *dims, co
     int *order = block_order(ph);
     if (!order)
         return -1;
+    /* row-major ranks are linear in the coordinates: a cell's vertex is its
+     * tile origin's plus the offset of its place in the tile, computed
+     * once for the c places */
+    int64_t *delta = malloc(sizeof(int64_t) * (size_t)c);
+    if (!delta) {
+        free(order);
+        return -1;
+    }
     int coords[MAXD], tc[MAXD], sc[MAXD], ec[MAXD];
-    for (int k = 0; k < n; k++) {
-        int nodeidx = k / c, l = k % c;
-        unrank(ndims, grid, nodeidx, tc);
+    for (int l = 0; l < c; l++) {
         unrank(ndims, inner, l / per_sub, sc);
         unrank(ndims, sub, l % per_sub, ec);
         for (int i = 0; i < ndims; i++)
-            coords[i] = tc[i] * tile[i] + sc[i] * sub[i] + ec[i];
-        slot_vertex[order[k]] = (int)rowmajor(ndims, dims, coords);
+            coords[i] = sc[i] * sub[i] + ec[i];
+        delta[l] = rowmajor(ndims, dims, coords);
     }
+    for (int k = 0; k < n; k += c) {
+        unrank(ndims, grid, k / c, tc);
+        for (int i = 0; i < ndims; i++)
+            coords[i] = tc[i] * tile[i];
+        int64_t origin = rowmajor(ndims, dims, coords);
+        for (int l = 0; l < c; l++)
+            slot_vertex[order[k + l]] = (int)(origin + delta[l]);
+    }
+    free(delta);
     free(order);
     return 0;
 }
@@ -449,18 +464,28 @@ static int partition(const sgraph *s, int nparts, const int *cap, int *part)
         goto out_free;
     for (int i = 0; i < nparts; i++)
         caps[i] = cap[i] > 0 ? cap[i] : 1;
-    SCOTCH_randomReset(); /* every run maps the same input the same way */
+    /* every run maps the same input the same way (MPI_Graph_map runs on
+     * every process and must agree): a reset random state and Scotch's
+     * deterministic mode for its threads */
+    SCOTCH_randomReset();
+    SCOTCH_Context ctx;
+    SCOTCH_Graph cg;
+    SCOTCH_contextInit(&ctx);
+    SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1);
     SCOTCH_graphInit(&g);
+    SCOTCH_graphInit(&cg);
     SCOTCH_archInit(&arch);
     SCOTCH_stratInit(&strat);
     if (SCOTCH_graphBuild(&g, 0, s->n, s->vert, NULL, NULL, NULL, s->vert[s->n], s->edge, s->wgt) == 0 &&
-        SCOTCH_archCmpltw(&arch, nparts, caps) == 0 &&
+        SCOTCH_contextBindGraph(&ctx, &g, &cg) == 0 && SCOTCH_archCmpltw(&arch, nparts, caps) == 0 &&
         SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATSPEED | SCOTCH_STRATRECURSIVE, nparts, 0.05) == 0 &&
-        SCOTCH_graphMap(&g, &arch, &strat, pt) == 0)
+        SCOTCH_graphMap(&cg, &arch, &strat, pt) == 0)
         rc = 0;
     SCOTCH_stratExit(&strat);
     SCOTCH_archExit(&arch);
+    SCOTCH_graphExit(&cg);
     SCOTCH_graphExit(&g);
+    SCOTCH_contextExit(&ctx);
     if (rc)
         goto out_free;
     int *count = calloc((size_t)nparts, sizeof(int));
@@ -633,20 +658,36 @@ out:
  * identity when the mapping does not beat the placement as launched. */
 static void judge(const lmpi_phys *ph, const lmpi_cgraph *g, int *slot_vertex, lmpi_remap_quality *q)
 {
-    int *blk = block_order(ph), *bsv = malloc(sizeof(int) * (size_t)(g->n ? g->n : 1));
-    if (blk && bsv) {
-        for (int k = 0; k < g->n; k++)
-            bsv[blk[k]] = k;
-        lmpi_remap_cost(ph, g, bsv, &q->block);
+    int n = g->n;
+    int *sock = slot_sockets(ph), *blk = block_order(ph), *v2s = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!sock || !blk || !v2s) {
+        free(sock), free(blk), free(v2s);
+        return;
     }
-    free(blk);
-    free(bsv);
-    lmpi_remap_cost(ph, g, NULL, &q->identity);
-    lmpi_remap_cost(ph, g, slot_vertex, &q->chosen);
+    /* as launched: vertex v on slot v */
+    for (int v = 0; v < n; v++)
+        v2s[v] = v;
+    cost_with(ph, sock, g, v2s, &q->identity);
+    /* block order: the k-th vertex on the k-th slot of blk (the same as
+     * launched when slots already come node by node) */
+    bool launched_is_block = true;
+    for (int k = 0; k < n && launched_is_block; k++)
+        launched_is_block = blk[k] == k;
+    if (launched_is_block) {
+        q->block = q->identity;
+    } else {
+        for (int k = 0; k < n; k++)
+            v2s[k] = blk[k];
+        cost_with(ph, sock, g, v2s, &q->block);
+    }
+    for (int s = 0; s < n; s++)
+        v2s[slot_vertex[s]] = s;
+    cost_with(ph, sock, g, v2s, &q->chosen);
+    free(sock), free(blk), free(v2s);
     bool better = q->chosen.hop_bytes < q->identity.hop_bytes ||
                   (q->chosen.hop_bytes == q->identity.hop_bytes && q->chosen.intersocket < q->identity.intersocket);
     if (!better) {
-        for (int s = 0; s < g->n; s++)
+        for (int s = 0; s < n; s++)
             slot_vertex[s] = s;
         q->strategy = LMPI_REMAP_IDENTITY;
         q->chosen = q->identity;
