@@ -49,28 +49,28 @@ static void stencil27(const int *d, lmpi_cgraph *g)
 /* A symmetric weighted random graph: each vertex links to DEG/2 others. */
 static void random_graph(int n, int deg, lmpi_cgraph *g)
 {
-    int half = deg / 2, m = n * half;
-    int *a = malloc(sizeof(int) * (size_t)m), *b = malloc(sizeof(int) * (size_t)m), *w = malloc(sizeof(int) * (size_t)m);
+    size_t half = (size_t)(deg > 1 ? deg / 2 : 1), nv = n > 0 ? (size_t)n : 1, m = nv * half;
+    int *a = malloc(sizeof(int) * m), *b = malloc(sizeof(int) * m), *w = malloc(sizeof(int) * m);
     unsigned s = 12345;
-    for (int v = 0, k = 0; v < n; v++)
-        for (int j = 0; j < half; j++, k++) {
+    for (size_t v = 0, k = 0; v < nv; v++)
+        for (size_t j = 0; j < half; j++, k++) {
             s = s * 1103515245u + 12345u;
-            a[k] = v;
+            a[k] = (int)v;
             b[k] = (int)((s >> 8) % (unsigned)n);
             s = s * 1103515245u + 12345u;
             w[k] = 1 + (int)((s >> 8) % 10);
         }
-    int64_t *xadj = calloc((size_t)n + 1, sizeof(int64_t));
-    for (int k = 0; k < m; k++) {
+    int64_t *xadj = calloc(nv + 1, sizeof(int64_t));
+    for (size_t k = 0; k < m; k++) {
         xadj[a[k] + 1]++;
         xadj[b[k] + 1]++;
     }
     for (int v = 0; v < n; v++)
         xadj[v + 1] += xadj[v];
-    int *adj = malloc(sizeof(int) * (size_t)(2 * m)), *wg = malloc(sizeof(int) * (size_t)(2 * m));
-    int64_t *fill = malloc(sizeof(int64_t) * (size_t)n);
-    memcpy(fill, xadj, sizeof(int64_t) * (size_t)n);
-    for (int k = 0; k < m; k++) {
+    int *adj = malloc(sizeof(int) * 2 * m), *wg = malloc(sizeof(int) * 2 * m);
+    int64_t *fill = malloc(sizeof(int64_t) * nv);
+    memcpy(fill, xadj, sizeof(int64_t) * nv);
+    for (size_t k = 0; k < m; k++) {
         adj[fill[a[k]]] = b[k], wg[fill[a[k]]++] = w[k];
         adj[fill[b[k]]] = a[k], wg[fill[b[k]]++] = w[k];
     }
