@@ -38,6 +38,8 @@ struct lmpi_sched {
     lmpi_status error;
     lmpi_comm *step_comm; /* communicator of the steps being added (NULL: comm) */
     lmpi_op *user_op;     /* held until the schedule is freed (MPI_Op_free may come first) */
+    lmpi_datatype *owned_types[LMPI_SCHED_OWNED_TYPES]; /* made for the schedule, freed with it */
+    int nowned;
     /* started nonblocking schedules not finished yet: advanced by every
      * progress poll, so that waiting on one collective (or on anything)
      * moves the others on too, whatever order the ranks wait in */
@@ -199,12 +201,23 @@ void *lmpi_sched_scratch(lmpi_sched *s, size_t bytes)
 
 static void unlist(lmpi_sched *s);
 
+bool lmpi_sched_own_type(lmpi_sched *s, lmpi_datatype *dt)
+{
+    if (s->nowned == LMPI_SCHED_OWNED_TYPES)
+        return false;
+    s->owned_types[s->nowned++] = dt;
+    return true;
+}
+
 void lmpi_sched_free(lmpi_sched *s)
 {
     unlist(s);
     if (s->user_op)
         lmpi_op_release(s->user_op);
     s->user_op = NULL;
+    for (int i = 0; i < s->nowned; i++)
+        lmpi_datatype_release(s->owned_types[i]);
+    s->nowned = 0;
     for (int i = 0; i < s->nactive; i++)
         if (s->active[i]) {
             lmpi_request_wait(s->active[i]);

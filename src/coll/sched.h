@@ -40,6 +40,11 @@ lmpi_status lmpi_sched_copy(lmpi_sched *s, const void *src, MPI_Count scount, lm
 void lmpi_sched_use_comm(lmpi_sched *s, lmpi_comm *c);
 /* Everything added so far completes before anything added later starts. */
 lmpi_status lmpi_sched_fence(lmpi_sched *s);
+/* A datatype made for the schedule's steps (its reference passes to the
+ * schedule, released when the schedule is freed); false when the schedule
+ * holds LMPI_SCHED_OWNED_TYPES already. */
+#define LMPI_SCHED_OWNED_TYPES 8
+bool lmpi_sched_own_type(lmpi_sched *s, lmpi_datatype *dt);
 /* Scratch memory owned by the schedule (freed with it). */
 void *lmpi_sched_scratch(lmpi_sched *s, size_t bytes);
 

@@ -132,12 +132,35 @@ static bool quick_fits(const nb_args *a, const lmpi_vtopo *t)
 
 typedef enum { PAIR_NONE, PAIR_SELF, PAIR_PEER } pair_kind;
 
-/* How neighbour slots i and i^1 of a Cartesian topology are served. */
+/* How neighbour slots i and i^1 of a Cartesian topology are served.  Both
+ * paths (and so both sides of every message) follow this: a peer pair is
+ * one message in the first LMPI_SCHED_OWNED_TYPES dimensions (the schedule
+ * holds a datatype for each), two beyond. */
 static pair_kind pair_of(const lmpi_vtopo *t, int i, int me)
 {
     if (t->kind != MPI_CART || t->in[i] != t->in[i ^ 1] || t->in[i] == MPI_PROC_NULL)
         return PAIR_NONE;
-    return t->in[i] == me ? PAIR_SELF : PAIR_PEER;
+    if (t->in[i] == me)
+        return PAIR_SELF;
+    return i / 2 < LMPI_SCHED_OWNED_TYPES ? PAIR_PEER : PAIR_NONE;
+}
+
+/* The two blocks of a peer pair as one datatype: COUNT x DT at byte
+ * displacements FIRST and SECOND from the buffer (owned by the schedule). */
+static lmpi_status pair_type(lmpi_sched *s, MPI_Count count, lmpi_datatype *dt, MPI_Aint first, MPI_Aint second,
+                             lmpi_datatype **out)
+{
+    int64_t blens[2] = {count, count}, disps[2] = {first, second};
+    MPI_Datatype h;
+    LMPI_TRY(lmpi_impl_Type_create_hindexed(2, (lmpi_iarray){blens, 8}, (lmpi_iarray){disps, 8}, dt, &h));
+    lmpi_status st = lmpi_impl_Type_commit(&h);
+    lmpi_datatype *d = lmpi_datatype_from_handle(h);
+    if (st != LMPI_OK || !lmpi_sched_own_type(s, d)) {
+        lmpi_impl_Type_free(&h);
+        return st != LMPI_OK ? st : LMPI_ERR_INTERN;
+    }
+    *out = d;
+    return LMPI_OK;
 }
 
 static lmpi_status quick(lmpi_comm *comm, const nb_args *a, const lmpi_vtopo *t)
@@ -217,28 +240,62 @@ static lmpi_status build(lmpi_comm *comm, const nb_args *a, MPI_Request *request
     if (!s)
         return LMPI_ERR_NO_MEM;
     lmpi_status st = LMPI_OK;
-    bool cart = t->kind == MPI_CART;
+    bool cart = t->kind == MPI_CART, alltoall = a->kind == NB_ALLTOALL, joined = false;
     int me = comm->rank;
-    for (int i = 0; i < t->indeg && st == LMPI_OK; i++) /* Cartesian: +1 before -1 in each dimension */
-        if (pair_of(t, i, me) != PAIR_SELF)
-            st = post_recv(s, a, t, cart ? (i ^ 1) : i);
+    for (int k = 0; k < t->indeg && st == LMPI_OK; k++) { /* Cartesian: +1 before -1 in each dimension */
+        int i = cart ? (k ^ 1) : k;
+        pair_kind pk = pair_of(t, i, me);
+        if (pk == PAIR_SELF || (pk == PAIR_PEER && (i & 1)))
+            continue;
+        if (pk == PAIR_PEER && alltoall) { /* the peer's -1 block is my +1 block, and the other way round */
+            lmpi_datatype *two;
+            MPI_Aint blk = (MPI_Aint)a->rcount * a->rdt->extent;
+            st = pair_type(s, a->rcount, a->rdt, (MPI_Aint)(i + 1) * blk, (MPI_Aint)i * blk, &two);
+            if (st == LMPI_OK)
+                st = lmpi_sched_recv(s, a->rbuf, 1, two, t->in[i]);
+            continue;
+        }
+        joined |= pk == PAIR_PEER; /* allgather: one block, copied to slot i + 1 below */
+        st = post_recv(s, a, t, i);
+    }
     for (int i = 0; i < t->outdeg && st == LMPI_OK; i++) {
         const void *p;
         MPI_Count c;
         lmpi_datatype *dt;
         st = send_block(a, i, &p, &c, &dt);
-        if (st != LMPI_OK || t->out[i] == MPI_PROC_NULL)
+        pair_kind pk = pair_of(t, i, me);
+        if (st != LMPI_OK || t->out[i] == MPI_PROC_NULL || (pk == PAIR_PEER && (i & 1)))
             continue;
-        if (pair_of(t, i, me) == PAIR_SELF) { /* a copy: what goes to -1 arrives from +1 */
+        if (pk == PAIR_SELF) { /* a copy: what goes to -1 arrives from +1 */
             void *rp;
             MPI_Count rc;
             lmpi_datatype *rdt;
             st = recv_block(a, i ^ 1, &rp, &rc, &rdt);
             if (st == LMPI_OK)
                 st = lmpi_sched_copy(s, p, c, dt, rp, rc, rdt);
+        } else if (pk == PAIR_PEER && alltoall) { /* blocks i and i + 1 in one message */
+            lmpi_datatype *two;
+            MPI_Aint blk = (MPI_Aint)a->scount * a->sdt->extent;
+            st = pair_type(s, a->scount, a->sdt, (MPI_Aint)i * blk, (MPI_Aint)(i + 1) * blk, &two);
+            if (st == LMPI_OK)
+                st = lmpi_sched_send(s, a->sbuf, 1, two, t->out[i]);
         } else {
             st = lmpi_sched_send(s, p, c, dt, t->out[i]);
         }
+    }
+    if (joined && st == LMPI_OK) { /* allgather peer pairs: the block arrived once, in slot i */
+        st = lmpi_sched_fence(s);
+        for (int i = 0; i < t->indeg && st == LMPI_OK; i += 2)
+            if (pair_of(t, i, me) == PAIR_PEER) {
+                void *from, *to;
+                MPI_Count c;
+                lmpi_datatype *dt;
+                st = recv_block(a, i, &from, &c, &dt);
+                if (st == LMPI_OK)
+                    st = recv_block(a, i + 1, &to, &c, &dt);
+                if (st == LMPI_OK)
+                    st = lmpi_sched_copy(s, from, c, dt, to, c, dt);
+            }
     }
     return lmpi_sched_finish(s, st, request, persist);
 }

@@ -4,6 +4,8 @@
  * communicator that exchanged with the wrong processes fails), all
  * neighbourhood collectives in their three forms with derived types and
  * empty neighbourhoods, and bad input.  `t_topo NAME` runs one case. */
+#include <stdbool.h>
+
 #include "mpitest.h"
 
 static int rank, size;
@@ -136,6 +138,46 @@ static void check_cart_neighbours(MPI_Comm cart)
         free(rb);
     }
     free(recv);
+    /* allgather where some processes take the schedule (a strided receive
+     * type, or big blocks) and others the schedule-free path: both sides
+     * must agree on how many messages a pair of neighbours exchanges */
+    MPI_Datatype strided;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    for (int big = 0; big <= 1; big++) {
+        int blk = big ? 2048 : 2, *sb = malloc(sizeof(int) * (size_t)blk);
+        int *rb = malloc(sizeof(int) * (size_t)(2 * nn * blk + 2));
+        for (int j = 0; j < blk; j++)
+            sb[j] = me * 1000 + j;
+        for (int j = 0; j < 2 * nn * blk; j++)
+            rb[j] = -5;
+        bool odd = me % 2 && !big; /* strided (one element apart) receives on odd ranks */
+        if (odd)
+            MPI_Neighbor_allgather(sb, blk, MPI_INT, rb, 1, strided, cart);
+        else
+            MPI_Neighbor_allgather(sb, blk, MPI_INT, rb, blk, MPI_INT, cart);
+        MPI_Aint lb, ext;
+        MPI_Type_get_extent(strided, &lb, &ext);
+        for (int d = 0; d < nd; d++) {
+            int src, dst;
+            MPI_Cart_shift(cart, d, 1, &src, &dst);
+            int peers[2] = {src, dst};
+            for (int k = 0; k < 2; k++) {
+                int slot = 2 * d + k;
+                int *got = odd ? rb + slot * (int)(ext / (MPI_Aint)sizeof(int)) : rb + slot * blk;
+                int step = odd ? 2 : 1;
+                if (peers[k] == MPI_PROC_NULL) {
+                    CHECK_EQ(got[0], -5);
+                    continue;
+                }
+                CHECK_EQ(got[0], peers[k] * 1000);
+                CHECK_EQ(got[(blk - 1) * step], peers[k] * 1000 + blk - 1);
+            }
+        }
+        free(sb);
+        free(rb);
+    }
+    MPI_Type_free(&strided);
 }
 
 static void case_cart(void)
