@@ -41,6 +41,25 @@ static inline int mpitest_pvar_index(const char *name)
     return idx;
 }
 
+/* The value of LeanMPI's performance variable NAME now, -1 if absent
+ * (MPI_T must be initialized). */
+static inline long long mpitest_pvar_read(const char *name)
+{
+    int idx = mpitest_pvar_index(name);
+    if (idx < 0)
+        return -1;
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    int count;
+    unsigned long long v = 0;
+    MPI_T_pvar_session_create(&s);
+    MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count);
+    MPI_T_pvar_read(s, h, &v);
+    MPI_T_pvar_handle_free(s, &h);
+    MPI_T_pvar_session_free(&s);
+    return (long long)v;
+}
+
 static inline int mpitest_finish(const char *name)
 {
     int rank;

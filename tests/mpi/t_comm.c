@@ -7,22 +7,7 @@
 
 static int rank, size;
 
-static long long pvar(const char *name)
-{
-    int idx = mpitest_pvar_index(name);
-    if (idx < 0)
-        return -1;
-    MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
-    int count;
-    unsigned long long v = 0;
-    MPI_T_pvar_session_create(&s);
-    MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count);
-    MPI_T_pvar_read(s, h, &v);
-    MPI_T_pvar_handle_free(s, &h);
-    MPI_T_pvar_session_free(&s);
-    return (long long)v;
-}
+#define pvar mpitest_pvar_read
 
 static int table_baseline; /* argument "table": LMPI_RANKMAP=table, every map is a table */
 

@@ -321,22 +321,9 @@ static void case_reorder(void)
     CHECK(atof(hb) <= atof(hbl)); /* never worse than as launched */
     MPI_Info_free(&info);
     /* the same figures through MPI_T */
-    int provided, idx;
+    int provided;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    idx = mpitest_pvar_index("lmpi_topo_hop_bytes_launch");
-    CHECK(idx >= 0);
-    if (idx >= 0) {
-        MPI_T_pvar_session ses;
-        MPI_T_pvar_handle h;
-        int count;
-        unsigned long long val = 0;
-        MPI_T_pvar_session_create(&ses);
-        MPI_T_pvar_handle_alloc(ses, idx, NULL, &h, &count);
-        MPI_T_pvar_read(ses, h, &val);
-        CHECK_EQ((long long)val, (long long)atof(hbl));
-        MPI_T_pvar_handle_free(ses, &h);
-        MPI_T_pvar_session_free(&ses);
-    }
+    CHECK_EQ(mpitest_pvar_read("lmpi_topo_hop_bytes_launch"), (long long)atof(hbl));
     MPI_T_finalize();
     /* every process has a distinct new rank */
     int me, *all = malloc(sizeof(int) * (size_t)size);
