@@ -184,6 +184,9 @@ static void ratio_point(const char *type, const char *pattern, int n, int cores,
                c.hop_bytes / block.hop_bytes);
     }
     lmpi_remap_quality q;
+    if (!random && lmpi_remap_auto(&ph, &g, sv, &q, err, sizeof(err)) == 0) /* what the topology functions do */
+        printf("RESULT cost_ratio type=%s pattern=%s cores=%d strategy=auto_%s value=%.4f\n", type, pattern, cores,
+               lmpi_remap_strategy_name(q.strategy), q.chosen.hop_bytes / block.hop_bytes);
     if (lmpi_remap_graph(&ph, &g, sv, &q, err, sizeof(err)) == 0)
         printf("RESULT cost_ratio type=%s pattern=%s cores=%d strategy=scotch value=%.4f\n", type, pattern, cores,
                q.chosen.hop_bytes / block.hop_bytes);

@@ -415,6 +415,9 @@ static int sgraph_build(const lmpi_cgraph *g, const int *verts, int m, const int
  * O(n^2) without Scotch's set-up cost per call (which dominated mapping
  * thousands of nodes). */
 #define GROW_MAX 256
+/* Up to this many vertices Scotch refines k-way (quality), beyond it maps by
+ * recursive bipartitioning (its k-way refinement dominated at 64K). */
+#define SMALL_GRAPH 2048
 
 static void grow_parts(const sgraph *s, int nparts, const int *cap, int *part)
 {
@@ -478,7 +481,9 @@ static int partition(const sgraph *s, int nparts, const int *cap, int *part)
     SCOTCH_stratInit(&strat);
     if (SCOTCH_graphBuild(&g, 0, s->n, s->vert, NULL, NULL, NULL, s->vert[s->n], s->edge, s->wgt) == 0 &&
         SCOTCH_contextBindGraph(&ctx, &g, &cg) == 0 && SCOTCH_archCmpltw(&arch, nparts, caps) == 0 &&
-        SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATSPEED | SCOTCH_STRATRECURSIVE, nparts, 0.05) == 0 &&
+        SCOTCH_stratGraphMapBuild(&strat, s->n <= SMALL_GRAPH ? SCOTCH_STRATQUALITY
+                                                               : SCOTCH_STRATSPEED | SCOTCH_STRATRECURSIVE,
+                                  nparts, 0.05) == 0 &&
         SCOTCH_graphMap(&cg, &arch, &strat, pt) == 0)
         rc = 0;
     SCOTCH_stratExit(&strat);
@@ -731,6 +736,136 @@ int lmpi_remap_graph(const lmpi_phys *ph, const lmpi_cgraph *g, int *slot_vertex
     int rc = map_graph(ph, g, slot_vertex, q, err, errlen);
     if (rc == 0)
         judge(ph, g, slot_vertex, q);
+    q->millis = now_ms() - t0;
+    return rc;
+}
+
+/* ---- stencil-like graphs ------------------------------------------------------
+ * A graph that is a Cartesian grid's star stencil (each vertex joined to its
+ * +-1 neighbours in every dimension, each dimension periodic or not), or its
+ * box stencil (all 3^k - 1 around it), is tiled like the grid.  Candidate
+ * grids are the ordered factorizations of n into 1-3 dimensions; vertex 0's
+ * edges say whether a dimension wraps; every vertex's edges are compared. */
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The sorted neighbours of v in the grid (star or box); their count. */
+static int grid_neighbours(int ndims, const int *dims, const int *periods, bool box, int v, int *out)
+{
+    int c[3], n = 0;
+    unrank(ndims, dims, v, c);
+    int lim = box ? 1 : 0, off[3];
+    int total = 1;
+    for (int i = 0; i < ndims; i++)
+        total *= 3;
+    for (int code = 0; code < total; code++) {
+        int x = code, nonzero = 0;
+        for (int i = 0; i < ndims; i++) {
+            off[i] = x % 3 - 1;
+            x /= 3;
+            nonzero += off[i] != 0;
+        }
+        if (nonzero == 0 || (!lim && nonzero > 1))
+            continue;
+        int nc[3], ok = 1;
+        for (int i = 0; i < ndims && ok; i++) {
+            nc[i] = c[i] + off[i];
+            if (nc[i] < 0 || nc[i] >= dims[i]) {
+                if (!periods[i] || dims[i] < 3)
+                    ok = 0;
+                nc[i] = (nc[i] + dims[i]) % dims[i];
+            }
+        }
+        if (ok)
+            out[n++] = (int)rowmajor(ndims, dims, nc);
+    }
+    qsort(out, (size_t)n, sizeof(int), cmp_int);
+    return n;
+}
+
+static bool grid_matches(const lmpi_cgraph *g, int ndims, const int *dims, bool box, int *periods)
+{
+    int *buf = malloc(sizeof(int) * 64), *mine = malloc(sizeof(int) * 64);
+    bool ok = buf && mine;
+    /* wrap-around from vertex 0: an edge to the last coordinate */
+    int stride = 1;
+    for (int i = ndims - 1; i >= 0 && ok; i--) {
+        periods[i] = 0;
+        for (int64_t e = g->xadj[0]; e < g->xadj[1]; e++)
+            if (dims[i] > 2 && g->adj[e] == (dims[i] - 1) * stride)
+                periods[i] = 1;
+        stride *= dims[i];
+    }
+    for (int v = 0; v < g->n && ok; v++) {
+        int64_t deg = g->xadj[v + 1] - g->xadj[v];
+        if (deg > 26) {
+            ok = false;
+            break;
+        }
+        int n = grid_neighbours(ndims, dims, periods, box, v, buf);
+        if (n != deg) {
+            ok = false;
+            break;
+        }
+        memcpy(mine, g->adj + g->xadj[v], sizeof(int) * (size_t)deg);
+        qsort(mine, (size_t)deg, sizeof(int), cmp_int);
+        ok = memcmp(mine, buf, sizeof(int) * (size_t)n) == 0;
+    }
+    free(buf);
+    free(mine);
+    return ok;
+}
+
+static int try_grid(const lmpi_cgraph *g, int nd, int a, int b, int c, int *ndims, int *dims, int *periods,
+                    bool *box)
+{
+    int d[3] = {a, b, c};
+    for (int bx = 0; bx <= (nd > 1); bx++)
+        if (grid_matches(g, nd, d, bx, periods)) {
+            *ndims = nd;
+            memcpy(dims, d, sizeof(d));
+            *box = bx;
+            return 1;
+        }
+    return 0;
+}
+
+int lmpi_remap_detect_grid(const lmpi_cgraph *g, int *ndims, int *dims, int *periods, bool *box)
+{
+    int n = g->n;
+    if (n < 4 || g->xadj[1] - g->xadj[0] > 26)
+        return 0;
+    if (try_grid(g, 1, n, 1, 1, ndims, dims, periods, box))
+        return 1;
+    for (int a = 2; a <= n / 2; a++) /* every ordered a x b */
+        if (n % a == 0 && n / a >= 2 && try_grid(g, 2, a, n / a, 1, ndims, dims, periods, box))
+            return 1;
+    for (int a = 2; a <= n / 4; a++) /* every ordered a x b x c */
+        for (int b = 2; n % a == 0 && b <= n / a / 2; b++)
+            if ((n / a) % b == 0 && try_grid(g, 3, a, b, n / a / b, ndims, dims, periods, box))
+                return 1;
+    return 0;
+}
+
+int lmpi_remap_auto(const lmpi_phys *ph, const lmpi_cgraph *g, int *slot_vertex, lmpi_remap_quality *q, char *err,
+                    size_t errlen)
+{
+    double t0 = now_ms();
+    int nd, dims[3], periods[3];
+    bool box;
+    if (lmpi_remap_detect_grid(g, &nd, dims, periods, &box) &&
+        lmpi_remap_cart_analytic(ph, nd, dims, periods, slot_vertex) == 0) {
+        memset(q, 0, sizeof(*q));
+        q->strategy = LMPI_REMAP_ANALYTIC;
+        judge(ph, g, slot_vertex, q);
+        q->millis = now_ms() - t0;
+        return 0;
+    }
+    int rc = lmpi_remap_graph(ph, g, slot_vertex, q, err, errlen);
     q->millis = now_ms() - t0;
     return rc;
 }

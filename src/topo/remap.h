@@ -64,6 +64,13 @@ int lmpi_remap_cart(const lmpi_phys *ph, int ndims, const int *dims, const int *
                     int *slot_vertex, lmpi_remap_quality *q, char *err, size_t errlen);
 int lmpi_remap_graph(const lmpi_phys *ph, const lmpi_cgraph *g, int *slot_vertex, lmpi_remap_quality *q, char *err,
                      size_t errlen);
+/* Graphs as the topology functions see them: a stencil-like graph (a
+ * Cartesian grid's star or box stencil, 1-3 dimensions, each periodic or
+ * not) is tiled analytically, any other goes to Scotch. */
+int lmpi_remap_auto(const lmpi_phys *ph, const lmpi_cgraph *g, int *slot_vertex, lmpi_remap_quality *q, char *err,
+                    size_t errlen);
+/* 1 when g is such a stencil, with its grid; else 0. */
+int lmpi_remap_detect_grid(const lmpi_cgraph *g, int *ndims, int *dims, int *periods, bool *box);
 /* Only the analytic tiling (no fallback): 0, or 1 when the grid cannot be
  * tiled onto these nodes (unequal nodes, no divisor tiling). */
 int lmpi_remap_cart_analytic(const lmpi_phys *ph, int ndims, const int *dims, const int *periods, int *slot_vertex);

@@ -349,6 +349,15 @@ static int map_mode(void)
     return 0;
 }
 
+/* A user's graph: stencil-like ones tiled, others through Scotch (auto);
+ * always Scotch under LMPI_TOPO_MAP=scotch. */
+static int map_graph(const lmpi_phys *ph, const lmpi_cgraph *g, int *slot_vertex, lmpi_remap_quality *q)
+{
+    char err[256];
+    return map_mode() == 1 ? lmpi_remap_graph(ph, g, slot_vertex, q, err, sizeof(err))
+                           : lmpi_remap_auto(ph, g, slot_vertex, q, err, sizeof(err));
+}
+
 /* slot_vertex for the first N processes of comm; computed where cheap and
  * deterministic on every process (grids), or on rank 0 and broadcast
  * (Scotch).  N entries. */
@@ -405,8 +414,7 @@ static lmpi_status reorder_graph(lmpi_comm *comm, const lmpi_cgraph *g, int *slo
     phys_model pm;
     LMPI_TRY(phys_build(comm, n, &pm));
     if (comm->rank == 0) {
-        char err[256] = "";
-        if (lmpi_remap_graph(&pm.ph, g, slot_vertex, q, err, sizeof(err)))
+        if (map_graph(&pm.ph, g, slot_vertex, q))
             for (int s = 0; s < n; s++)
                 slot_vertex[s] = s;
     }
@@ -919,8 +927,7 @@ lmpi_status lmpi_impl_Graph_map(lmpi_comm *comm, int nnodes, const int index[], 
             xadj[i + 1] = index[i];
         lmpi_cgraph g = {.n = nnodes, .xadj = xadj, .adj = edges, .wgt = NULL};
         lmpi_remap_quality q;
-        char err[256];
-        if (lmpi_remap_graph(&pm.ph, &g, sv, &q, err, sizeof(err)) == 0)
+        if (map_graph(&pm.ph, &g, sv, &q) == 0)
             *newrank = sv[comm->rank];
     }
     lmpi_free(xadj);
@@ -1050,11 +1057,10 @@ static lmpi_status reorder_dist(lmpi_comm *comm, int outdeg, const int *out, con
             phys_model pm;
             st = phys_build(comm, n, &pm);
             if (st == LMPI_OK) {
-                char err[256];
                 int *slot_vertex = lmpi_malloc(sizeof(int) * (size_t)n, LMPI_MEM_TOPO);
                 if (!slot_vertex)
                     st = LMPI_ERR_NO_MEM;
-                else if (lmpi_remap_graph(&pm.ph, &g, slot_vertex, q, err, sizeof(err)) == 0)
+                else if (map_graph(&pm.ph, &g, slot_vertex, q) == 0)
                     memcpy(sv, slot_vertex, sizeof(int) * (size_t)n);
                 else
                     for (int r = 0; r < n; r++)

@@ -159,6 +159,41 @@ static void deterministic(void)
     lmpi_cgraph_free(&g);
 }
 
+/* Stencil-like graphs are recognized and tiled like their grid. */
+static void stencils(void)
+{
+    int dims[3] = {6, 4, 8}, periods[3] = {1, 0, 0}, nd, got[3], gp[3];
+    bool box;
+    lmpi_cgraph g;
+    CHECK_EQ(lmpi_cgraph_cart(3, dims, periods, &g), 0);
+    CHECK_EQ(lmpi_remap_detect_grid(&g, &nd, got, gp, &box), 1);
+    CHECK_EQ(nd, 3);
+    CHECK_EQ(got[0], 6); CHECK_EQ(got[1], 4); CHECK_EQ(got[2], 8);
+    CHECK_EQ(gp[0], 1); CHECK_EQ(gp[1], 0); CHECK_EQ(gp[2], 0);
+    CHECK(!box);
+    /* the same grid round-robin on 12 nodes of 16: tiled, not Scotch */
+    int n = 192, *node_of = malloc(sizeof(int) * (size_t)n), *sv = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        node_of[i] = i % 12;
+    lmpi_phys ph = {.nprocs = n, .node_of = node_of, .nnodes = 12, .cores_per_socket = 16, .sockets = 1};
+    lmpi_remap_quality q;
+    char err[128];
+    CHECK_EQ(lmpi_remap_auto(&ph, &g, sv, &q, err, sizeof(err)), 0);
+    CHECK_EQ(q.strategy, LMPI_REMAP_ANALYTIC);
+    CHECK(is_permutation(sv, n));
+    CHECK(q.chosen.hop_bytes < q.identity.hop_bytes);
+    lmpi_cgraph_free(&g);
+    /* one edge less: not a grid, Scotch maps it */
+    CHECK_EQ(lmpi_cgraph_cart(3, dims, periods, &g), 0);
+    ((int *)g.adj)[0] = ((int *)g.adj)[1];
+    CHECK_EQ(lmpi_remap_detect_grid(&g, &nd, got, gp, &box), 0);
+    CHECK_EQ(lmpi_remap_auto(&ph, &g, sv, &q, err, sizeof(err)), 0);
+    CHECK(q.strategy != LMPI_REMAP_ANALYTIC);
+    lmpi_cgraph_free(&g);
+    free(node_of);
+    free(sv);
+}
+
 static void distances(void)
 {
     lmpi_net net;
@@ -182,6 +217,7 @@ int main(void)
     cart_targets();
     graphs();
     deterministic();
+    stencils();
     distances();
     return unit_finish("test_remap");
 }
