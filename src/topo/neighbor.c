@@ -190,7 +190,8 @@ static lmpi_status quick(lmpi_comm *comm, const nb_args *a, const lmpi_vtopo *t)
         const char *p = alltoall ? sbase + (size_t)i * bytes : sbase;
         pair_kind pk = pair_of(t, i, me);
         if (pk == PAIR_SELF) { /* what goes to -1 arrives from +1 */
-            memcpy(rbase + (size_t)(i ^ 1) * bytes, p, bytes);
+            if (bytes)
+                memcpy(rbase + (size_t)(i ^ 1) * bytes, p, bytes);
             continue;
         }
         if (pk == PAIR_PEER && (i & 1))
@@ -203,7 +204,7 @@ static lmpi_status quick(lmpi_comm *comm, const nb_args *a, const lmpi_vtopo *t)
             continue;
         lmpi_status e = lmpi_icoll_finish_recv(&r[i]);
         st = st == LMPI_OK ? e : st;
-        if (pair_of(t, i, me) != PAIR_PEER)
+        if (pair_of(t, i, me) != PAIR_PEER || bytes == 0)
             continue;
         char *x = rbase + (size_t)i * bytes, *y = x + bytes;
         if (alltoall) { /* the peer's -1 block is my +1 block and the other way round */

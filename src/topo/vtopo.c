@@ -19,6 +19,13 @@ lmpi_topo_stats lmpi_topo_stat;
 
 /* ---- the object ----------------------------------------------------------- */
 
+/* Copy N ints; user arrays may be NULL when N is 0 (memcpy's may not). */
+static void copy_ints(int *to, const int *from, int n)
+{
+    if (n > 0)
+        memcpy(to, from, sizeof(int) * (size_t)n);
+}
+
 static lmpi_vtopo *vtopo_new(int kind, size_t nints)
 {
     lmpi_vtopo *t = lmpi_calloc(1, sizeof(*t) + sizeof(int) * (nints ? nints : 1), LMPI_MEM_TOPO);
@@ -813,8 +820,8 @@ static lmpi_vtopo *graph_new(int nnodes, const int index[], const int edges[], i
     t->nedges = ne;
     t->index = t->ints;
     t->edges = t->index + nnodes;
-    memcpy(t->index, index, sizeof(int) * (size_t)nnodes);
-    memcpy(t->edges, edges, sizeof(int) * (size_t)ne);
+    copy_ints(t->index, index, nnodes);
+    copy_ints(t->edges, edges, ne);
     int from = rank ? index[rank - 1] : 0;
     t->indeg = t->outdeg = index[rank] - from;
     t->in = t->out = t->edges + from;
@@ -879,8 +886,8 @@ lmpi_status lmpi_impl_Graph_get(lmpi_comm *comm, int maxindex, int maxedges, int
         lmpi_err_detail("%s is NULL", t->nnodes && !index ? "index" : "edges");
         return LMPI_ERR_ARG;
     }
-    memcpy(index, t->index, sizeof(int) * (size_t)t->nnodes);
-    memcpy(edges, t->edges, sizeof(int) * (size_t)t->nedges);
+    copy_ints(index, t->index, t->nnodes);
+    copy_ints(edges, t->edges, t->nedges);
     return LMPI_OK;
 }
 
@@ -904,7 +911,7 @@ lmpi_status lmpi_impl_Graph_neighbors(lmpi_comm *comm, int rank, int maxneighbor
         lmpi_err_detail("neighbors is NULL");
         return LMPI_ERR_ARG;
     }
-    memcpy(neighbors, t->edges + from, sizeof(int) * (size_t)deg);
+    copy_ints(neighbors, t->edges + from, deg);
     return LMPI_OK;
 }
 
@@ -1142,8 +1149,8 @@ lmpi_status lmpi_impl_Dist_graph_create_adjacent(lmpi_comm *old, int indegree, c
     int *lists = lmpi_malloc(sizeof(int) * ((size_t)indegree + (size_t)outdegree + 1), LMPI_MEM_TOPO);
     if (!lists)
         return LMPI_ERR_NO_MEM;
-    memcpy(lists, sources, sizeof(int) * (size_t)indegree);
-    memcpy(lists + indegree, destinations, sizeof(int) * (size_t)outdegree);
+    copy_ints(lists, sources, indegree);
+    copy_ints(lists + indegree, destinations, outdegree);
     const int *inw = unweighted(sourceweights) || sourceweights == MPI_WEIGHTS_EMPTY ? NULL : sourceweights;
     const int *outw = unweighted(destweights) || destweights == MPI_WEIGHTS_EMPTY ? NULL : destweights;
     lmpi_status st = dist_finish(old, indegree, lists, inw, outdegree, lists + indegree, outw, weighted, reorder,
@@ -1284,13 +1291,13 @@ lmpi_status lmpi_impl_Dist_graph_neighbors(lmpi_comm *comm, int maxindegree, int
         lmpi_err_detail("%s is NULL", t->indeg && !sources ? "sources" : "destinations");
         return LMPI_ERR_ARG;
     }
-    memcpy(sources, t->in, sizeof(int) * (size_t)t->indeg);
-    memcpy(destinations, t->out, sizeof(int) * (size_t)t->outdeg);
+    copy_ints(sources, t->in, t->indeg);
+    copy_ints(destinations, t->out, t->outdeg);
     bool sw = t->weighted && sourceweights && !unweighted(sourceweights) && sourceweights != MPI_WEIGHTS_EMPTY;
     bool dw = t->weighted && destweights && !unweighted(destweights) && destweights != MPI_WEIGHTS_EMPTY;
     if (sw)
-        memcpy(sourceweights, t->inw, sizeof(int) * (size_t)t->indeg);
+        copy_ints(sourceweights, t->inw, t->indeg);
     if (dw)
-        memcpy(destweights, t->outw, sizeof(int) * (size_t)t->outdeg);
+        copy_ints(destweights, t->outw, t->outdeg);
     return LMPI_OK;
 }

@@ -281,6 +281,13 @@ static void case_cart(void)
         check_cart_neighbours(c3);
         MPI_Comm_free(&c3);
     }
+    /* zero-byte blocks with NULL buffers (allowed when the counts are 0) */
+    int dz[2] = {size, 1}, pz[2] = {1, 1};
+    MPI_Comm cz;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dz, pz, 0, &cz);
+    MPI_Neighbor_allgather(NULL, 0, MPI_INT, NULL, 0, MPI_INT, cz);
+    MPI_Neighbor_alltoall(NULL, 0, MPI_INT, NULL, 0, MPI_INT, cz);
+    MPI_Comm_free(&cz);
     /* zero dimensions: a communicator of one process */
     MPI_Comm c0;
     MPI_Cart_create(MPI_COMM_WORLD, 0, NULL, NULL, 0, &c0);
