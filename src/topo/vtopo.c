@@ -431,13 +431,27 @@ static lmpi_status reorder_graph(lmpi_comm *comm, const lmpi_cgraph *g, int *slo
 }
 
 /* The new communicator: processes with a rank (newrank >= 0) in that
- * order, the others get MPI_COMM_NULL. */
-static lmpi_status make_comm(lmpi_comm *old, int newrank, MPI_Comm *out, lmpi_comm **c)
+ * order, the others get MPI_COMM_NULL (*c NULL).  With Q (a reordering
+ * happened): recorded, and its quality in the communicator's info, after
+ * the user's INFO (NULL: none). */
+static lmpi_status make_comm(lmpi_comm *old, int newrank, const lmpi_remap_quality *q, const char *what, int n,
+                             lmpi_info *info, MPI_Comm *out, lmpi_comm **c)
 {
     MPI_Comm h = MPI_COMM_NULL;
     LMPI_TRY(lmpi_impl_Comm_split(old, newrank >= 0 ? 0 : MPI_UNDEFINED, newrank >= 0 ? newrank : 0, &h));
     *c = h == MPI_COMM_NULL ? NULL : lmpi_comm_from_handle(h);
     *out = h;
+    if (q)
+        record(old, q, what, n);
+    if (!*c)
+        return LMPI_OK;
+    if (info) {
+        lmpi_info_destroy((*c)->info);
+        if (!((*c)->info = lmpi_info_copy(info)))
+            return LMPI_ERR_NO_MEM;
+    }
+    if (q)
+        quality_to_info(*c, q);
     return LMPI_OK;
 }
 
@@ -476,15 +490,9 @@ lmpi_status lmpi_impl_Cart_create(lmpi_comm *old, int ndims, const int dims[], c
         mapped = map_mode() != 2;
     }
     lmpi_comm *c;
-    LMPI_TRY(make_comm(old, newrank, comm_cart, &c));
-    if (mapped)
-        record(old, &q, "Cartesian grid", n);
-    if (!c)
-        return LMPI_OK;
-    if (!(c->topo = cart_new(ndims, dims, periods, c->rank)))
+    LMPI_TRY(make_comm(old, newrank, mapped ? &q : NULL, "Cartesian grid", n, NULL, comm_cart, &c));
+    if (c && !(c->topo = cart_new(ndims, dims, periods, c->rank)))
         return LMPI_ERR_NO_MEM;
-    if (mapped)
-        quality_to_info(c, &q);
     return LMPI_OK;
 }
 
@@ -855,15 +863,9 @@ lmpi_status lmpi_impl_Graph_create(lmpi_comm *old, int nnodes, const int index[]
         mapped = true;
     }
     lmpi_comm *c;
-    LMPI_TRY(make_comm(old, newrank, comm_graph, &c));
-    if (mapped)
-        record(old, &q, "graph", nnodes);
-    if (!c)
-        return LMPI_OK;
-    if (!(c->topo = graph_new(nnodes, index, edges, c->rank)))
+    LMPI_TRY(make_comm(old, newrank, mapped ? &q : NULL, "graph", nnodes, NULL, comm_graph, &c));
+    if (c && !(c->topo = graph_new(nnodes, index, edges, c->rank)))
         return LMPI_ERR_NO_MEM;
-    if (mapped)
-        quality_to_info(c, &q);
     return LMPI_OK;
 }
 
@@ -1119,19 +1121,10 @@ static lmpi_status dist_finish(lmpi_comm *old, int indeg, int *in, const int *in
         LMPI_TRY(st);
         mapped = true;
     }
-    lmpi_comm *c;
-    LMPI_TRY(make_comm(old, newrank, result, &c));
-    if (mapped)
-        record(old, &q, "distributed graph", old->size);
+    lmpi_comm *c; /* every process has a rank in a distributed graph */
+    LMPI_TRY(make_comm(old, newrank, mapped ? &q : NULL, "distributed graph", old->size, info, result, &c));
     if (!(c->topo = dist_new(indeg, in, inw, outdeg, out, outw, weighted)))
         return LMPI_ERR_NO_MEM;
-    if (info) {
-        lmpi_info_destroy(c->info);
-        if (!(c->info = lmpi_info_copy(info)))
-            return LMPI_ERR_NO_MEM;
-    }
-    if (mapped)
-        quality_to_info(c, &q);
     return LMPI_OK;
 }
 
