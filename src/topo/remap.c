@@ -19,7 +19,7 @@ static double now_ms(void)
 
 const char *lmpi_remap_strategy_name(lmpi_remap_strategy s)
 {
-    static const char *names[] = {"identity", "analytic", "scotch", "block"};
+    static const char *names[] = {"identity", "analytic", "scotch"};
     return names[s];
 }
 
@@ -714,10 +714,9 @@ int lmpi_remap_cart(const lmpi_phys *ph, int ndims, const int *dims, const int *
         q->strategy = LMPI_REMAP_ANALYTIC;
     } else if (rc > 0 && allow_scotch) {
         rc = map_graph(ph, &g, slot_vertex, q, err, errlen);
-    } else if (rc > 0) {
+    } else if (rc > 0) { /* not tileable, and Scotch not wanted: the caller decides */
         for (int s = 0; s < ph->nprocs; s++)
             slot_vertex[s] = s;
-        rc = 0;
     }
     if (rc == 0)
         judge(ph, &g, slot_vertex, q);

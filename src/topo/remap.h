@@ -41,7 +41,7 @@ typedef struct {
     const int *wgt;
 } lmpi_cgraph;
 
-typedef enum { LMPI_REMAP_IDENTITY, LMPI_REMAP_ANALYTIC, LMPI_REMAP_SCOTCH, LMPI_REMAP_BLOCK } lmpi_remap_strategy;
+typedef enum { LMPI_REMAP_IDENTITY, LMPI_REMAP_ANALYTIC, LMPI_REMAP_SCOTCH } lmpi_remap_strategy;
 
 typedef struct {
     double hop_bytes;   /* weight x network links */
@@ -59,7 +59,9 @@ typedef struct {
 } lmpi_remap_quality;
 
 /* Vertex placed on each process slot: slot_vertex[slot] = vertex (the new
- * rank of the process in that slot).  Returns 0, or -1 with ERR set. */
+ * rank of the process in that slot).  Returns 0, or -1 with ERR set; a grid
+ * that cannot be tiled goes to Scotch with ALLOW_SCOTCH, else returns 1
+ * (slot_vertex the identity). */
 int lmpi_remap_cart(const lmpi_phys *ph, int ndims, const int *dims, const int *periods, bool allow_scotch,
                     int *slot_vertex, lmpi_remap_quality *q, char *err, size_t errlen);
 int lmpi_remap_graph(const lmpi_phys *ph, const lmpi_cgraph *g, int *slot_vertex, lmpi_remap_quality *q, char *err,

@@ -374,18 +374,18 @@ static lmpi_status reorder_cart(lmpi_comm *comm, int n, int ndims, const int *di
     phys_model pm;
     LMPI_TRY(phys_build(comm, n, &pm));
     char err[256] = "";
-    int mode = map_mode();
+    int mode = map_mode(), rc = 0;
     lmpi_status st = LMPI_OK;
     memset(q, 0, sizeof(*q));
     if (mode == 2) {
         for (int s = 0; s < n; s++)
             slot_vertex[s] = s;
-    } else if (mode == 0 && lmpi_remap_cart_analytic(&pm.ph, ndims, dims, periods, slot_vertex) == 0) {
-        /* every process reaches the same answer: no communication */
-        if (lmpi_remap_cart(&pm.ph, ndims, dims, periods, false, slot_vertex, q, err, sizeof(err)))
+    } else if (mode == 0 && (rc = lmpi_remap_cart(&pm.ph, ndims, dims, periods, false, slot_vertex, q, err,
+                                                  sizeof(err))) <= 0) {
+        /* tiled: every process reaches the same answer, no communication */
+        if (rc < 0)
             st = LMPI_ERR_NO_MEM;
     } else {
-        int rc = 0;
         if (comm->rank == 0) {
             if (mode == 1) {
                 lmpi_cgraph g;
