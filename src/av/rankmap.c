@@ -25,6 +25,17 @@ const char *lmpi_rankmap_mode_name(int mode)
     return mode >= 0 && mode < LMPI_RM_NMODES ? names[mode] : "?";
 }
 
+static void (*group_hook)(uint32_t pgid, int delta);
+
+void lmpi_rankmap_set_group_hook(void (*hook)(uint32_t pgid, int delta)) { group_hook = hook; }
+
+/* A map (or mlut entry) of a group other than the world holds it. */
+static void hold_group(uint32_t pgid, int delta)
+{
+    if (pgid != 0 && pgid != LMPI_PGID_MULTI && group_hook)
+        group_hook(pgid, delta);
+}
+
 static void init_map(lmpi_rankmap *m, lmpi_rm_mode mode, int size, uint32_t pgid)
 {
     memset(m, 0, sizeof(*m));
@@ -32,6 +43,7 @@ static void init_map(lmpi_rankmap *m, lmpi_rm_mode mode, int size, uint32_t pgid
     m->size = size;
     m->pgid = pgid;
     live[mode]++;
+    hold_group(pgid, 1);
 }
 
 /* Normalize a regular pattern lpid = o + (r / b) * s + r % b to the cheapest
@@ -222,7 +234,9 @@ bool lmpi_rankmap_from_gpids(lmpi_rankmap *m, const lmpi_gpid *g, int n)
     t->n = (uint32_t)n;
     memcpy(t->e, g, sizeof(lmpi_gpid) * (size_t)n);
     table_bytes += (int64_t)(sizeof(*t) + sizeof(lmpi_gpid) * (size_t)n);
-    init_map(m, LMPI_RM_MLUT, n, 0);
+    for (int i = 0; i < n; i++)
+        hold_group(g[i].pgid, 1);
+    init_map(m, LMPI_RM_MLUT, n, LMPI_PGID_MULTI);
     m->mlut = t;
     return true;
 }
@@ -338,6 +352,7 @@ void lmpi_rankmap_copy(lmpi_rankmap *dst, const lmpi_rankmap *src)
 {
     *dst = *src;
     live[src->mode]++;
+    hold_group(src->pgid, 1);
     if (src->mode == LMPI_RM_LUT || src->mode == LMPI_RM_TABLE)
         src->lut->refs++;
     else if (src->mode == LMPI_RM_MLUT)
@@ -350,9 +365,12 @@ void lmpi_rankmap_release(lmpi_rankmap *m)
         lut_release(m->lut);
     else if (m->mode == LMPI_RM_MLUT && --m->mlut->refs == 0) {
         table_bytes -= (int64_t)(sizeof(*m->mlut) + sizeof(lmpi_gpid) * m->mlut->n);
+        for (uint32_t i = 0; i < m->mlut->n; i++)
+            hold_group(m->mlut->e[i].pgid, -1);
         lmpi_free(m->mlut);
     }
     live[m->mode]--;
+    hold_group(m->pgid, -1);
     memset(m, 0, sizeof(*m));
     m->mode = LMPI_RM_DIRECT;
 }

@@ -51,11 +51,14 @@ typedef struct lmpi_mlut {
     lmpi_gpid e[];
 } lmpi_mlut;
 
+/* pgid of an mlut map (ranks of several groups): never a real group. */
+#define LMPI_PGID_MULTI UINT32_MAX
+
 typedef struct lmpi_rankmap {
     uint8_t mode;
     uint8_t reserved[3];
     int32_t size;      /* ranks in the map */
-    uint32_t pgid;     /* process group of every rank (not mlut) */
+    uint32_t pgid;     /* process group of every rank (mlut: LMPI_PGID_MULTI) */
     int32_t blocksize; /* bstride */
     int64_t offset;
     int64_t stride;
@@ -136,6 +139,12 @@ void lmpi_rankmap_release(lmpi_rankmap *m);
 int lmpi_rankmap_find(const lmpi_rankmap *m, lmpi_gpid g);
 
 const char *lmpi_rankmap_mode_name(int mode);
+
+/* Maps hold their process groups: hook(pgid, +1 / -1) runs for every map
+ * (and every mlut entry) of a group other than 0 as it is made or released,
+ * so a spawned or connected group's address vector lives exactly as long as
+ * something can address it. */
+void lmpi_rankmap_set_group_hook(void (*hook)(uint32_t pgid, int delta));
 
 /* Live maps per mode and bytes held in tables (for MPI_T and the memory
  * report). */

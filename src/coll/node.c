@@ -33,19 +33,18 @@ lmpi_status lmpi_coll_node_aware(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roo
  * node-roots communicator (nodes in order of their first rank). */
 static lmpi_status root_node(lmpi_comm *c, int root, int *leader, int *roots_rank)
 {
-    const lmpi_av *av = lmpi_av_world();
     const lmpi_rankmap *m = lmpi_comm_local_map(c);
     /* on the stack for up to 4096 nodes: this runs in every small node-aware
      * bcast and reduce */
     uint8_t local[4096];
-    size_t nn = (size_t)av->nodes.nnodes + 1;
+    size_t nn = (size_t)lmpi_comm_node_bound(m);
     uint8_t *seen = nn <= sizeof(local) ? memset(local, 0, nn) : lmpi_calloc(nn, 1, LMPI_MEM_COLL);
     if (!seen)
         return LMPI_ERR_NO_MEM;
-    int target = lmpi_nodemap_node(&av->nodes, lmpi_rankmap_lpid(m, root));
+    int target = lmpi_comm_node_of(m, root);
     *roots_rank = 0;
     for (int r = 0; r <= root; r++) {
-        int nd = lmpi_nodemap_node(&av->nodes, lmpi_rankmap_lpid(m, r));
+        int nd = lmpi_comm_node_of(m, r);
         if (nd == target) {
             *leader = r;
             break;

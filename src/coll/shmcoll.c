@@ -107,8 +107,10 @@ static size_t slot_limit(void)
 /* Do all of C's members share this node (the real or emulated one)? */
 static bool one_node(const lmpi_comm *c)
 {
-    const lmpi_av *av = lmpi_av_world();
     const lmpi_rankmap *m = lmpi_comm_local_map(c);
+    if (m->pgid == LMPI_PGID_MULTI)
+        return false; /* other groups do not share this job's segment */
+    const lmpi_av *av = lmpi_av_world();
     for (int r = 0; r < c->size; r++)
         if (lmpi_nodemap_node(&av->nodes, lmpi_rankmap_lpid(m, r)) != av->my_node)
             return false;

@@ -27,7 +27,7 @@ int64_t lmpi_comm_live(void) { return live_comms; }
  * alive: 2^30 creations fit in 32 bits. */
 /* world and self own the first two blocks; two more serve agreements that
  * have no parent communicator (src/comm/create.c) */
-static uint32_t ctx_next = 4 * LMPI_CTX_BLOCK;
+static uint32_t ctx_next = LMPI_CTX_FIRST_FREE;
 
 uint32_t lmpi_ctx_next(void) { return ctx_next; }
 void lmpi_ctx_advance(uint32_t used)
@@ -77,6 +77,7 @@ lmpi_comm *lmpi_comm_alloc(const lmpi_rankmap *map, int rank, uint32_t ctx)
 
 static void release_contents(lmpi_comm *c)
 {
+    lmpi_dpm_comm_gone(c);
     lmpi_bsend_slot_free(&c->bsend); /* waits for the sends still using it */
     for (uint32_t i = 0; i < LMPI_CTX_BLOCK; i++)
         lmpi_match_queue_release(c->context_id + i);
@@ -194,29 +195,47 @@ void lmpi_comm_finalize_builtin(void)
  * Both are computable locally from the communicator's map and the node map,
  * so they need no communication and can be built on first use; their ids are
  * the parent's +2 and +3 (disjoint across nodes). */
+int lmpi_comm_node_of(const lmpi_rankmap *m, int r)
+{
+    if (m->pgid == LMPI_PGID_MULTI)
+        return (int)lmpi_rankmap_gpid(m, r).pgid;
+    return lmpi_nodemap_node(&lmpi_av_world()->nodes, lmpi_rankmap_lpid(m, r));
+}
+
+int lmpi_comm_node_bound(const lmpi_rankmap *m)
+{
+    int b = lmpi_av_world()->nodes.nnodes + 1;
+    if (m->pgid == LMPI_PGID_MULTI)
+        for (int r = 0; r < m->size; r++)
+            if ((int)m->mlut->e[r].pgid >= b)
+                b = (int)m->mlut->e[r].pgid + 1;
+    return b;
+}
+
+int lmpi_comm_my_node(const lmpi_rankmap *m) { return m->pgid == LMPI_PGID_MULTI ? 0 : lmpi_av_world()->my_node; }
+
 lmpi_status lmpi_comm_node_comms(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roots)
 {
     if (!c->node_built) {
-        const lmpi_av *av = lmpi_av_world();
+        const lmpi_rankmap *m = lmpi_comm_local_map(c);
         int *idx = lmpi_malloc(sizeof(int) * (size_t)(c->size + 1), LMPI_MEM_OTHER);
         int *ridx = lmpi_malloc(sizeof(int) * (size_t)(c->size + 1), LMPI_MEM_OTHER);
         /* first rank of c seen on each node: a node id -> seen flag */
-        uint8_t *seen = lmpi_calloc((size_t)av->nodes.nnodes + 1, 1, LMPI_MEM_OTHER);
+        uint8_t *seen = lmpi_calloc((size_t)lmpi_comm_node_bound(m), 1, LMPI_MEM_OTHER);
         if (!idx || !ridx || !seen) {
             lmpi_free(idx), lmpi_free(ridx), lmpi_free(seen);
             return LMPI_ERR_NO_MEM;
         }
-        int n = 0, nr = 0, my_local = -1, my_root = -1;
-        const lmpi_rankmap *m = lmpi_comm_local_map(c);
+        int n = 0, nr = 0, my_local = -1, my_root = -1, my_node = lmpi_comm_my_node(m);
         for (int r = 0; r < c->size; r++) {
-            int node = lmpi_nodemap_node(&av->nodes, lmpi_rankmap_lpid(m, r));
+            int node = lmpi_comm_node_of(m, r);
             if (!seen[node]) {
                 seen[node] = 1;
                 if (r == c->rank)
                     my_root = nr;
                 ridx[nr++] = r;
             }
-            if (node == av->my_node) {
+            if (node == my_node) {
                 if (r == c->rank)
                     my_local = n;
                 idx[n++] = r;
@@ -418,11 +437,3 @@ lmpi_status lmpi_impl_Comm_get_info(lmpi_comm *comm, MPI_Info *info_used)
     return LMPI_OK;
 }
 
-/* No process of this version is spawned (dynamic processes come with their
- * own issue): there is no parent, and the standard's answer is
- * MPI_COMM_NULL. */
-lmpi_status lmpi_impl_Comm_get_parent(MPI_Comm *parent)
-{
-    *parent = MPI_COMM_NULL;
-    return LMPI_OK;
-}

@@ -14,6 +14,7 @@
 
 #include "av/av.h"
 #include "av/rankmap.h"
+#include "dpm/dpm.h"
 #include "runtime/errhandler.h"
 #include "runtime/lmpi.h"
 
@@ -29,6 +30,10 @@
 
 #define LMPI_CTX_BLOCK 8u
 enum { LMPI_CTX_PT2PT = 0, LMPI_CTX_COLL = 1, LMPI_CTX_NODE = 2, LMPI_CTX_ROOTS = 4, LMPI_CTX_LOCAL = 6 };
+/* Reserved blocks below the first allocated id: the world and self (0, 1),
+ * creation from groups (2, 3), the roots of connect/accept (4). */
+#define LMPI_CTX_DPM_PEER (4 * LMPI_CTX_BLOCK)
+#define LMPI_CTX_FIRST_FREE (5 * LMPI_CTX_BLOCK)
 
 typedef struct lmpi_attr lmpi_attr;
 typedef struct lmpi_info lmpi_info;
@@ -89,8 +94,21 @@ static inline lmpi_comm *lmpi_comm_from_handle(MPI_Comm h)
  * transport address index of that process. */
 static inline int lmpi_comm_world_rank(const lmpi_comm *c, int rank)
 {
+    /* Ranks of other process groups (spawned, connected: src/dpm) resolve
+     * through their group's address vector; one compare keeps them off the
+     * path of the world's communicators. */
+    if (LMPI_UNLIKELY(c->map.pgid != 0))
+        return lmpi_dpm_addr(lmpi_rankmap_gpid(&c->map, rank));
     return (int)lmpi_av_addr(lmpi_av_world(), lmpi_rankmap_lpid(&c->map, rank));
 }
+
+/* Node ids for node-aware algorithms over a map that contains this
+ * process: the world's node map for a map of the world; for a map spanning
+ * process groups every group counts as one node (each has its own
+ * segment), numbered by its local pgid. */
+int lmpi_comm_node_of(const lmpi_rankmap *m, int r);
+int lmpi_comm_node_bound(const lmpi_rankmap *m); /* every id is below it */
+int lmpi_comm_my_node(const lmpi_rankmap *m);
 
 static inline const lmpi_rankmap *lmpi_comm_local_map(const lmpi_comm *c)
 {
@@ -121,6 +139,10 @@ lmpi_comm *lmpi_comm_alloc(const lmpi_rankmap *map, int rank, uint32_t ctx);
 void lmpi_comm_destroy(lmpi_comm *c);
 /* Agree on a context id block among the members of comm (collective). */
 lmpi_status lmpi_comm_agree_ctx(lmpi_comm *comm, uint32_t *ctx);
+/* MPI_Intercomm_create's core: the leaders (local_leader here, remote_leader
+ * in peer) swap their groups and agree on the id; collective over local. */
+lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_comm *peer, int remote_leader,
+                                      int tag, MPI_Comm *newintercomm);
 /* A private duplicate of an intracommunicator (windows), freed with MPI_Comm_free. */
 lmpi_status lmpi_comm_dup_internal(lmpi_comm *comm, lmpi_comm **out);
 uint32_t lmpi_ctx_next(void);

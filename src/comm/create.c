@@ -8,6 +8,7 @@
 
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
+#include "transport/shm/bridge.h"
 #include "topo/vtopo.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
@@ -611,8 +612,11 @@ typedef struct {
     uint32_t ctx;
     int32_t size;
     int32_t high;
-    int32_t leader_world; /* tie-break for merge */
+    int32_t leader_world; /* tie-break for merge: the leader's lpid ... */
+    uint64_t leader_group; /* ... and the hash of its group's name */
 } leader_msg;
+
+static uint64_t group_key(uint32_t pgid) { return lmpi_bridge_group_key(lmpi_dpm_group_name(pgid)); }
 
 /* An intercommunicator from its two maps (copied), this process's rank in
  * the local one, and the agreed id; errhandler from `parent`. */
@@ -639,35 +643,26 @@ static lmpi_status inter_from_maps(lmpi_comm *parent, const lmpi_rankmap *lmap, 
     return LMPI_OK;
 }
 
-static bool map_from_lpids(lmpi_rankmap *m, const uint32_t *lpid, int n)
+/* The leaders swap a message over `peer` (rank remote_leader there). */
+static lmpi_status peer_swap(lmpi_comm *peer, int remote_leader, int tag, uint32_t ctx, const void *mine,
+                             size_t mine_bytes, void *theirs, size_t theirs_bytes)
 {
-    lmpi_gpid *g = lmpi_malloc(sizeof(*g) * (size_t)(n + 1), LMPI_MEM_OTHER);
-    if (!g)
-        return false;
-    for (int i = 0; i < n; i++)
-        g[i] = (lmpi_gpid){0, lpid[i]};
-    bool ok = lmpi_rankmap_from_gpids(m, g, n);
-    lmpi_free(g);
-    return ok;
-}
-
-/* Build the intercommunicator from the local group (a communicator over it),
- * the remote group's lpids and the agreed id. */
-static lmpi_status build_inter(lmpi_comm *local, const uint32_t *remote, int nremote, uint32_t ctx, lmpi_comm **out)
-{
-    lmpi_rankmap rmap;
-    if (!map_from_lpids(&rmap, remote, nremote))
-        return LMPI_ERR_NO_MEM;
-    lmpi_status st = inter_from_maps(local, lmpi_comm_local_map(local), local->rank, &rmap, ctx, out);
-    lmpi_rankmap_release(&rmap);
-    return st;
+    lmpi_request *rr = NULL, *sr = NULL;
+    lmpi_status st = lmpi_pt2pt_irecv(theirs, theirs_bytes, remote_leader, tag, peer, ctx, &rr);
+    if (st == LMPI_OK)
+        st = lmpi_pt2pt_isend(mine, mine_bytes, remote_leader, tag, peer, ctx, LMPI_MODE_STANDARD, NULL, &sr);
+    lmpi_status s1 = sr ? lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE) : LMPI_OK;
+    lmpi_status s2 = rr ? lmpi_pt2pt_wait_free(rr, MPI_STATUS_IGNORE) : LMPI_OK;
+    return st != LMPI_OK ? st : s1 != LMPI_OK ? s1 : s2;
 }
 
 /* The leaders' exchange over `peer` (rank remote_leader there), then a
  * broadcast in the local group: afterwards every local member knows the
- * id and the remote group. */
-static lmpi_status inter_handshake(lmpi_comm *local, int local_leader, lmpi_comm *peer, int remote_leader, int tag,
-                                   bool peer_coll, MPI_Comm *newintercomm)
+ * id and the remote group.  Groups travel as descriptions (group names and
+ * ranks, src/dpm), so the two sides may belong to different process groups
+ * (spawned or connected). */
+lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_comm *peer, int remote_leader,
+                                      int tag, MPI_Comm *newintercomm)
 {
     uint32_t ctx = lmpi_ctx_next();
     lmpi_status st = lmpi_icoll_allreduce_max_u32(local, &ctx);
@@ -675,71 +670,55 @@ static lmpi_status inter_handshake(lmpi_comm *local, int local_leader, lmpi_comm
         return st;
     const lmpi_rankmap *lm = lmpi_comm_local_map(local);
     leader_msg hdr = {0};
-    uint32_t *remote = NULL;
+    void *remote = NULL;
     int32_t err = 0;
     if (local->rank == local_leader) {
-        leader_msg mine = {ctx, local->size, 0, lmpi_rt.world_rank};
-        uint32_t ctx_peer = peer_coll ? peer->context_id + LMPI_CTX_COLL : peer->context_id;
-        st = LMPI_OK;
-        {
-            lmpi_request *rr = NULL, *sr = NULL;
-            st = lmpi_pt2pt_irecv(&hdr, sizeof(hdr), remote_leader, tag, peer, ctx_peer, &rr);
-            if (st == LMPI_OK)
-                st = lmpi_pt2pt_isend(&mine, sizeof(mine), remote_leader, tag, peer, ctx_peer, LMPI_MODE_STANDARD,
-                                      NULL, &sr);
-            if (sr)
-                lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE);
-            if (rr)
-                lmpi_pt2pt_wait_free(rr, MPI_STATUS_IGNORE);
-        }
-        uint32_t *lids = lmpi_malloc(sizeof(uint32_t) * (size_t)(local->size + 1), LMPI_MEM_OTHER);
-        remote = lmpi_malloc(sizeof(uint32_t) * (size_t)(hdr.size + 1), LMPI_MEM_OTHER);
-        if (st == LMPI_OK && (!lids || !remote))
+        void *mine_blob = NULL;
+        size_t mine_len = 0;
+        st = lmpi_dpm_encode_map(lm, &mine_blob, &mine_len);
+        leader_msg mine = {ctx, (int32_t)mine_len, 0, lmpi_rt.world_rank, 0};
+        if (st == LMPI_OK)
+            st = peer_swap(peer, remote_leader, tag, peer->context_id, &mine, sizeof(mine), &hdr, sizeof(hdr));
+        if (st == LMPI_OK && !(remote = lmpi_malloc((size_t)hdr.size + 1, LMPI_MEM_OTHER)))
             st = LMPI_ERR_NO_MEM;
-        if (st == LMPI_OK) {
-            for (int r = 0; r < local->size; r++)
-                lids[r] = lmpi_rankmap_lpid(lm, r);
-            lmpi_request *rr = NULL, *sr = NULL;
-            st = lmpi_pt2pt_irecv(remote, sizeof(uint32_t) * (size_t)hdr.size, remote_leader, tag, peer, ctx_peer, &rr);
-            if (st == LMPI_OK)
-                st = lmpi_pt2pt_isend(lids, sizeof(uint32_t) * (size_t)local->size, remote_leader, tag, peer,
-                                      ctx_peer, LMPI_MODE_STANDARD, NULL, &sr);
-            if (sr)
-                lmpi_pt2pt_wait_free(sr, MPI_STATUS_IGNORE);
-            if (rr)
-                lmpi_pt2pt_wait_free(rr, MPI_STATUS_IGNORE);
-        }
-        lmpi_free(lids);
+        if (st == LMPI_OK)
+            st = peer_swap(peer, remote_leader, tag, peer->context_id, mine_blob, mine_len, remote, (size_t)hdr.size);
+        lmpi_free(mine_blob);
         if (st != LMPI_OK) {
             lmpi_free(remote);
             return st;
         }
         if (hdr.ctx > ctx)
             ctx = hdr.ctx;
-        /* overlapping groups: both leaders see the same intersection */
-        for (int i = 0; i < hdr.size && !err; i++)
-            if (lmpi_rankmap_find(lm, (lmpi_gpid){0, remote[i]}) >= 0)
-                err = (int32_t)remote[i] + 1;
         hdr.ctx = ctx;
     }
-    int32_t info[3] = {(int32_t)hdr.ctx, hdr.size, err};
+    int32_t info[2] = {(int32_t)hdr.ctx, hdr.size};
     st = lmpi_icoll_bcast(local, info, sizeof(info), local_leader);
-    if (st == LMPI_OK && local->rank != local_leader) {
-        remote = lmpi_malloc(sizeof(uint32_t) * (size_t)(info[1] + 1), LMPI_MEM_OTHER);
-        if (!remote)
-            st = LMPI_ERR_NO_MEM;
-    }
+    if (st == LMPI_OK && local->rank != local_leader && !(remote = lmpi_malloc((size_t)info[1] + 1, LMPI_MEM_OTHER)))
+        st = LMPI_ERR_NO_MEM;
     if (st == LMPI_OK)
-        st = lmpi_icoll_bcast(local, remote, sizeof(uint32_t) * (size_t)info[1], local_leader);
-    if (st == LMPI_OK && info[2]) {
-        lmpi_err_detail("the local and remote groups overlap (world rank %d is in both)", info[2] - 1);
+        st = lmpi_icoll_bcast(local, remote, (size_t)info[1], local_leader);
+    lmpi_rankmap rmap;
+    bool have_map = false;
+    if (st == LMPI_OK) {
+        st = lmpi_dpm_decode_map(remote, (size_t)info[1], &rmap);
+        have_map = st == LMPI_OK;
+    }
+    /* overlapping groups: every member sees the same intersection */
+    for (int i = 0; have_map && i < rmap.size && !err; i++)
+        if (lmpi_rankmap_find(lm, lmpi_rankmap_gpid(&rmap, i)) >= 0)
+            err = (int32_t)lmpi_rankmap_gpid(&rmap, i).lpid + 1;
+    if (st == LMPI_OK && err) {
+        lmpi_err_detail("the local and remote groups overlap (world rank %d is in both)", err - 1);
         st = LMPI_ERR_ARG;
     }
     lmpi_comm *c = NULL;
     if (st == LMPI_OK) {
         lmpi_ctx_advance((uint32_t)info[0]);
-        st = build_inter(local, remote, info[1], (uint32_t)info[0], &c);
+        st = inter_from_maps(local, lm, local->rank, &rmap, (uint32_t)info[0], &c);
     }
+    if (have_map)
+        lmpi_rankmap_release(&rmap);
     lmpi_free(remote);
     if (st == LMPI_OK)
         *newintercomm = c->handle;
@@ -764,7 +743,7 @@ lmpi_status lmpi_impl_Intercomm_create(lmpi_comm *local_comm, int local_leader, 
         lmpi_err_detail("remote_leader %d is the local leader itself: the groups overlap", remote_leader);
         return LMPI_ERR_ARG;
     }
-    return inter_handshake(local_comm, local_leader, peer_comm, remote_leader, tag, false, newintercomm);
+    return lmpi_comm_inter_handshake(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
 }
 
 lmpi_status lmpi_impl_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
@@ -799,7 +778,7 @@ lmpi_status lmpi_impl_Intercomm_create_from_groups(MPI_Group local_group, int lo
     world.attrs = NULL;
     int remote_world = (int)lmpi_rankmap_lpid(&rg->map, remote_leader);
     MPI_Comm out;
-    st = inter_handshake(&local, local_leader, &world, remote_world, tag, false, &out);
+    st = lmpi_comm_inter_handshake(&local, local_leader, &world, remote_world, tag, &out);
     if (st != LMPI_OK)
         return st;
     *newintercomm = out;
@@ -838,7 +817,7 @@ static lmpi_status agree_ctx_inter(lmpi_comm *comm, uint32_t *ctx)
     lmpi_status st = lmpi_icoll_allreduce_max_u32(comm->local_comm, &v);
     if (st != LMPI_OK)
         return st;
-    leader_msg mine = {v, comm->size, 0, 0}, theirs;
+    leader_msg mine = {v, comm->size, 0, 0, 0}, theirs;
     st = leaders_swap(comm, &mine, &theirs);
     if (st != LMPI_OK)
         return st;
@@ -865,13 +844,16 @@ lmpi_status lmpi_impl_Intercomm_merge(lmpi_comm *intercomm, int high, MPI_Comm *
     st = lmpi_icoll_bcast(local, &my_high, sizeof(my_high), 0);
     if (st != LMPI_OK)
         return st;
-    leader_msg mine = {v, intercomm->size, my_high, (int32_t)lmpi_rankmap_lpid(intercomm->local_map, 0)}, theirs;
+    lmpi_gpid lead = lmpi_rankmap_gpid(intercomm->local_map, 0);
+    leader_msg mine = {v, intercomm->size, my_high, (int32_t)lead.lpid, group_key(lead.pgid)}, theirs;
     st = leaders_swap(intercomm, &mine, &theirs);
     if (st != LMPI_OK)
         return st;
     uint32_t ctx = theirs.ctx > v ? theirs.ctx : v;
     lmpi_ctx_advance(ctx);
-    bool local_first = my_high != theirs.high ? !my_high : mine.leader_world < theirs.leader_world;
+    bool local_first = my_high != theirs.high ? !my_high
+                       : mine.leader_group != theirs.leader_group ? mine.leader_group < theirs.leader_group
+                                                                  : mine.leader_world < theirs.leader_world;
     const lmpi_rankmap *first = local_first ? intercomm->local_map : &intercomm->map;
     const lmpi_rankmap *second = local_first ? &intercomm->map : intercomm->local_map;
     int n = first->size + second->size;

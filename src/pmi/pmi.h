@@ -23,6 +23,27 @@ int lmpi_pmi_barrier(void);
 void lmpi_pmi_abort(int code, const char *msg);
 int lmpi_pmi_finalize(void);
 
+/* ---- dynamic processes ---------------------------------------------------
+ * A singleton has no launcher; the first call below that needs one starts
+ * mpiexec as its server (as MPICH's singletons do) and talks PMI to it from
+ * then on.  Each returns 0 on success, -1 with a message in err. */
+typedef struct {
+    const char *command;
+    char **argv; /* NULL-terminated, may be NULL */
+    int maxprocs;
+    int ninfo;
+    const char **info_keys, **info_values;
+} lmpi_pmi_app;
+
+/* Start count applications as one new job whose key-value space holds the
+ * npreput pairs; *spawned: how many processes started (fewer than asked
+ * with the info key "soft"). */
+int lmpi_pmi_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char **keys, const char **values,
+                   int *spawned, char *err, size_t errlen);
+int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t errlen);
+int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size_t errlen);
+int lmpi_pmi_unpublish(const char *service, char *err, size_t errlen);
+
 /* The node of every rank from a PMI_process_mapping value such as
  * "(vector,(0,2,4),(2,1,3))" (blocks of nodes x ranks per node).
  * Returns 0 and fills node_of[0..size) or -1 if the text cannot be parsed. */

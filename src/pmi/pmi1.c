@@ -6,12 +6,21 @@
  *   -> cmd=get kvsname=K key=k                     <- cmd=get_result rc=0 value=v
  *   -> cmd=abort exitcode=N                        (the launcher stops the job)
  *   -> cmd=finalize                                <- cmd=finalize_ack
+ *   -> mcmd=spawn / nprocs= / execname= / ... / endcmd (a block per application)
+ *                                                  <- cmd=spawn_result rc=0 nprocs=N
+ *   -> cmd=publish_name service=S port=P           <- cmd=publish_result rc=0
+ *   -> cmd=lookup_name service=S                   <- cmd=lookup_result rc=0 port=P
+ *   -> cmd=unpublish_name service=S                <- cmd=unpublish_result rc=0
  * The launcher passes the connected socket in PMI_FD and the rank and size
  * in PMI_RANK and PMI_SIZE; without PMI_FD the process is a singleton. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "pmi/pmi.h"
@@ -239,4 +248,200 @@ int lmpi_pmi_parse_mapping(const char *text, int size, int *node_of)
     for (int r = rank; r < size && rank > 0; r++)
         node_of[r] = node_of[r % rank];
     return rank > 0 ? 0 : -1;
+}
+
+/* ---- dynamic processes ------------------------------------------------- */
+
+/* The launcher beside this library: <prefix>/lib/libmpi.so -> <prefix>/bin/mpiexec
+ * (LMPI_MPIEXEC overrides). */
+static void launcher_path(char *out, size_t len)
+{
+    const char *env = getenv("LMPI_MPIEXEC");
+    if (env && *env) {
+        snprintf(out, len, "%s", env);
+        return;
+    }
+    Dl_info di;
+    if (dladdr((void *)launcher_path, &di) && di.dli_fname) {
+        char dir[4096];
+        snprintf(dir, sizeof(dir), "%s", di.dli_fname);
+        char *slash = strrchr(dir, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(out, len, "%s/../bin/mpiexec", dir);
+            if (access(out, X_OK) == 0)
+                return;
+        }
+    }
+    snprintf(out, len, "mpiexec");
+}
+
+/* A singleton starts mpiexec as its PMI server: mpiexec adopts this process
+ * as rank 0 of a one-process job under the singleton's own kvsname, and
+ * dies with it. */
+static int ensure_server(char *err, size_t errlen)
+{
+    if (pmi_fd >= 0)
+        return 0;
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0) {
+        snprintf(err, errlen, "cannot create a socket for the launcher: %s", strerror(errno));
+        return -1;
+    }
+    char path[4096], fdtxt[16];
+    launcher_path(path, sizeof(path));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sp[0]);
+        close(sp[1]);
+        snprintf(err, errlen, "cannot start the launcher: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        int fd = dup(sp[1]); /* without CLOEXEC */
+        snprintf(fdtxt, sizeof(fdtxt), "%d", fd);
+        execl(path, path, "--singleton", fdtxt, kvsname, (char *)NULL);
+        fprintf(stderr, "LeanMPI: cannot start the launcher %s: %s\n", path, strerror(errno));
+        _exit(127);
+    }
+    close(sp[1]);
+    pmi_fd = sp[0];
+    char reply[1024];
+    if (command("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", reply, sizeof(reply)) ||
+        !rc_ok(reply)) {
+        close(pmi_fd);
+        pmi_fd = -1;
+        snprintf(err, errlen, "the launcher %s did not answer (set LMPI_MPIEXEC to LeanMPI's mpiexec)", path);
+        return -1;
+    }
+    return 0;
+}
+
+static void reply_error(const char *reply, const char *what, char *err, size_t errlen)
+{
+    char msg[512];
+    if (field(reply, "msg", msg, sizeof(msg)) != 0 && field(reply, "errmsg", msg, sizeof(msg)) != 0)
+        snprintf(msg, sizeof(msg), "refused");
+    for (char *p = msg; *p; p++)
+        if (*p == '_')
+            *p = ' ';
+    snprintf(err, errlen, "%s: %s", what, msg);
+}
+
+/* Values travel as PMI words: no spaces, newlines or '='. */
+static int wire_safe(const char *v) { return v && *v && !strpbrk(v, " \n="); }
+
+int lmpi_pmi_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char **keys, const char **values,
+                   int *spawned, char *err, size_t errlen)
+{
+    if (ensure_server(err, errlen) != 0)
+        return -1;
+    size_t cap = 65536, at = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+#define EMIT(...)                                                                                          \
+    do {                                                                                                   \
+        int w_ = snprintf(buf + at, cap - at, __VA_ARGS__);                                                \
+        if (w_ < 0 || (size_t)w_ >= cap - at) {                                                            \
+            free(buf);                                                                                     \
+            snprintf(err, errlen, "the spawn request is longer than 64 KiB");                              \
+            return -1;                                                                                     \
+        }                                                                                                  \
+        at += (size_t)w_;                                                                                  \
+    } while (0)
+    for (int a = 0; a < count; a++) {
+        int argc = 0;
+        while (apps[a].argv && apps[a].argv[argc])
+            argc++;
+        EMIT("mcmd=spawn\nnprocs=%d\nexecname=%s\ntotspawns=%d\nspawnssofar=%d\nargcnt=%d\n", apps[a].maxprocs,
+             apps[a].command, count, a + 1, argc);
+        for (int i = 0; i < argc; i++) {
+            if (strchr(apps[a].argv[i], '\n')) {
+                free(buf);
+                snprintf(err, errlen, "argument %d of %s contains a newline", i + 1, apps[a].command);
+                return -1;
+            }
+            EMIT("arg%d=%s\n", i + 1, apps[a].argv[i]);
+        }
+        EMIT("preput_num=%d\n", npreput);
+        for (int i = 0; i < npreput; i++)
+            EMIT("preput_key_%d=%s\npreput_val_%d=%s\n", i, keys[i], i, values[i]);
+        EMIT("info_num=%d\n", apps[a].ninfo);
+        for (int i = 0; i < apps[a].ninfo; i++)
+            EMIT("info_key_%d=%s\ninfo_val_%d=%s\n", i, apps[a].info_keys[i], i, apps[a].info_values[i]);
+        EMIT("endcmd\n");
+    }
+#undef EMIT
+    char reply[2048];
+    int rc = command(buf, "spawn_result", reply, sizeof(reply));
+    free(buf);
+    if (rc != 0) {
+        snprintf(err, errlen, "the launcher did not answer the spawn request");
+        return -1;
+    }
+    if (!rc_ok(reply)) {
+        reply_error(reply, "the launcher refused to spawn", err, errlen);
+        return -1;
+    }
+    char v[32];
+    *spawned = -1; /* Hydra does not say: everything asked for */
+    if (field(reply, "nprocs", v, sizeof(v)) == 0)
+        *spawned = atoi(v);
+    return 0;
+}
+
+int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t errlen)
+{
+    if (!wire_safe(service) || !wire_safe(port)) {
+        snprintf(err, errlen, "service and port names may not be empty or contain spaces, newlines or '='");
+        return -1;
+    }
+    if (ensure_server(err, errlen) != 0)
+        return -1;
+    char cmd[2600], reply[1024];
+    snprintf(cmd, sizeof(cmd), "cmd=publish_name service=%s port=%s\n", service, port);
+    if (command(cmd, "publish_result", reply, sizeof(reply)) || !rc_ok(reply)) {
+        reply_error(reply, "the name service refused to publish", err, errlen);
+        return -1;
+    }
+    return 0;
+}
+
+int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size_t errlen)
+{
+    if (!wire_safe(service)) {
+        snprintf(err, errlen, "service names may not be empty or contain spaces, newlines or '='");
+        return -1;
+    }
+    if (ensure_server(err, errlen) != 0)
+        return -1;
+    char cmd[1600], reply[2600];
+    snprintf(cmd, sizeof(cmd), "cmd=lookup_name service=%s\n", service);
+    if (command(cmd, "lookup_result", reply, sizeof(reply)) || !rc_ok(reply) ||
+        field(reply, "port", port, len) != 0) {
+        snprintf(err, errlen, "no port is published under '%s'", service);
+        return -1;
+    }
+    return 0;
+}
+
+int lmpi_pmi_unpublish(const char *service, char *err, size_t errlen)
+{
+    if (!wire_safe(service)) {
+        snprintf(err, errlen, "service names may not be empty or contain spaces, newlines or '='");
+        return -1;
+    }
+    if (ensure_server(err, errlen) != 0)
+        return -1;
+    char cmd[1600], reply[1024];
+    snprintf(cmd, sizeof(cmd), "cmd=unpublish_name service=%s\n", service);
+    if (command(cmd, "unpublish_result", reply, sizeof(reply)) || !rc_ok(reply)) {
+        snprintf(err, errlen, "'%s' is not published", service);
+        return -1;
+    }
+    return 0;
 }

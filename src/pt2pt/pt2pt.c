@@ -571,7 +571,7 @@ void lmpi_pt2pt_status_of_unexpected(const lmpi_unexpected *u, MPI_Status *st)
  * answers; the send completes, cancelled or not, with the answer. */
 static bool taken_back(int src, const lmpi_pkt_hdr *h)
 {
-    lmpi_match_queue *q = queue_of(h->ctx, lmpi_rt.world_size);
+    lmpi_match_queue *q = queue_of(h->ctx, lmpi_rt.peer_size_hint);
     lmpi_mqi *m = lmpi_match_probe(q, h->rank, h->tag, false);
     if (!m)
         return false;
@@ -644,7 +644,7 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
     switch (h->type) {
     case LMPI_PKT_EAGER:
     case LMPI_PKT_RTS: {
-        lmpi_match_queue *q = queue_of(h->ctx, lmpi_rt.world_size);
+        lmpi_match_queue *q = queue_of(h->ctx, lmpi_rt.peer_size_hint);
         lmpi_unexpected *u = spare_record();
         lmpi_mqi *m = lmpi_match_arrive(q, h->rank, h->tag, &u->mqi);
         if (m) {

@@ -143,6 +143,7 @@ static lmpi_status start_runtime(int required, int *provided)
     }
     lmpi_rt.world_rank = info.rank;
     lmpi_rt.world_size = info.size;
+    lmpi_rt.peer_size_hint = info.size;
     lmpi_rt.appnum = info.appnum;
     lmpi_rt.universe_size = info.universe_size;
     snprintf(lmpi_rt.kvsname, sizeof(lmpi_rt.kvsname), "%s", info.kvsname);
@@ -192,6 +193,10 @@ static lmpi_status start_runtime(int required, int *provided)
     /* Decide the lock kind last: everything above ran single-threaded. */
     lmpi_rt.thread_multiple = level == MPI_THREAD_MULTIPLE;
     lmpi_rt.state = LMPI_STATE_READY;
+    /* a spawned process connects to its parents here */
+    st = lmpi_dpm_init();
+    if (st != LMPI_OK)
+        return st;
     if (provided)
         *provided = level;
     return LMPI_OK;
@@ -309,6 +314,7 @@ static lmpi_status end_runtime(void)
     if (st != LMPI_OK)
         return st;
     lmpi_rt.thread_multiple = false;
+    lmpi_dpm_finalize();
     lmpi_shm_finalize();
     lmpi_pmi_finalize();
     lmpi_sched_finalize();

@@ -209,6 +209,7 @@ typedef struct lmpi_runtime {
     char node_coords[128]; /* a virtual node's coordinates (mpiexec --network) */
     char map_order[48];    /* the mapping order mpiexec applied */
     char kvsname[256];
+    int peer_size_hint; /* the largest rank a packet may carry (src/dpm) */
 } lmpi_runtime;
 
 extern lmpi_runtime lmpi_rt;

@@ -22,6 +22,7 @@ typedef enum {
     LMPI_PKT_COOP,      /* receiver asks the sender to help copy (addr: descriptor token) */
     LMPI_PKT_CANCEL,    /* sender asks to take back an unmatched message (rank, tag, ctx, sreq) */
     LMPI_PKT_CANCEL_REPLY, /* flags LMPI_PKT_CANCELLED: it was taken back */
+    LMPI_PKT_CTRL,         /* between process groups, for dynamic process management (bridge.h) */
 } lmpi_pkt_type;
 
 /* flags: SYNC: the sender waits for the match; PACKED: an announced message

@@ -1,6 +1,13 @@
 /* mpiexec: launches N ranks on this machine and serves them the PMI-1 wire
  * protocol over one socketpair each (PMI_FD, PMI_RANK, PMI_SIZE).
  *
+ * It is also the universe of dynamic processes: MPI_Comm_spawn arrives as a
+ * PMI spawn request and starts a new job (its own kvsname, key-value space
+ * and barrier) beside the first; the name service of MPI_Publish_name lives
+ * here too.  `--singleton FD KVSNAME` is the form a singleton starts on
+ * demand: mpiexec adopts the process on the other end of FD as rank 0 of a
+ * one-process job.
+ *
  * One event loop (poll) watches the PMI sockets, the ranks' stdout/stderr
  * pipes, a signalfd for SIGCHLD/SIGINT/SIGTERM and the --timeout deadline.
  * When a rank fails (non-zero exit, a signal, MPI_Abort) every other rank gets
@@ -19,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +37,7 @@
 #include "topo/mapping.h"
 
 #define MAX_LINE 4096
+#define SPAWN_ROOM 4096 /* processes spawns may add to the first job's */
 
 typedef struct {
     char buf[MAX_LINE];
@@ -36,7 +45,30 @@ typedef struct {
 } linebuf;
 
 typedef struct {
+    int nprocs;
+    char *execname;
+    char **argv;
+    int argc;
+    char **info_k, **info_v;
+    int ninfo;
+} app_t;
+
+/* A spawn request arriving as mcmd=spawn blocks (one per application). */
+typedef struct {
+    bool active;   /* inside a block */
+    app_t *apps;
+    int napps, total;
+    char **pre_k, **pre_v;
+    int npre;
+} spawn_req;
+
+typedef struct {
     pid_t pid;
+    int job;     /* index into jobs */
+    int rank;    /* in its job */
+    int appnum;
+    bool adopted; /* the singleton: not our child, gone when its socket closes */
+    spawn_req spawn;
     int pmi_fd;
     int out_fd;
     int err_fd;
@@ -53,17 +85,31 @@ typedef struct {
     char *value;
 } kv_t;
 
+typedef struct {
+    char kvsname[256];
+    int n, first; /* its processes: ranks[first .. first + n) */
+    kv_t *kvs;
+    int n_kvs, cap_kvs;
+    int barrier_count;
+} job_t;
+
 static struct {
-    int n;
-    rank_t *ranks;
+    int n;         /* ranks of the first job */
+    rank_t *ranks; /* every process of every job */
+    int nprocs, cap_procs;
+    job_t *jobs;
+    int njobs;
+    int universe;        /* MPI_UNIVERSE_SIZE */
+    bool universe_given; /* --universe-size: spawns may not exceed it */
+    kv_t *names;         /* the name service */
+    int n_names;
+    int singleton_fd;    /* --singleton */
+    const char *singleton_kvs;
     bool tag_output;
     double timeout;
     char **env_add;
     int n_env;
-    char kvsname[64];
-    kv_t *kvs;
-    int n_kvs, cap_kvs;
-    int barrier_count;
+    int n_env_user; /* the first n_env come from -genv/-x: spawned jobs get them too */
     int running;
     /* the first failure decides the exit status and the message */
     bool failed;
@@ -120,7 +166,9 @@ static void usage(void)
             "  --message-size small|large  the pattern's message class (default small)\n"
             "  --map-by M              auto (least contended order for --pattern), an order (TXYZ,\n"
             "                          TZXY, ...), block, cyclic, slot, core, node, ppr:N:node\n"
-            "  --bind-to none|core|package  pin each rank here with hwloc (default none)\n");
+            "  --bind-to none|core|package  pin each rank here with hwloc (default none)\n"
+            "  --universe-size N       MPI_UNIVERSE_SIZE, and the most processes spawns may bring\n"
+            "                          the universe to (also -usize; default: max(-n, cores), no limit)\n");
     exit(1);
 }
 
@@ -244,6 +292,22 @@ static int parse_args(int argc, char **argv)
                     die("--cores needs a positive count, not '%s'", v);
                 job.cores = (int)c;
             }
+        } else if (!strcmp(a, "--universe-size") || !strcmp(a, "-usize") || !strcmp(a, "--usize")) {
+            if (i + 1 >= argc)
+                usage();
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 1000000)
+                die("invalid universe size '%s'", argv[i]);
+            job.universe = (int)v;
+            job.universe_given = true;
+        } else if (!strcmp(a, "--singleton")) {
+            /* started by a singleton's MPI library: --singleton FD KVSNAME */
+            if (i + 2 >= argc)
+                usage();
+            job.singleton_fd = atoi(argv[i + 1]);
+            job.singleton_kvs = argv[i + 2];
+            return argc;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             job.verbose = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -258,44 +322,76 @@ static int parse_args(int argc, char **argv)
 }
 
 /* ---- key-value space ------------------------------------------------------ */
-static void kvs_put(const char *key, const char *value)
+static void kv_set(kv_t **kvs, int *n, int *cap, const char *key, const char *value)
 {
-    for (int i = 0; i < job.n_kvs; i++)
-        if (!strcmp(job.kvs[i].key, key)) {
-            free(job.kvs[i].value);
-            job.kvs[i].value = strdup(value);
+    for (int i = 0; i < *n; i++)
+        if (!strcmp((*kvs)[i].key, key)) {
+            free((*kvs)[i].value);
+            (*kvs)[i].value = strdup(value);
             return;
         }
-    if (job.n_kvs == job.cap_kvs) {
-        job.cap_kvs = job.cap_kvs ? 2 * job.cap_kvs : 64;
-        job.kvs = realloc(job.kvs, sizeof(kv_t) * (size_t)job.cap_kvs);
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *kvs = realloc(*kvs, sizeof(kv_t) * (size_t)*cap);
+        if (!*kvs)
+            die("out of memory");
     }
-    job.kvs[job.n_kvs].key = strdup(key);
-    job.kvs[job.n_kvs].value = strdup(value);
-    job.n_kvs++;
+    (*kvs)[*n].key = strdup(key);
+    (*kvs)[*n].value = strdup(value);
+    (*n)++;
 }
 
-static const char *kvs_get(const char *key)
+static int kv_find(const kv_t *kvs, int n, const char *key)
 {
-    for (int i = job.n_kvs - 1; i >= 0; i--)
-        if (!strcmp(job.kvs[i].key, key))
-            return job.kvs[i].value;
-    return NULL;
+    for (int i = n - 1; i >= 0; i--)
+        if (!strcmp(kvs[i].key, key))
+            return i;
+    return -1;
+}
+
+static void kvs_put(job_t *j, const char *key, const char *value)
+{
+    kv_set(&j->kvs, &j->n_kvs, &j->cap_kvs, key, value);
+}
+
+static const char *kvs_get(const job_t *j, const char *key)
+{
+    int i = kv_find(j->kvs, j->n_kvs, key);
+    return i < 0 ? NULL : j->kvs[i].value;
 }
 
 /* ---- stopping ------------------------------------------------------------- */
+/* Every job's segment, and the inboxes its processes open for other
+ * groups (src/transport/shm/bridge.h), whatever state they are in. */
 static void cleanup_shm(void)
 {
-    char name[128];
-    snprintf(name, sizeof(name), "/lmpi-%s", job.kvsname);
-    shm_unlink(name);
+    char name[320];
+    for (int j = 0; j < job.njobs; j++) {
+        snprintf(name, sizeof(name), "/lmpi-%s", job.jobs[j].kvsname);
+        shm_unlink(name);
+        for (int r = 0; r < job.jobs[j].n; r++) {
+            snprintf(name, sizeof(name), "/lmpi-%s-x%d", job.jobs[j].kvsname, r);
+            shm_unlink(name);
+        }
+    }
 }
 
 static void signal_all(int sig)
 {
-    for (int r = 0; r < job.n; r++)
+    for (int r = 0; r < job.nprocs; r++)
         if (!job.ranks[r].exited && job.ranks[r].pid > 0)
             kill(job.ranks[r].pid, sig);
+}
+
+/* "rank 3" in the first job, "rank 1 of spawned job 2" in the others */
+static const char *who(int p)
+{
+    static char buf[64];
+    if (job.ranks[p].job == 0)
+        snprintf(buf, sizeof(buf), "rank %d", job.ranks[p].rank);
+    else
+        snprintf(buf, sizeof(buf), "rank %d of spawned job %d", job.ranks[p].rank, job.ranks[p].job);
+    return buf;
 }
 
 /* Record the first failure and start stopping the job. */
@@ -399,12 +495,317 @@ static const char *word(const char *line, const char *key, char *out, size_t len
     return NULL;
 }
 
+static void launch_job(int j, const app_t *apps, int napps, bool spawned);
+
+/* ---- MPI_Comm_spawn: mcmd=spawn blocks --------------------------------------- */
+static void free_request(spawn_req *q)
+{
+    for (int a = 0; a < q->napps; a++) {
+        app_t *ap = &q->apps[a];
+        free(ap->execname);
+        for (int i = 0; i < ap->argc; i++)
+            free(ap->argv[i]);
+        free(ap->argv);
+        for (int i = 0; i < ap->ninfo; i++) {
+            free(ap->info_k[i]);
+            free(ap->info_v[i]);
+        }
+        free(ap->info_k);
+        free(ap->info_v);
+    }
+    for (int i = 0; i < q->npre; i++) {
+        free(q->pre_k[i]);
+        free(q->pre_v[i]);
+    }
+    free(q->apps);
+    free(q->pre_k);
+    free(q->pre_v);
+    memset(q, 0, sizeof(*q));
+}
+
+/* grow *arr (of elem-size items) so that index i fits */
+static void *fit(void *arr, int *n, int i, size_t elem)
+{
+    if (i < 0 || i > 4096)
+        return arr;
+    if (i >= *n) {
+        char *p = realloc(arr, elem * (size_t)(i + 1));
+        if (!p)
+            die("out of memory");
+        memset(p + elem * (size_t)*n, 0, elem * (size_t)(i + 1 - *n));
+        arr = p;
+        *n = i + 1;
+    }
+    return arr;
+}
+
+static void spawn_line(spawn_req *q, const char *line)
+{
+    const char *eq = strchr(line, '=');
+    if (!eq || q->napps == 0)
+        return;
+    char key[64];
+    size_t kl = (size_t)(eq - line) < sizeof(key) - 1 ? (size_t)(eq - line) : sizeof(key) - 1;
+    memcpy(key, line, kl);
+    key[kl] = '\0';
+    const char *v = eq + 1;
+    app_t *ap = &q->apps[q->napps - 1];
+    int i;
+    if (!strcmp(key, "nprocs"))
+        ap->nprocs = atoi(v);
+    else if (!strcmp(key, "execname"))
+        free(ap->execname), ap->execname = strdup(v);
+    else if (!strcmp(key, "totspawns"))
+        q->total = atoi(v);
+    else if (sscanf(key, "arg%d", &i) == 1 && i >= 1) {
+        ap->argv = fit(ap->argv, &ap->argc, i - 1, sizeof(char *));
+        if (i - 1 < ap->argc)
+            free(ap->argv[i - 1]), ap->argv[i - 1] = strdup(v);
+    } else if (sscanf(key, "preput_key_%d", &i) == 1) {
+        int n = q->npre;
+        q->pre_k = fit(q->pre_k, &n, i, sizeof(char *));
+        q->pre_v = fit(q->pre_v, &q->npre, i, sizeof(char *));
+        if (i >= 0 && i < q->npre)
+            free(q->pre_k[i]), q->pre_k[i] = strdup(v);
+    } else if (sscanf(key, "preput_val_%d", &i) == 1) {
+        int n = q->npre;
+        q->pre_v = fit(q->pre_v, &n, i, sizeof(char *));
+        q->pre_k = fit(q->pre_k, &q->npre, i, sizeof(char *));
+        if (i >= 0 && i < q->npre)
+            free(q->pre_v[i]), q->pre_v[i] = strdup(v);
+    } else if (sscanf(key, "info_key_%d", &i) == 1) {
+        int n = ap->ninfo;
+        ap->info_k = fit(ap->info_k, &n, i, sizeof(char *));
+        ap->info_v = fit(ap->info_v, &ap->ninfo, i, sizeof(char *));
+        if (i >= 0 && i < ap->ninfo)
+            free(ap->info_k[i]), ap->info_k[i] = strdup(v);
+    } else if (sscanf(key, "info_val_%d", &i) == 1) {
+        int n = ap->ninfo;
+        ap->info_v = fit(ap->info_v, &n, i, sizeof(char *));
+        ap->info_k = fit(ap->info_k, &ap->ninfo, i, sizeof(char *));
+        if (i >= 0 && i < ap->ninfo)
+            free(ap->info_v[i]), ap->info_v[i] = strdup(v);
+    }
+}
+
+static const char *app_info(const app_t *ap, const char *key)
+{
+    for (int i = 0; i < ap->ninfo; i++)
+        if (ap->info_k[i] && ap->info_v[i] && !strcmp(ap->info_k[i], key))
+            return ap->info_v[i];
+    return NULL;
+}
+
+/* The largest count the info key "soft" allows up to limit ("1,2,4",
+ * "2:8", "2:8:2"); -1 when none or the text is not a soft list. */
+static int soft_pick(const char *soft, int limit)
+{
+    int best = -1;
+    char *copy = strdup(soft);
+    for (char *t = strtok(copy, ","); t; t = strtok(NULL, ",")) {
+        int a, b, step = 1, k = sscanf(t, "%d:%d:%d", &a, &b, &step);
+        if (k == 1)
+            b = a;
+        if (k < 1 || step < 1 || a < 0 || b < a) {
+            best = -1;
+            break;
+        }
+        for (int v = a; v <= b; v += step)
+            if (v <= limit && v > best)
+                best = v;
+    }
+    free(copy);
+    return best;
+}
+
+/* Can `cmd` be executed (after chdir to wdir, searching `path` and PATH)? */
+static bool executable(const char *cmd, const char *wdir, const char *path)
+{
+    char full[4096];
+    if (strchr(cmd, '/')) {
+        if (cmd[0] != '/' && wdir)
+            snprintf(full, sizeof(full), "%s/%s", wdir, cmd);
+        else
+            snprintf(full, sizeof(full), "%s", cmd);
+        return access(full, X_OK) == 0;
+    }
+    const char *lists[2] = {path, getenv("PATH")};
+    for (int l = 0; l < 2; l++) {
+        if (!lists[l])
+            continue;
+        char *copy = strdup(lists[l]);
+        for (char *d = strtok(copy, ":"); d; d = strtok(NULL, ":")) {
+            snprintf(full, sizeof(full), "%s/%s", d, cmd);
+            if (access(full, X_OK) == 0) {
+                free(copy);
+                return true;
+            }
+        }
+        free(copy);
+    }
+    return false;
+}
+
+static int live_procs(void)
+{
+    int n = 0;
+    for (int p = 0; p < job.nprocs; p++)
+        n += !job.ranks[p].exited;
+    return n;
+}
+
+/* Words of a reply cannot hold spaces: the message uses '_' (the client
+ * turns them back). */
+static int spawn_fail(rank_t *rk, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (job.verbose)
+        fprintf(stderr, "mpiexec: spawn refused: %s\n", msg);
+    for (char *c = msg; *c; c++)
+        if (*c == ' ' || *c == '=' || *c == '\n')
+            *c = '_';
+    pmi_reply(rk, "cmd=spawn_result rc=-1 msg=%s", msg);
+    return 0;
+}
+
+static int do_spawn(int p)
+{
+    rank_t *rk = &job.ranks[p];
+    spawn_req *q = &rk->spawn;
+    int avail = job.universe_given ? job.universe - live_procs() : 1 << 30;
+    int total = 0;
+    for (int a = 0; a < q->napps; a++) {
+        app_t *ap = &q->apps[a];
+        if (!ap->execname || ap->nprocs < 1)
+            return spawn_fail(rk, "application %d has no command or no process count", a);
+        const char *wdir = app_info(ap, "wdir"), *host = app_info(ap, "host"), *soft = app_info(ap, "soft");
+        const char *hosts = host ? host : app_info(ap, "hosts");
+        if (hosts) {
+            char *copy = strdup(hosts);
+            for (char *h = strtok(copy, ", "); h; h = strtok(NULL, ", ")) {
+                char *colon = strchr(h, ':');
+                if (colon)
+                    *colon = '\0';
+                if (!is_this_host(h)) {
+                    spawn_fail(rk, "host %s is not this machine", h);
+                    free(copy);
+                    return 0;
+                }
+            }
+            free(copy);
+        }
+        struct stat sb;
+        if (wdir && (stat(wdir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
+            return spawn_fail(rk, "wdir %s is not a directory", wdir);
+        if (!executable(ap->execname, wdir, app_info(ap, "path")))
+            return spawn_fail(rk, "command %s does not exist or is not executable", ap->execname);
+        int limit = ap->nprocs < avail - total ? ap->nprocs : avail - total;
+        if (soft) {
+            int pick = soft_pick(soft, limit);
+            if (pick < 0)
+                return spawn_fail(rk, "soft=%s allows no count up to %d (universe size %d, %d processes running)",
+                                  soft, limit, job.universe, live_procs());
+            ap->nprocs = pick;
+        } else if (ap->nprocs > limit) {
+            return spawn_fail(rk, "%d more processes do not fit in the universe of %d (%d running; give soft or a "
+                              "larger --universe-size)", total + ap->nprocs, job.universe, live_procs());
+        }
+        total += ap->nprocs;
+    }
+    if (total == 0)
+        return spawn_fail(rk, "no process to start");
+    if (job.nprocs + total > job.cap_procs)
+        return spawn_fail(rk, "one mpiexec starts at most %d processes in all", job.cap_procs);
+    job.jobs = realloc(job.jobs, sizeof(job_t) * (size_t)(job.njobs + 1));
+    if (!job.jobs)
+        die("out of memory");
+    int j = job.njobs++;
+    job_t *nj = &job.jobs[j];
+    memset(nj, 0, sizeof(*nj));
+    char suffix[16];
+    int sl = snprintf(suffix, sizeof(suffix), "_s%d", j);
+    size_t bl = strnlen(job.jobs[0].kvsname, sizeof(nj->kvsname) - 1 - (size_t)sl);
+    memcpy(nj->kvsname, job.jobs[0].kvsname, bl);
+    memcpy(nj->kvsname + bl, suffix, (size_t)sl + 1);
+    nj->n = total;
+    char mapping[64];
+    snprintf(mapping, sizeof(mapping), "(vector,(0,1,%d))", total);
+    kvs_put(nj, "PMI_process_mapping", mapping);
+    for (int i = 0; i < q->npre; i++)
+        if (q->pre_k[i] && q->pre_v[i])
+            kvs_put(nj, q->pre_k[i], q->pre_v[i]);
+    launch_job(j, q->apps, q->napps, true);
+    if (job.verbose)
+        fprintf(stderr, "mpiexec: %s spawned job %d (%s): %d processes\n", who(p), j, nj->kvsname, total);
+    pmi_reply(rk, "cmd=spawn_result rc=0 nprocs=%d", total);
+    return 1;
+}
+
+/* ---- the name service ------------------------------------------------------- */
+static void name_command(rank_t *rk, const char *cmd, const char *line)
+{
+    char service[512], port[2048];
+    bool have = word(line, "service", service, sizeof(service)) != NULL;
+    int at = have ? kv_find(job.names, job.n_names, service) : -1;
+    if (!strcmp(cmd, "publish_name")) {
+        if (!have || !word(line, "port", port, sizeof(port)))
+            pmi_reply(rk, "cmd=publish_result rc=-1 msg=missing_service_or_port");
+        else if (at >= 0)
+            pmi_reply(rk, "cmd=publish_result rc=-1 msg=%s_is_already_published", service);
+        else {
+            int cap = job.n_names;
+            kv_set(&job.names, &job.n_names, &cap, service, port);
+            pmi_reply(rk, "cmd=publish_result rc=0 info=ok");
+        }
+    } else if (!strcmp(cmd, "lookup_name")) {
+        if (at < 0)
+            pmi_reply(rk, "cmd=lookup_result rc=-1 msg=not_found");
+        else
+            pmi_reply(rk, "cmd=lookup_result rc=0 port=%s", job.names[at].value);
+    } else {
+        if (at < 0) {
+            pmi_reply(rk, "cmd=unpublish_result rc=-1 msg=not_published");
+            return;
+        }
+        free(job.names[at].key);
+        free(job.names[at].value);
+        job.names[at] = job.names[--job.n_names];
+        pmi_reply(rk, "cmd=unpublish_result rc=0 info=ok");
+    }
+}
+
 static void pmi_command(int r, const char *line)
 {
     rank_t *rk = &job.ranks[r];
+    job_t *jb = &job.jobs[rk->job];
     char cmd[64], key[512], value[2048];
+    if (!strcmp(line, "mcmd=spawn")) {
+        spawn_req *q = &rk->spawn;
+        q->apps = realloc(q->apps, sizeof(app_t) * (size_t)(q->napps + 1));
+        if (!q->apps)
+            die("out of memory");
+        memset(&q->apps[q->napps++], 0, sizeof(app_t));
+        q->active = true;
+        return;
+    }
+    if (rk->spawn.active) {
+        if (!strcmp(line, "endcmd")) {
+            rk->spawn.active = false;
+            if (rk->spawn.napps >= rk->spawn.total) {
+                do_spawn(r);
+                free_request(&rk->spawn);
+            }
+        } else {
+            spawn_line(&rk->spawn, line);
+        }
+        return;
+    }
     if (!word(line, "cmd", cmd, sizeof(cmd))) {
-        fprintf(stderr, "mpiexec: rank %d sent a malformed PMI line: %s\n", r, line);
+        fprintf(stderr, "mpiexec: %s sent a malformed PMI line: %s\n", who(r), line);
         return;
     }
     if (!strcmp(cmd, "init")) {
@@ -412,20 +813,20 @@ static void pmi_command(int r, const char *line)
     } else if (!strcmp(cmd, "get_maxes")) {
         pmi_reply(rk, "cmd=maxes rc=0 kvsname_max=64 keylen_max=512 vallen_max=2048");
     } else if (!strcmp(cmd, "get_appnum")) {
-        pmi_reply(rk, "cmd=appnum rc=0 appnum=0");
+        pmi_reply(rk, "cmd=appnum rc=0 appnum=%d", rk->appnum);
     } else if (!strcmp(cmd, "get_my_kvsname")) {
-        pmi_reply(rk, "cmd=my_kvsname rc=0 kvsname=%s", job.kvsname);
+        pmi_reply(rk, "cmd=my_kvsname rc=0 kvsname=%s", jb->kvsname);
     } else if (!strcmp(cmd, "get_universe_size")) {
-        pmi_reply(rk, "cmd=universe_size rc=0 size=%d", job.n);
+        pmi_reply(rk, "cmd=universe_size rc=0 size=%d", job.universe);
     } else if (!strcmp(cmd, "put")) {
         if (!word(line, "key", key, sizeof(key)) || !word(line, "value", value, sizeof(value))) {
             pmi_reply(rk, "cmd=put_result rc=-1 msg=missing_key_or_value");
             return;
         }
-        kvs_put(key, value);
+        kvs_put(jb, key, value);
         pmi_reply(rk, "cmd=put_result rc=0 msg=success");
     } else if (!strcmp(cmd, "get")) {
-        const char *v = word(line, "key", key, sizeof(key)) ? kvs_get(key) : NULL;
+        const char *v = word(line, "key", key, sizeof(key)) ? kvs_get(jb, key) : NULL;
         if (v)
             pmi_reply(rk, "cmd=get_result rc=0 msg=success value=%s", v);
         else
@@ -433,27 +834,29 @@ static void pmi_command(int r, const char *line)
     } else if (!strcmp(cmd, "barrier_in")) {
         if (!rk->in_barrier) {
             rk->in_barrier = true;
-            job.barrier_count++;
+            jb->barrier_count++;
         }
-        if (job.barrier_count == job.n) {
-            for (int i = 0; i < job.n; i++) {
+        if (jb->barrier_count == jb->n) {
+            for (int i = jb->first; i < jb->first + jb->n; i++) {
                 job.ranks[i].in_barrier = false;
                 if (job.ranks[i].pmi_fd >= 0)
                     pmi_reply(&job.ranks[i], "cmd=barrier_out rc=0");
             }
-            job.barrier_count = 0;
+            jb->barrier_count = 0;
         }
     } else if (!strcmp(cmd, "finalize")) {
         rk->finalized = true;
         pmi_reply(rk, "cmd=finalize_ack rc=0");
+    } else if (!strcmp(cmd, "publish_name") || !strcmp(cmd, "lookup_name") || !strcmp(cmd, "unpublish_name")) {
+        name_command(rk, cmd, line);
     } else if (!strcmp(cmd, "abort")) {
         char code[32], msg[1024];
         int c = word(line, "exitcode", code, sizeof(code)) ? atoi(code) : 1;
         const char *m = word(line, "error_msg", msg, sizeof(msg));
-        fail(c, "rank %d (pid %d) called MPI_Abort with error code %d%s%s", r, (int)rk->pid, c,
+        fail(c, "%s (pid %d) called MPI_Abort with error code %d%s%s", who(r), (int)rk->pid, c,
              m && *m ? ": " : "", m && *m ? m : "");
     } else {
-        fprintf(stderr, "mpiexec: rank %d sent unsupported PMI command '%s'\n", r, cmd);
+        fprintf(stderr, "mpiexec: %s sent unsupported PMI command '%s'\n", who(r), cmd);
         pmi_reply(rk, "cmd=%s_result rc=-1 msg=unsupported", cmd);
     }
 }
@@ -468,6 +871,10 @@ static void pmi_read(int r)
     if (n <= 0) {
         close(rk->pmi_fd);
         rk->pmi_fd = -1;
+        if (rk->adopted && !rk->exited) { /* the singleton is gone (or done with us) */
+            rk->exited = true;
+            job.running--;
+        }
         return;
     }
     lb->len += (size_t)n;
@@ -482,7 +889,7 @@ static void pmi_read(int r)
     memmove(lb->buf, start, rest);
     lb->len = rest;
     if (lb->len == sizeof(lb->buf) - 1) {
-        fprintf(stderr, "mpiexec: rank %d sent an over-long PMI line\n", r);
+        fprintf(stderr, "mpiexec: %s sent an over-long PMI line\n", who(r));
         lb->len = 0;
     }
 }
@@ -506,21 +913,21 @@ static void reap(void)
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        for (int r = 0; r < job.n; r++) {
+        for (int r = 0; r < job.nprocs; r++) {
             rank_t *rk = &job.ranks[r];
-            if (rk->pid != pid)
+            if (rk->pid != pid || rk->adopted)
                 continue;
             rk->exited = true;
             rk->wait_status = status;
             drain_pmi(r);
             job.running--;
             if (job.verbose)
-                fprintf(stderr, "mpiexec: rank %d (pid %d) ended with wait status 0x%x\n", r, (int)pid, status);
+                fprintf(stderr, "mpiexec: %s (pid %d) ended with wait status 0x%x\n", who(r), (int)pid, status);
             if (WIFSIGNALED(status)) {
                 int sig = WTERMSIG(status);
-                fail(128 + sig, "rank %d (pid %d) was killed by signal %d (%s)", r, (int)pid, sig, strsignal(sig));
+                fail(128 + sig, "%s (pid %d) was killed by signal %d (%s)", who(r), (int)pid, sig, strsignal(sig));
             } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-                fail(WEXITSTATUS(status), "rank %d (pid %d) exited with status %d", r, (int)pid,
+                fail(WEXITSTATUS(status), "%s (pid %d) exited with status %d", who(r), (int)pid,
                      WEXITSTATUS(status));
             }
         }
@@ -677,69 +1084,148 @@ static void bind_self(int r)
         fprintf(stderr, "mpiexec: rank %d: binding failed: %s\n", r, strerror(errno));
 }
 
-static void launch(char **argv)
+/* Start the processes of job j: the applications' processes in order,
+ * ranks first .. first + n of the process table.  Spawned jobs get the
+ * user's -genv/-x variables, not the first job's placement. */
+static void launch_job(int j, const app_t *apps, int napps, bool spawned)
 {
-    for (int r = 0; r < job.n; r++) {
-        int sp[2], out[2], err[2];
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) || pipe2(out, O_CLOEXEC) ||
-            pipe2(err, O_CLOEXEC))
-            die("cannot create pipes for rank %d: %s (too many ranks for the open-file limit?)", r,
-                strerror(errno));
-        pid_t pid = fork();
-        if (pid < 0)
-            die("fork failed for rank %d: %s", r, strerror(errno));
-        if (pid == 0) {
-            /* The rank dies with mpiexec, whatever kills mpiexec. */
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            sigset_t none;
-            sigemptyset(&none);
-            sigprocmask(SIG_SETMASK, &none, NULL);
-            dup2(out[1], 1);
-            dup2(err[1], 2);
-            if (r != 0) {
-                int devnull = open("/dev/null", O_RDONLY);
-                if (devnull >= 0)
-                    dup2(devnull, 0);
+    job_t *jb = &job.jobs[j];
+    jb->first = job.nprocs; /* the table never moves: do_spawn checked the room */
+    int r = 0;
+    for (int a = 0; a < napps; a++) {
+        const app_t *ap = &apps[a];
+        const char *wdir = app_info(ap, "wdir"), *path = app_info(ap, "path");
+        char **argv = calloc((size_t)ap->argc + 2, sizeof(char *));
+        if (!argv)
+            die("out of memory");
+        argv[0] = ap->execname;
+        for (int i = 0; i < ap->argc; i++)
+            argv[i + 1] = ap->argv[i] ? ap->argv[i] : (char *)"";
+        for (int k = 0; k < ap->nprocs; k++, r++) {
+            int p = job.nprocs;
+            int sp[2], out[2], err[2];
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) || pipe2(out, O_CLOEXEC) ||
+                pipe2(err, O_CLOEXEC))
+                die("cannot create pipes for rank %d: %s (too many ranks for the open-file limit?)", r,
+                    strerror(errno));
+            pid_t pid = fork();
+            if (pid < 0)
+                die("fork failed for rank %d: %s", r, strerror(errno));
+            if (pid == 0) {
+                /* The rank dies with mpiexec, whatever kills mpiexec. */
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                sigset_t none;
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                dup2(out[1], 1);
+                dup2(err[1], 2);
+                if (r != 0 || spawned) {
+                    int devnull = open("/dev/null", O_RDONLY);
+                    if (devnull >= 0)
+                        dup2(devnull, 0);
+                }
+                int fd = dup(sp[1]); /* without CLOEXEC */
+                char v[32];
+                snprintf(v, sizeof(v), "%d", fd);
+                setenv("PMI_FD", v, 1);
+                snprintf(v, sizeof(v), "%d", r);
+                setenv("PMI_RANK", v, 1);
+                snprintf(v, sizeof(v), "%d", jb->n);
+                setenv("PMI_SIZE", v, 1);
+                if (spawned)
+                    setenv("PMI_SPAWNED", "1", 1);
+                for (int i = 0; i < (spawned ? job.n_env_user : job.n_env); i++)
+                    putenv(job.env_add[i]);
+                if (!spawned && job.rank_env[r])
+                    for (char *e = strtok(job.rank_env[r], "\n"); e; e = strtok(NULL, "\n"))
+                        putenv(e);
+                if (!spawned)
+                    bind_self(r);
+                if (wdir && chdir(wdir) != 0) {
+                    fprintf(stderr, "mpiexec: cannot change to %s: %s\n", wdir, strerror(errno));
+                    _exit(127);
+                }
+                if (path && !strchr(argv[0], '/')) {
+                    const char *old = getenv("PATH");
+                    size_t len = strlen(path) + (old ? strlen(old) : 0) + 2;
+                    char *np = malloc(len);
+                    if (np) {
+                        snprintf(np, len, "%s%s%s", path, old ? ":" : "", old ? old : "");
+                        setenv("PATH", np, 1);
+                    }
+                }
+                execvp(argv[0], argv);
+                fprintf(stderr, "mpiexec: cannot execute '%s': %s\n", argv[0], strerror(errno));
+                _exit(127);
             }
-            int fd = dup(sp[1]); /* without CLOEXEC */
-            char v[32];
-            snprintf(v, sizeof(v), "%d", fd);
-            setenv("PMI_FD", v, 1);
-            snprintf(v, sizeof(v), "%d", r);
-            setenv("PMI_RANK", v, 1);
-            snprintf(v, sizeof(v), "%d", job.n);
-            setenv("PMI_SIZE", v, 1);
-            for (int i = 0; i < job.n_env; i++)
-                putenv(job.env_add[i]);
-            if (job.rank_env[r])
-                for (char *e = strtok(job.rank_env[r], "\n"); e; e = strtok(NULL, "\n"))
-                    putenv(e);
-            bind_self(r);
-            execvp(argv[0], argv);
-            fprintf(stderr, "mpiexec: cannot execute '%s': %s\n", argv[0], strerror(errno));
-            _exit(127);
+            close(sp[1]);
+            close(out[1]);
+            close(err[1]);
+            rank_t *rk = &job.ranks[p];
+            memset(rk, 0, sizeof(*rk));
+            rk->pid = pid;
+            rk->job = j;
+            rk->rank = r;
+            rk->appnum = a;
+            rk->pmi_fd = sp[0];
+            rk->out_fd = out[0];
+            rk->err_fd = err[0];
+            job.nprocs++;
+            job.running++;
         }
-        close(sp[1]);
-        close(out[1]);
-        close(err[1]);
-        rank_t *rk = &job.ranks[r];
-        rk->pid = pid;
-        rk->pmi_fd = sp[0];
-        rk->out_fd = out[0];
-        rk->err_fd = err[0];
-        job.running++;
+        free(argv);
     }
+}
+
+/* The singleton that started us: rank 0 of a one-process job under its own
+ * kvsname, reached on the socket it gave us. */
+static void adopt_singleton(void)
+{
+    job.jobs = calloc(1, sizeof(job_t));
+    job.njobs = 1;
+    snprintf(job.jobs[0].kvsname, sizeof(job.jobs[0].kvsname), "%s", job.singleton_kvs);
+    job.jobs[0].n = 1;
+    kvs_put(&job.jobs[0], "PMI_process_mapping", "(vector,(0,1,1))");
+    job.cap_procs = 1 + SPAWN_ROOM;
+    job.ranks = calloc((size_t)job.cap_procs, sizeof(rank_t));
+    if (!job.ranks)
+        die("out of memory");
+    rank_t *rk = &job.ranks[0];
+    rk->pid = getppid();
+    rk->adopted = true;
+    rk->pmi_fd = job.singleton_fd;
+    rk->out_fd = rk->err_fd = -1;
+    fcntl(rk->pmi_fd, F_SETFD, FD_CLOEXEC);
+    job.nprocs = 1;
+    job.running = 1;
 }
 
 int main(int argc, char **argv)
 {
     int first = parse_args(argc, argv);
-    place_ranks();
-    snprintf(job.kvsname, sizeof(job.kvsname), "kvs_%d_%ld", (int)getpid(), (long)time(NULL) % 100000);
-    char mapping[64];
-    snprintf(mapping, sizeof(mapping), "(vector,(0,1,%d))", job.n);
-    kvs_put("PMI_process_mapping", mapping);
-    job.ranks = calloc((size_t)job.n, sizeof(rank_t));
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!job.universe_given)
+        job.universe = job.n > cpus ? job.n : (int)cpus;
+    if (job.singleton_kvs) {
+        adopt_singleton();
+    } else {
+        job.n_env_user = job.n_env;
+        place_ranks();
+        job.jobs = calloc(1, sizeof(job_t));
+        job.njobs = 1;
+        snprintf(job.jobs[0].kvsname, sizeof(job.jobs[0].kvsname), "kvs_%d_%ld", (int)getpid(),
+                 (long)time(NULL) % 100000);
+        job.jobs[0].n = job.n;
+        /* rank_t entries stay where they are (pointers into them live across
+         * a spawn); untouched entries cost no memory */
+        job.cap_procs = job.n + SPAWN_ROOM;
+        job.ranks = calloc((size_t)job.cap_procs, sizeof(rank_t));
+        if (!job.ranks)
+            die("out of memory");
+        char mapping[64];
+        snprintf(mapping, sizeof(mapping), "(vector,(0,1,%d))", job.n);
+        kvs_put(&job.jobs[0], "PMI_process_mapping", mapping);
+    }
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -751,23 +1237,33 @@ int main(int argc, char **argv)
     int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     signal(SIGPIPE, SIG_IGN);
 
-    launch(argv + first);
+    if (!job.singleton_kvs) {
+        app_t app = {.nprocs = job.n, .execname = argv[first], .argv = argv + first + 1, .argc = argc - first - 1};
+        launch_job(0, &app, 1, false);
+    }
     double deadline = job.timeout > 0 ? now() + job.timeout : 0;
-    struct pollfd *pfd = calloc((size_t)(3 * job.n + 1), sizeof(struct pollfd));
-    int *owner = calloc((size_t)(3 * job.n + 1), sizeof(int));
+    struct pollfd *pfd = NULL;
+    int *owner = NULL, cap_fd = 0;
 
     for (;;) {
         bool open_fds = false;
-        for (int r = 0; r < job.n; r++)
+        for (int r = 0; r < job.nprocs; r++)
             if (job.ranks[r].out_fd >= 0 || job.ranks[r].err_fd >= 0)
                 open_fds = true;
         if (job.running == 0 && !open_fds)
             break;
+        if (3 * job.nprocs + 1 > cap_fd) {
+            cap_fd = 3 * job.cap_procs + 1;
+            pfd = realloc(pfd, sizeof(*pfd) * (size_t)cap_fd);
+            owner = realloc(owner, sizeof(*owner) * (size_t)cap_fd);
+            if (!pfd || !owner)
+                die("out of memory");
+        }
         int nfd = 0;
         pfd[nfd].fd = sfd;
         pfd[nfd].events = POLLIN;
         owner[nfd++] = -1;
-        for (int r = 0; r < job.n; r++) {
+        for (int r = 0; r < job.nprocs; r++) {
             rank_t *rk = &job.ranks[r];
             int fds[3] = {rk->pmi_fd, rk->out_fd, rk->err_fd};
             for (int k = 0; k < 3; k++)
@@ -797,7 +1293,7 @@ int main(int argc, char **argv)
         }
         if (job.running == 0 && n == 0) {
             /* exited ranks whose pipes a surviving grandchild keeps open */
-            for (int r = 0; r < job.n; r++) {
+            for (int r = 0; r < job.nprocs; r++) {
                 if (job.ranks[r].out_fd >= 0) close(job.ranks[r].out_fd);
                 if (job.ranks[r].err_fd >= 0) close(job.ranks[r].err_fd);
                 job.ranks[r].out_fd = job.ranks[r].err_fd = -1;

@@ -33,6 +33,7 @@
 
 #include "pmi/pmi.h"
 #include "runtime/config.h"
+#include "transport/shm/bridge.h"
 #include "transport/shm/queue.h"
 #include "transport/shm/shm.h"
 #include "transport/transport.h"
@@ -113,6 +114,7 @@ static struct {
      * receiver a cache-line transfer each per message. */
     bool scan_fastboxes;
     fastbox_header *my_row;
+    bool bridge; /* this process has an inbox for other groups (bridge.h) */
 } shm;
 
 
@@ -198,6 +200,7 @@ lmpi_status lmpi_shm_init(int me, int n, const char *job)
     layout(&probe, n);
     shm.me = me;
     shm.n = n;
+    lmpi_bridge_init(n);
     shm.size = probe.size;
     int fd;
     if (me == 0) {
@@ -284,8 +287,16 @@ lmpi_status lmpi_shm_init(int me, int n, const char *job)
     return LMPI_OK;
 }
 
+lmpi_status lmpi_shm_bridge_open(const char *kvsname, int rank)
+{
+    lmpi_status st = lmpi_bridge_open(kvsname, rank);
+    shm.bridge = st == LMPI_OK;
+    return st;
+}
+
 void lmpi_shm_finalize(void)
 {
+    lmpi_bridge_close();
     if (shm.base && shm.base != MAP_FAILED)
         munmap(shm.base, shm.size);
     lmpi_free(shm.send_seq);
@@ -462,18 +473,22 @@ static inline lmpi_status send_linked(int dest, const lmpi_pkt_hdr *hdr, const v
 {
     lmpi_status st = send_core(dest, hdr, payload, len, fill, arg);
     if (LMPI_UNLIKELY(elink.on) && st == LMPI_OK && (hdr->type == LMPI_PKT_EAGER || hdr->type == LMPI_PKT_RTS) &&
-        elink.node_of[dest] != elink.node_of[shm.me])
+        dest < shm.n && elink.node_of[dest] != elink.node_of[shm.me])
         link_hold(hdr->len);
     return st;
 }
 
 lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
 {
+    if (LMPI_UNLIKELY(dest >= shm.n))
+        return lmpi_bridge_send(dest, hdr, payload, len, NULL, NULL);
     return send_linked(dest, hdr, payload, len, NULL, NULL);
 }
 
 lmpi_status lmpi_shm_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg)
 {
+    if (LMPI_UNLIKELY(dest >= shm.n))
+        return lmpi_bridge_send(dest, hdr, NULL, len, fill, arg);
     return send_linked(dest, hdr, NULL, len, fill, arg);
 }
 
@@ -517,7 +532,7 @@ static int poll_fastbox_row(void)
 
 int lmpi_shm_poll(void)
 {
-    int events = 0;
+    int events = LMPI_UNLIKELY(shm.bridge) ? lmpi_bridge_poll() : 0;
     if (shm.scan_fastboxes) {
         events = poll_fastbox_row();
         goto queue;
@@ -558,11 +573,17 @@ queue:
     return events;
 }
 
+/* The process of transport index i: a rank of this node or a bridge peer. */
+static pid_t peer_pid(int i)
+{
+    return i < shm.n ? atomic_load(&shm.ranks[i].pid) : lmpi_bridge_pid(i);
+}
+
 int lmpi_shm_pull(int src, uint64_t remote_addr, void *local, size_t len)
 {
     if (!shm.cma)
         return -1;
-    pid_t pid = atomic_load(&shm.ranks[src].pid);
+    pid_t pid = peer_pid(src);
     size_t done = 0;
     while (done < len) {
         struct iovec l = {(char *)local + done, len - done};
@@ -590,7 +611,7 @@ int lmpi_shm_pull_iov(int src, uint64_t remote_addr, const struct iovec *local, 
 {
     if (!shm.cma)
         return -1;
-    pid_t pid = atomic_load(&shm.ranks[src].pid);
+    pid_t pid = peer_pid(src);
     size_t len = 0;
     for (int i = 0; i < n; i++)
         len += local[i].iov_len;
@@ -647,8 +668,7 @@ static coop_desc *coop_at(uint64_t token)
 
 uint64_t lmpi_shm_coop_start(int src, uint64_t remote_addr, void *local, size_t len)
 {
-    (void)src;
-    if (!shm.cma)
+    if (!shm.cma || src >= shm.n) /* the descriptor lives in this node's segment */
         return 0;
     uint64_t off = lmpi_shmq_dequeue(&shm.ranks[shm.me].freeq, shm.base);
     if (!off)
@@ -670,7 +690,7 @@ static int copy_chunk(coop_desc *d, uint32_t i, bool as_sender, int peer)
 {
     uint64_t at = (uint64_t)i * COOP_CHUNK;
     size_t n = d->len - at < COOP_CHUNK ? (size_t)(d->len - at) : COOP_CHUNK;
-    pid_t pid = atomic_load(&shm.ranks[peer].pid);
+    pid_t pid = peer_pid(peer);
     size_t done = 0;
     while (done < n) {
         struct iovec l, r;

@@ -7,6 +7,9 @@
  * collective over the node (uses one PMI barrier). */
 lmpi_status lmpi_shm_init(int me, int n, const char *job);
 void lmpi_shm_finalize(void);
+/* Create this process's inbox for other process groups (bridge.h) and poll
+ * it from now on. */
+lmpi_status lmpi_shm_bridge_open(const char *kvsname, int rank);
 size_t lmpi_shm_segment_size(void);
 size_t lmpi_shm_eager_max(void);
 /* Emulated links between the emulated nodes of this machine (node_of: the

@@ -1,0 +1,941 @@
+/* Dynamic process management: the process-group registry, ports,
+ * connect/accept, spawn, join and the name service (dpm.h).
+ *
+ * Connecting two groups takes three steps:
+ *   1. the roots meet through the bridge: the connecting root sends a
+ *      CONNECT control packet to the inbox of the port's owner, which
+ *      answers ACCEPT (or REJECT: the port is closed) once MPI_Comm_accept
+ *      takes the request;
+ *   2. the two roots form a two-process peer communicator on a reserved
+ *      context and run the same leader handshake as MPI_Intercomm_create
+ *      (an agreed context id, each group's members as (group name, rank));
+ *   3. a barrier over the new intercommunicator, so that no member sees
+ *      traffic on it before it exists everywhere.
+ * MPI_Comm_spawn is a PMI spawn whose children find their parents' port
+ * under PARENT_ROOT_PORT_NAME and connect to it from MPI_Init. */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "binding/gen/impl.h"
+#include "comm/comm.h"
+#include "dpm/dpm.h"
+#include "pmi/pmi.h"
+#include "runtime/info.h"
+#include "runtime/request.h"
+#include "transport/shm/bridge.h"
+#include "transport/shm/shm.h"
+
+#define UNATTACHED UINT64_MAX
+#define PORT_PREFIX "lmpi-port:"
+
+typedef struct {
+    char *name;
+    uint64_t key;
+    int size;
+    int refs;
+    lmpi_av av;
+} group;
+
+enum { CTRL_CONNECT = 1, CTRL_ACCEPT, CTRL_REJECT };
+
+/* One control packet: who sends it (kvsname, rank, the size of its
+ * group), for which port, and the token its answer must carry. */
+typedef struct {
+    uint32_t kind;
+    uint32_t port;
+    uint32_t token;
+    int32_t rank;
+    int32_t size;
+    char kvsname[256];
+} ctrl_msg;
+
+typedef struct pending {
+    struct pending *next;
+    ctrl_msg m;
+} pending;
+
+typedef struct port {
+    struct port *next;
+    uint32_t tag;
+} port;
+
+static struct {
+    group **g; /* by pgid; [0] unused (the world) */
+    int n, cap, live;
+    int size_sum;
+    MPI_Comm parent;
+    uint32_t next_port, next_token;
+    port *ports;
+    pending *requests; /* CONNECTs waiting for an accept */
+    pending *replies;  /* ACCEPT / REJECT for this process's connects */
+} dpm = {.parent = MPI_COMM_NULL};
+
+/* ---- the registry --------------------------------------------------------- */
+
+static void update_size_hint(void)
+{
+    lmpi_rt.peer_size_hint = lmpi_rt.world_size + dpm.size_sum;
+}
+
+uint32_t lmpi_dpm_group(const char *kvsname, int size)
+{
+    if (!strcmp(kvsname, lmpi_rt.kvsname))
+        return 0;
+    uint64_t key = lmpi_bridge_group_key(kvsname);
+    for (int i = 1; i < dpm.n; i++)
+        if (dpm.g[i] && dpm.g[i]->key == key && !strcmp(dpm.g[i]->name, kvsname))
+            return (uint32_t)i;
+    int slot = 1;
+    while (slot < dpm.n && dpm.g[slot])
+        slot++;
+    if (slot >= dpm.n) {
+        if (dpm.n == dpm.cap) {
+            int cap = dpm.cap ? 2 * dpm.cap : 8;
+            group **g = lmpi_realloc(dpm.g, sizeof(*g) * (size_t)cap, LMPI_MEM_AV);
+            if (!g)
+                return UINT32_MAX;
+            dpm.g = g;
+            dpm.cap = cap;
+        }
+        if (dpm.n == 0)
+            dpm.g[dpm.n++] = NULL;
+        slot = dpm.n++;
+    }
+    group *gr = lmpi_calloc(1, sizeof(*gr), LMPI_MEM_AV);
+    int *zeros = lmpi_calloc((size_t)(size > 0 ? size : 1), sizeof(int), LMPI_MEM_OTHER);
+    size_t nlen = strlen(kvsname) + 1;
+    char *name = lmpi_malloc(nlen, LMPI_MEM_AV);
+    /* One node (the group's own segment); every address is attached on
+     * first use, so the entries start out unattached. */
+    if (!gr || !zeros || !name || !lmpi_av_create(&gr->av, (uint32_t)slot, size, zeros, -1, false)) {
+        lmpi_free(gr);
+        lmpi_free(zeros);
+        lmpi_free(name);
+        if (slot == dpm.n - 1)
+            dpm.n--;
+        return UINT32_MAX;
+    }
+    lmpi_free(zeros);
+    for (int r = 0; r < size; r++)
+        gr->av.entries[r] = UNATTACHED;
+    memcpy(name, kvsname, nlen);
+    gr->name = name;
+    gr->key = key;
+    gr->size = size;
+    dpm.g[slot] = gr;
+    dpm.live++;
+    dpm.size_sum += size;
+    update_size_hint();
+    return (uint32_t)slot;
+}
+
+static group *group_of(uint32_t pgid)
+{
+    return pgid > 0 && (int)pgid < dpm.n ? dpm.g[pgid] : NULL;
+}
+
+const char *lmpi_dpm_group_name(uint32_t pgid)
+{
+    group *g = group_of(pgid);
+    return pgid == 0 ? lmpi_rt.kvsname : g ? g->name : "?";
+}
+
+int lmpi_dpm_group_size(uint32_t pgid)
+{
+    group *g = group_of(pgid);
+    return pgid == 0 ? lmpi_rt.world_size : g ? g->size : 0;
+}
+
+int lmpi_dpm_groups_live(void) { return dpm.live; }
+int lmpi_dpm_size_hint(void) { return lmpi_rt.peer_size_hint; }
+
+/* The group hook of rankmap.h: the last map of a group lets it go. */
+static void group_hold(uint32_t pgid, int delta)
+{
+    group *g = group_of(pgid);
+    if (!g)
+        return;
+    g->refs += delta;
+    if (g->refs > 0)
+        return;
+    for (int r = 0; r < g->size; r++)
+        if (g->av.entries[r] != UNATTACHED)
+            lmpi_bridge_detach((int)g->av.entries[r]);
+    lmpi_av_destroy(&g->av);
+    dpm.size_sum -= g->size;
+    update_size_hint();
+    lmpi_free(g->name);
+    lmpi_free(g);
+    dpm.g[pgid] = NULL;
+    dpm.live--;
+}
+
+int lmpi_dpm_addr(lmpi_gpid g)
+{
+    if (g.pgid == 0)
+        return (int)lmpi_av_addr(lmpi_av_world(), g.lpid);
+    group *gr = group_of(g.pgid);
+    if (!gr || (int)g.lpid >= gr->size)
+        return INT_MAX;
+    uint64_t *e = &gr->av.entries[g.lpid];
+    if (*e == UNATTACHED) {
+        int idx = lmpi_bridge_attach(gr->name, (int)g.lpid);
+        if (idx < 0)
+            return INT_MAX; /* no transport takes it: the send fails */
+        *e = (uint64_t)idx;
+    }
+    return (int)*e;
+}
+
+/* Bridge resolver: a sender's (group key, rank) -> transport index. */
+static int resolve_sender(uint64_t key, int rank)
+{
+    if (key == lmpi_bridge_group_key(lmpi_rt.kvsname))
+        return rank < lmpi_rt.world_size ? (int)lmpi_av_addr(lmpi_av_world(), (uint32_t)rank) : -1;
+    for (int i = 1; i < dpm.n; i++)
+        if (dpm.g[i] && dpm.g[i]->key == key) {
+            int idx = lmpi_dpm_addr((lmpi_gpid){(uint32_t)i, (uint32_t)rank});
+            return idx == INT_MAX ? -1 : idx;
+        }
+    return -1;
+}
+
+/* ---- maps on the wire --------------------------------------------------------- */
+
+typedef struct {
+    uint32_t ngroups, n;
+} blob_head;
+
+lmpi_status lmpi_dpm_encode_map(const lmpi_rankmap *m, void **blob, size_t *len)
+{
+    int n = m->size;
+    uint32_t *gidx = lmpi_malloc(sizeof(uint32_t) * (size_t)(n + 1), LMPI_MEM_OTHER);
+    uint32_t *pg = lmpi_malloc(sizeof(uint32_t) * (size_t)(n + 1), LMPI_MEM_OTHER);
+    if (!gidx || !pg) {
+        lmpi_free(gidx), lmpi_free(pg);
+        return LMPI_ERR_NO_MEM;
+    }
+    uint32_t ng = 0;
+    size_t bytes = sizeof(blob_head) + 8 * (size_t)n;
+    for (int r = 0; r < n; r++) {
+        uint32_t p = lmpi_rankmap_gpid(m, r).pgid, k = 0;
+        while (k < ng && pg[k] != p)
+            k++;
+        if (k == ng) {
+            pg[ng++] = p;
+            bytes += 8 + (strlen(lmpi_dpm_group_name(p)) + 4) / 4 * 4;
+        }
+        gidx[r] = k;
+    }
+    char *b = lmpi_calloc(1, bytes, LMPI_MEM_OTHER), *at = b;
+    if (!b) {
+        lmpi_free(gidx), lmpi_free(pg);
+        return LMPI_ERR_NO_MEM;
+    }
+    *(blob_head *)at = (blob_head){ng, (uint32_t)n};
+    at += sizeof(blob_head);
+    for (uint32_t k = 0; k < ng; k++) {
+        const char *name = lmpi_dpm_group_name(pg[k]);
+        uint32_t nl = (uint32_t)strlen(name);
+        int32_t size = lmpi_dpm_group_size(pg[k]);
+        memcpy(at, &size, 4);
+        memcpy(at + 4, &nl, 4);
+        memcpy(at + 8, name, nl);
+        at += 8 + (nl + 4) / 4 * 4;
+    }
+    for (int r = 0; r < n; r++) {
+        uint32_t pair[2] = {gidx[r], lmpi_rankmap_gpid(m, r).lpid};
+        memcpy(at, pair, 8);
+        at += 8;
+    }
+    lmpi_free(gidx);
+    lmpi_free(pg);
+    *blob = b;
+    *len = bytes;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_dpm_decode_map(const void *blob, size_t len, lmpi_rankmap *out)
+{
+    const char *at = blob, *end = at + len;
+    blob_head h;
+    if (len < sizeof(h))
+        return LMPI_ERR_INTERN;
+    memcpy(&h, at, sizeof(h));
+    at += sizeof(h);
+    uint32_t *pgid = lmpi_malloc(sizeof(uint32_t) * (h.ngroups + 1), LMPI_MEM_OTHER);
+    lmpi_gpid *g = lmpi_malloc(sizeof(lmpi_gpid) * (h.n + 1), LMPI_MEM_OTHER);
+    lmpi_status st = pgid && g ? LMPI_OK : LMPI_ERR_NO_MEM;
+    for (uint32_t k = 0; k < h.ngroups && st == LMPI_OK; k++) {
+        int32_t size;
+        uint32_t nl;
+        char name[256];
+        if (end - at < 8)
+            st = LMPI_ERR_INTERN;
+        else {
+            memcpy(&size, at, 4);
+            memcpy(&nl, at + 4, 4);
+            if (nl >= sizeof(name) || (size_t)(end - at) < 8 + nl)
+                st = LMPI_ERR_INTERN;
+            else {
+                memcpy(name, at + 8, nl);
+                name[nl] = '\0';
+                at += 8 + (nl + 4) / 4 * 4;
+                pgid[k] = lmpi_dpm_group(name, size);
+                if (pgid[k] == UINT32_MAX)
+                    st = LMPI_ERR_NO_MEM;
+            }
+        }
+    }
+    if (st == LMPI_OK && (size_t)(end - at) < 8 * (size_t)h.n)
+        st = LMPI_ERR_INTERN;
+    for (uint32_t r = 0; r < h.n && st == LMPI_OK; r++) {
+        uint32_t pair[2];
+        memcpy(pair, at, 8);
+        at += 8;
+        if (pair[0] >= h.ngroups) {
+            st = LMPI_ERR_INTERN;
+            break;
+        }
+        g[r] = (lmpi_gpid){pgid[pair[0]], pair[1]};
+    }
+    if (st == LMPI_OK && !lmpi_rankmap_from_gpids(out, g, (int)h.n))
+        st = LMPI_ERR_NO_MEM;
+    if (st == LMPI_ERR_INTERN)
+        lmpi_err_detail("a malformed group description arrived from another process group");
+    lmpi_free(pgid);
+    lmpi_free(g);
+    return st;
+}
+
+/* ---- control packets ------------------------------------------------------------ */
+
+static void push(pending **list, const ctrl_msg *m)
+{
+    pending *p = lmpi_malloc(sizeof(*p), LMPI_MEM_OTHER);
+    if (!p)
+        return; /* the peer times out on its liveness check */
+    p->m = *m;
+    p->next = NULL;
+    while (*list)
+        list = &(*list)->next;
+    *list = p;
+}
+
+/* Take the first entry matching (port or token); false: none yet. */
+static bool take(pending **list, bool by_port, uint32_t v, ctrl_msg *out)
+{
+    for (; *list; list = &(*list)->next)
+        if ((by_port ? (*list)->m.port : (*list)->m.token) == v) {
+            pending *p = *list;
+            *out = p->m;
+            *list = p->next;
+            lmpi_free(p);
+            return true;
+        }
+    return false;
+}
+
+static bool port_open(uint32_t tag)
+{
+    for (port *p = dpm.ports; p; p = p->next)
+        if (p->tag == tag)
+            return true;
+    return false;
+}
+
+/* Send one control packet to (kvsname, rank) through a mapping of its own
+ * (the receiver may not be in any group we address yet). */
+static lmpi_status send_ctrl(const char *kvsname, int rank, ctrl_msg *m)
+{
+    int idx = lmpi_bridge_attach(kvsname, rank);
+    if (idx < 0)
+        return LMPI_ERR_PORT;
+    snprintf(m->kvsname, sizeof(m->kvsname), "%s", lmpi_rt.kvsname);
+    m->rank = lmpi_rt.world_rank;
+    m->size = lmpi_rt.world_size;
+    lmpi_pkt_hdr h = {.type = LMPI_PKT_CTRL, .tag = (int32_t)m->kind};
+    lmpi_status st;
+    /* the receiver frees cells whenever it polls */
+    while ((st = lmpi_bridge_send(idx, &h, m, sizeof(*m), NULL, NULL)) == LMPI_ERR_PENDING)
+        sched_yield();
+    lmpi_bridge_detach(idx);
+    return st;
+}
+
+static void on_ctrl(uint64_t key, int rank, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
+{
+    (void)key, (void)rank, (void)hdr;
+    ctrl_msg m;
+    if (len != sizeof(m))
+        return;
+    memcpy(&m, payload, sizeof(m));
+    m.kvsname[sizeof(m.kvsname) - 1] = '\0';
+    if (m.kind == CTRL_CONNECT) {
+        if (port_open(m.port)) {
+            push(&dpm.requests, &m);
+        } else {
+            ctrl_msg r = {.kind = CTRL_REJECT, .port = m.port, .token = m.token};
+            send_ctrl(m.kvsname, m.rank, &r);
+        }
+    } else if (m.kind == CTRL_ACCEPT || m.kind == CTRL_REJECT) {
+        /* the acceptor's handshake may follow in this very poll: know its
+         * group before that */
+        if (m.kind == CTRL_ACCEPT)
+            lmpi_dpm_group(m.kvsname, m.size);
+        push(&dpm.replies, &m);
+    }
+}
+
+static lmpi_status ensure_inbox(void)
+{
+    if (lmpi_bridge_is_open())
+        return LMPI_OK;
+    lmpi_bridge_set_handlers(resolve_sender, on_ctrl);
+    return lmpi_shm_bridge_open(lmpi_rt.kvsname, lmpi_rt.world_rank);
+}
+
+/* ---- ports -------------------------------------------------------------------- */
+
+/* "lmpi-port:<kvsname>:<rank>:<tag>" */
+static bool parse_port(const char *name, char *kvsname, size_t len, int *rank, uint32_t *tag)
+{
+    if (!name || strncmp(name, PORT_PREFIX, strlen(PORT_PREFIX)) != 0)
+        return false;
+    const char *body = name + strlen(PORT_PREFIX);
+    const char *c2 = strrchr(body, ':');
+    if (!c2 || c2 == body)
+        return false;
+    const char *c1 = c2 - 1;
+    while (c1 > body && *c1 != ':')
+        c1--;
+    if (*c1 != ':' || (size_t)(c1 - body) >= len || c1 == body)
+        return false;
+    char *e1, *e2;
+    long r = strtol(c1 + 1, &e1, 10);
+    unsigned long t = strtoul(c2 + 1, &e2, 10);
+    if (e1 != c2 || *e2 || r < 0 || r > INT_MAX || t > UINT32_MAX || c2[1] == '\0')
+        return false;
+    memcpy(kvsname, body, (size_t)(c1 - body));
+    kvsname[c1 - body] = '\0';
+    *rank = (int)r;
+    *tag = (uint32_t)t;
+    return true;
+}
+
+static lmpi_status open_port(char *name)
+{
+    lmpi_status st = ensure_inbox();
+    if (st != LMPI_OK)
+        return st;
+    port *p = lmpi_malloc(sizeof(*p), LMPI_MEM_OTHER);
+    if (!p)
+        return LMPI_ERR_NO_MEM;
+    p->tag = ++dpm.next_port;
+    p->next = dpm.ports;
+    dpm.ports = p;
+    snprintf(name, MPI_MAX_PORT_NAME, PORT_PREFIX "%s:%d:%u", lmpi_rt.kvsname, lmpi_rt.world_rank, p->tag);
+    return LMPI_OK;
+}
+
+/* A port of this process that is open: its tag. */
+static lmpi_status my_port(const char *name, const char *fn, uint32_t *tag)
+{
+    char kvs[256];
+    int rank;
+    if (!parse_port(name, kvs, sizeof(kvs), &rank, tag)) {
+        lmpi_err_detail("%s: '%s' is not a port name of MPI_Open_port", fn, name ? name : "(null)");
+        return LMPI_ERR_PORT;
+    }
+    if (strcmp(kvs, lmpi_rt.kvsname) || rank != lmpi_rt.world_rank || !port_open(*tag)) {
+        lmpi_err_detail("%s: port %s is not open in this process", fn, name);
+        return LMPI_ERR_PORT;
+    }
+    return LMPI_OK;
+}
+
+static void close_port(uint32_t tag)
+{
+    for (port **p = &dpm.ports; *p; p = &(*p)->next)
+        if ((*p)->tag == tag) {
+            port *gone = *p;
+            *p = gone->next;
+            lmpi_free(gone);
+            break;
+        }
+    ctrl_msg m;
+    while (take(&dpm.requests, true, tag, &m)) {
+        ctrl_msg r = {.kind = CTRL_REJECT, .port = tag, .token = m.token};
+        send_ctrl(m.kvsname, m.rank, &r);
+    }
+}
+
+lmpi_status lmpi_impl_Open_port(MPI_Info info, char *port_name)
+{
+    lmpi_info *i;
+    lmpi_status st = lmpi_info_arg(info, &i);
+    if (st != LMPI_OK)
+        return st;
+    if (!port_name) {
+        lmpi_err_detail("port_name is NULL");
+        return LMPI_ERR_ARG;
+    }
+    return open_port(port_name);
+}
+
+lmpi_status lmpi_impl_Close_port(const char *port_name)
+{
+    uint32_t tag;
+    lmpi_status st = my_port(port_name, "MPI_Close_port", &tag);
+    if (st == LMPI_OK)
+        close_port(tag);
+    return st;
+}
+
+/* ---- connect / accept ------------------------------------------------------------- */
+
+static void idle(void)
+{
+    if (!lmpi_progress_poll())
+        sched_yield();
+}
+
+static bool process_gone(const char *kvsname, int rank)
+{
+    /* the inbox holds the owner's pid */
+    int idx = lmpi_bridge_attach(kvsname, rank);
+    if (idx < 0)
+        return true;
+    pid_t pid = lmpi_bridge_pid(idx);
+    lmpi_bridge_detach(idx);
+    return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The root's side of step 1.  On success *peer is the two-process map
+ * (acceptor first) and *me my rank in it. */
+static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer)
+{
+    uint32_t tag;
+    lmpi_status st = my_port(port_name, "MPI_Comm_accept", &tag);
+    if (st != LMPI_OK)
+        return st;
+    ctrl_msg m;
+    while (!take(&dpm.requests, true, tag, &m))
+        idle();
+    uint32_t pg = lmpi_dpm_group(m.kvsname, m.size);
+    lmpi_gpid g[2] = {{0, (uint32_t)lmpi_rt.world_rank}, {pg, (uint32_t)m.rank}};
+    if (pg == UINT32_MAX || !lmpi_rankmap_from_gpids(peer, g, 2))
+        return LMPI_ERR_NO_MEM;
+    ctrl_msg r = {.kind = CTRL_ACCEPT, .port = tag, .token = m.token};
+    st = send_ctrl(m.kvsname, m.rank, &r);
+    if (st != LMPI_OK) {
+        lmpi_rankmap_release(peer);
+        lmpi_err_detail("MPI_Comm_accept: the connecting process (rank %d of %s) is gone", m.rank, m.kvsname);
+    }
+    return st;
+}
+
+static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer)
+{
+    char kvs[256];
+    int rank;
+    uint32_t tag;
+    if (!parse_port(port_name, kvs, sizeof(kvs), &rank, &tag)) {
+        lmpi_err_detail("MPI_Comm_connect: '%s' is not a port name of MPI_Open_port", port_name ? port_name : "(null)");
+        return LMPI_ERR_PORT;
+    }
+    ctrl_msg m = {.kind = CTRL_CONNECT, .port = tag, .token = ++dpm.next_token};
+    if (send_ctrl(kvs, rank, &m) != LMPI_OK) {
+        lmpi_err_detail("MPI_Comm_connect: port %s does not exist (no process %d in %s)", port_name, rank, kvs);
+        return LMPI_ERR_PORT;
+    }
+    ctrl_msg r;
+    double next_check = now_s() + 0.1;
+    while (!take(&dpm.replies, false, m.token, &r)) {
+        idle();
+        if (now_s() > next_check) {
+            if (process_gone(kvs, rank)) {
+                lmpi_err_detail("MPI_Comm_connect: the process of port %s ended before accepting", port_name);
+                return LMPI_ERR_PORT;
+            }
+            next_check = now_s() + 0.1;
+        }
+    }
+    if (r.kind == CTRL_REJECT) {
+        lmpi_err_detail("MPI_Comm_connect: port %s is closed", port_name);
+        return LMPI_ERR_PORT;
+    }
+    uint32_t pg = lmpi_dpm_group(r.kvsname, r.size);
+    lmpi_gpid g[2] = {{pg, (uint32_t)r.rank}, {0, (uint32_t)lmpi_rt.world_rank}};
+    if (pg == UINT32_MAX || !lmpi_rankmap_from_gpids(peer, g, 2))
+        return LMPI_ERR_NO_MEM;
+    return LMPI_OK;
+}
+
+/* Steps 2 and 3 for every member; the root's step 1 result arrives by
+ * broadcast, so a failure there fails the call everywhere. */
+static lmpi_status establish(bool accepting, const char *port_name, int root, lmpi_comm *comm, MPI_Comm *newcomm)
+{
+    if (comm->is_inter) {
+        lmpi_err_detail("%s is an intercommunicator; accept and connect need an intracommunicator",
+                        lmpi_comm_display_name(comm));
+        return LMPI_ERR_COMM;
+    }
+    lmpi_status st = ensure_inbox();
+    lmpi_rankmap peer_map;
+    bool have_peer = false;
+    /* every member has an inbox before the root lets the other side in */
+    uint32_t ready = st == LMPI_OK ? 0 : 1;
+    lmpi_status st2 = lmpi_icoll_allreduce_max_u32(comm, &ready);
+    if (st2 != LMPI_OK)
+        return st2;
+    if (ready)
+        return st != LMPI_OK ? st : LMPI_ERR_OTHER;
+    int32_t result = LMPI_OK;
+    if (comm->rank == root) {
+        result = accepting ? root_accept(port_name, &peer_map) : root_connect(port_name, &peer_map);
+        have_peer = result == LMPI_OK;
+    }
+    st = lmpi_icoll_bcast(comm, &result, sizeof(result), root);
+    if (st == LMPI_OK && result != LMPI_OK) {
+        if (comm->rank != root)
+            lmpi_err_detail("%s failed at the root (rank %d)", accepting ? "MPI_Comm_accept" : "MPI_Comm_connect",
+                            root);
+        st = (lmpi_status)result;
+    }
+    if (st == LMPI_OK) {
+        lmpi_comm peer;
+        memset(&peer, 0, sizeof(peer));
+        peer.magic = LMPI_MAGIC_COMM;
+        peer.context_id = LMPI_CTX_DPM_PEER;
+        if (have_peer)
+            peer.map = peer_map;
+        peer.rank = accepting ? 0 : 1;
+        peer.size = peer.peer_size = 2;
+        st = lmpi_comm_inter_handshake(comm, root, &peer, accepting ? 1 : 0, 0x3ffffff0, newcomm);
+    }
+    if (have_peer)
+        lmpi_rankmap_release(&peer_map);
+    if (st == LMPI_OK) {
+        lmpi_comm *c = lmpi_comm_from_handle(*newcomm);
+        st = lmpi_impl_Barrier(c);
+    }
+    return st;
+}
+
+lmpi_status lmpi_impl_Comm_accept(const char *port_name, MPI_Info info, int root, lmpi_comm *comm, MPI_Comm *newcomm)
+{
+    lmpi_info *i;
+    lmpi_status st = lmpi_info_arg(info, &i);
+    if (st != LMPI_OK)
+        return st;
+    return establish(true, port_name, root, comm, newcomm);
+}
+
+lmpi_status lmpi_impl_Comm_connect(const char *port_name, MPI_Info info, int root, lmpi_comm *comm, MPI_Comm *newcomm)
+{
+    lmpi_info *i;
+    lmpi_status st = lmpi_info_arg(info, &i);
+    if (st != LMPI_OK)
+        return st;
+    return establish(false, port_name, root, comm, newcomm);
+}
+
+/* ---- join ----------------------------------------------------------------------- */
+
+static int fd_write(int fd, const void *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p = (const char *)p + w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int fd_read(int fd, void *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p = (char *)p + r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Both sides open a port and swap names over the socket; the smaller name
+ * accepts, the other connects. */
+lmpi_status lmpi_impl_Comm_join(int fd, MPI_Comm *intercomm)
+{
+    char mine[MPI_MAX_PORT_NAME], theirs[MPI_MAX_PORT_NAME];
+    lmpi_status st = open_port(mine);
+    if (st != LMPI_OK)
+        return st;
+    uint32_t len = (uint32_t)strlen(mine), tlen = 0;
+    if (fd_write(fd, &len, sizeof(len)) || fd_write(fd, mine, len) || fd_read(fd, &tlen, sizeof(tlen)) ||
+        tlen >= sizeof(theirs) || fd_read(fd, theirs, tlen)) {
+        lmpi_impl_Close_port(mine);
+        lmpi_err_detail("MPI_Comm_join: cannot exchange port names over socket %d: %s", fd,
+                        errno ? strerror(errno) : "closed");
+        return LMPI_ERR_ARG;
+    }
+    theirs[tlen] = '\0';
+    bool accept = strcmp(mine, theirs) < 0;
+    st = establish(accept, accept ? mine : theirs, 0, lmpi_comm_self, intercomm);
+    lmpi_impl_Close_port(mine);
+    return st;
+}
+
+/* ---- spawn ------------------------------------------------------------------------- */
+
+/* The info keys a launcher understands travel with the request. */
+static lmpi_status app_info(MPI_Info h, lmpi_pmi_app *app, const char ***keys, const char ***vals)
+{
+    lmpi_info *i;
+    lmpi_status st = lmpi_info_arg(h, &i);
+    if (st != LMPI_OK)
+        return st;
+    static const char *known[] = {"host", "wdir", "path", "soft", "file", "arch", "hosts"};
+    int nk = (int)(sizeof(known) / sizeof(known[0]));
+    *keys = lmpi_malloc(sizeof(char *) * (size_t)nk, LMPI_MEM_OTHER);
+    *vals = lmpi_malloc(sizeof(char *) * (size_t)nk, LMPI_MEM_OTHER);
+    if (!*keys || !*vals)
+        return LMPI_ERR_NO_MEM;
+    app->ninfo = 0;
+    for (int k = 0; i && k < nk; k++) {
+        const char *v = lmpi_info_value(i, known[k]);
+        if (!v)
+            continue;
+        if (strpbrk(v, "\n")) {
+            lmpi_err_detail("info key %s: the value may not contain a newline", known[k]);
+            return LMPI_ERR_INFO_VALUE;
+        }
+        (*keys)[app->ninfo] = known[k];
+        (*vals)[app->ninfo++] = v;
+    }
+    app->info_keys = *keys;
+    app->info_values = *vals;
+    return LMPI_OK;
+}
+
+/* The root asks the launcher; returns how many processes started. */
+static lmpi_status root_spawn(int count, char *cmds[], char **argvs[], const int maxprocs[], const MPI_Info infos[],
+                              const char *port_name, int *started)
+{
+    lmpi_pmi_app *apps = lmpi_calloc((size_t)count, sizeof(*apps), LMPI_MEM_OTHER);
+    const char ***keys = lmpi_calloc((size_t)count, sizeof(*keys), LMPI_MEM_OTHER);
+    const char ***vals = lmpi_calloc((size_t)count, sizeof(*vals), LMPI_MEM_OTHER);
+    lmpi_status st = apps && keys && vals ? LMPI_OK : LMPI_ERR_NO_MEM;
+    int total = 0;
+    for (int a = 0; a < count && st == LMPI_OK; a++) {
+        if (!cmds || !cmds[a] || !*cmds[a] || strpbrk(cmds[a], " \n")) {
+            lmpi_err_detail("command %d is %s", a, !cmds || !cmds[a] ? "NULL" : "empty or has a space or newline");
+            st = LMPI_ERR_SPAWN;
+            break;
+        }
+        if (maxprocs[a] <= 0) {
+            lmpi_err_detail("maxprocs of command %d (%s) is %d; it must be positive", a, cmds[a], maxprocs[a]);
+            st = LMPI_ERR_SPAWN;
+            break;
+        }
+        apps[a].command = cmds[a];
+        apps[a].argv = argvs ? argvs[a] : NULL;
+        apps[a].maxprocs = maxprocs[a];
+        total += maxprocs[a];
+        st = app_info(infos ? infos[a] : MPI_INFO_NULL, &apps[a], &keys[a], &vals[a]);
+    }
+    if (st == LMPI_OK) {
+        char err[512];
+        const char *k = "PARENT_ROOT_PORT_NAME";
+        int n = 0;
+        if (lmpi_pmi_spawn(count, apps, 1, &k, &port_name, &n, err, sizeof(err)) != 0) {
+            lmpi_err_detail("%s", err);
+            st = LMPI_ERR_SPAWN;
+        } else {
+            *started = n < 0 ? total : n;
+        }
+    }
+    for (int a = 0; a < count && keys && vals; a++) {
+        lmpi_free(keys[a]);
+        lmpi_free(vals[a]);
+    }
+    lmpi_free(keys);
+    lmpi_free(vals);
+    lmpi_free(apps);
+    return st;
+}
+
+static lmpi_status spawn(int count, char *cmds[], char **argvs[], const int maxprocs[], const MPI_Info infos[],
+                         int root, lmpi_comm *comm, MPI_Comm *intercomm, int errcodes[])
+{
+    if (comm->is_inter) {
+        lmpi_err_detail("%s is an intercommunicator; spawn needs an intracommunicator", lmpi_comm_display_name(comm));
+        return LMPI_ERR_COMM;
+    }
+    char port_name[MPI_MAX_PORT_NAME] = "";
+    int32_t res[3] = {LMPI_OK, 0, 0}; /* status, asked for, started */
+    if (comm->rank == root) {
+        if (count <= 0 || !maxprocs) {
+            lmpi_err_detail("count %d: at least one command is needed", count);
+            res[0] = LMPI_ERR_ARG;
+        } else {
+            for (int a = 0; a < count; a++)
+                res[1] += maxprocs[a] > 0 ? maxprocs[a] : 0;
+            res[0] = open_port(port_name);
+            if (res[0] == LMPI_OK)
+                res[0] = root_spawn(count, cmds, argvs, maxprocs, infos, port_name, &res[2]);
+            if (res[0] == LMPI_OK && res[2] <= 0) {
+                lmpi_err_detail("the launcher started no process");
+                res[0] = LMPI_ERR_SPAWN;
+            }
+        }
+    }
+    lmpi_status st = lmpi_icoll_bcast(comm, res, sizeof(res), root);
+    if (st != LMPI_OK)
+        return st;
+    if (errcodes) /* one code per process asked for, at every member */
+        for (int i = 0; i < res[1]; i++)
+            errcodes[i] = res[0] == LMPI_OK && i < res[2] ? MPI_SUCCESS : MPI_ERR_SPAWN;
+    if (res[0] == LMPI_OK) {
+        st = establish(true, port_name, root, comm, intercomm);
+    } else {
+        if (comm->rank != root)
+            lmpi_err_detail("the spawn failed at the root (rank %d)", root);
+        st = (lmpi_status)res[0];
+    }
+    if (comm->rank == root && port_name[0])
+        lmpi_impl_Close_port(port_name);
+    return st;
+}
+
+lmpi_status lmpi_impl_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
+                                 lmpi_comm *comm, MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    char *cmds[1] = {(char *)command};
+    char **argvs[1] = {argv};
+    return spawn(1, cmds, argvs, &maxprocs, &info, root, comm, intercomm, array_of_errcodes);
+}
+
+lmpi_status lmpi_impl_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                                          const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                                          lmpi_comm *comm, MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    return spawn(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm,
+                 array_of_errcodes);
+}
+
+lmpi_status lmpi_impl_Comm_get_parent(MPI_Comm *parent)
+{
+    *parent = dpm.parent;
+    return LMPI_OK;
+}
+
+MPI_Comm lmpi_dpm_parent(void) { return dpm.parent; }
+
+void lmpi_dpm_comm_gone(lmpi_comm *c)
+{
+    if (dpm.parent != MPI_COMM_NULL && c->handle == dpm.parent)
+        dpm.parent = MPI_COMM_NULL;
+}
+
+/* ---- the name service ------------------------------------------------------------ */
+
+lmpi_status lmpi_impl_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
+{
+    lmpi_info *i;
+    lmpi_status st = lmpi_info_arg(info, &i);
+    if (st != LMPI_OK)
+        return st;
+    char err[512];
+    if (lmpi_pmi_publish(service_name, port_name, err, sizeof(err)) != 0) {
+        lmpi_err_detail("service '%s': %s", service_name ? service_name : "(null)", err);
+        return LMPI_ERR_SERVICE;
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
+{
+    lmpi_info *i;
+    lmpi_status st = lmpi_info_arg(info, &i);
+    if (st != LMPI_OK)
+        return st;
+    char err[512];
+    if (lmpi_pmi_lookup(service_name, port_name, MPI_MAX_PORT_NAME, err, sizeof(err)) != 0) {
+        lmpi_err_detail("service '%s': %s", service_name ? service_name : "(null)", err);
+        return LMPI_ERR_NAME;
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
+{
+    (void)port_name;
+    lmpi_info *i;
+    lmpi_status st = lmpi_info_arg(info, &i);
+    if (st != LMPI_OK)
+        return st;
+    char err[512];
+    if (lmpi_pmi_unpublish(service_name, err, sizeof(err)) != 0) {
+        lmpi_err_detail("service '%s': %s", service_name ? service_name : "(null)", err);
+        return LMPI_ERR_SERVICE;
+    }
+    return LMPI_OK;
+}
+
+/* ---- runtime ------------------------------------------------------------------------ */
+
+lmpi_status lmpi_dpm_init(void)
+{
+    lmpi_rankmap_set_group_hook(group_hold);
+    update_size_hint();
+    if (!getenv("PMI_SPAWNED"))
+        return LMPI_OK;
+    char port_name[MPI_MAX_PORT_NAME];
+    if (lmpi_pmi_get("PARENT_ROOT_PORT_NAME", port_name, sizeof(port_name)) != 0)
+        return LMPI_OK; /* spawned by something that is not LeanMPI */
+    MPI_Comm parent;
+    lmpi_status st = establish(false, port_name, 0, lmpi_comm_world, &parent);
+    if (st == LMPI_OK)
+        dpm.parent = parent;
+    return st;
+}
+
+void lmpi_dpm_finalize(void)
+{
+    while (dpm.ports)
+        close_port(dpm.ports->tag);
+    ctrl_msg m;
+    while (dpm.replies)
+        take(&dpm.replies, false, dpm.replies->m.token, &m);
+    for (int i = 1; i < dpm.n; i++)
+        if (dpm.g[i]) {
+            dpm.g[i]->refs = 0;
+            group_hold((uint32_t)i, 0);
+        }
+    lmpi_free(dpm.g);
+    memset(&dpm, 0, sizeof(dpm));
+    dpm.parent = MPI_COMM_NULL;
+}

@@ -1,0 +1,47 @@
+/* Dynamic process management (MPI 5.0 chapter 11): spawn, ports,
+ * connect/accept, join, the name service, and the registry of the process
+ * groups this process can address.
+ *
+ * Every group has its own address vector (the world is pgid 0); the others
+ * get small local pgids as they become known, by name (their kvsname), and
+ * live as long as some rank map refers to them (rankmap.h's group hook).
+ * A rank of another group is reached through the bridge (src/transport/shm/
+ * bridge.h), its address is attached on first use. */
+#ifndef LMPI_DPM_H
+#define LMPI_DPM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "av/rankmap.h"
+#include "runtime/lmpi.h"
+
+/* Transport index of a process of any group (attaches on first use); a
+ * process that cannot be reached gives an index no transport accepts. */
+int lmpi_dpm_addr(lmpi_gpid g);
+
+/* Registry */
+uint32_t lmpi_dpm_group(const char *kvsname, int size); /* find or add; UINT32_MAX: out of memory */
+const char *lmpi_dpm_group_name(uint32_t pgid);
+int lmpi_dpm_group_size(uint32_t pgid);
+int lmpi_dpm_groups_live(void); /* groups other than the world */
+/* The largest communicator size a process may see ranks of (sizes matching
+ * queues created by arriving packets). */
+int lmpi_dpm_size_hint(void);
+
+/* A map's members in a form another process can read: the groups' names
+ * and sizes, then (group index, lpid) per rank.  The blob is malloc'd. */
+lmpi_status lmpi_dpm_encode_map(const lmpi_rankmap *m, void **blob, size_t *len);
+lmpi_status lmpi_dpm_decode_map(const void *blob, size_t len, lmpi_rankmap *out);
+
+/* Runtime: after the world exists (a spawned process connects to its
+ * parents here), and before it goes. */
+lmpi_status lmpi_dpm_init(void);
+void lmpi_dpm_finalize(void);
+/* The parent intercommunicator of a spawned process (MPI_COMM_NULL handle
+ * otherwise). */
+MPI_Comm lmpi_dpm_parent(void);
+/* A communicator is going: forget it if it is the parent. */
+void lmpi_dpm_comm_gone(lmpi_comm *c);
+
+#endif

@@ -1,0 +1,304 @@
+/* The bridge between process groups (bridge.h).
+ *
+ * Inbox layout: a header (magic, owner pid, cell count, pool lock and free
+ * list), the receive queue on cache lines of its own, then the cells.  The
+ * pool is a stack under a spin lock: several foreign senders take cells and
+ * the owner returns them; traffic between groups is not the hot path, and
+ * a lock keeps the pool free of the ABA problem. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "transport/shm/bridge.h"
+#include "transport/shm/queue.h"
+
+#define INBOX_MAGIC 0x4c4d4258u
+#define INBOX_CELLS 64
+#define BCELL_HDR 128
+#define BCELL_PAYLOAD (16 * 1024)
+#define BCELL_SIZE (BCELL_HDR + BCELL_PAYLOAD)
+#define BPOLL_BATCH 32
+
+typedef struct {
+    uint32_t magic;
+    int32_t pid;
+    uint32_t ncells;
+    _Atomic uint32_t lock;
+    uint64_t free_head; /* under lock: a stack linked through the cells' link */
+    uint64_t size;
+    char pad[32];
+    lmpi_shmq recvq;
+} inbox_header;
+
+typedef struct {
+    lmpi_shmq_link link; /* must be first */
+    uint64_t key;        /* the sender's group */
+    int32_t rank;        /* the sender's rank in it */
+    uint32_t len;
+    lmpi_pkt_hdr hdr;
+} bcell;
+
+_Static_assert(sizeof(bcell) <= BCELL_HDR, "bridge cell header fits");
+
+typedef struct {
+    char *base; /* NULL: free slot */
+    size_t size;
+    pid_t pid;
+    int next_free;
+} peer;
+
+static struct {
+    int base;
+    char *inbox;
+    size_t inbox_size;
+    char name[300];
+    uint64_t my_key;
+    int my_rank;
+    peer *peers;
+    int npeers, cap, free_slot, live;
+    lmpi_bridge_resolver resolve;
+    lmpi_bridge_ctrl_handler ctrl;
+} br = {.free_slot = -1};
+
+static uint64_t first_cell(void) { return (sizeof(inbox_header) + 127) / 128 * 128; }
+
+uint64_t lmpi_bridge_group_key(const char *kvsname)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)kvsname; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+void lmpi_bridge_init(int base) { br.base = base; }
+int lmpi_bridge_base(void) { return br.base; }
+bool lmpi_bridge_is_open(void) { return br.inbox != NULL; }
+int lmpi_bridge_peers(void) { return br.live; }
+
+void lmpi_bridge_set_handlers(lmpi_bridge_resolver resolve, lmpi_bridge_ctrl_handler ctrl)
+{
+    br.resolve = resolve;
+    br.ctrl = ctrl;
+}
+
+size_t lmpi_bridge_bytes(void)
+{
+    return (br.inbox ? br.inbox_size : 0) + sizeof(peer) * (size_t)br.cap;
+}
+
+static void inbox_name(char *out, size_t len, const char *kvsname, int rank)
+{
+    snprintf(out, len, "/lmpi-%s-x%d", kvsname, rank);
+}
+
+static void pool_lock(inbox_header *h)
+{
+    while (atomic_exchange_explicit(&h->lock, 1, memory_order_acquire))
+        sched_yield();
+}
+
+static void pool_unlock(inbox_header *h) { atomic_store_explicit(&h->lock, 0, memory_order_release); }
+
+static void pool_push(char *base, uint64_t off)
+{
+    inbox_header *h = (inbox_header *)base;
+    pool_lock(h);
+    atomic_store_explicit(&lmpi_shmq_at(base, off)->next, h->free_head, memory_order_relaxed);
+    h->free_head = off;
+    pool_unlock(h);
+}
+
+static uint64_t pool_pop(char *base)
+{
+    inbox_header *h = (inbox_header *)base;
+    pool_lock(h);
+    uint64_t off = h->free_head;
+    if (off)
+        h->free_head = atomic_load_explicit(&lmpi_shmq_at(base, off)->next, memory_order_relaxed);
+    pool_unlock(h);
+    return off;
+}
+
+lmpi_status lmpi_bridge_open(const char *kvsname, int rank)
+{
+    if (br.inbox)
+        return LMPI_OK;
+    inbox_name(br.name, sizeof(br.name), kvsname, rank);
+    size_t size = first_cell() + (size_t)INBOX_CELLS * BCELL_SIZE;
+    int fd = shm_open(br.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 && errno == EEXIST) { /* left by an earlier process of the same name */
+        shm_unlink(br.name);
+        fd = shm_open(br.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    }
+    if (fd < 0) {
+        lmpi_err_detail("cannot create the inbox %s for other process groups: %s", br.name, strerror(errno));
+        return LMPI_ERR_OTHER;
+    }
+    if (ftruncate(fd, (off_t)size) != 0) {
+        lmpi_err_detail("cannot size the inbox %s: %s", br.name, strerror(errno));
+        close(fd);
+        shm_unlink(br.name);
+        return LMPI_ERR_NO_MEM;
+    }
+    char *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) {
+        shm_unlink(br.name);
+        lmpi_err_detail("cannot map the inbox %s: %s", br.name, strerror(errno));
+        return LMPI_ERR_NO_MEM;
+    }
+    inbox_header *h = (inbox_header *)base;
+    h->pid = (int32_t)getpid();
+    h->ncells = INBOX_CELLS;
+    h->size = size;
+    lmpi_shmq_init(&h->recvq);
+    br.inbox = base;
+    br.inbox_size = size;
+    for (uint32_t i = 0; i < INBOX_CELLS; i++)
+        pool_push(base, first_cell() + (uint64_t)i * BCELL_SIZE);
+    atomic_thread_fence(memory_order_release);
+    h->magic = INBOX_MAGIC;
+    br.my_key = lmpi_bridge_group_key(kvsname);
+    br.my_rank = rank;
+    lmpi_mem_account(LMPI_MEM_SHM, (int64_t)size);
+    return LMPI_OK;
+}
+
+int lmpi_bridge_attach(const char *kvsname, int rank)
+{
+    char name[300];
+    inbox_name(name, sizeof(name), kvsname, rank);
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0) {
+        lmpi_err_detail("process %d of group %s has no inbox (%s): it is gone or never took part in "
+                        "dynamic process management", rank, kvsname, strerror(errno));
+        return -1;
+    }
+    struct stat sb;
+    char *base = MAP_FAILED;
+    if (fstat(fd, &sb) == 0 && (size_t)sb.st_size >= sizeof(inbox_header))
+        base = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED || ((inbox_header *)base)->magic != INBOX_MAGIC) {
+        if (base != MAP_FAILED)
+            munmap(base, (size_t)sb.st_size);
+        lmpi_err_detail("the inbox %s is not ready or not LeanMPI's", name);
+        return -1;
+    }
+    int slot = br.free_slot;
+    if (slot >= 0) {
+        br.free_slot = br.peers[slot].next_free;
+    } else {
+        if (br.npeers == br.cap) {
+            int cap = br.cap ? 2 * br.cap : 16;
+            peer *p = lmpi_realloc(br.peers, sizeof(peer) * (size_t)cap, LMPI_MEM_SHM);
+            if (!p) {
+                munmap(base, (size_t)sb.st_size);
+                lmpi_err_detail("out of memory attaching %s", name);
+                return -1;
+            }
+            br.peers = p;
+            br.cap = cap;
+        }
+        slot = br.npeers++;
+    }
+    br.peers[slot] = (peer){base, (size_t)sb.st_size, ((inbox_header *)base)->pid, -1};
+    br.live++;
+    return br.base + slot;
+}
+
+bool lmpi_bridge_is_peer(int index)
+{
+    int s = index - br.base;
+    return s >= 0 && s < br.npeers && br.peers[s].base;
+}
+
+void lmpi_bridge_detach(int index)
+{
+    if (!lmpi_bridge_is_peer(index))
+        return;
+    peer *p = &br.peers[index - br.base];
+    munmap(p->base, p->size);
+    p->base = NULL;
+    p->next_free = br.free_slot;
+    br.free_slot = index - br.base;
+    br.live--;
+}
+
+pid_t lmpi_bridge_pid(int index) { return lmpi_bridge_is_peer(index) ? br.peers[index - br.base].pid : -1; }
+
+void lmpi_bridge_close(void)
+{
+    for (int s = 0; s < br.npeers; s++)
+        if (br.peers[s].base)
+            munmap(br.peers[s].base, br.peers[s].size);
+    lmpi_free(br.peers);
+    if (br.inbox) {
+        shm_unlink(br.name);
+        munmap(br.inbox, br.inbox_size);
+        lmpi_mem_account(LMPI_MEM_SHM, -(int64_t)br.inbox_size);
+    }
+    int base = br.base;
+    memset(&br, 0, sizeof(br));
+    br.base = base;
+    br.free_slot = -1;
+}
+
+lmpi_status lmpi_bridge_send(int index, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
+                             lmpi_pkt_fill fill, void *arg)
+{
+    if (!lmpi_bridge_is_peer(index))
+        return LMPI_ERR_INTERN;
+    if (len > BCELL_PAYLOAD)
+        return LMPI_ERR_INTERN;
+    char *base = br.peers[index - br.base].base;
+    uint64_t off = pool_pop(base);
+    if (!off)
+        return LMPI_ERR_PENDING;
+    bcell *c = (bcell *)(base + off);
+    c->key = br.my_key;
+    c->rank = br.my_rank;
+    c->len = (uint32_t)len;
+    c->hdr = *hdr;
+    if (len && fill)
+        fill((char *)c + BCELL_HDR, len, arg);
+    else if (len && payload)
+        memcpy((char *)c + BCELL_HDR, payload, len);
+    lmpi_shmq_enqueue(&((inbox_header *)base)->recvq, base, off);
+    return LMPI_OK;
+}
+
+int lmpi_bridge_poll(void)
+{
+    if (!br.inbox)
+        return 0;
+    inbox_header *h = (inbox_header *)br.inbox;
+    if (lmpi_shmq_empty(&h->recvq))
+        return 0;
+    int events = 0;
+    for (int i = 0; i < BPOLL_BATCH; i++) {
+        uint64_t off = lmpi_shmq_dequeue(&h->recvq, br.inbox);
+        if (!off)
+            break;
+        bcell *c = (bcell *)(br.inbox + off);
+        const void *payload = (char *)c + BCELL_HDR;
+        if (c->hdr.type == LMPI_PKT_CTRL) {
+            if (br.ctrl)
+                br.ctrl(c->key, c->rank, &c->hdr, payload, c->len);
+        } else {
+            int src = br.resolve ? br.resolve(c->key, c->rank) : -1;
+            if (src >= 0)
+                lmpi_pt2pt_deliver(src, &c->hdr, payload, c->len);
+            else
+                fprintf(stderr, "LeanMPI: dropped a packet from rank %d of an unknown process group\n", c->rank);
+        }
+        pool_push(br.inbox, off);
+        events++;
+    }
+    return events;
+}

@@ -1,0 +1,58 @@
+/* The bridge: shared memory between process groups that do not share a
+ * segment (a parent and the children it spawned, two jobs that connected).
+ *
+ * Every process that takes part in dynamic process management creates an
+ * inbox of its own, a small segment named after its group and rank
+ * (/lmpi-<kvsname>-x<rank>), holding a receive queue and a pool of cells.  A
+ * foreign sender maps the receiver's inbox on first contact, takes a cell
+ * from the inbox's pool, fills it and queues it; the receiver returns the
+ * cell to the pool once delivered.  One queue per receiver keeps each
+ * sender's packets in order.  Rendezvous data is copied once with
+ * process_vm_readv, as inside a segment.
+ *
+ * Peers are transport indices past the node's own ranks (base + slot), so
+ * point-to-point addresses them exactly like local ranks. */
+#ifndef LMPI_BRIDGE_H
+#define LMPI_BRIDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "transport/transport.h"
+
+/* Transport indices from `base` on are bridge peers (the node's rank count). */
+void lmpi_bridge_init(int base);
+/* Create this process's inbox (idempotent). */
+lmpi_status lmpi_bridge_open(const char *kvsname, int rank);
+bool lmpi_bridge_is_open(void);
+/* Unlink and unmap the inbox, detach every peer. */
+void lmpi_bridge_close(void);
+
+/* Map the inbox of (kvsname, rank); returns its transport index, or -1 with
+ * an error detail when no such process has an inbox. */
+int lmpi_bridge_attach(const char *kvsname, int rank);
+void lmpi_bridge_detach(int index);
+bool lmpi_bridge_is_peer(int index);
+int lmpi_bridge_base(void);
+pid_t lmpi_bridge_pid(int index);
+int lmpi_bridge_peers(void);
+size_t lmpi_bridge_bytes(void);
+
+lmpi_status lmpi_bridge_send(int index, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
+                             lmpi_pkt_fill fill, void *arg);
+/* Deliver what arrived in the inbox; returns the count. */
+int lmpi_bridge_poll(void);
+
+/* Senders are named by (group key, rank): the key is a hash of the group's
+ * kvsname.  The resolver turns them into transport indices (attaching when
+ * needed); control packets (LMPI_PKT_CTRL) go to the control handler with
+ * the sender's name instead of to point-to-point. */
+uint64_t lmpi_bridge_group_key(const char *kvsname);
+typedef int (*lmpi_bridge_resolver)(uint64_t key, int rank);
+typedef void (*lmpi_bridge_ctrl_handler)(uint64_t key, int rank, const lmpi_pkt_hdr *hdr, const void *payload,
+                                         size_t len);
+void lmpi_bridge_set_handlers(lmpi_bridge_resolver resolve, lmpi_bridge_ctrl_handler ctrl);
+
+#endif
