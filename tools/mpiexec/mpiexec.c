@@ -1307,6 +1307,10 @@ int main(int argc, char **argv)
                 while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
                     if (si.ssi_signo == SIGCHLD)
                         continue;
+                    /* a singleton that finalized ends, and its death signal
+                     * reaches us: let its spawned jobs finish */
+                    if (job.singleton_kvs && si.ssi_signo == SIGTERM && job.ranks[0].finalized)
+                        continue;
                     fail(128 + (int)si.ssi_signo, "received signal %d (%s)", (int)si.ssi_signo,
                          strsignal((int)si.ssi_signo));
                 }
