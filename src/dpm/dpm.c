@@ -815,7 +815,9 @@ static lmpi_status spawn(int count, char *cmds[], char **argvs[], const int maxp
     lmpi_status st = lmpi_icoll_bcast(comm, res, sizeof(res), root);
     if (st != LMPI_OK)
         return st;
-    if (errcodes) /* one code per process asked for, at every member */
+    /* one code per process asked for, at the root: maxprocs (and so the
+     * array's length) means something there only */
+    if (errcodes && comm->rank == root)
         for (int i = 0; i < res[1]; i++)
             errcodes[i] = res[0] == LMPI_OK && i < res[2] ? MPI_SUCCESS : MPI_ERR_SPAWN;
     if (res[0] == LMPI_OK) {
