@@ -815,9 +815,9 @@ static lmpi_status spawn(int count, char *cmds[], char **argvs[], const int maxp
     lmpi_status st = lmpi_icoll_bcast(comm, res, sizeof(res), root);
     if (st != LMPI_OK)
         return st;
-    /* one code per process asked for, at the root: maxprocs (and so the
-     * array's length) means something there only */
-    if (errcodes && comm->rank == root)
+    /* one code per process the root asked for, at every member (as MPICH:
+     * the array is an output everywhere) */
+    if (errcodes)
         for (int i = 0; i < res[1]; i++)
             errcodes[i] = res[0] == LMPI_OK && i < res[2] ? MPI_SUCCESS : MPI_ERR_SPAWN;
     if (res[0] == LMPI_OK) {
