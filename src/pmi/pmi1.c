@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -298,7 +297,8 @@ static int ensure_server(char *err, size_t errlen)
         return -1;
     }
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        /* No death signal: it would come when this thread ends, not the
+         * process; the launcher sees the socket close instead. */
         int fd = dup(sp[1]); /* without CLOEXEC */
         snprintf(fdtxt, sizeof(fdtxt), "%d", fd);
         execl(path, path, "--singleton", fdtxt, kvsname, (char *)NULL);

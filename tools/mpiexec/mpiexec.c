@@ -874,6 +874,8 @@ static void pmi_read(int r)
         if (rk->adopted && !rk->exited) { /* the singleton is gone (or done with us) */
             rk->exited = true;
             job.running--;
+            if (!rk->finalized && job.running > 0)
+                fail(1, "the singleton (pid %d) that spawned these jobs ended without MPI_Finalize", (int)rk->pid);
         }
         return;
     }
@@ -1306,10 +1308,6 @@ int main(int argc, char **argv)
                 struct signalfd_siginfo si;
                 while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
                     if (si.ssi_signo == SIGCHLD)
-                        continue;
-                    /* a singleton that finalized ends, and its death signal
-                     * reaches us: let its spawned jobs finish */
-                    if (job.singleton_kvs && si.ssi_signo == SIGTERM && job.ranks[0].finalized)
                         continue;
                     fail(128 + (int)si.ssi_signo, "received signal %d (%s)", (int)si.ssi_signo,
                          strsignal((int)si.ssi_signo));
