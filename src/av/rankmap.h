@@ -69,6 +69,10 @@ typedef struct lmpi_rankmap {
     };
 } lmpi_rankmap;
 
+/* The state a communicator keeps for its map (tables are shared and
+ * counted apart); bench/spawn reports it. */
+_Static_assert(sizeof(lmpi_rankmap) == 48, "rank map state");
+
 /* Exact floor(r / bs) for 0 <= r < 2^32, 1 < bs < 2^32. */
 static inline uint32_t lmpi_rm_div(uint32_t r, uint64_t recip)
 {

@@ -351,12 +351,50 @@ static bool port_open(uint32_t tag)
     return false;
 }
 
-/* Send one control packet to (kvsname, rank) through a mapping of its own
- * (the receiver may not be in any group we address yet). */
-static lmpi_status send_ctrl(const char *kvsname, int rank, ctrl_msg *m)
+/* Inboxes mapped for control packets alone (processes of no registered
+ * group, or of our own, whose ordinary address is not the bridge's): the
+ * last few stay mapped, as a process that connected once tends to again
+ * (mapping an inbox costs an open, a stat and an mmap). */
+#define CTRL_CACHE 4
+static struct {
+    char kvsname[256];
+    int rank, idx; /* idx 0: empty (bridge indices start past the node's ranks) */
+} ctrl_cache[CTRL_CACHE];
+static int ctrl_cache_next;
+
+static int ctrl_attach(const char *kvsname, int rank)
 {
+    for (int i = 0; i < CTRL_CACHE; i++)
+        if (ctrl_cache[i].idx > 0 && ctrl_cache[i].rank == rank && !strcmp(ctrl_cache[i].kvsname, kvsname))
+            return ctrl_cache[i].idx;
     int idx = lmpi_bridge_attach(kvsname, rank);
     if (idx < 0)
+        return -1;
+    int slot = ctrl_cache_next++ % CTRL_CACHE;
+    if (ctrl_cache[slot].idx > 0)
+        lmpi_bridge_detach(ctrl_cache[slot].idx);
+    snprintf(ctrl_cache[slot].kvsname, sizeof(ctrl_cache[slot].kvsname), "%s", kvsname);
+    ctrl_cache[slot].rank = rank;
+    ctrl_cache[slot].idx = idx;
+    return idx;
+}
+
+static void ctrl_cache_clear(void)
+{
+    for (int i = 0; i < CTRL_CACHE; i++)
+        if (ctrl_cache[i].idx > 0)
+            lmpi_bridge_detach(ctrl_cache[i].idx);
+    memset(ctrl_cache, 0, sizeof(ctrl_cache));
+}
+
+/* Send one control packet to (kvsname, rank): through the address of a
+ * registered group (pgid > 0: the mapping stays for the traffic that
+ * follows), else through the control mappings. */
+static lmpi_status send_ctrl(const char *kvsname, int rank, uint32_t pgid, ctrl_msg *m)
+{
+    bool own = pgid == 0 || pgid == UINT32_MAX;
+    int idx = own ? ctrl_attach(kvsname, rank) : lmpi_dpm_addr((lmpi_gpid){pgid, (uint32_t)rank});
+    if (idx < 0 || idx == INT_MAX)
         return LMPI_ERR_PORT;
     snprintf(m->kvsname, sizeof(m->kvsname), "%s", lmpi_rt.kvsname);
     m->rank = lmpi_rt.world_rank;
@@ -366,7 +404,6 @@ static lmpi_status send_ctrl(const char *kvsname, int rank, ctrl_msg *m)
     /* the receiver frees cells whenever it polls */
     while ((st = lmpi_bridge_send(idx, &h, m, sizeof(*m), NULL, NULL)) == LMPI_ERR_PENDING)
         sched_yield();
-    lmpi_bridge_detach(idx);
     return st;
 }
 
@@ -383,7 +420,7 @@ static void on_ctrl(uint64_t key, int rank, const lmpi_pkt_hdr *hdr, const void 
             push(&dpm.requests, &m);
         } else {
             ctrl_msg r = {.kind = CTRL_REJECT, .port = m.port, .token = m.token};
-            send_ctrl(m.kvsname, m.rank, &r);
+            send_ctrl(m.kvsname, m.rank, UINT32_MAX, &r);
         }
     } else if (m.kind == CTRL_ACCEPT || m.kind == CTRL_REJECT) {
         /* the acceptor's handshake may follow in this very poll: know its
@@ -404,29 +441,34 @@ static lmpi_status ensure_inbox(void)
 
 /* ---- ports -------------------------------------------------------------------- */
 
-/* "lmpi-port:<kvsname>:<rank>:<tag>" */
-static bool parse_port(const char *name, char *kvsname, size_t len, int *rank, uint32_t *tag)
+/* "lmpi-port:<kvsname>:<group size>:<rank>:<tag>": the owner, its group's
+ * size (so that a connecting process can register the group before it
+ * sends) and the port's tag. */
+static bool parse_port(const char *name, char *kvsname, size_t len, int *gsize, int *rank, uint32_t *tag)
 {
     if (!name || strncmp(name, PORT_PREFIX, strlen(PORT_PREFIX)) != 0)
         return false;
-    const char *body = name + strlen(PORT_PREFIX);
-    const char *c2 = strrchr(body, ':');
-    if (!c2 || c2 == body)
+    const char *body = name + strlen(PORT_PREFIX), *end = body + strlen(body);
+    unsigned long v[3];
+    for (int i = 2; i >= 0; i--) {
+        const char *c = end - 1;
+        while (c > body && *c != ':')
+            c--;
+        if (*c != ':' || c + 1 == end)
+            return false;
+        char *e;
+        v[i] = strtoul(c + 1, &e, 10);
+        if (e != end || v[i] > INT_MAX)
+            return false;
+        end = c;
+    }
+    if (end == body || (size_t)(end - body) >= len || v[0] < 1 || v[1] >= v[0])
         return false;
-    const char *c1 = c2 - 1;
-    while (c1 > body && *c1 != ':')
-        c1--;
-    if (*c1 != ':' || (size_t)(c1 - body) >= len || c1 == body)
-        return false;
-    char *e1, *e2;
-    long r = strtol(c1 + 1, &e1, 10);
-    unsigned long t = strtoul(c2 + 1, &e2, 10);
-    if (e1 != c2 || *e2 || r < 0 || r > INT_MAX || t > UINT32_MAX || c2[1] == '\0')
-        return false;
-    memcpy(kvsname, body, (size_t)(c1 - body));
-    kvsname[c1 - body] = '\0';
-    *rank = (int)r;
-    *tag = (uint32_t)t;
+    memcpy(kvsname, body, (size_t)(end - body));
+    kvsname[end - body] = '\0';
+    *gsize = (int)v[0];
+    *rank = (int)v[1];
+    *tag = (uint32_t)v[2];
     return true;
 }
 
@@ -441,7 +483,8 @@ static lmpi_status open_port(char *name)
     p->tag = ++dpm.next_port;
     p->next = dpm.ports;
     dpm.ports = p;
-    snprintf(name, MPI_MAX_PORT_NAME, PORT_PREFIX "%s:%d:%u", lmpi_rt.kvsname, lmpi_rt.world_rank, p->tag);
+    snprintf(name, MPI_MAX_PORT_NAME, PORT_PREFIX "%s:%d:%d:%u", lmpi_rt.kvsname, lmpi_rt.world_size,
+             lmpi_rt.world_rank, p->tag);
     return LMPI_OK;
 }
 
@@ -449,8 +492,8 @@ static lmpi_status open_port(char *name)
 static lmpi_status my_port(const char *name, const char *fn, uint32_t *tag)
 {
     char kvs[256];
-    int rank;
-    if (!parse_port(name, kvs, sizeof(kvs), &rank, tag)) {
+    int rank, gsize;
+    if (!parse_port(name, kvs, sizeof(kvs), &gsize, &rank, tag)) {
         lmpi_err_detail("%s: '%s' is not a port name of MPI_Open_port", fn, name ? name : "(null)");
         return LMPI_ERR_PORT;
     }
@@ -473,7 +516,7 @@ static void close_port(uint32_t tag)
     ctrl_msg m;
     while (take(&dpm.requests, true, tag, &m)) {
         ctrl_msg r = {.kind = CTRL_REJECT, .port = tag, .token = m.token};
-        send_ctrl(m.kvsname, m.rank, &r);
+        send_ctrl(m.kvsname, m.rank, UINT32_MAX, &r);
     }
 }
 
@@ -541,7 +584,7 @@ static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer)
     if (pg == UINT32_MAX || !lmpi_rankmap_from_gpids(peer, g, 2))
         return LMPI_ERR_NO_MEM;
     ctrl_msg r = {.kind = CTRL_ACCEPT, .port = tag, .token = m.token};
-    st = send_ctrl(m.kvsname, m.rank, &r);
+    st = send_ctrl(m.kvsname, m.rank, pg, &r);
     if (st != LMPI_OK) {
         lmpi_rankmap_release(peer);
         lmpi_err_detail("MPI_Comm_accept: the connecting process (rank %d of %s) is gone", m.rank, m.kvsname);
@@ -552,14 +595,16 @@ static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer)
 static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer)
 {
     char kvs[256];
-    int rank;
+    int rank, gsize;
     uint32_t tag;
-    if (!parse_port(port_name, kvs, sizeof(kvs), &rank, &tag)) {
+    if (!parse_port(port_name, kvs, sizeof(kvs), &gsize, &rank, &tag)) {
         lmpi_err_detail("MPI_Comm_connect: '%s' is not a port name of MPI_Open_port", port_name ? port_name : "(null)");
         return LMPI_ERR_PORT;
     }
     ctrl_msg m = {.kind = CTRL_CONNECT, .port = tag, .token = ++dpm.next_token};
-    if (send_ctrl(kvs, rank, &m) != LMPI_OK) {
+    uint32_t pg = lmpi_dpm_group(kvs, gsize);
+    if (send_ctrl(kvs, rank, pg, &m) != LMPI_OK) {
+        group_hold(pg, 0); /* registered for nothing: let it go again */
         lmpi_err_detail("MPI_Comm_connect: port %s does not exist (no process %d in %s)", port_name, rank, kvs);
         return LMPI_ERR_PORT;
     }
@@ -569,6 +614,7 @@ static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer)
         idle();
         if (now_s() > next_check) {
             if (process_gone(kvs, rank)) {
+                group_hold(pg, 0);
                 lmpi_err_detail("MPI_Comm_connect: the process of port %s ended before accepting", port_name);
                 return LMPI_ERR_PORT;
             }
@@ -576,10 +622,10 @@ static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer)
         }
     }
     if (r.kind == CTRL_REJECT) {
+        group_hold(pg, 0);
         lmpi_err_detail("MPI_Comm_connect: port %s is closed", port_name);
         return LMPI_ERR_PORT;
     }
-    uint32_t pg = lmpi_dpm_group(r.kvsname, r.size);
     lmpi_gpid g[2] = {{pg, (uint32_t)r.rank}, {0, (uint32_t)lmpi_rt.world_rank}};
     if (pg == UINT32_MAX || !lmpi_rankmap_from_gpids(peer, g, 2))
         return LMPI_ERR_NO_MEM;
@@ -927,6 +973,7 @@ lmpi_status lmpi_dpm_init(void)
 
 void lmpi_dpm_finalize(void)
 {
+    ctrl_cache_clear();
     while (dpm.ports)
         close_port(dpm.ports->tag);
     ctrl_msg m;

@@ -333,9 +333,9 @@ static void case_errors(void)
     if (rank == 0) {
         char port[MPI_MAX_PORT_NAME];
         check_code(MPI_Comm_connect("not-a-port", MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter), MPI_ERR_PORT);
-        check_code(MPI_Comm_connect("lmpi-port:no-such-job:3:1", MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter),
+        check_code(MPI_Comm_connect("lmpi-port:no-such-job:4:3:1", MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter),
                    MPI_ERR_PORT);
-        check_code(MPI_Comm_accept("lmpi-port:no-such-job:3:1", MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter),
+        check_code(MPI_Comm_accept("lmpi-port:no-such-job:4:3:1", MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter),
                    MPI_ERR_PORT);
         check_code(MPI_Close_port("not-a-port"), MPI_ERR_PORT);
         check_code(MPI_Lookup_name("t_dpm-never-published", MPI_INFO_NULL, port), MPI_ERR_NAME);
