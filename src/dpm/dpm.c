@@ -953,6 +953,23 @@ lmpi_status lmpi_impl_Unpublish_name(const char *service_name, MPI_Info info, co
     return LMPI_OK;
 }
 
+void lmpi_dpm_report(FILE *out)
+{
+    if (!lmpi_bridge_is_open() && dpm.live == 0)
+        return;
+    long long entries = 0, attached = 0;
+    for (int i = 1; i < dpm.n; i++)
+        if (dpm.g[i]) {
+            entries += dpm.g[i]->size;
+            for (int r = 0; r < dpm.g[i]->size; r++)
+                attached += dpm.g[i]->av.entries[r] != UNATTACHED;
+        }
+    fprintf(out,
+            "  other process groups (spawned, connected): %d, their address vectors %lld entries of 8 bytes "
+            "(%lld attached); bridge inbox %zu bytes, %d peers mapped\n",
+            dpm.live, entries, attached, lmpi_bridge_is_open() ? lmpi_bridge_bytes() : (size_t)0, lmpi_bridge_peers());
+}
+
 /* ---- runtime ------------------------------------------------------------------------ */
 
 lmpi_status lmpi_dpm_init(void)

@@ -11,6 +11,7 @@
 #define LMPI_DPM_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "av/rankmap.h"
@@ -41,6 +42,8 @@ void lmpi_dpm_finalize(void);
 /* The parent intercommunicator of a spawned process (MPI_COMM_NULL handle
  * otherwise). */
 MPI_Comm lmpi_dpm_parent(void);
+/* The memory report's lines: other process groups, the bridge (rank 0). */
+void lmpi_dpm_report(FILE *out);
 /* A communicator is going: forget it if it is the parent. */
 void lmpi_dpm_comm_gone(lmpi_comm *c);
 

@@ -299,6 +299,7 @@ static void memory_report(void)
                     (long long)(lmpi_rankmap_count(m) + (m == LMPI_RM_STRIDE ? lmpi_rankmap_count(LMPI_RM_BSTRIDE) : 0)));
     fprintf(stdout, "; tables %lld bytes; %lld user communicators\n", (long long)lmpi_rankmap_table_bytes(),
             (long long)lmpi_comm_live());
+    lmpi_dpm_report(stdout);
 }
 
 /* The end of the runtime: everything MPI_Init or the first session set up. */

@@ -18,7 +18,7 @@
 #include "transport/shm/queue.h"
 
 #define INBOX_MAGIC 0x4c4d4258u
-#define INBOX_CELLS 64
+#define INBOX_CELLS 16 /* 256 KiB: large messages go by single copy, not through cells */
 #define BCELL_HDR 128
 #define BCELL_PAYLOAD (16 * 1024)
 #define BCELL_SIZE (BCELL_HDR + BCELL_PAYLOAD)
