@@ -26,6 +26,7 @@
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
 #include "dpm/dpm.h"
+#include "pmi/exec_check.h"
 #include "pmi/pmi.h"
 #include "runtime/info.h"
 #include "runtime/request.h"
@@ -756,6 +757,12 @@ lmpi_status lmpi_impl_Comm_join(int fd, MPI_Comm *intercomm)
 
 /* ---- spawn ------------------------------------------------------------------------- */
 
+static const char *lmpi_info_value_or_null(MPI_Info h, const char *key)
+{
+    lmpi_info *i;
+    return lmpi_info_arg(h, &i) == LMPI_OK && i ? lmpi_info_value(i, key) : NULL;
+}
+
 /* The info keys a launcher understands travel with the request. */
 static lmpi_status app_info(MPI_Info h, lmpi_pmi_app *app, const char ***keys, const char ***vals)
 {
@@ -803,6 +810,13 @@ static lmpi_status root_spawn(int count, char *cmds[], char **argvs[], const int
         }
         if (maxprocs[a] <= 0) {
             lmpi_err_detail("maxprocs of command %d (%s) is %d; it must be positive", a, cmds[a], maxprocs[a]);
+            st = LMPI_ERR_SPAWN;
+            break;
+        }
+        char why[512];
+        if (!lmpi_exec_check(cmds[a], lmpi_info_value_or_null(infos ? infos[a] : MPI_INFO_NULL, "wdir"),
+                             lmpi_info_value_or_null(infos ? infos[a] : MPI_INFO_NULL, "path"), why, sizeof(why))) {
+            lmpi_err_detail("%s", why);
             st = LMPI_ERR_SPAWN;
             break;
         }

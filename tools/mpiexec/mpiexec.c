@@ -34,6 +34,7 @@
 
 #include <hwloc.h>
 
+#include "pmi/exec_check.h"
 #include "topo/mapping.h"
 
 #define MAX_LINE 4096
@@ -618,34 +619,6 @@ static int soft_pick(const char *soft, int limit)
     return best;
 }
 
-/* Can `cmd` be executed (after chdir to wdir, searching `path` and PATH)? */
-static bool executable(const char *cmd, const char *wdir, const char *path)
-{
-    char full[4096];
-    if (strchr(cmd, '/')) {
-        if (cmd[0] != '/' && wdir)
-            snprintf(full, sizeof(full), "%s/%s", wdir, cmd);
-        else
-            snprintf(full, sizeof(full), "%s", cmd);
-        return access(full, X_OK) == 0;
-    }
-    const char *lists[2] = {path, getenv("PATH")};
-    for (int l = 0; l < 2; l++) {
-        if (!lists[l])
-            continue;
-        char *copy = strdup(lists[l]);
-        for (char *d = strtok(copy, ":"); d; d = strtok(NULL, ":")) {
-            snprintf(full, sizeof(full), "%s/%s", d, cmd);
-            if (access(full, X_OK) == 0) {
-                free(copy);
-                return true;
-            }
-        }
-        free(copy);
-    }
-    return false;
-}
-
 static int live_procs(void)
 {
     int n = 0;
@@ -698,11 +671,9 @@ static int do_spawn(int p)
             }
             free(copy);
         }
-        struct stat sb;
-        if (wdir && (stat(wdir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
-            return spawn_fail(rk, "wdir %s is not a directory", wdir);
-        if (!executable(ap->execname, wdir, app_info(ap, "path")))
-            return spawn_fail(rk, "command %s does not exist or is not executable", ap->execname);
+        char why[512];
+        if (!lmpi_exec_check(ap->execname, wdir, app_info(ap, "path"), why, sizeof(why)))
+            return spawn_fail(rk, "%s", why);
         int limit = ap->nprocs < avail - total ? ap->nprocs : avail - total;
         if (soft) {
             int pick = soft_pick(soft, limit);
