@@ -772,13 +772,32 @@ lmpi_status lmpi_impl_Intercomm_create_from_groups(MPI_Group local_group, int lo
     int tag = FIXED_TAG_BASE | string_tag(stringtag);
     lmpi_comm local;
     temp_comm(&local, lg, CTX_FROM_GROUP, tag);
-    /* The leaders talk through the world, on a reserved context. */
-    lmpi_comm world = *lmpi_comm_world;
-    world.context_id = CTX_FROM_GROUPS_PEER;
-    world.attrs = NULL;
-    int remote_world = (int)lmpi_rankmap_lpid(&rg->map, remote_leader);
+    /* The leaders talk on a reserved context: through the world when both
+     * are in it, else through a two-process communicator of the two (the
+     * groups of a spawn, lmpi://parent and lmpi://spawned/...), ordered by
+     * their groups' names. */
+    lmpi_gpid me = lmpi_rankmap_gpid(&lg->map, local_leader), other = lmpi_rankmap_gpid(&rg->map, remote_leader);
+    lmpi_comm peer = *lmpi_comm_world;
+    peer.context_id = CTX_FROM_GROUPS_PEER;
+    peer.attrs = NULL;
+    int remote = (int)other.lpid;
+    lmpi_rankmap pair_map;
+    bool pair = me.pgid != 0 || other.pgid != 0;
+    if (pair) {
+        uint64_t km = group_key(me.pgid), ko = group_key(other.pgid);
+        bool first = km != ko ? km < ko : me.lpid < other.lpid;
+        lmpi_gpid g[2] = {first ? me : other, first ? other : me};
+        if (!lmpi_rankmap_from_gpids(&pair_map, g, 2))
+            return LMPI_ERR_NO_MEM;
+        peer.map = pair_map;
+        peer.rank = first ? 0 : 1;
+        peer.size = peer.peer_size = 2;
+        remote = first ? 1 : 0;
+    }
     MPI_Comm out;
-    st = lmpi_comm_inter_handshake(&local, local_leader, &world, remote_world, tag, &out);
+    st = lmpi_comm_inter_handshake(&local, local_leader, &peer, remote, tag, &out);
+    if (pair)
+        lmpi_rankmap_release(&pair_map);
     if (st != LMPI_OK)
         return st;
     *newintercomm = out;

@@ -439,8 +439,8 @@ lmpi_status lmpi_impl_Group_from_session_pset(MPI_Session session, const char *p
         lmpi_rankmap_direct(&m, lmpi_rt.world_size, 0);
     else if (p == 1)
         lmpi_rankmap_derive_pattern(&m, &lmpi_comm_world->map, 1, lmpi_rt.world_rank, 1, 1);
-    else {
-        lmpi_err_detail("no process set named \"%s\" (this session has mpi://WORLD and mpi://SELF)", pset_name);
+    else if (!lmpi_dpm_pset_map(pset_name, &m)) {
+        lmpi_err_detail("no process set named \"%s\" (see MPI_Session_get_nth_pset)", pset_name);
         return LMPI_ERR_ARG;
     }
     return group_adopt(&m, newgroup);

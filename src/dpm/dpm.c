@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@ typedef struct {
     uint64_t key;
     int size;
     int refs;
+    bool spawned; /* by a spawn this process took part in (a process set) */
     lmpi_av av;
 } group;
 
@@ -72,6 +74,8 @@ static struct {
     int n, cap, live;
     int size_sum;
     MPI_Comm parent;
+    lmpi_rankmap parent_map; /* the parents (process set lmpi://parent) */
+    bool have_parent_map;
     uint32_t next_port, next_token;
     port *ports;
     pending *requests; /* CONNECTs waiting for an accept */
@@ -882,6 +886,9 @@ static lmpi_status spawn(int count, char *cmds[], char **argvs[], const int maxp
             errcodes[i] = res[0] == LMPI_OK && i < res[2] ? MPI_SUCCESS : MPI_ERR_SPAWN;
     if (res[0] == LMPI_OK) {
         st = establish(true, port_name, root, comm, intercomm);
+        group *g = st == LMPI_OK ? group_of(lmpi_comm_from_handle(*intercomm)->map.pgid) : NULL;
+        if (g)
+            g->spawned = true;
     } else {
         if (comm->rank != root)
             lmpi_err_detail("the spawn failed at the root (rank %d)", root);
@@ -918,8 +925,53 @@ MPI_Comm lmpi_dpm_parent(void) { return dpm.parent; }
 
 void lmpi_dpm_comm_gone(lmpi_comm *c)
 {
-    if (dpm.parent != MPI_COMM_NULL && c->handle == dpm.parent)
+    if (dpm.parent != MPI_COMM_NULL && c->handle == dpm.parent) {
         dpm.parent = MPI_COMM_NULL;
+        if (dpm.have_parent_map)
+            lmpi_rankmap_release(&dpm.parent_map);
+        dpm.have_parent_map = false;
+    }
+}
+
+/* ---- process sets ------------------------------------------------------------------ */
+
+#define PSET_PARENT "lmpi://parent"
+#define PSET_SPAWNED "lmpi://spawned/"
+
+int lmpi_dpm_pset_count(void)
+{
+    int n = dpm.have_parent_map;
+    for (int i = 1; i < dpm.n; i++)
+        n += dpm.g[i] && dpm.g[i]->spawned;
+    return n;
+}
+
+int lmpi_dpm_pset_name(int n, char *out, size_t len)
+{
+    if (dpm.have_parent_map && n-- == 0)
+        return snprintf(out, len, "%s", PSET_PARENT) + 1;
+    for (int i = 1; i < dpm.n; i++)
+        if (dpm.g[i] && dpm.g[i]->spawned && n-- == 0)
+            return snprintf(out, len, PSET_SPAWNED "%s", dpm.g[i]->name) + 1;
+    return 0;
+}
+
+bool lmpi_dpm_pset_map(const char *name, lmpi_rankmap *out)
+{
+    if (!strcasecmp(name, PSET_PARENT)) {
+        if (!dpm.have_parent_map)
+            return false;
+        lmpi_rankmap_copy(out, &dpm.parent_map);
+        return true;
+    }
+    if (strncasecmp(name, PSET_SPAWNED, strlen(PSET_SPAWNED)) != 0)
+        return false;
+    for (int i = 1; i < dpm.n; i++)
+        if (dpm.g[i] && dpm.g[i]->spawned && !strcmp(dpm.g[i]->name, name + strlen(PSET_SPAWNED))) {
+            lmpi_rankmap_direct(out, dpm.g[i]->size, (uint32_t)i);
+            return true;
+        }
+    return false;
 }
 
 /* ---- the name service ------------------------------------------------------------ */
@@ -997,14 +1049,19 @@ lmpi_status lmpi_dpm_init(void)
         return LMPI_OK; /* spawned by something that is not LeanMPI */
     MPI_Comm parent;
     lmpi_status st = establish(false, port_name, 0, lmpi_comm_world, &parent);
-    if (st == LMPI_OK)
+    if (st == LMPI_OK) {
         dpm.parent = parent;
+        lmpi_rankmap_copy(&dpm.parent_map, &lmpi_comm_from_handle(parent)->map);
+        dpm.have_parent_map = true;
+    }
     return st;
 }
 
 void lmpi_dpm_finalize(void)
 {
     ctrl_cache_clear();
+    if (dpm.have_parent_map)
+        lmpi_rankmap_release(&dpm.parent_map);
     while (dpm.ports)
         close_port(dpm.ports->tag);
     ctrl_msg m;

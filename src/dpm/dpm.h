@@ -10,6 +10,7 @@
 #ifndef LMPI_DPM_H
 #define LMPI_DPM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -42,6 +43,16 @@ void lmpi_dpm_finalize(void);
 /* The parent intercommunicator of a spawned process (MPI_COMM_NULL handle
  * otherwise). */
 MPI_Comm lmpi_dpm_parent(void);
+/* Process sets of other process groups (the session model): in a spawned
+ * process "lmpi://parent", the processes that spawned it (while the parent
+ * intercommunicator exists); in a spawning process "lmpi://spawned/<kvsname>"
+ * for each spawned job it is still connected to. */
+int lmpi_dpm_pset_count(void);
+/* The n-th name (0 <= n < count) into out; its length with the NUL. */
+int lmpi_dpm_pset_name(int n, char *out, size_t len);
+/* The members of the set NAME as a map the caller releases; false: none. */
+bool lmpi_dpm_pset_map(const char *name, lmpi_rankmap *out);
+
 /* The memory report's lines: other process groups, the bridge (rank 0). */
 void lmpi_dpm_report(FILE *out);
 /* A communicator is going: forget it if it is the parent. */

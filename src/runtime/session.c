@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <string.h>
 
+#include "dpm/dpm.h"
 #include "runtime/info.h"
 
 #include "binding/gen/impl.h"
@@ -51,9 +52,11 @@ static const char *level_name(int level)
     return "MPI_THREAD_SINGLE";
 }
 
+#define NPSETS_FIXED ((int)(sizeof(psets) / sizeof(psets[0])))
+
 int lmpi_pset_find(const char *name)
 {
-    for (int i = 0; i < (int)(sizeof(psets) / sizeof(psets[0])); i++)
+    for (int i = 0; i < NPSETS_FIXED; i++)
         if (!strcasecmp(name, psets[i]))
             return i;
     return -1;
@@ -62,6 +65,21 @@ int lmpi_pset_find(const char *name)
 int lmpi_pset_size(int pset)
 {
     return pset == 0 ? lmpi_rt.world_size : 1;
+}
+
+/* The size of the set NAME (the fixed ones and those of other process
+ * groups, src/dpm); -1: no such set. */
+static int pset_size_by_name(const char *name)
+{
+    int p = lmpi_pset_find(name);
+    if (p >= 0)
+        return lmpi_pset_size(p);
+    lmpi_rankmap m;
+    if (!lmpi_dpm_pset_map(name, &m))
+        return -1;
+    int n = m.size;
+    lmpi_rankmap_release(&m);
+    return n;
 }
 
 static lmpi_status session_arg(MPI_Session h, lmpi_session **out)
@@ -159,16 +177,16 @@ lmpi_status lmpi_impl_Session_get_pset_info(MPI_Session session, const char *pse
         lmpi_err_detail("pset_name is NULL");
         return LMPI_ERR_ARG;
     }
-    int p = lmpi_pset_find(pset_name);
-    if (p < 0) {
-        lmpi_err_detail("no process set named \"%s\" (this session has mpi://WORLD and mpi://SELF)", pset_name);
+    int size = pset_size_by_name(pset_name);
+    if (size < 0) {
+        lmpi_err_detail("no process set named \"%s\" (see MPI_Session_get_nth_pset)", pset_name);
         return LMPI_ERR_ARG;
     }
     lmpi_info *i = lmpi_info_new();
     if (!i)
         return LMPI_ERR_NO_MEM;
     char n[16];
-    snprintf(n, sizeof(n), "%d", lmpi_pset_size(p));
+    snprintf(n, sizeof(n), "%d", size);
     st = lmpi_info_put(i, "mpi_size", n);
     if (st != LMPI_OK) {
         lmpi_info_destroy(i);
@@ -205,7 +223,7 @@ lmpi_status lmpi_impl_Session_get_num_psets(MPI_Session session, MPI_Info info, 
     lmpi_session *s;
     lmpi_status st = session_arg(session, &s);
     if (st == LMPI_OK)
-        *npset_names = (int)(sizeof(psets) / sizeof(psets[0]));
+        *npset_names = NPSETS_FIXED + lmpi_dpm_pset_count();
     return st;
 }
 
@@ -218,14 +236,20 @@ lmpi_status lmpi_impl_Session_get_nth_pset(MPI_Session session, MPI_Info info, i
     lmpi_status st = session_arg(session, &s);
     if (st != LMPI_OK)
         return st;
-    if (n < 0 || n >= (int)(sizeof(psets) / sizeof(psets[0]))) {
-        lmpi_err_detail("n=%d, but there are %d process sets", n, (int)(sizeof(psets) / sizeof(psets[0])));
+    int total = NPSETS_FIXED + lmpi_dpm_pset_count();
+    if (n < 0 || n >= total) {
+        lmpi_err_detail("n=%d, but there are %d process sets", n, total);
         return LMPI_ERR_ARG;
     }
-    int need = (int)strlen(psets[n]) + 1;
+    char name[512];
+    if (n < NPSETS_FIXED)
+        snprintf(name, sizeof(name), "%s", psets[n]);
+    else
+        lmpi_dpm_pset_name(n - NPSETS_FIXED, name, sizeof(name));
+    int need = (int)strlen(name) + 1;
     if (*pset_len > 0 && pset_name) {
         int c = need <= *pset_len ? need - 1 : *pset_len - 1;
-        memcpy(pset_name, psets[n], (size_t)c);
+        memcpy(pset_name, name, (size_t)c);
         pset_name[c] = '\0';
     }
     *pset_len = need;

@@ -74,6 +74,8 @@ static int child(int argc, char **argv, MPI_Comm parent)
         int *appnum, flag;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
         failures += !flag || *appnum != 0;
+    } else if (!strcmp(mode, "sessions")) {
+        failures += sessions_side("lmpi://parent", psize);
     } else if (!strcmp(mode, "args")) {
         /* report appnum and the first argument to the parents' root */
         int *appnum, flag, rec[2];
@@ -91,6 +93,61 @@ static int child(int argc, char **argv, MPI_Comm parent)
     MPI_Comm_disconnect(&parent);
     MPI_Finalize();
     return failures ? 1 : 0;
+}
+
+/* The session model across groups: the set naming the other side (found by
+ * its prefix among the session's process sets), a group from it, and an
+ * intercommunicator from the two groups; returns the failures. */
+static int sessions_side(const char *prefix, int expect_remote)
+{
+    int failures = 0;
+    MPI_Session s;
+    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
+    int n;
+    MPI_Session_get_num_psets(s, MPI_INFO_NULL, &n);
+    char name[512] = "";
+    for (int i = 0; i < n; i++) {
+        char nm[512];
+        int len = sizeof(nm);
+        MPI_Session_get_nth_pset(s, MPI_INFO_NULL, i, &len, nm);
+        if (!strncmp(nm, prefix, strlen(prefix)))
+            strcpy(name, nm);
+    }
+    failures += !name[0];
+    MPI_Info info;
+    char sz[16] = "";
+    int flag = 0;
+    if (name[0] && MPI_Session_get_pset_info(s, name, &info) == MPI_SUCCESS) {
+        int len = sizeof(sz);
+        MPI_Info_get_string(info, "mpi_size", &len, sz, &flag);
+        MPI_Info_free(&info);
+    }
+    failures += !flag || atoi(sz) != expect_remote;
+    MPI_Group mine, theirs;
+    MPI_Group_from_session_pset(s, "mpi://WORLD", &mine);
+    if (name[0] && MPI_Group_from_session_pset(s, name, &theirs) == MPI_SUCCESS) {
+        MPI_Comm inter;
+        int rc = MPI_Intercomm_create_from_groups(mine, 0, theirs, 0, "t_dpm-sessions", MPI_INFO_NULL,
+                                                  MPI_ERRORS_RETURN, &inter);
+        failures += rc != MPI_SUCCESS;
+        if (rc == MPI_SUCCESS) {
+            int rs, me, gs;
+            MPI_Comm_remote_size(inter, &rs);
+            MPI_Group_size(mine, &gs);
+            MPI_Comm_rank(inter, &me);
+            failures += rs != expect_remote;
+            int *all = malloc(sizeof(int) * (size_t)rs), tagged = 1000 * gs + me;
+            MPI_Allgather(&tagged, 1, MPI_INT, all, 1, MPI_INT, inter);
+            for (int i = 0; i < rs; i++)
+                failures += all[i] != 1000 * rs + i;
+            free(all);
+            MPI_Comm_free(&inter);
+        }
+        MPI_Group_free(&theirs);
+    }
+    MPI_Group_free(&mine);
+    MPI_Session_finalize(&s);
+    return failures;
 }
 
 /* The children's verdict, at the parents' root. */
@@ -205,6 +262,19 @@ static void case_multiple(void)
         for (int i = 0; i < 6; i++)
             CHECK_EQ(rec[i], want[i]);
     }
+    children_verdict(inter);
+    MPI_Comm_disconnect(&inter);
+}
+
+/* Process sets of the spawned group on both sides, and an
+ * intercommunicator made from the two groups alone. */
+static void case_sessions(void)
+{
+    char *args[] = {"child", "sessions", NULL};
+    MPI_Comm inter;
+    CHECK_EQ(MPI_Comm_spawn(self_path, args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE),
+             MPI_SUCCESS);
+    CHECK_EQ(sessions_side("lmpi://spawned/", 2), 0);
     children_verdict(inter);
     MPI_Comm_disconnect(&inter);
 }
@@ -510,7 +580,7 @@ int main(int argc, char **argv)
         void (*fn)(void);
         int by_default;
     } cases[] = {{"spawn", case_spawn, 1},   {"multiple", case_multiple, 1}, {"connect", case_connect, 1},
-                 {"join", case_join, 1},     {"errors", case_errors, 1},     {"universe", case_universe, 0},
+                 {"join", case_join, 1},     {"errors", case_errors, 1},     {"sessions", case_sessions, 1},     {"universe", case_universe, 0},
                  {"cycles", case_cycles, 0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if (only ? !strcmp(only, cases[i].name) : cases[i].by_default)
