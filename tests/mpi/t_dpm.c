@@ -28,6 +28,8 @@ static void check_code(int rc, int cls)
 
 /* ---- the children ----------------------------------------------------------- */
 
+static int sessions_side(const char *prefix, int expect_remote);
+
 static int child(int argc, char **argv, MPI_Comm parent)
 {
     const char *mode = argc > 2 ? argv[2] : "echo";
