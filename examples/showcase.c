@@ -404,16 +404,6 @@ static void child(MPI_Comm parent)
     MPI_Comm_disconnect(&parent);
 }
 
-static const char *map_mode(MPI_Comm c, char *buf, int len)
-{
-    MPI_Info info;
-    int flag;
-    MPI_Comm_get_info(c, &info);
-    MPI_Info_get_string(info, "lmpi_rankmap", &len, buf, &flag);
-    MPI_Info_free(&info);
-    return flag ? buf : "?";
-}
-
 static void dynamic(void)
 {
     part("7. Dynamic processes: MPI_Comm_spawn, a merged communicator over two process groups");
@@ -439,10 +429,10 @@ static void dynamic(void)
         printf("spawned 2 children in %.1f ms (a new job beside this one; errcodes %d %d)\n", ms, errs[0], errs[1]);
         printf("merged communicator: %d ranks from 2 process groups, map %s (48 bytes + a shared table of %llu\n"
                "  bytes: one (group, rank) pair per rank); allreduce over it: %d\n",
-               msize, map_mode(merged, m1, sizeof(m1)), merged_bytes, sum);
+               msize, rankmap_mode(merged, m1, sizeof(m1)), merged_bytes, sum);
         printf("its split back into this group: map %s, no table; the children reach us through their\n"
                "  inboxes in shared memory (the bridge); disconnecting frees the group's address vector\n",
-               map_mode(split, m2, sizeof(m2)));
+               rankmap_mode(split, m2, sizeof(m2)));
     }
     MPI_Comm_free(&split);
     MPI_Comm_free(&merged);

@@ -688,22 +688,23 @@ static lmpi_status establish(bool accepting, const char *port_name, int root, lm
     return st;
 }
 
-lmpi_status lmpi_impl_Comm_accept(const char *port_name, MPI_Info info, int root, lmpi_comm *comm, MPI_Comm *newcomm)
+/* No info key changes how we connect; the handle is still checked. */
+static lmpi_status establish_info(bool accepting, const char *port_name, MPI_Info info, int root, lmpi_comm *comm,
+                                  MPI_Comm *newcomm)
 {
     lmpi_info *i;
     lmpi_status st = lmpi_info_arg(info, &i);
-    if (st != LMPI_OK)
-        return st;
-    return establish(true, port_name, root, comm, newcomm);
+    return st != LMPI_OK ? st : establish(accepting, port_name, root, comm, newcomm);
+}
+
+lmpi_status lmpi_impl_Comm_accept(const char *port_name, MPI_Info info, int root, lmpi_comm *comm, MPI_Comm *newcomm)
+{
+    return establish_info(true, port_name, info, root, comm, newcomm);
 }
 
 lmpi_status lmpi_impl_Comm_connect(const char *port_name, MPI_Info info, int root, lmpi_comm *comm, MPI_Comm *newcomm)
 {
-    lmpi_info *i;
-    lmpi_status st = lmpi_info_arg(info, &i);
-    if (st != LMPI_OK)
-        return st;
-    return establish(false, port_name, root, comm, newcomm);
+    return establish_info(false, port_name, info, root, comm, newcomm);
 }
 
 /* ---- join ----------------------------------------------------------------------- */

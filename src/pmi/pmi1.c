@@ -394,54 +394,53 @@ int lmpi_pmi_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char 
     return 0;
 }
 
-int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t errlen)
+/* One name-service request, cmd=<what>_name service=S [port=P]: 0 with the
+ * reply when the server agreed, 1 when it refused (reply set), -1 when it
+ * could not be asked (err set). */
+static int name_request(const char *what, const char *service, const char *port, char *reply, size_t rlen,
+                        char *err, size_t errlen)
 {
-    if (!wire_safe(service) || !wire_safe(port)) {
+    if (!wire_safe(service) || (port && !wire_safe(port))) {
         snprintf(err, errlen, "service and port names may not be empty or contain spaces, newlines or '='");
         return -1;
     }
     if (ensure_server(err, errlen) != 0)
         return -1;
-    char cmd[2600], reply[1024];
-    snprintf(cmd, sizeof(cmd), "cmd=publish_name service=%s port=%s\n", service, port);
-    if (command(cmd, "publish_result", reply, sizeof(reply)) || !rc_ok(reply)) {
-        reply_error(reply, "the name service refused to publish", err, errlen);
+    char cmd[2600], expect[32];
+    snprintf(cmd, sizeof(cmd), "cmd=%s_name service=%s%s%s\n", what, service, port ? " port=" : "", port ? port : "");
+    snprintf(expect, sizeof(expect), "%s_result", what);
+    if (command(cmd, expect, reply, rlen) != 0) {
+        snprintf(err, errlen, "the launcher did not answer the %s request", what);
         return -1;
     }
-    return 0;
+    return rc_ok(reply) ? 0 : 1;
+}
+
+int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t errlen)
+{
+    char reply[1024];
+    int rc = name_request("publish", service, port, reply, sizeof(reply), err, errlen);
+    if (rc > 0)
+        reply_error(reply, "the name service refused to publish", err, errlen);
+    return rc ? -1 : 0;
 }
 
 int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size_t errlen)
 {
-    if (!wire_safe(service)) {
-        snprintf(err, errlen, "service names may not be empty or contain spaces, newlines or '='");
-        return -1;
-    }
-    if (ensure_server(err, errlen) != 0)
-        return -1;
-    char cmd[1600], reply[2600];
-    snprintf(cmd, sizeof(cmd), "cmd=lookup_name service=%s\n", service);
-    if (command(cmd, "lookup_result", reply, sizeof(reply)) || !rc_ok(reply) ||
-        field(reply, "port", port, len) != 0) {
+    char reply[2600];
+    int rc = name_request("lookup", service, NULL, reply, sizeof(reply), err, errlen);
+    if (rc == 0 && field(reply, "port", port, len) != 0)
+        rc = 1;
+    if (rc > 0)
         snprintf(err, errlen, "no port is published under '%s'", service);
-        return -1;
-    }
-    return 0;
+    return rc ? -1 : 0;
 }
 
 int lmpi_pmi_unpublish(const char *service, char *err, size_t errlen)
 {
-    if (!wire_safe(service)) {
-        snprintf(err, errlen, "service names may not be empty or contain spaces, newlines or '='");
-        return -1;
-    }
-    if (ensure_server(err, errlen) != 0)
-        return -1;
-    char cmd[1600], reply[1024];
-    snprintf(cmd, sizeof(cmd), "cmd=unpublish_name service=%s\n", service);
-    if (command(cmd, "unpublish_result", reply, sizeof(reply)) || !rc_ok(reply)) {
+    char reply[1024];
+    int rc = name_request("unpublish", service, NULL, reply, sizeof(reply), err, errlen);
+    if (rc > 0)
         snprintf(err, errlen, "'%s' is not published", service);
-        return -1;
-    }
-    return 0;
+    return rc ? -1 : 0;
 }

@@ -540,6 +540,19 @@ static void *fit(void *arr, int *n, int i, size_t elem)
     return arr;
 }
 
+/* Key or value i of a list of pairs (preput_key_i, info_val_i, ...). */
+static void set_pair(char ***keys, char ***vals, int *n, int i, const char *v, bool is_key)
+{
+    int nk = *n;
+    *keys = fit(*keys, &nk, i, sizeof(char *));
+    *vals = fit(*vals, n, i, sizeof(char *));
+    if (i < 0 || i >= *n)
+        return;
+    char **slot = is_key ? &(*keys)[i] : &(*vals)[i];
+    free(*slot);
+    *slot = strdup(v);
+}
+
 static void spawn_line(spawn_req *q, const char *line)
 {
     const char *eq = strchr(line, '=');
@@ -563,29 +576,13 @@ static void spawn_line(spawn_req *q, const char *line)
         if (i - 1 < ap->argc)
             free(ap->argv[i - 1]), ap->argv[i - 1] = strdup(v);
     } else if (sscanf(key, "preput_key_%d", &i) == 1) {
-        int n = q->npre;
-        q->pre_k = fit(q->pre_k, &n, i, sizeof(char *));
-        q->pre_v = fit(q->pre_v, &q->npre, i, sizeof(char *));
-        if (i >= 0 && i < q->npre)
-            free(q->pre_k[i]), q->pre_k[i] = strdup(v);
+        set_pair(&q->pre_k, &q->pre_v, &q->npre, i, v, true);
     } else if (sscanf(key, "preput_val_%d", &i) == 1) {
-        int n = q->npre;
-        q->pre_v = fit(q->pre_v, &n, i, sizeof(char *));
-        q->pre_k = fit(q->pre_k, &q->npre, i, sizeof(char *));
-        if (i >= 0 && i < q->npre)
-            free(q->pre_v[i]), q->pre_v[i] = strdup(v);
+        set_pair(&q->pre_k, &q->pre_v, &q->npre, i, v, false);
     } else if (sscanf(key, "info_key_%d", &i) == 1) {
-        int n = ap->ninfo;
-        ap->info_k = fit(ap->info_k, &n, i, sizeof(char *));
-        ap->info_v = fit(ap->info_v, &ap->ninfo, i, sizeof(char *));
-        if (i >= 0 && i < ap->ninfo)
-            free(ap->info_k[i]), ap->info_k[i] = strdup(v);
+        set_pair(&ap->info_k, &ap->info_v, &ap->ninfo, i, v, true);
     } else if (sscanf(key, "info_val_%d", &i) == 1) {
-        int n = ap->ninfo;
-        ap->info_v = fit(ap->info_v, &n, i, sizeof(char *));
-        ap->info_k = fit(ap->info_k, &ap->ninfo, i, sizeof(char *));
-        if (i >= 0 && i < ap->ninfo)
-            free(ap->info_v[i]), ap->info_v[i] = strdup(v);
+        set_pair(&ap->info_k, &ap->info_v, &ap->ninfo, i, v, false);
     }
 }
 
