@@ -53,7 +53,8 @@ enum { CTRL_CONNECT = 1, CTRL_ACCEPT, CTRL_REJECT };
 typedef struct {
     uint32_t kind;
     uint32_t port;
-    uint32_t token;
+    uint32_t token;  /* the connecting process's, unique among its connects */
+    uint32_t serial; /* ACCEPT: the accepting process's, unique among its accepts */
     int32_t rank;
     int32_t size;
     char kvsname[256];
@@ -76,7 +77,7 @@ static struct {
     MPI_Comm parent;
     lmpi_rankmap parent_map; /* the parents (process set lmpi://parent) */
     bool have_parent_map;
-    uint32_t next_port, next_token;
+    uint32_t next_port, next_token, next_serial;
     port *ports;
     pending *requests; /* CONNECTs waiting for an accept */
     pending *replies;  /* ACCEPT / REJECT for this process's connects */
@@ -191,7 +192,7 @@ int lmpi_dpm_addr(lmpi_gpid g)
         return INT_MAX;
     uint64_t *e = &gr->av.entries[g.lpid];
     if (*e == UNATTACHED) {
-        int idx = lmpi_bridge_attach(gr->name, (int)g.lpid);
+        int idx = lmpi_bridge_reserve(gr->name, (int)g.lpid);
         if (idx < 0)
             return INT_MAX; /* no transport takes it: the send fails */
         *e = (uint64_t)idx;
@@ -409,7 +410,7 @@ static lmpi_status send_ctrl(const char *kvsname, int rank, uint32_t pgid, ctrl_
     /* the receiver frees cells whenever it polls */
     while ((st = lmpi_bridge_send(idx, &h, m, sizeof(*m), NULL, NULL)) == LMPI_ERR_PENDING)
         sched_yield();
-    return st;
+    return st == LMPI_OK ? LMPI_OK : LMPI_ERR_PORT;
 }
 
 static void on_ctrl(uint64_t key, int rank, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
@@ -552,7 +553,7 @@ lmpi_status lmpi_impl_Close_port(const char *port_name)
 static void idle(void)
 {
     if (!lmpi_progress_poll())
-        sched_yield();
+        lmpi_lock_yield(); /* other threads may use MPI meanwhile */
 }
 
 static bool process_gone(const char *kvsname, int rank)
@@ -573,9 +574,17 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* The tag of the roots' handshake: unique among the handshakes in flight
+ * in both processes (threads may accept or connect at once, and every
+ * two-process communicator has ranks 0 and 1 on the same context). */
+static int handshake_tag(const ctrl_msg *m)
+{
+    return 0x20000000 | (int)((m->serial & 0x3fffu) << 14) | (int)(m->token & 0x3fffu);
+}
+
 /* The root's side of step 1.  On success *peer is the two-process map
- * (acceptor first) and *me my rank in it. */
-static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer)
+ * (acceptor first) and *tag the handshake's tag. */
+static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer, int *tag_out)
 {
     uint32_t tag;
     lmpi_status st = my_port(port_name, "MPI_Comm_accept", &tag);
@@ -588,7 +597,8 @@ static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer)
     lmpi_gpid g[2] = {{0, (uint32_t)lmpi_rt.world_rank}, {pg, (uint32_t)m.rank}};
     if (pg == UINT32_MAX || !lmpi_rankmap_from_gpids(peer, g, 2))
         return LMPI_ERR_NO_MEM;
-    ctrl_msg r = {.kind = CTRL_ACCEPT, .port = tag, .token = m.token};
+    ctrl_msg r = {.kind = CTRL_ACCEPT, .port = tag, .token = m.token, .serial = ++dpm.next_serial};
+    *tag_out = handshake_tag(&r);
     st = send_ctrl(m.kvsname, m.rank, pg, &r);
     if (st != LMPI_OK) {
         lmpi_rankmap_release(peer);
@@ -597,7 +607,7 @@ static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer)
     return st;
 }
 
-static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer)
+static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer, int *tag_out)
 {
     char kvs[256];
     int rank, gsize;
@@ -634,6 +644,7 @@ static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer)
     lmpi_gpid g[2] = {{pg, (uint32_t)r.rank}, {0, (uint32_t)lmpi_rt.world_rank}};
     if (pg == UINT32_MAX || !lmpi_rankmap_from_gpids(peer, g, 2))
         return LMPI_ERR_NO_MEM;
+    *tag_out = handshake_tag(&r);
     return LMPI_OK;
 }
 
@@ -657,8 +668,9 @@ static lmpi_status establish(bool accepting, const char *port_name, int root, lm
     if (ready)
         return st != LMPI_OK ? st : LMPI_ERR_OTHER;
     int32_t result = LMPI_OK;
+    int tag = 0;
     if (comm->rank == root) {
-        result = accepting ? root_accept(port_name, &peer_map) : root_connect(port_name, &peer_map);
+        result = accepting ? root_accept(port_name, &peer_map, &tag) : root_connect(port_name, &peer_map, &tag);
         have_peer = result == LMPI_OK;
     }
     st = lmpi_icoll_bcast(comm, &result, sizeof(result), root);
@@ -677,7 +689,7 @@ static lmpi_status establish(bool accepting, const char *port_name, int root, lm
             peer.map = peer_map;
         peer.rank = accepting ? 0 : 1;
         peer.size = peer.peer_size = 2;
-        st = lmpi_comm_inter_handshake(comm, root, &peer, accepting ? 1 : 0, 0x3ffffff0, newcomm);
+        st = lmpi_comm_inter_handshake(comm, root, &peer, accepting ? 1 : 0, tag, newcomm);
     }
     if (have_peer)
         lmpi_rankmap_release(&peer_map);

@@ -76,6 +76,11 @@ static int child(int argc, char **argv, MPI_Comm parent)
         int *appnum, flag;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
         failures += !flag || *appnum != 0;
+    } else if (!strcmp(mode, "late")) {
+        /* a message to the last parent, which has never sent to us and
+         * takes it only after we are gone (our inbox unlinked) */
+        int v = 500 + crank;
+        MPI_Send(&v, 1, MPI_INT, psize - 1, 8, parent);
     } else if (!strcmp(mode, "sessions")) {
         failures += sessions_side("lmpi://parent", psize);
     } else if (!strcmp(mode, "args")) {
@@ -278,6 +283,26 @@ static void case_sessions(void)
              MPI_SUCCESS);
     CHECK_EQ(sessions_side("lmpi://spawned/", 2), 0);
     children_verdict(inter);
+    MPI_Comm_disconnect(&inter);
+}
+
+/* Children send to the last parent and finish before it receives: the
+ * packets must still be delivered although their senders' inboxes are gone. */
+static void case_late(void)
+{
+    char *args[] = {"child", "late", NULL};
+    MPI_Comm inter;
+    CHECK_EQ(MPI_Comm_spawn(self_path, args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE),
+             MPI_SUCCESS);
+    children_verdict(inter);
+    if (rank == size - 1) {
+        usleep(300000); /* the children finalize meanwhile */
+        int got[2] = {0, 0};
+        for (int c = 0; c < 2; c++)
+            MPI_Recv(&got[c], 1, MPI_INT, c, 8, inter, MPI_STATUS_IGNORE);
+        CHECK_EQ(got[0], 500);
+        CHECK_EQ(got[1], 501);
+    }
     MPI_Comm_disconnect(&inter);
 }
 
@@ -582,7 +607,8 @@ int main(int argc, char **argv)
         void (*fn)(void);
         int by_default;
     } cases[] = {{"spawn", case_spawn, 1},   {"multiple", case_multiple, 1}, {"connect", case_connect, 1},
-                 {"join", case_join, 1},     {"errors", case_errors, 1},     {"sessions", case_sessions, 1},     {"universe", case_universe, 0},
+                 {"join", case_join, 1},     {"errors", case_errors, 1},     {"sessions", case_sessions, 1},
+                 {"late", case_late, 1},     {"universe", case_universe, 0},
                  {"cycles", case_cycles, 0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if (only ? !strcmp(only, cases[i].name) : cases[i].by_default)

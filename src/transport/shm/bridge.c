@@ -45,8 +45,12 @@ typedef struct {
 
 _Static_assert(sizeof(bcell) <= BCELL_HDR, "bridge cell header fits");
 
+/* A peer is named first and mapped when something must be sent to it: a
+ * packet from a process that has already finished (and unlinked its inbox)
+ * is still delivered. */
 typedef struct {
-    char *base; /* NULL: free slot */
+    char *name; /* the inbox's name; NULL: free slot */
+    char *base; /* NULL: not mapped yet */
     size_t size;
     pid_t pid;
     int next_free;
@@ -169,15 +173,17 @@ lmpi_status lmpi_bridge_open(const char *kvsname, int rank)
     return LMPI_OK;
 }
 
-int lmpi_bridge_attach(const char *kvsname, int rank)
+/* Map peer slot s; false (with an error detail) when its inbox is gone. */
+static bool map_peer(int s)
 {
-    char name[300];
-    inbox_name(name, sizeof(name), kvsname, rank);
-    int fd = shm_open(name, O_RDWR, 0600);
+    peer *p = &br.peers[s];
+    if (p->base)
+        return true;
+    int fd = shm_open(p->name, O_RDWR, 0600);
     if (fd < 0) {
-        lmpi_err_detail("process %d of group %s has no inbox (%s): it is gone or never took part in "
-                        "dynamic process management", rank, kvsname, strerror(errno));
-        return -1;
+        lmpi_err_detail("no inbox %s (%s): the process is gone or never took part in dynamic process management",
+                        p->name, strerror(errno));
+        return false;
     }
     struct stat sb;
     char *base = MAP_FAILED;
@@ -187,9 +193,25 @@ int lmpi_bridge_attach(const char *kvsname, int rank)
     if (base == MAP_FAILED || ((inbox_header *)base)->magic != INBOX_MAGIC) {
         if (base != MAP_FAILED)
             munmap(base, (size_t)sb.st_size);
-        lmpi_err_detail("the inbox %s is not ready or not LeanMPI's", name);
+        lmpi_err_detail("the inbox %s is not ready or not LeanMPI's", p->name);
+        return false;
+    }
+    p->base = base;
+    p->size = (size_t)sb.st_size;
+    p->pid = ((inbox_header *)base)->pid;
+    return true;
+}
+
+int lmpi_bridge_reserve(const char *kvsname, int rank)
+{
+    char name[300];
+    inbox_name(name, sizeof(name), kvsname, rank);
+    char *copy = lmpi_malloc(strlen(name) + 1, LMPI_MEM_SHM);
+    if (!copy) {
+        lmpi_err_detail("out of memory naming %s", name);
         return -1;
     }
+    strcpy(copy, name);
     int slot = br.free_slot;
     if (slot >= 0) {
         br.free_slot = br.peers[slot].next_free;
@@ -198,7 +220,7 @@ int lmpi_bridge_attach(const char *kvsname, int rank)
             int cap = br.cap ? 2 * br.cap : 16;
             peer *p = lmpi_realloc(br.peers, sizeof(peer) * (size_t)cap, LMPI_MEM_SHM);
             if (!p) {
-                munmap(base, (size_t)sb.st_size);
+                lmpi_free(copy);
                 lmpi_err_detail("out of memory attaching %s", name);
                 return -1;
             }
@@ -207,15 +229,25 @@ int lmpi_bridge_attach(const char *kvsname, int rank)
         }
         slot = br.npeers++;
     }
-    br.peers[slot] = (peer){base, (size_t)sb.st_size, ((inbox_header *)base)->pid, -1};
+    br.peers[slot] = (peer){copy, NULL, 0, -1, -1};
     br.live++;
     return br.base + slot;
+}
+
+int lmpi_bridge_attach(const char *kvsname, int rank)
+{
+    int idx = lmpi_bridge_reserve(kvsname, rank);
+    if (idx >= 0 && !map_peer(idx - br.base)) {
+        lmpi_bridge_detach(idx);
+        return -1;
+    }
+    return idx;
 }
 
 bool lmpi_bridge_is_peer(int index)
 {
     int s = index - br.base;
-    return s >= 0 && s < br.npeers && br.peers[s].base;
+    return s >= 0 && s < br.npeers && br.peers[s].name;
 }
 
 void lmpi_bridge_detach(int index)
@@ -223,20 +255,25 @@ void lmpi_bridge_detach(int index)
     if (!lmpi_bridge_is_peer(index))
         return;
     peer *p = &br.peers[index - br.base];
-    munmap(p->base, p->size);
-    p->base = NULL;
+    if (p->base)
+        munmap(p->base, p->size);
+    lmpi_free(p->name);
+    p->name = p->base = NULL;
     p->next_free = br.free_slot;
     br.free_slot = index - br.base;
     br.live--;
 }
 
-pid_t lmpi_bridge_pid(int index) { return lmpi_bridge_is_peer(index) ? br.peers[index - br.base].pid : -1; }
+pid_t lmpi_bridge_pid(int index)
+{
+    return lmpi_bridge_is_peer(index) && map_peer(index - br.base) ? br.peers[index - br.base].pid : -1;
+}
 
 void lmpi_bridge_close(void)
 {
     for (int s = 0; s < br.npeers; s++)
-        if (br.peers[s].base)
-            munmap(br.peers[s].base, br.peers[s].size);
+        if (br.peers[s].name)
+            lmpi_bridge_detach(br.base + s);
     lmpi_free(br.peers);
     if (br.inbox) {
         shm_unlink(br.name);
@@ -252,10 +289,10 @@ void lmpi_bridge_close(void)
 lmpi_status lmpi_bridge_send(int index, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
                              lmpi_pkt_fill fill, void *arg)
 {
-    if (!lmpi_bridge_is_peer(index))
+    if (!lmpi_bridge_is_peer(index) || len > BCELL_PAYLOAD)
         return LMPI_ERR_INTERN;
-    if (len > BCELL_PAYLOAD)
-        return LMPI_ERR_INTERN;
+    if (!map_peer(index - br.base))
+        return LMPI_ERR_OTHER; /* the process is gone */
     char *base = br.peers[index - br.base].base;
     uint64_t off = pool_pop(base);
     if (!off)
@@ -295,7 +332,8 @@ int lmpi_bridge_poll(void)
             if (src >= 0)
                 lmpi_pt2pt_deliver(src, &c->hdr, payload, c->len);
             else
-                fprintf(stderr, "LeanMPI: dropped a packet from rank %d of an unknown process group\n", c->rank);
+                fprintf(stderr, "LeanMPI: dropped a packet from rank %d of an unknown process group (key %016llx)\n",
+                        c->rank, (unsigned long long)c->key);
         }
         pool_push(br.inbox, off);
         events++;

@@ -30,8 +30,11 @@ bool lmpi_bridge_is_open(void);
 /* Unlink and unmap the inbox, detach every peer. */
 void lmpi_bridge_close(void);
 
-/* Map the inbox of (kvsname, rank); returns its transport index, or -1 with
- * an error detail when no such process has an inbox. */
+/* Name the inbox of (kvsname, rank) as a peer, mapped when something is
+ * first sent to it; returns its transport index (-1: out of memory). */
+int lmpi_bridge_reserve(const char *kvsname, int rank);
+/* The same, mapped now: -1 with an error detail when no such process has
+ * an inbox. */
 int lmpi_bridge_attach(const char *kvsname, int rank);
 void lmpi_bridge_detach(int index);
 bool lmpi_bridge_is_peer(int index);
