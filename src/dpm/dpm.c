@@ -650,7 +650,25 @@ static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer, int *
 
 /* Steps 2 and 3 for every member; the root's step 1 result arrives by
  * broadcast, so a failure there fails the call everywhere. */
+static lmpi_status establish_one(bool accepting, const char *port_name, int root, lmpi_comm *comm,
+                                 MPI_Comm *newcomm);
+
+/* One connect or accept at a time in a process: threads that connect at
+ * once would otherwise propose the same context id (each proposes the
+ * process's next free id before either has taken it). */
 static lmpi_status establish(bool accepting, const char *port_name, int root, lmpi_comm *comm, MPI_Comm *newcomm)
+{
+    static bool busy;
+    while (busy)
+        idle();
+    busy = true;
+    lmpi_status st = establish_one(accepting, port_name, root, comm, newcomm);
+    busy = false;
+    return st;
+}
+
+static lmpi_status establish_one(bool accepting, const char *port_name, int root, lmpi_comm *comm,
+                                 MPI_Comm *newcomm)
 {
     if (comm->is_inter) {
         lmpi_err_detail("%s is an intercommunicator; accept and connect need an intracommunicator",

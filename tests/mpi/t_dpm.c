@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -76,6 +77,11 @@ static int child(int argc, char **argv, MPI_Comm parent)
         int *appnum, flag;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
         failures += !flag || *appnum != 0;
+    } else if (!strcmp(mode, "echo1")) {
+        int v;
+        MPI_Recv(&v, 1, MPI_INT, 0, 1, parent, MPI_STATUS_IGNORE);
+        v++;
+        MPI_Send(&v, 1, MPI_INT, 0, 2, parent);
     } else if (!strcmp(mode, "late")) {
         /* a message to the last parent, which has never sent to us and
          * takes it only after we are gone (our inbox unlinked) */
@@ -304,6 +310,46 @@ static void case_late(void)
         CHECK_EQ(got[1], 501);
     }
     MPI_Comm_disconnect(&inter);
+}
+
+/* Several threads spawn at once (each over its own duplicate of
+ * MPI_COMM_SELF): their handshakes must not take each other's messages. */
+static void *spawn_thread(void *arg)
+{
+    MPI_Comm self = *(MPI_Comm *)arg, inter;
+    char *args[] = {"child", "echo1", NULL};
+    long ok = MPI_Comm_spawn(self_path, args, 1, MPI_INFO_NULL, 0, self, &inter, MPI_ERRCODES_IGNORE) == MPI_SUCCESS;
+    if (ok) {
+        int v = 7, r = 0;
+        MPI_Sendrecv(&v, 1, MPI_INT, 0, 1, &r, 1, MPI_INT, 0, 2, inter, MPI_STATUS_IGNORE);
+        ok = r == 8;
+        int f = -1;
+        MPI_Recv(&f, 1, MPI_INT, 0, 9, inter, MPI_STATUS_IGNORE);
+        ok = ok && f == 0;
+        MPI_Comm_disconnect(&inter);
+    }
+    return (void *)ok;
+}
+
+static void case_threads(void)
+{
+    int level;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_MULTIPLE)
+        return;
+    enum { NT = 3 };
+    MPI_Comm selfs[NT];
+    pthread_t t[NT];
+    for (int i = 0; i < NT; i++)
+        MPI_Comm_dup(MPI_COMM_SELF, &selfs[i]);
+    for (int i = 0; i < NT; i++)
+        pthread_create(&t[i], NULL, spawn_thread, &selfs[i]);
+    for (int i = 0; i < NT; i++) {
+        void *ok;
+        pthread_join(t[i], &ok);
+        CHECK(ok != NULL);
+        MPI_Comm_free(&selfs[i]);
+    }
 }
 
 /* Two halves of the world meet through a published port. */
@@ -592,7 +638,8 @@ static void case_cycles(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
     if (parent != MPI_COMM_NULL)
@@ -608,7 +655,7 @@ int main(int argc, char **argv)
         int by_default;
     } cases[] = {{"spawn", case_spawn, 1},   {"multiple", case_multiple, 1}, {"connect", case_connect, 1},
                  {"join", case_join, 1},     {"errors", case_errors, 1},     {"sessions", case_sessions, 1},
-                 {"late", case_late, 1},     {"universe", case_universe, 0},
+                 {"late", case_late, 1},         {"threads", case_threads, 1},     {"universe", case_universe, 0},
                  {"cycles", case_cycles, 0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if (only ? !strcmp(only, cases[i].name) : cases[i].by_default)
