@@ -274,7 +274,8 @@ static void memory_report(void)
             if (other[c] > maxpeak[c])
                 maxpeak[c] = other[c];
     }
-    fprintf(stdout, "LeanMPI memory report (%d ranks; bytes)\n", w->size);
+    fprintf(stdout, "LeanMPI memory report (%s%d ranks; bytes)\n", getenv("PMI_SPAWNED") ? "a spawned job, " : "",
+            w->size);
     fprintf(stdout, "  %-10s %14s %14s %16s\n", "category", "rank0 current", "rank0 peak", "max peak (rank)");
     int64_t tc = 0, tp = 0, tm = 0;
     for (int c = 0; c < LMPI_MEM_NCAT; c++) {
