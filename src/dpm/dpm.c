@@ -74,6 +74,7 @@ static struct {
     group **g; /* by pgid; [0] unused (the world) */
     int n, cap, live;
     int size_sum;
+    uint64_t my_key; /* lmpi_bridge_group_key of our own kvsname */
     MPI_Comm parent;
     lmpi_rankmap parent_map; /* the parents (process set lmpi://parent) */
     bool have_parent_map;
@@ -159,8 +160,6 @@ int lmpi_dpm_group_size(uint32_t pgid)
     return pgid == 0 ? lmpi_rt.world_size : g ? g->size : 0;
 }
 
-int lmpi_dpm_groups_live(void) { return dpm.live; }
-int lmpi_dpm_size_hint(void) { return lmpi_rt.peer_size_hint; }
 
 /* The group hook of rankmap.h: the last map of a group lets it go. */
 static void group_hold(uint32_t pgid, int delta)
@@ -203,7 +202,7 @@ int lmpi_dpm_addr(lmpi_gpid g)
 /* Bridge resolver: a sender's (group key, rank) -> transport index. */
 static int resolve_sender(uint64_t key, int rank)
 {
-    if (key == lmpi_bridge_group_key(lmpi_rt.kvsname))
+    if (key == dpm.my_key)
         return rank < lmpi_rt.world_size ? (int)lmpi_av_addr(lmpi_av_world(), (uint32_t)rank) : -1;
     for (int i = 1; i < dpm.n; i++)
         if (dpm.g[i] && dpm.g[i]->key == key) {
@@ -952,8 +951,6 @@ lmpi_status lmpi_impl_Comm_get_parent(MPI_Comm *parent)
     return LMPI_OK;
 }
 
-MPI_Comm lmpi_dpm_parent(void) { return dpm.parent; }
-
 void lmpi_dpm_comm_gone(lmpi_comm *c)
 {
     if (dpm.parent != MPI_COMM_NULL && c->handle == dpm.parent) {
@@ -1072,6 +1069,7 @@ void lmpi_dpm_report(FILE *out)
 lmpi_status lmpi_dpm_init(void)
 {
     lmpi_rankmap_set_group_hook(group_hold);
+    dpm.my_key = lmpi_bridge_group_key(lmpi_rt.kvsname);
     update_size_hint();
     if (!getenv("PMI_SPAWNED"))
         return LMPI_OK;

@@ -26,10 +26,6 @@ int lmpi_dpm_addr(lmpi_gpid g);
 uint32_t lmpi_dpm_group(const char *kvsname, int size); /* find or add; UINT32_MAX: out of memory */
 const char *lmpi_dpm_group_name(uint32_t pgid);
 int lmpi_dpm_group_size(uint32_t pgid);
-int lmpi_dpm_groups_live(void); /* groups other than the world */
-/* The largest communicator size a process may see ranks of (sizes matching
- * queues created by arriving packets). */
-int lmpi_dpm_size_hint(void);
 
 /* A map's members in a form another process can read: the groups' names
  * and sizes, then (group index, lpid) per rank.  The blob is malloc'd. */
@@ -40,9 +36,6 @@ lmpi_status lmpi_dpm_decode_map(const void *blob, size_t len, lmpi_rankmap *out)
  * parents here), and before it goes. */
 lmpi_status lmpi_dpm_init(void);
 void lmpi_dpm_finalize(void);
-/* The parent intercommunicator of a spawned process (MPI_COMM_NULL handle
- * otherwise). */
-MPI_Comm lmpi_dpm_parent(void);
 /* Process sets of other process groups (the session model): in a spawned
  * process "lmpi://parent", the processes that spawned it (while the parent
  * intercommunicator exists); in a spawning process "lmpi://spawned/<kvsname>"

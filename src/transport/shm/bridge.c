@@ -80,7 +80,6 @@ uint64_t lmpi_bridge_group_key(const char *kvsname)
 }
 
 void lmpi_bridge_init(int base) { br.base = base; }
-int lmpi_bridge_base(void) { return br.base; }
 bool lmpi_bridge_is_open(void) { return br.inbox != NULL; }
 int lmpi_bridge_peers(void) { return br.live; }
 

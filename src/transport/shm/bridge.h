@@ -38,7 +38,6 @@ int lmpi_bridge_reserve(const char *kvsname, int rank);
 int lmpi_bridge_attach(const char *kvsname, int rank);
 void lmpi_bridge_detach(int index);
 bool lmpi_bridge_is_peer(int index);
-int lmpi_bridge_base(void);
 pid_t lmpi_bridge_pid(int index);
 int lmpi_bridge_peers(void);
 size_t lmpi_bridge_bytes(void);
