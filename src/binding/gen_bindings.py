@@ -307,6 +307,20 @@ SINGLE_COMPLETION = {'Recv', 'Mrecv', 'Probe', 'Iprobe', 'Mprobe', 'Improbe', 'W
                      'Sendrecv_replace', 'Request_get_status'}
 
 
+def file_handle(f):
+    """The file whose handler gets a file function's errors (MPI 5.0 §14.7):
+    the file argument; MPI_FILE_NULL's for the functions that have none yet
+    (open, delete, datarep registration).  None: not a file function."""
+    for p in f.params:
+        if getattr(p, 'ctype', None) == 'MPI_File':
+            return p.name
+    if f.short == 'File_close':
+        return '(fh ? *fh : MPI_FILE_NULL)'
+    if f.short in ('File_open', 'File_delete', 'Register_datarep'):
+        return 'MPI_FILE_NULL'
+    return None
+
+
 def gen_wrapper(f, large):
     pub = 'PMPI_' + f.short + ('_c' if large else '')
     mpi = 'MPI_' + f.short + ('_c' if large else '')
@@ -337,8 +351,11 @@ def gen_wrapper(f, large):
         out.append('    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))')
         out.append('        return lmpi_binding_state_error(fn);')
     session = find(f, 'SESSION')
+    fileh = file_handle(f)
     if session:
         out.append('    (void)errh_comm; /* errors go to the session */')
+    elif fileh:
+        out.append('    (void)errh_comm; /* errors go to the file */')
     if True:
         body = checks(f)
         if body:
@@ -349,6 +366,9 @@ def gen_wrapper(f, large):
                 if session:
                     l = re.sub(r'lmpi_binding_error\(fn, ("\w+"), st, errh_comm\);',
                                r'lmpi_session_error(fn, \1, st, %s);' % session.name, l)
+                elif fileh:
+                    l = re.sub(r'lmpi_binding_error\(fn, ("\w+"), st, errh_comm\);',
+                               r'lmpi_file_error(fn, \1, st, %s);' % fileh, l)
                 out.append('        ' + l.replace('errh_comm);', 'lmpi_errh_for(errh_comm, %s));' % ('1' if comm else '0')))
             out.append('    }')
     if comm:
@@ -389,6 +409,8 @@ def gen_wrapper(f, large):
     if session:
         # a session function reports through the session's own handler
         out.append('        return lmpi_session_error(fn, NULL, st, %s);' % session.name)
+    elif fileh:
+        out.append('        return lmpi_file_error(fn, NULL, st, %s);' % fileh)
     else:
         out.append('        return %s(fn, NULL, st, lmpi_errh_for(errh_comm, %s));' %
                    ('lmpi_tool_error' if tool_interface(f) else 'lmpi_binding_error', '1' if comm else '0'))

@@ -110,6 +110,11 @@ lmpi_dtnode *lmpi_dtnode_leaf(MPI_Aint offset, MPI_Count size);
  * MPI_Get_elements): -1 when bytes ends inside an element. */
 MPI_Count lmpi_dt_elements(const lmpi_datatype *dt, MPI_Count bytes);
 
+/* Visit every basic element of one instance of t, in typemap order, with its
+ * byte offset (for conversions between representations). */
+typedef void (*lmpi_dt_elem_fn)(const lmpi_datatype *basic, MPI_Aint offset, void *arg);
+lmpi_status lmpi_dt_walk_elements(const lmpi_datatype *t, MPI_Aint off, lmpi_dt_elem_fn fn, void *arg);
+
 /* The start of the data of a contiguous type. */
 static inline const char *lmpi_dt_contig_ptr(const void *buf, const lmpi_datatype *dt)
 {

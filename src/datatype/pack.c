@@ -52,7 +52,7 @@ lmpi_status lmpi_impl_Unpack(const void *inbuf, MPI_Count insize, MPI_Count *pos
 
 /* ---- the type map, element by element ---------------------------------------- */
 
-typedef void (*elem_fn)(const lmpi_datatype *basic, MPI_Aint offset, void *arg);
+typedef lmpi_dt_elem_fn elem_fn;
 
 static const lmpi_datatype *B(MPI_Datatype h) { return lmpi_datatype_from_handle(h); }
 
@@ -73,6 +73,11 @@ static bool pair_parts(const lmpi_datatype *t, MPI_Datatype *a, MPI_Datatype *b,
 }
 
 static lmpi_status walk_elements(const lmpi_datatype *t, MPI_Aint off, elem_fn fn, void *arg);
+
+lmpi_status lmpi_dt_walk_elements(const lmpi_datatype *t, MPI_Aint off, lmpi_dt_elem_fn fn, void *arg)
+{
+    return walk_elements(t, off, fn, arg);
+}
 
 static lmpi_status walk_n(const lmpi_datatype *t, MPI_Count n, MPI_Aint off, MPI_Aint step, elem_fn fn, void *arg)
 {

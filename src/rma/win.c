@@ -636,7 +636,8 @@ lmpi_status lmpi_impl_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     lmpi_win *w;
     LMPI_TRY(lmpi_win_arg(win, &w));
     lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
-    if (!e || e->kind == LMPI_ERRH_NULL || e->kind == LMPI_ERRH_USER_COMM || e->kind == LMPI_ERRH_USER_SESSION) {
+    if (!e || e->kind == LMPI_ERRH_NULL || e->kind == LMPI_ERRH_USER_COMM || e->kind == LMPI_ERRH_USER_SESSION ||
+        e->kind == LMPI_ERRH_USER_FILE) {
         lmpi_err_detail("errhandler is not a window error handler");
         return lmpi_win_fail(w, LMPI_ERR_ARG);
     }

@@ -18,6 +18,7 @@ typedef enum {
     LMPI_ERRH_USER_COMM,
     LMPI_ERRH_USER_SESSION,
     LMPI_ERRH_USER_WIN,
+    LMPI_ERRH_USER_FILE,
 } lmpi_errh_kind;
 
 struct lmpi_errhandler {
@@ -28,6 +29,7 @@ struct lmpi_errhandler {
     MPI_Comm_errhandler_function *comm_fn;
     MPI_Session_errhandler_function *session_fn;
     MPI_Win_errhandler_function *win_fn;
+    MPI_File_errhandler_function *file_fn;
 };
 
 lmpi_errhandler *lmpi_errhandler_from_handle(MPI_Errhandler h);
@@ -57,6 +59,9 @@ int lmpi_pset_size(int pset);
 /* Errors of session functions: the session's handler (MPI_COMM_SELF's when
  * the session handle itself is invalid). */
 int lmpi_session_error(const char *fn, const char *arg, lmpi_status st, MPI_Session session);
+/* Errors of file functions (src/io): the file's handler, MPI_FILE_NULL's
+ * for open, delete and an invalid handle; the message names the file. */
+int lmpi_file_error(const char *fn, const char *arg, lmpi_status st, MPI_File fh);
 /* Format the binding's error message; the detail is consumed. */
 int lmpi_error_message(const char *fn, const char *arg, lmpi_status st, const char *where, char *msg, size_t len);
 /* Invoke a handler with an MPI error code; user handlers get handle. */

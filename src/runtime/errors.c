@@ -224,10 +224,10 @@ void lmpi_errors_finalize(void)
 /* ---- error handlers ------------------------------------------------------- */
 #define ERRH_BASE 0x140u
 static lmpi_errhandler errh_builtin[4] = {
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_NULL, 1, MPI_ERRHANDLER_NULL, NULL, NULL, NULL},
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_FATAL, 1, MPI_ERRORS_ARE_FATAL, NULL, NULL, NULL},
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_ABORT, 1, MPI_ERRORS_ABORT, NULL, NULL, NULL},
-    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_RETURN, 1, MPI_ERRORS_RETURN, NULL, NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_NULL, 1, MPI_ERRHANDLER_NULL, NULL, NULL, NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_FATAL, 1, MPI_ERRORS_ARE_FATAL, NULL, NULL, NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_ABORT, 1, MPI_ERRORS_ABORT, NULL, NULL, NULL, NULL},
+    {LMPI_MAGIC_ERRHANDLER, LMPI_ERRH_RETURN, 1, MPI_ERRORS_RETURN, NULL, NULL, NULL, NULL},
 };
 
 lmpi_errhandler *lmpi_errhandler_from_handle(MPI_Errhandler h)
@@ -254,7 +254,8 @@ lmpi_errhandler *lmpi_errhandler_initial(void)
 
 static bool user_kind(const lmpi_errhandler *e)
 {
-    return e->kind == LMPI_ERRH_USER_COMM || e->kind == LMPI_ERRH_USER_SESSION || e->kind == LMPI_ERRH_USER_WIN;
+    return e->kind == LMPI_ERRH_USER_COMM || e->kind == LMPI_ERRH_USER_SESSION || e->kind == LMPI_ERRH_USER_WIN ||
+           e->kind == LMPI_ERRH_USER_FILE;
 }
 
 void lmpi_errhandler_retain(lmpi_errhandler *e)
@@ -356,6 +357,11 @@ void lmpi_err_detail(const char *fmt, ...)
     va_end(ap);
 }
 
+void lmpi_err_detail_get(char *out, size_t len)
+{
+    snprintf(out, len, "%s", err_detail);
+}
+
 lmpi_comm *lmpi_errh_for(lmpi_comm *comm, int fn_has_comm)
 {
     if (comm && comm->magic == LMPI_MAGIC_COMM)
@@ -382,7 +388,8 @@ int lmpi_errh_call(lmpi_errhandler *e, void *handle, int code, const char *msg)
         return code;
     case LMPI_ERRH_USER_COMM:
     case LMPI_ERRH_USER_SESSION:
-    case LMPI_ERRH_USER_WIN: {
+    case LMPI_ERRH_USER_WIN:
+    case LMPI_ERRH_USER_FILE: {
         /* an error inside a user handler is returned, not raised again:
          * a handler that calls a failing function would recurse until the
          * stack overflows */
@@ -397,6 +404,9 @@ int lmpi_errh_call(lmpi_errhandler *e, void *handle, int code, const char *msg)
         } else if (e->kind == LMPI_ERRH_USER_WIN) {
             MPI_Win h = (MPI_Win)handle;
             e->win_fn(&h, &c);
+        } else if (e->kind == LMPI_ERRH_USER_FILE) {
+            MPI_File h = (MPI_File)handle;
+            e->file_fn(&h, &c);
         } else {
             MPI_Session h = (MPI_Session)handle;
             e->session_fn(&h, &c);

@@ -39,7 +39,9 @@ static void *from_int(int i)
 
 #define HANDLE_CONVERSIONS(T, name)                                     \
     int lmpi_impl_##name##_toint(T h) { return to_int((void *)h); }     \
-    T lmpi_impl_##name##_fromint(int i) { return (T)from_int(i); }
+    T lmpi_impl_##name##_fromint(int i) { return (T)from_int(i); }     \
+    MPI_Fint lmpi_impl_##name##_c2f(T h) { return to_int((void *)h); } \
+    T lmpi_impl_##name##_f2c(MPI_Fint i) { return (T)from_int(i); }
 
 HANDLE_CONVERSIONS(MPI_Comm, Comm)
 HANDLE_CONVERSIONS(MPI_Errhandler, Errhandler)

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/file.h"
 #include "binding/gen/impl.h"
 #include "coll/sched.h"
 #include "comm/comm.h"
@@ -322,6 +323,7 @@ static lmpi_status end_runtime(void)
     lmpi_sched_finalize();
     lmpi_pt2pt_finalize();
     lmpi_request_pool_finalize();
+    lmpi_io_finalize();
     lmpi_comm_finalize_builtin();
     lmpi_datatype_finalize();
     lmpi_errors_finalize();

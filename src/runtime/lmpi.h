@@ -126,6 +126,8 @@ lmpi_status lmpi_status_from_code(int code);
 /* Attach a detail to the error being raised ("dest=7 but the communicator
  * has 4 ranks"); the binding prints it after the function and class. */
 void lmpi_err_detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Copy the pending detail (to extend it). */
+void lmpi_err_detail_get(char *out, size_t len);
 
 /* ---- objects ------------------------------------------------------------- */
 typedef struct lmpi_comm lmpi_comm;
@@ -146,6 +148,7 @@ enum {
     LMPI_MAGIC_MESSAGE = 0x4d657367u,
     LMPI_MAGIC_GROUP = 0x47727570u,
     LMPI_MAGIC_INFO = 0x496e666fu,
+    LMPI_MAGIC_FILE = 0x46696c65u,
 };
 
 const char *lmpi_predefined_name(uintptr_t value);
@@ -257,6 +260,7 @@ void lmpi_lock_yield(void);
     X(COLL, "coll")            \
     X(TOPO, "topo")            \
     X(RMA, "rma")              \
+    X(IO, "io")                \
     X(SHM, "shm")              \
     X(OFI, "ofi")              \
     X(OTHER, "other")

@@ -3071,11 +3071,12 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_call_errhandler ? lmpi_impl_File_call_errhandler(fh, errorcode) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_call_errhandler(MPI_File fh, int errorcode) __attribute__((weak, alias("PMPI_File_call_errhandler")));
@@ -3087,15 +3088,16 @@ int PMPI_File_close(MPI_File *fh)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(fh);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "fh", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "fh", st, (fh ? *fh : MPI_FILE_NULL));
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_close ? lmpi_impl_File_close(fh) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, (fh ? *fh : MPI_FILE_NULL));
     return MPI_SUCCESS;
 }
 int MPI_File_close(MPI_File *fh) __attribute__((weak, alias("PMPI_File_close")));
@@ -3127,11 +3129,12 @@ int PMPI_File_delete(const char *filename, MPI_Info info)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_delete ? lmpi_impl_File_delete(filename, info) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, MPI_FILE_NULL);
     return MPI_SUCCESS;
 }
 int MPI_File_delete(const char *filename, MPI_Info info) __attribute__((weak, alias("PMPI_File_delete")));
@@ -3143,15 +3146,16 @@ int PMPI_File_get_amode(MPI_File fh, int *amode)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(amode);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "amode", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "amode", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_amode ? lmpi_impl_File_get_amode(fh, amode) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_get_amode(MPI_File fh, int *amode) __attribute__((weak, alias("PMPI_File_get_amode")));
@@ -3163,15 +3167,16 @@ int PMPI_File_get_atomicity(MPI_File fh, int *flag)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(flag);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "flag", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "flag", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_atomicity ? lmpi_impl_File_get_atomicity(fh, flag) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_get_atomicity(MPI_File fh, int *flag) __attribute__((weak, alias("PMPI_File_get_atomicity")));
@@ -3183,15 +3188,16 @@ int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(disp);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "disp", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "disp", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_byte_offset ? lmpi_impl_File_get_byte_offset(fh, offset, disp) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) __attribute__((weak, alias("PMPI_File_get_byte_offset")));
@@ -3203,15 +3209,16 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(errhandler);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "errhandler", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "errhandler", st, file);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_errhandler ? lmpi_impl_File_get_errhandler(file, errhandler) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, file);
     return MPI_SUCCESS;
 }
 int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler) __attribute__((weak, alias("PMPI_File_get_errhandler")));
@@ -3223,15 +3230,16 @@ int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(group);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "group", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "group", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_group ? lmpi_impl_File_get_group(fh, group) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_get_group(MPI_File fh, MPI_Group *group) __attribute__((weak, alias("PMPI_File_get_group")));
@@ -3243,15 +3251,16 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(info_used);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "info_used", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "info_used", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_info ? lmpi_impl_File_get_info(fh, info_used) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_get_info(MPI_File fh, MPI_Info *info_used) __attribute__((weak, alias("PMPI_File_get_info")));
@@ -3263,15 +3272,16 @@ int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(offset);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "offset", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "offset", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_position ? lmpi_impl_File_get_position(fh, offset) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_get_position(MPI_File fh, MPI_Offset *offset) __attribute__((weak, alias("PMPI_File_get_position")));
@@ -3283,15 +3293,16 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(offset);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "offset", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "offset", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_position_shared ? lmpi_impl_File_get_position_shared(fh, offset) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) __attribute__((weak, alias("PMPI_File_get_position_shared")));
@@ -3303,15 +3314,16 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(size);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "size", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "size", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_size ? lmpi_impl_File_get_size(fh, size) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_get_size(MPI_File fh, MPI_Offset *size) __attribute__((weak, alias("PMPI_File_get_size")));
@@ -3324,18 +3336,19 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exte
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_ptr(extent);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "extent", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "extent", st, fh);
     }
     MPI_Count extent_wide = extent ? (MPI_Count)*extent : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_type_extent ? lmpi_impl_File_get_type_extent(fh, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), extent ? &extent_wide : NULL) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     if (extent) *extent = lmpi_narrow_aint(extent_wide);
     return MPI_SUCCESS;
 }
@@ -3349,17 +3362,18 @@ int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *e
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_ptr(extent);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "extent", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "extent", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_type_extent ? lmpi_impl_File_get_type_extent(fh, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), extent) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent) __attribute__((weak, alias("PMPI_File_get_type_extent_c")));
@@ -3371,19 +3385,20 @@ int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_D
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_ptr(disp);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "disp", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "disp", st, fh);
         st = lmpi_check_ptr(etype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "etype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "etype", st, fh);
         st = lmpi_check_ptr(filetype);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "filetype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "filetype", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_get_view ? lmpi_impl_File_get_view(fh, disp, etype, filetype, datarep) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep) __attribute__((weak, alias("PMPI_File_get_view")));
@@ -3396,21 +3411,22 @@ int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MP
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iread ? lmpi_impl_File_iread(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iread")));
@@ -3423,21 +3439,22 @@ int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype data
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iread ? lmpi_impl_File_iread(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iread_c")));
@@ -3450,21 +3467,22 @@ int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iread_all ? lmpi_impl_File_iread_all(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iread_all")));
@@ -3477,21 +3495,22 @@ int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype 
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iread_all ? lmpi_impl_File_iread_all(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iread_all_c")));
@@ -3504,21 +3523,22 @@ int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iread_at ? lmpi_impl_File_iread_at(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iread_at")));
@@ -3531,21 +3551,22 @@ int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count co
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iread_at ? lmpi_impl_File_iread_at(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iread_at_c")));
@@ -3558,21 +3579,22 @@ int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iread_at_all ? lmpi_impl_File_iread_at_all(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iread_at_all")));
@@ -3585,21 +3607,22 @@ int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Coun
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iread_at_all ? lmpi_impl_File_iread_at_all(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iread_at_all_c")));
@@ -3612,21 +3635,22 @@ int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datat
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iread_shared ? lmpi_impl_File_iread_shared(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iread_shared")));
@@ -3639,21 +3663,22 @@ int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Dataty
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iread_shared ? lmpi_impl_File_iread_shared(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iread_shared_c")));
@@ -3666,21 +3691,22 @@ int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datat
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iwrite ? lmpi_impl_File_iwrite(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iwrite")));
@@ -3693,21 +3719,22 @@ int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dataty
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iwrite ? lmpi_impl_File_iwrite(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iwrite_c")));
@@ -3720,21 +3747,22 @@ int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype d
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iwrite_all ? lmpi_impl_File_iwrite_all(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iwrite_all")));
@@ -3747,21 +3775,22 @@ int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Da
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iwrite_all ? lmpi_impl_File_iwrite_all(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iwrite_all_c")));
@@ -3774,21 +3803,22 @@ int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int cou
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iwrite_at ? lmpi_impl_File_iwrite_at(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iwrite_at")));
@@ -3801,21 +3831,22 @@ int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_C
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iwrite_at ? lmpi_impl_File_iwrite_at(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iwrite_at_c")));
@@ -3828,21 +3859,22 @@ int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iwrite_at_all ? lmpi_impl_File_iwrite_at_all(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iwrite_at_all")));
@@ -3855,21 +3887,22 @@ int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, M
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iwrite_at_all ? lmpi_impl_File_iwrite_at_all(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iwrite_at_all_c")));
@@ -3882,21 +3915,22 @@ int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatyp
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iwrite_shared ? lmpi_impl_File_iwrite_shared(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iwrite_shared")));
@@ -3909,21 +3943,22 @@ int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "request", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_iwrite_shared ? lmpi_impl_File_iwrite_shared(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak, alias("PMPI_File_iwrite_shared_c")));
@@ -3936,12 +3971,13 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "comm", st, MPI_FILE_NULL);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(fh);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "fh", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "fh", st, MPI_FILE_NULL);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -3949,7 +3985,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     st = lmpi_impl_File_open ? lmpi_impl_File_open(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), filename, amode, info, fh) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_file_error(fn, NULL, st, MPI_FILE_NULL);
     return MPI_SUCCESS;
 }
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) __attribute__((weak, alias("PMPI_File_open")));
@@ -3961,11 +3997,12 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_preallocate ? lmpi_impl_File_preallocate(fh, size) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size) __attribute__((weak, alias("PMPI_File_preallocate")));
@@ -3978,19 +4015,20 @@ int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read ? lmpi_impl_File_read(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read")));
@@ -4003,19 +4041,20 @@ int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datat
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read ? lmpi_impl_File_read(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_c")));
@@ -4028,19 +4067,20 @@ int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_all ? lmpi_impl_File_read_all(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_all")));
@@ -4053,19 +4093,20 @@ int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype d
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_all ? lmpi_impl_File_read_all(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_all_c")));
@@ -4078,19 +4119,20 @@ int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dat
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_all_begin ? lmpi_impl_File_read_all_begin(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_read_all_begin")));
@@ -4103,19 +4145,20 @@ int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Data
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_all_begin ? lmpi_impl_File_read_all_begin(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_read_all_begin_c")));
@@ -4127,11 +4170,12 @@ int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_all_end ? lmpi_impl_File_read_all_end(fh, buf, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_all_end")));
@@ -4144,19 +4188,20 @@ int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_at ? lmpi_impl_File_read_at(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_at")));
@@ -4169,19 +4214,20 @@ int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count cou
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_at ? lmpi_impl_File_read_at(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_at_c")));
@@ -4194,19 +4240,20 @@ int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, 
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_at_all ? lmpi_impl_File_read_at_all(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_at_all")));
@@ -4219,19 +4266,20 @@ int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_at_all ? lmpi_impl_File_read_at_all(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_at_all_c")));
@@ -4244,19 +4292,20 @@ int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int c
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_at_all_begin ? lmpi_impl_File_read_at_all_begin(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_read_at_all_begin")));
@@ -4269,19 +4318,20 @@ int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_at_all_begin ? lmpi_impl_File_read_at_all_begin(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_read_at_all_begin_c")));
@@ -4293,11 +4343,12 @@ int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_at_all_end ? lmpi_impl_File_read_at_all_end(fh, buf, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_at_all_end")));
@@ -4310,19 +4361,20 @@ int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datat
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_ordered ? lmpi_impl_File_read_ordered(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_ordered")));
@@ -4335,19 +4387,20 @@ int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Dataty
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_ordered ? lmpi_impl_File_read_ordered(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_ordered_c")));
@@ -4360,19 +4413,20 @@ int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_ordered_begin ? lmpi_impl_File_read_ordered_begin(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_read_ordered_begin")));
@@ -4385,19 +4439,20 @@ int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_ordered_begin ? lmpi_impl_File_read_ordered_begin(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_read_ordered_begin_c")));
@@ -4409,11 +4464,12 @@ int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_ordered_end ? lmpi_impl_File_read_ordered_end(fh, buf, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_ordered_end")));
@@ -4426,19 +4482,20 @@ int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype dataty
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_shared ? lmpi_impl_File_read_shared(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_shared")));
@@ -4451,19 +4508,20 @@ int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_read_shared ? lmpi_impl_File_read_shared(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_read_shared_c")));
@@ -4475,11 +4533,12 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_seek ? lmpi_impl_File_seek(fh, offset, whence) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) __attribute__((weak, alias("PMPI_File_seek")));
@@ -4491,11 +4550,12 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_seek_shared ? lmpi_impl_File_seek_shared(fh, offset, whence) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) __attribute__((weak, alias("PMPI_File_seek_shared")));
@@ -4507,11 +4567,12 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_set_atomicity ? lmpi_impl_File_set_atomicity(fh, flag) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_set_atomicity(MPI_File fh, int flag) __attribute__((weak, alias("PMPI_File_set_atomicity")));
@@ -4523,11 +4584,12 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_set_errhandler ? lmpi_impl_File_set_errhandler(file, errhandler) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, file);
     return MPI_SUCCESS;
 }
 int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) __attribute__((weak, alias("PMPI_File_set_errhandler")));
@@ -4539,11 +4601,12 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_set_info ? lmpi_impl_File_set_info(fh, info) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_set_info(MPI_File fh, MPI_Info info) __attribute__((weak, alias("PMPI_File_set_info")));
@@ -4555,11 +4618,12 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_set_size ? lmpi_impl_File_set_size(fh, size) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_set_size(MPI_File fh, MPI_Offset size) __attribute__((weak, alias("PMPI_File_set_size")));
@@ -4573,17 +4637,18 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     lmpi_datatype *filetype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(etype, &etype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "etype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "etype", st, fh);
         st = lmpi_check_datatype(filetype, &filetype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "filetype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "filetype", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_set_view ? lmpi_impl_File_set_view(fh, disp, etype_obj ? etype_obj : lmpi_datatype_from_handle(etype), filetype_obj ? filetype_obj : lmpi_datatype_from_handle(filetype), datarep, info) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info) __attribute__((weak, alias("PMPI_File_set_view")));
@@ -4595,11 +4660,12 @@ int PMPI_File_sync(MPI_File fh)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_sync ? lmpi_impl_File_sync(fh) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_sync(MPI_File fh) __attribute__((weak, alias("PMPI_File_sync")));
@@ -4612,19 +4678,20 @@ int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dataty
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write ? lmpi_impl_File_write(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write")));
@@ -4637,19 +4704,20 @@ int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatyp
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write ? lmpi_impl_File_write(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_c")));
@@ -4662,19 +4730,20 @@ int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype da
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_all ? lmpi_impl_File_write_all(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_all")));
@@ -4687,19 +4756,20 @@ int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dat
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_all ? lmpi_impl_File_write_all(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_all_c")));
@@ -4712,19 +4782,20 @@ int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datat
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_all_begin ? lmpi_impl_File_write_all_begin(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_write_all_begin")));
@@ -4737,19 +4808,20 @@ int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, M
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_all_begin ? lmpi_impl_File_write_all_begin(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_write_all_begin_c")));
@@ -4761,11 +4833,12 @@ int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_all_end ? lmpi_impl_File_write_all_end(fh, buf, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_all_end")));
@@ -4778,19 +4851,20 @@ int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int coun
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_at ? lmpi_impl_File_write_at(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_at")));
@@ -4803,19 +4877,20 @@ int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Co
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_at ? lmpi_impl_File_write_at(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_at_c")));
@@ -4828,19 +4903,20 @@ int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int 
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_at_all ? lmpi_impl_File_write_at_all(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_at_all")));
@@ -4853,19 +4929,20 @@ int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MP
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_at_all ? lmpi_impl_File_write_at_all(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_at_all_c")));
@@ -4878,19 +4955,20 @@ int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_at_all_begin ? lmpi_impl_File_write_at_all_begin(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_write_at_all_begin")));
@@ -4903,19 +4981,20 @@ int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *b
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_at_all_begin ? lmpi_impl_File_write_at_all_begin(fh, offset, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_write_at_all_begin_c")));
@@ -4927,11 +5006,12 @@ int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_at_all_end ? lmpi_impl_File_write_at_all_end(fh, buf, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_at_all_end")));
@@ -4944,19 +5024,20 @@ int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatyp
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_ordered ? lmpi_impl_File_write_ordered(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_ordered")));
@@ -4969,19 +5050,20 @@ int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_ordered ? lmpi_impl_File_write_ordered(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_ordered_c")));
@@ -4994,19 +5076,20 @@ int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_D
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_ordered_begin ? lmpi_impl_File_write_ordered_begin(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_write_ordered_begin")));
@@ -5019,19 +5102,20 @@ int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count coun
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_ordered_begin ? lmpi_impl_File_write_ordered_begin(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak, alias("PMPI_File_write_ordered_begin_c")));
@@ -5043,11 +5127,12 @@ int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_ordered_end ? lmpi_impl_File_write_ordered_end(fh, buf, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_ordered_end")));
@@ -5060,19 +5145,20 @@ int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_shared ? lmpi_impl_File_write_shared(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_shared")));
@@ -5085,19 +5171,20 @@ int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
     lmpi_datatype *datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "datatype", st, fh);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "count", st, fh);
         st = lmpi_check_buffer(buf, count, datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "buf", st, lmpi_errh_for(errh_comm, 0));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_file_error(fn, "buf", st, fh);
     }
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_write_shared ? lmpi_impl_File_write_shared(fh, buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, fh);
     return MPI_SUCCESS;
 }
 int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak, alias("PMPI_File_write_shared_c")));
@@ -10626,11 +10713,12 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
     lmpi_comm *errh_comm = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Register_datarep ? lmpi_impl_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+        return lmpi_file_error(fn, NULL, st, MPI_FILE_NULL);
     return MPI_SUCCESS;
 }
 int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) __attribute__((weak, alias("PMPI_Register_datarep")));
@@ -14920,6 +15008,18 @@ int PMPI_Comm_toint(MPI_Comm comm)
 }
 int MPI_Comm_toint(MPI_Comm comm) __attribute__((weak, alias("PMPI_Comm_toint")));
 
+MPI_Comm PMPI_Comm_f2c(MPI_Fint comm)
+{
+    return lmpi_impl_Comm_f2c(comm);
+}
+MPI_Comm MPI_Comm_f2c(MPI_Fint comm) __attribute__((weak, alias("PMPI_Comm_f2c")));
+
+MPI_Fint PMPI_Comm_c2f(MPI_Comm comm)
+{
+    return lmpi_impl_Comm_c2f(comm);
+}
+MPI_Fint MPI_Comm_c2f(MPI_Comm comm) __attribute__((weak, alias("PMPI_Comm_c2f")));
+
 MPI_Errhandler PMPI_Errhandler_fromint(int errhandler)
 {
     return lmpi_impl_Errhandler_fromint(errhandler);
@@ -14931,6 +15031,18 @@ int PMPI_Errhandler_toint(MPI_Errhandler errhandler)
     return lmpi_impl_Errhandler_toint(errhandler);
 }
 int MPI_Errhandler_toint(MPI_Errhandler errhandler) __attribute__((weak, alias("PMPI_Errhandler_toint")));
+
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler)
+{
+    return lmpi_impl_Errhandler_f2c(errhandler);
+}
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler) __attribute__((weak, alias("PMPI_Errhandler_f2c")));
+
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler)
+{
+    return lmpi_impl_Errhandler_c2f(errhandler);
+}
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler) __attribute__((weak, alias("PMPI_Errhandler_c2f")));
 
 MPI_File PMPI_File_fromint(int file)
 {
@@ -14944,6 +15056,18 @@ int PMPI_File_toint(MPI_File file)
 }
 int MPI_File_toint(MPI_File file) __attribute__((weak, alias("PMPI_File_toint")));
 
+MPI_File PMPI_File_f2c(MPI_Fint file)
+{
+    return lmpi_impl_File_f2c(file);
+}
+MPI_File MPI_File_f2c(MPI_Fint file) __attribute__((weak, alias("PMPI_File_f2c")));
+
+MPI_Fint PMPI_File_c2f(MPI_File file)
+{
+    return lmpi_impl_File_c2f(file);
+}
+MPI_Fint MPI_File_c2f(MPI_File file) __attribute__((weak, alias("PMPI_File_c2f")));
+
 MPI_Group PMPI_Group_fromint(int group)
 {
     return lmpi_impl_Group_fromint(group);
@@ -14955,6 +15079,18 @@ int PMPI_Group_toint(MPI_Group group)
     return lmpi_impl_Group_toint(group);
 }
 int MPI_Group_toint(MPI_Group group) __attribute__((weak, alias("PMPI_Group_toint")));
+
+MPI_Group PMPI_Group_f2c(MPI_Fint group)
+{
+    return lmpi_impl_Group_f2c(group);
+}
+MPI_Group MPI_Group_f2c(MPI_Fint group) __attribute__((weak, alias("PMPI_Group_f2c")));
+
+MPI_Fint PMPI_Group_c2f(MPI_Group group)
+{
+    return lmpi_impl_Group_c2f(group);
+}
+MPI_Fint MPI_Group_c2f(MPI_Group group) __attribute__((weak, alias("PMPI_Group_c2f")));
 
 MPI_Info PMPI_Info_fromint(int info)
 {
@@ -14968,6 +15104,18 @@ int PMPI_Info_toint(MPI_Info info)
 }
 int MPI_Info_toint(MPI_Info info) __attribute__((weak, alias("PMPI_Info_toint")));
 
+MPI_Info PMPI_Info_f2c(MPI_Fint info)
+{
+    return lmpi_impl_Info_f2c(info);
+}
+MPI_Info MPI_Info_f2c(MPI_Fint info) __attribute__((weak, alias("PMPI_Info_f2c")));
+
+MPI_Fint PMPI_Info_c2f(MPI_Info info)
+{
+    return lmpi_impl_Info_c2f(info);
+}
+MPI_Fint MPI_Info_c2f(MPI_Info info) __attribute__((weak, alias("PMPI_Info_c2f")));
+
 MPI_Message PMPI_Message_fromint(int message)
 {
     return lmpi_impl_Message_fromint(message);
@@ -14979,6 +15127,18 @@ int PMPI_Message_toint(MPI_Message message)
     return lmpi_impl_Message_toint(message);
 }
 int MPI_Message_toint(MPI_Message message) __attribute__((weak, alias("PMPI_Message_toint")));
+
+MPI_Message PMPI_Message_f2c(MPI_Fint message)
+{
+    return lmpi_impl_Message_f2c(message);
+}
+MPI_Message MPI_Message_f2c(MPI_Fint message) __attribute__((weak, alias("PMPI_Message_f2c")));
+
+MPI_Fint PMPI_Message_c2f(MPI_Message message)
+{
+    return lmpi_impl_Message_c2f(message);
+}
+MPI_Fint MPI_Message_c2f(MPI_Message message) __attribute__((weak, alias("PMPI_Message_c2f")));
 
 MPI_Op PMPI_Op_fromint(int op)
 {
@@ -14992,6 +15152,18 @@ int PMPI_Op_toint(MPI_Op op)
 }
 int MPI_Op_toint(MPI_Op op) __attribute__((weak, alias("PMPI_Op_toint")));
 
+MPI_Op PMPI_Op_f2c(MPI_Fint op)
+{
+    return lmpi_impl_Op_f2c(op);
+}
+MPI_Op MPI_Op_f2c(MPI_Fint op) __attribute__((weak, alias("PMPI_Op_f2c")));
+
+MPI_Fint PMPI_Op_c2f(MPI_Op op)
+{
+    return lmpi_impl_Op_c2f(op);
+}
+MPI_Fint MPI_Op_c2f(MPI_Op op) __attribute__((weak, alias("PMPI_Op_c2f")));
+
 MPI_Request PMPI_Request_fromint(int request)
 {
     return lmpi_impl_Request_fromint(request);
@@ -15003,6 +15175,18 @@ int PMPI_Request_toint(MPI_Request request)
     return lmpi_impl_Request_toint(request);
 }
 int MPI_Request_toint(MPI_Request request) __attribute__((weak, alias("PMPI_Request_toint")));
+
+MPI_Request PMPI_Request_f2c(MPI_Fint request)
+{
+    return lmpi_impl_Request_f2c(request);
+}
+MPI_Request MPI_Request_f2c(MPI_Fint request) __attribute__((weak, alias("PMPI_Request_f2c")));
+
+MPI_Fint PMPI_Request_c2f(MPI_Request request)
+{
+    return lmpi_impl_Request_c2f(request);
+}
+MPI_Fint MPI_Request_c2f(MPI_Request request) __attribute__((weak, alias("PMPI_Request_c2f")));
 
 MPI_Session PMPI_Session_fromint(int session)
 {
@@ -15028,6 +15212,18 @@ int PMPI_Type_toint(MPI_Datatype datatype)
 }
 int MPI_Type_toint(MPI_Datatype datatype) __attribute__((weak, alias("PMPI_Type_toint")));
 
+MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype)
+{
+    return lmpi_impl_Type_f2c(datatype);
+}
+MPI_Datatype MPI_Type_f2c(MPI_Fint datatype) __attribute__((weak, alias("PMPI_Type_f2c")));
+
+MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype)
+{
+    return lmpi_impl_Type_c2f(datatype);
+}
+MPI_Fint MPI_Type_c2f(MPI_Datatype datatype) __attribute__((weak, alias("PMPI_Type_c2f")));
+
 MPI_Win PMPI_Win_fromint(int win)
 {
     return lmpi_impl_Win_fromint(win);
@@ -15039,6 +15235,18 @@ int PMPI_Win_toint(MPI_Win win)
     return lmpi_impl_Win_toint(win);
 }
 int MPI_Win_toint(MPI_Win win) __attribute__((weak, alias("PMPI_Win_toint")));
+
+MPI_Win PMPI_Win_f2c(MPI_Fint win)
+{
+    return lmpi_impl_Win_f2c(win);
+}
+MPI_Win MPI_Win_f2c(MPI_Fint win) __attribute__((weak, alias("PMPI_Win_f2c")));
+
+MPI_Fint PMPI_Win_c2f(MPI_Win win)
+{
+    return lmpi_impl_Win_c2f(win);
+}
+MPI_Fint MPI_Win_c2f(MPI_Win win) __attribute__((weak, alias("PMPI_Win_c2f")));
 
 int PMPI_T_category_changed(int *update_number)
 {
@@ -16453,26 +16661,46 @@ const lmpi_function_entry lmpi_functions[] = {
     {"MPI_Wtime", (lmpi_generic_fn)lmpi_impl_Wtime},
     {"MPI_Comm_fromint", (lmpi_generic_fn)lmpi_impl_Comm_fromint},
     {"MPI_Comm_toint", (lmpi_generic_fn)lmpi_impl_Comm_toint},
+    {"MPI_Comm_f2c", (lmpi_generic_fn)lmpi_impl_Comm_f2c},
+    {"MPI_Comm_c2f", (lmpi_generic_fn)lmpi_impl_Comm_c2f},
     {"MPI_Errhandler_fromint", (lmpi_generic_fn)lmpi_impl_Errhandler_fromint},
     {"MPI_Errhandler_toint", (lmpi_generic_fn)lmpi_impl_Errhandler_toint},
+    {"MPI_Errhandler_f2c", (lmpi_generic_fn)lmpi_impl_Errhandler_f2c},
+    {"MPI_Errhandler_c2f", (lmpi_generic_fn)lmpi_impl_Errhandler_c2f},
     {"MPI_File_fromint", (lmpi_generic_fn)lmpi_impl_File_fromint},
     {"MPI_File_toint", (lmpi_generic_fn)lmpi_impl_File_toint},
+    {"MPI_File_f2c", (lmpi_generic_fn)lmpi_impl_File_f2c},
+    {"MPI_File_c2f", (lmpi_generic_fn)lmpi_impl_File_c2f},
     {"MPI_Group_fromint", (lmpi_generic_fn)lmpi_impl_Group_fromint},
     {"MPI_Group_toint", (lmpi_generic_fn)lmpi_impl_Group_toint},
+    {"MPI_Group_f2c", (lmpi_generic_fn)lmpi_impl_Group_f2c},
+    {"MPI_Group_c2f", (lmpi_generic_fn)lmpi_impl_Group_c2f},
     {"MPI_Info_fromint", (lmpi_generic_fn)lmpi_impl_Info_fromint},
     {"MPI_Info_toint", (lmpi_generic_fn)lmpi_impl_Info_toint},
+    {"MPI_Info_f2c", (lmpi_generic_fn)lmpi_impl_Info_f2c},
+    {"MPI_Info_c2f", (lmpi_generic_fn)lmpi_impl_Info_c2f},
     {"MPI_Message_fromint", (lmpi_generic_fn)lmpi_impl_Message_fromint},
     {"MPI_Message_toint", (lmpi_generic_fn)lmpi_impl_Message_toint},
+    {"MPI_Message_f2c", (lmpi_generic_fn)lmpi_impl_Message_f2c},
+    {"MPI_Message_c2f", (lmpi_generic_fn)lmpi_impl_Message_c2f},
     {"MPI_Op_fromint", (lmpi_generic_fn)lmpi_impl_Op_fromint},
     {"MPI_Op_toint", (lmpi_generic_fn)lmpi_impl_Op_toint},
+    {"MPI_Op_f2c", (lmpi_generic_fn)lmpi_impl_Op_f2c},
+    {"MPI_Op_c2f", (lmpi_generic_fn)lmpi_impl_Op_c2f},
     {"MPI_Request_fromint", (lmpi_generic_fn)lmpi_impl_Request_fromint},
     {"MPI_Request_toint", (lmpi_generic_fn)lmpi_impl_Request_toint},
+    {"MPI_Request_f2c", (lmpi_generic_fn)lmpi_impl_Request_f2c},
+    {"MPI_Request_c2f", (lmpi_generic_fn)lmpi_impl_Request_c2f},
     {"MPI_Session_fromint", (lmpi_generic_fn)lmpi_impl_Session_fromint},
     {"MPI_Session_toint", (lmpi_generic_fn)lmpi_impl_Session_toint},
     {"MPI_Type_fromint", (lmpi_generic_fn)lmpi_impl_Type_fromint},
     {"MPI_Type_toint", (lmpi_generic_fn)lmpi_impl_Type_toint},
+    {"MPI_Type_f2c", (lmpi_generic_fn)lmpi_impl_Type_f2c},
+    {"MPI_Type_c2f", (lmpi_generic_fn)lmpi_impl_Type_c2f},
     {"MPI_Win_fromint", (lmpi_generic_fn)lmpi_impl_Win_fromint},
     {"MPI_Win_toint", (lmpi_generic_fn)lmpi_impl_Win_toint},
+    {"MPI_Win_f2c", (lmpi_generic_fn)lmpi_impl_Win_f2c},
+    {"MPI_Win_c2f", (lmpi_generic_fn)lmpi_impl_Win_c2f},
     {"MPI_T_category_changed", (lmpi_generic_fn)lmpi_impl_T_category_changed},
     {"MPI_T_category_get_categories", (lmpi_generic_fn)lmpi_impl_T_category_get_categories},
     {"MPI_T_category_get_cvars", (lmpi_generic_fn)lmpi_impl_T_category_get_cvars},

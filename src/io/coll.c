@@ -1,0 +1,376 @@
+/* Collective access: two-phase I/O (del Rosario, Bordawekar, Choudhary 1993;
+ * ROMIO's generic collective buffering).
+ *
+ * One allreduce finds the file span [lo, hi) of the whole call and whether
+ * any process's access is non-contiguous.  When every process reads or writes
+ * one run, independent pread/pwrite is already optimal and is used.
+ * Otherwise the span is cut into one file domain per aggregator (the first
+ * rank of each node, or cb_nodes of them), and each domain is walked in
+ * windows of cb_buffer_size bytes.  Per window, every process sends each
+ * aggregator the (offset, length) list of its runs in the window, plus, for
+ * writes, their data: because a view's file offsets grow with the stream,
+ * the data of one window is one contiguous piece of the process's stream and
+ * goes without packing.  The aggregator fills its buffer (reading the span
+ * first only when the runs leave holes), and writes it with one pwrite; for
+ * reads it does one pread of the span and sends each process its bytes,
+ * which land directly in the process's stream.
+ *
+ * Memory: the buffers are the file's and persist between calls; each grows to
+ * what one window needs (the collective buffer, the run lists, the data of a
+ * window) and never with the number of processes. */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "binding/gen/impl.h"
+#include "comm/comm.h"
+#include "io/file.h"
+#include "runtime/request.h"
+
+#define TAG_RUNS 1
+#define TAG_DATA 2
+#define RUN_BATCH 256
+
+typedef struct {
+    int64_t off, len;
+} run_pair;
+
+static lmpi_status grow(char **buf, MPI_Count *cap, MPI_Count need)
+{
+    if (need <= *cap)
+        return LMPI_OK;
+    MPI_Count n = *cap ? *cap : 4096;
+    while (n < need)
+        n *= 2;
+    char *b = lmpi_realloc(*buf, (size_t)n, LMPI_MEM_IO);
+    if (!b)
+        return LMPI_ERR_NO_MEM;
+    *buf = b;
+    *cap = n;
+    return LMPI_OK;
+}
+
+/* The first stream byte at or after file offset `at` (the stream's file
+ * offsets never decrease: MPI 5.0 §14.3 makes filetypes monotonic). */
+static MPI_Count stream_at(const lmpi_file *f, MPI_Count s0, MPI_Count bytes, MPI_Offset at)
+{
+    MPI_Count lo = 0, hi = bytes;
+    while (lo < hi) {
+        MPI_Count mid = lo + (hi - lo) / 2;
+        if (lmpi_view_offset(&f->view, s0 + mid) < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Append this process's runs inside [ws, we), from stream position *cur, to
+ * the run list at f->runs + *used (bytes).  Returns the stream bytes taken. */
+static lmpi_status window_runs(lmpi_file *f, MPI_Count s0, MPI_Count bytes, MPI_Count *cur, MPI_Offset ws,
+                               MPI_Offset we, MPI_Count *used, MPI_Count *taken)
+{
+    MPI_Offset off[RUN_BATCH];
+    MPI_Count len[RUN_BATCH];
+    *taken = 0;
+    while (*cur < bytes) {
+        MPI_Count cover;
+        int n = lmpi_view_runs(&f->view, s0 + *cur, bytes - *cur, off, len, RUN_BATCH, &cover);
+        if (n == 0)
+            break;
+        for (int i = 0; i < n; i++) {
+            if (off[i] >= we)
+                return LMPI_OK;
+            MPI_Count part = off[i] + len[i] <= we ? len[i] : we - off[i];
+            if (off[i] >= ws) {
+                LMPI_TRY(grow(&f->runs, &f->runs_cap, *used + (MPI_Count)sizeof(run_pair)));
+                run_pair *p = (run_pair *)(f->runs + *used);
+                p->off = off[i];
+                p->len = part;
+                *used += sizeof(run_pair);
+                *taken += part;
+            }
+            *cur += part;
+            if (part < len[i])
+                return LMPI_OK;
+        }
+    }
+    return LMPI_OK;
+}
+
+typedef struct {
+    MPI_Offset lo, domain, hi;
+    MPI_Count cb;
+} layout;
+
+static void window_of(const lmpi_file *f, const layout *L, int a, MPI_Count r, MPI_Offset *ws, MPI_Offset *we)
+{
+    (void)f;
+    MPI_Offset dstart = L->lo + (MPI_Offset)a * L->domain;
+    MPI_Offset dend = dstart + L->domain < L->hi ? dstart + L->domain : L->hi;
+    *ws = dstart + r * L->cb;
+    *we = *ws + L->cb < dend ? *ws + L->cb : dend;
+}
+
+/* The aggregator's side of one window: collect every process's runs (and,
+ * for writes, data), then move the window through the collective buffer. */
+static lmpi_status aggregate(lmpi_file *f, bool write, MPI_Offset ws, MPI_Offset we, const char *my_runs,
+                             MPI_Count my_nbytes, char *my_data, int *err)
+{
+    lmpi_comm *c = f->comm;
+    lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
+    MPI_Count hdr_used = 0, data_used = 0;
+    /* headers (and data) in rank order: per-pair order makes consecutive calls safe */
+    for (int src = 0; src < c->size; src++) {
+        MPI_Count nb;
+        if (src == c->rank) {
+            nb = my_nbytes;
+            LMPI_TRY(grow(&f->hdr, &f->hdr_cap, hdr_used + 8 + nb));
+            memcpy(f->hdr + hdr_used + 8, my_runs, (size_t)nb);
+        } else {
+            MPI_Status s;
+            LMPI_TRY(lmpi_impl_Probe(src, TAG_RUNS, c, &s));
+            nb = lmpi_status_bytes(&s);
+            LMPI_TRY(grow(&f->hdr, &f->hdr_cap, hdr_used + 8 + nb));
+            LMPI_TRY(lmpi_impl_Recv(f->hdr + hdr_used + 8, nb, byte, src, TAG_RUNS, c, MPI_STATUS_IGNORE));
+        }
+        memcpy(f->hdr + hdr_used, &nb, 8);
+        if (write) {
+            MPI_Count data = 0;
+            const run_pair *p = (const run_pair *)(f->hdr + hdr_used + 8);
+            for (MPI_Count i = 0; i < nb / (MPI_Count)sizeof(run_pair); i++)
+                data += p[i].len;
+            LMPI_TRY(grow(&f->stage, &f->stage_cap, data_used + data));
+            if (src == c->rank)
+                memcpy(f->stage + data_used, my_data, (size_t)data);
+            else if (data)
+                LMPI_TRY(lmpi_impl_Recv(f->stage + data_used, data, byte, src, TAG_DATA, c, MPI_STATUS_IGNORE));
+            data_used += data;
+        }
+        hdr_used += 8 + nb;
+    }
+    /* the span the runs touch, and whether they fill it */
+    MPI_Offset mn = we, mx = ws;
+    MPI_Count covered = 0;
+    for (MPI_Count h = 0; h < hdr_used;) {
+        MPI_Count nb;
+        memcpy(&nb, f->hdr + h, 8);
+        const run_pair *p = (const run_pair *)(f->hdr + h + 8);
+        for (MPI_Count i = 0; i < nb / (MPI_Count)sizeof(run_pair); i++) {
+            if (p[i].off < mn)
+                mn = p[i].off;
+            if (p[i].off + p[i].len > mx)
+                mx = p[i].off + p[i].len;
+            covered += p[i].len;
+        }
+        h += 8 + nb;
+    }
+    if (mx <= mn)
+        return LMPI_OK;
+    MPI_Count span = mx - mn, got = 0;
+    LMPI_TRY(grow(&f->cbuf, &f->cbuf_cap, span));
+    lmpi_status st = LMPI_OK;
+    if (!write || covered != span) {
+        /* reads, and writes that leave holes: the span's current bytes first */
+        if (!*err) {
+            st = lmpi_io_file_io(f, false, f->cbuf, span, mn, &got);
+            if (st != LMPI_OK) {
+                *err = errno ? errno : EIO;
+                st = LMPI_OK;
+            }
+        }
+        if (got < span)
+            memset(f->cbuf + got, 0, (size_t)(span - got));
+    }
+    if (write) {
+        MPI_Count d = 0;
+        for (MPI_Count h = 0; h < hdr_used;) {
+            MPI_Count nb;
+            memcpy(&nb, f->hdr + h, 8);
+            const run_pair *p = (const run_pair *)(f->hdr + h + 8);
+            for (MPI_Count i = 0; i < nb / (MPI_Count)sizeof(run_pair); i++) {
+                memcpy(f->cbuf + (p[i].off - mn), f->stage + d, (size_t)p[i].len);
+                d += p[i].len;
+            }
+            h += 8 + nb;
+        }
+        if (!*err && lmpi_io_file_io(f, true, f->cbuf, span, mn, &got) != LMPI_OK)
+            *err = errno ? errno : EIO;
+        return LMPI_OK;
+    }
+    /* reads: every process's bytes, in its run order, straight from the buffer */
+    MPI_Count need = 0;
+    for (MPI_Count h = 0; h < hdr_used;) {
+        MPI_Count nb;
+        memcpy(&nb, f->hdr + h, 8);
+        const run_pair *p = (const run_pair *)(f->hdr + h + 8);
+        for (MPI_Count i = 0; i < nb / (MPI_Count)sizeof(run_pair); i++)
+            need += p[i].len;
+        h += 8 + nb;
+    }
+    LMPI_TRY(grow(&f->stage, &f->stage_cap, need));
+    /* past the slots this process's own sends and receives hold (two per aggregator) */
+    MPI_Request *reqs = f->reqs + 2 * f->naggs;
+    int nreq = 0;
+    MPI_Count d = 0;
+    int src = 0;
+    for (MPI_Count h = 0; h < hdr_used; src++) {
+        MPI_Count nb, start = d;
+        memcpy(&nb, f->hdr + h, 8);
+        const run_pair *p = (const run_pair *)(f->hdr + h + 8);
+        for (MPI_Count i = 0; i < nb / (MPI_Count)sizeof(run_pair); i++) {
+            memcpy(f->stage + d, f->cbuf + (p[i].off - mn), (size_t)p[i].len);
+            d += p[i].len;
+        }
+        h += 8 + nb;
+        if (d == start)
+            continue;
+        if (src == c->rank)
+            memcpy(my_data, f->stage + start, (size_t)(d - start));
+        else
+            LMPI_TRY(lmpi_impl_Isend(f->stage + start, d - start, byte, src, TAG_DATA, c, &reqs[nreq++]));
+    }
+    return nreq ? lmpi_impl_Waitall(nreq, reqs, MPI_STATUSES_IGNORE) : st;
+}
+
+static lmpi_status two_phase(lmpi_file *f, bool write, MPI_Count s0, char *stream, MPI_Count bytes,
+                             const layout *L, int *err)
+{
+    lmpi_comm *c = f->comm;
+    lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
+    int na = f->naggs;
+    MPI_Count nrounds = (L->domain + L->cb - 1) / L->cb;
+    /* where this process's stream enters each aggregator's domain */
+    MPI_Count *cur = lmpi_malloc(sizeof(MPI_Count) * 2 * (size_t)na, LMPI_MEM_IO);
+    if (!cur)
+        return LMPI_ERR_NO_MEM;
+    MPI_Count *runs_at = cur + na;
+    for (int a = 0; a < na; a++) {
+        MPI_Offset ws, we;
+        window_of(f, L, a, 0, &ws, &we);
+        cur[a] = bytes ? stream_at(f, s0, bytes, ws) : 0;
+    }
+    lmpi_status st = LMPI_OK;
+    int me_agg = -1;
+    for (int a = 0; a < na; a++)
+        if (f->aggs[a] == c->rank)
+            me_agg = a;
+    for (MPI_Count r = 0; r < nrounds && st == LMPI_OK; r++) {
+        /* 1. my runs for every aggregator's window, then headers (and data) out */
+        MPI_Count used = 0;
+        int nreq = 0;
+        char *my_data = NULL;
+        MPI_Count my_nbytes = 0, my_at = 0;
+        MPI_Count start[64], taken_all[64];
+        MPI_Count *starts = na <= 64 ? start : NULL, *takens = na <= 64 ? taken_all : NULL;
+        if (!starts) {
+            starts = lmpi_malloc(sizeof(MPI_Count) * 2 * (size_t)na, LMPI_MEM_IO);
+            if (!starts) {
+                st = LMPI_ERR_NO_MEM;
+                break;
+            }
+            takens = starts + na;
+        }
+        for (int a = 0; a < na && st == LMPI_OK; a++) {
+            MPI_Offset ws, we;
+            window_of(f, L, a, r, &ws, &we);
+            runs_at[a] = used;
+            starts[a] = cur[a];
+            takens[a] = 0;
+            if (ws < we && bytes)
+                st = window_runs(f, s0, bytes, &cur[a], ws, we, &used, &takens[a]);
+        }
+        for (int a = 0; a < na && st == LMPI_OK; a++) {
+            MPI_Offset ws, we;
+            window_of(f, L, a, r, &ws, &we);
+            if (ws >= we)
+                continue;
+            MPI_Count nb = (a + 1 < na ? runs_at[a + 1] : used) - runs_at[a];
+            /* the data of a window is one piece of the stream */
+            char *piece = stream ? stream + starts[a] : NULL;
+            if (f->aggs[a] == c->rank) {
+                my_nbytes = nb;
+                my_at = runs_at[a];
+                my_data = piece;
+                continue;
+            }
+            st = lmpi_impl_Isend(f->runs + runs_at[a], nb, byte, f->aggs[a], TAG_RUNS, c, &f->reqs[nreq++]);
+            if (st == LMPI_OK && takens[a]) {
+                if (write)
+                    st = lmpi_impl_Isend(piece, takens[a], byte, f->aggs[a], TAG_DATA, c, &f->reqs[nreq++]);
+                else
+                    st = lmpi_impl_Irecv(piece, takens[a], byte, f->aggs[a], TAG_DATA, c, &f->reqs[nreq++]);
+            }
+        }
+        /* 2. the aggregator's window */
+        if (st == LMPI_OK && me_agg >= 0) {
+            MPI_Offset ws, we;
+            window_of(f, L, me_agg, r, &ws, &we);
+            if (ws < we)
+                st = aggregate(f, write, ws, we, f->runs + my_at, my_nbytes, my_data, err);
+        }
+        /* 3. my messages are through */
+        if (nreq) {
+            lmpi_status st2 = lmpi_impl_Waitall(nreq, f->reqs, MPI_STATUSES_IGNORE);
+            if (st == LMPI_OK)
+                st = st2;
+        }
+        if (starts != start)
+            lmpi_free(starts);
+    }
+    lmpi_free(cur);
+    return st;
+}
+
+lmpi_status lmpi_io_stream_all(lmpi_file *f, bool write, MPI_Count s0, char *stream, MPI_Count bytes,
+                               MPI_Count *moved)
+{
+    lmpi_comm *c = f->comm;
+    if (c->size == 1)
+        return lmpi_io_stream(f, write, s0, stream, bytes, moved);
+    int64_t lo = INT64_MAX, hi = 0;
+    if (bytes > 0) {
+        lo = lmpi_view_offset(&f->view, s0);
+        hi = lmpi_view_offset(&f->view, s0 + bytes - 1) + 1;
+    }
+    /* one run exactly when the span holds nothing but this stream */
+    int64_t scattered = bytes > 0 && hi - lo != bytes;
+    int64_t in[3] = {lo, -hi, -scattered}, out[3];
+    LMPI_TRY(lmpi_impl_Allreduce(in, out, 3, lmpi_datatype_from_handle(MPI_INT64_T), MPI_MIN, c));
+    layout L = {.lo = out[0], .hi = -out[1], .cb = f->hints.cb_buffer_size};
+    bool any_scattered = out[2] != 0;
+    lmpi_hint_mode mode = write ? f->hints.cb_write : f->hints.cb_read;
+    if (L.lo >= L.hi || mode == LMPI_HINT_DISABLE || (mode == LMPI_HINT_AUTO && !any_scattered)) {
+        lmpi_status st = lmpi_io_stream(f, write, s0, stream, bytes, moved);
+        /* a collective fails everywhere or nowhere: the worst status wins
+         * (the detail stays with the rank that saw it) */
+        int mine = st, worst = st;
+        LMPI_TRY(lmpi_impl_Allreduce(&mine, &worst, 1, lmpi_datatype_from_handle(MPI_INT), MPI_MAX, c));
+        if (st == LMPI_OK && worst != LMPI_OK)
+            lmpi_err_detail("another process's part of the collective access to \"%s\" failed", f->name);
+        return (lmpi_status)worst;
+    }
+    L.domain = (L.hi - L.lo + f->naggs - 1) / f->naggs;
+    int err = 0;
+    lmpi_status st = two_phase(f, write, s0, stream, bytes, &L, &err);
+    /* the aggregators' file errors are everyone's */
+    int e = st == LMPI_OK ? err : 0;
+    lmpi_status st2 = lmpi_impl_Allreduce(&e, &err, 1, lmpi_datatype_from_handle(MPI_INT), MPI_MAX, c);
+    if (st == LMPI_OK)
+        st = st2;
+    if (st == LMPI_OK && err)
+        st = lmpi_io_errno(err, write ? "pwrite" : "pread", f->name);
+    *moved = 0;
+    if (st != LMPI_OK || bytes == 0)
+        return st;
+    if (write) {
+        *moved = bytes;
+        return LMPI_OK;
+    }
+    /* reads stop at the end of the file */
+    struct stat sb;
+    if (fstat(f->fd, &sb) != 0)
+        return lmpi_io_errno(errno, "fstat", f->name);
+    *moved = hi <= sb.st_size ? bytes : stream_at(f, s0, bytes, sb.st_size);
+    return LMPI_OK;
+}
