@@ -5,7 +5,7 @@
 #
 #   tests/tools/mpi4py.sh [BUILD_DIR] [VERSION]
 #
-Nothing is left out.  mpi4py.futures (demo/futures/test_futures.py) runs too: its
+# Nothing is left out.  mpi4py.futures (demo/futures/test_futures.py) runs too: its
 # pool starts its workers with MPI_Comm_spawn.
 # Prints one summary line per run (tests, failures, errors, skips) and
 # exits non-zero when a run has a failure or an error, 77 (CTest: skipped)
