@@ -112,15 +112,35 @@ static void window_of(const lmpi_file *f, const layout *L, int a, MPI_Count r, M
     *we = *ws + L->cb < dend ? *ws + L->cb : dend;
 }
 
-/* The aggregator's side of one window: collect every process's runs (and,
- * for writes, data), then move the window through the collective buffer. */
+/* The runs of one process in the collective buffer as a datatype: its data
+ * moves between the buffer and the wire without a staging copy. */
+static lmpi_status runs_type(lmpi_file *f, const run_pair *p, MPI_Count n, MPI_Offset mn, MPI_Datatype *out)
+{
+    LMPI_TRY(grow(&f->stage, &f->stage_cap, n * 16));
+    MPI_Aint *disp = (MPI_Aint *)f->stage;
+    MPI_Count *blen = (MPI_Count *)(f->stage + n * 8);
+    for (MPI_Count i = 0; i < n; i++) {
+        disp[i] = (MPI_Aint)(p[i].off - mn);
+        blen[i] = p[i].len;
+    }
+    LMPI_TRY(lmpi_impl_Type_create_hindexed(n, (lmpi_iarray){blen, 8}, (lmpi_iarray){disp, 8},
+                                            lmpi_datatype_from_handle(MPI_BYTE), out));
+    lmpi_status st = lmpi_impl_Type_commit(out);
+    if (st != LMPI_OK)
+        lmpi_impl_Type_free(out);
+    return st;
+}
+
+/* The aggregator's side of one window: every process's run list first, then
+ * the buffer (read first where the runs leave holes, or for reads), then the
+ * data straight between the buffer and each process. */
 static lmpi_status aggregate(lmpi_file *f, bool write, MPI_Offset ws, MPI_Offset we, const char *my_runs,
                              MPI_Count my_nbytes, char *my_data, int *err)
 {
     lmpi_comm *c = f->comm;
     lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
-    MPI_Count hdr_used = 0, data_used = 0;
-    /* headers (and data) in rank order: per-pair order makes consecutive calls safe */
+    MPI_Count hdr_used = 0;
+    /* run lists in rank order: per-pair order keeps consecutive calls apart */
     for (int src = 0; src < c->size; src++) {
         MPI_Count nb;
         if (src == c->rank) {
@@ -135,18 +155,6 @@ static lmpi_status aggregate(lmpi_file *f, bool write, MPI_Offset ws, MPI_Offset
             LMPI_TRY(lmpi_impl_Recv(f->hdr + hdr_used + 8, nb, byte, src, TAG_RUNS, c, MPI_STATUS_IGNORE));
         }
         memcpy(f->hdr + hdr_used, &nb, 8);
-        if (write) {
-            MPI_Count data = 0;
-            const run_pair *p = (const run_pair *)(f->hdr + hdr_used + 8);
-            for (MPI_Count i = 0; i < nb / (MPI_Count)sizeof(run_pair); i++)
-                data += p[i].len;
-            LMPI_TRY(grow(&f->stage, &f->stage_cap, data_used + data));
-            if (src == c->rank)
-                memcpy(f->stage + data_used, my_data, (size_t)data);
-            else if (data)
-                LMPI_TRY(lmpi_impl_Recv(f->stage + data_used, data, byte, src, TAG_DATA, c, MPI_STATUS_IGNORE));
-            data_used += data;
-        }
         hdr_used += 8 + nb;
     }
     /* the span the runs touch, and whether they fill it */
@@ -169,68 +177,55 @@ static lmpi_status aggregate(lmpi_file *f, bool write, MPI_Offset ws, MPI_Offset
         return LMPI_OK;
     MPI_Count span = mx - mn, got = 0;
     LMPI_TRY(grow(&f->cbuf, &f->cbuf_cap, span));
-    lmpi_status st = LMPI_OK;
     if (!write || covered != span) {
         /* reads, and writes that leave holes: the span's current bytes first */
-        if (!*err) {
-            st = lmpi_io_file_io(f, false, f->cbuf, span, mn, &got);
-            if (st != LMPI_OK) {
-                *err = errno ? errno : EIO;
-                st = LMPI_OK;
-            }
-        }
+        if (!*err && lmpi_io_file_io(f, false, f->cbuf, span, mn, &got) != LMPI_OK)
+            *err = errno ? errno : EIO;
         if (got < span)
             memset(f->cbuf + got, 0, (size_t)(span - got));
     }
-    if (write) {
-        MPI_Count d = 0;
-        for (MPI_Count h = 0; h < hdr_used;) {
-            MPI_Count nb;
-            memcpy(&nb, f->hdr + h, 8);
-            const run_pair *p = (const run_pair *)(f->hdr + h + 8);
-            for (MPI_Count i = 0; i < nb / (MPI_Count)sizeof(run_pair); i++) {
-                memcpy(f->cbuf + (p[i].off - mn), f->stage + d, (size_t)p[i].len);
-                d += p[i].len;
-            }
-            h += 8 + nb;
-        }
-        if (!*err && lmpi_io_file_io(f, true, f->cbuf, span, mn, &got) != LMPI_OK)
-            *err = errno ? errno : EIO;
-        return LMPI_OK;
-    }
-    /* reads: every process's bytes, in its run order, straight from the buffer */
-    MPI_Count need = 0;
-    for (MPI_Count h = 0; h < hdr_used;) {
+    MPI_Request *reqs = f->reqs + 2 * f->naggs; /* past this process's own sends and receives */
+    int nreq = 0;
+    lmpi_status st = LMPI_OK;
+    int src = 0;
+    for (MPI_Count h = 0; h < hdr_used && st == LMPI_OK; src++) {
         MPI_Count nb;
         memcpy(&nb, f->hdr + h, 8);
         const run_pair *p = (const run_pair *)(f->hdr + h + 8);
-        for (MPI_Count i = 0; i < nb / (MPI_Count)sizeof(run_pair); i++)
-            need += p[i].len;
+        MPI_Count n = nb / (MPI_Count)sizeof(run_pair);
         h += 8 + nb;
-    }
-    LMPI_TRY(grow(&f->stage, &f->stage_cap, need));
-    /* past the slots this process's own sends and receives hold (two per aggregator) */
-    MPI_Request *reqs = f->reqs + 2 * f->naggs;
-    int nreq = 0;
-    MPI_Count d = 0;
-    int src = 0;
-    for (MPI_Count h = 0; h < hdr_used; src++) {
-        MPI_Count nb, start = d;
-        memcpy(&nb, f->hdr + h, 8);
-        const run_pair *p = (const run_pair *)(f->hdr + h + 8);
-        for (MPI_Count i = 0; i < nb / (MPI_Count)sizeof(run_pair); i++) {
-            memcpy(f->stage + d, f->cbuf + (p[i].off - mn), (size_t)p[i].len);
-            d += p[i].len;
-        }
-        h += 8 + nb;
-        if (d == start)
+        if (n == 0)
             continue;
-        if (src == c->rank)
-            memcpy(my_data, f->stage + start, (size_t)(d - start));
+        if (src == c->rank) {
+            MPI_Count d = 0;
+            for (MPI_Count i = 0; i < n; i++, d += p[i - 1].len) {
+                char *at = f->cbuf + (p[i].off - mn);
+                if (write)
+                    memcpy(at, my_data + d, (size_t)p[i].len);
+                else
+                    memcpy(my_data + d, at, (size_t)p[i].len);
+            }
+            continue;
+        }
+        MPI_Datatype t;
+        st = runs_type(f, p, n, mn, &t);
+        if (st != LMPI_OK)
+            break;
+        lmpi_datatype *to = lmpi_datatype_from_handle(t);
+        if (write)
+            st = lmpi_impl_Recv(f->cbuf, 1, to, src, TAG_DATA, c, MPI_STATUS_IGNORE);
         else
-            LMPI_TRY(lmpi_impl_Isend(f->stage + start, d - start, byte, src, TAG_DATA, c, &reqs[nreq++]));
+            st = lmpi_impl_Isend(f->cbuf, 1, to, src, TAG_DATA, c, &reqs[nreq++]);
+        lmpi_impl_Type_free(&t); /* a pending send keeps its own reference */
     }
-    return nreq ? lmpi_impl_Waitall(nreq, reqs, MPI_STATUSES_IGNORE) : st;
+    if (nreq) {
+        lmpi_status st2 = lmpi_impl_Waitall(nreq, reqs, MPI_STATUSES_IGNORE);
+        if (st == LMPI_OK)
+            st = st2;
+    }
+    if (st == LMPI_OK && write && !*err && lmpi_io_file_io(f, true, f->cbuf, span, mn, &got) != LMPI_OK)
+        *err = errno ? errno : EIO;
+    return st;
 }
 
 static lmpi_status two_phase(lmpi_file *f, bool write, MPI_Count s0, char *stream, MPI_Count bytes,
