@@ -197,13 +197,13 @@ static lmpi_status aggregate(lmpi_file *f, bool write, MPI_Offset ws, MPI_Offset
         if (n == 0)
             continue;
         if (src == c->rank) {
-            MPI_Count d = 0;
-            for (MPI_Count i = 0; i < n; i++, d += p[i - 1].len) {
+            char *mine = my_data;
+            for (MPI_Count i = 0; i < n; mine += p[i++].len) {
                 char *at = f->cbuf + (p[i].off - mn);
                 if (write)
-                    memcpy(at, my_data + d, (size_t)p[i].len);
+                    memcpy(at, mine, (size_t)p[i].len);
                 else
-                    memcpy(my_data + d, at, (size_t)p[i].len);
+                    memcpy(mine, at, (size_t)p[i].len);
             }
             continue;
         }

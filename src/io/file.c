@@ -32,8 +32,6 @@ static lmpi_errhandler *null_errh(void)
     return file_null_errh;
 }
 
-static int64_t files_open;
-
 lmpi_status lmpi_file_arg(MPI_File h, lmpi_file **out)
 {
     lmpi_file *f = (lmpi_file *)h;
@@ -460,7 +458,6 @@ static lmpi_status open_file(lmpi_comm *comm, const char *filename, int amode, l
     }
     f->errh = null_errh();
     lmpi_errhandler_retain(f->errh);
-    files_open++;
     *out = f;
     return LMPI_OK;
 }
@@ -500,7 +497,6 @@ lmpi_status lmpi_impl_File_close(MPI_File *fh)
     if (st == LMPI_OK && (f->amode & MPI_MODE_DELETE_ON_CLOSE) && f->comm->rank == 0)
         unlink(strip_prefix(f->name));
     file_destroy(f);
-    files_open--;
     *fh = MPI_FILE_NULL;
     return st;
 }
@@ -840,13 +836,7 @@ lmpi_status lmpi_impl_File_call_errhandler(MPI_File fh, int errorcode)
     return LMPI_OK;
 }
 
-/* Finalize: the handler set on MPI_FILE_NULL goes; files still open are the
- * user's leak (MPI 5.0 says close them first) and are reported by count. */
-int64_t lmpi_io_files_open(void)
-{
-    return files_open;
-}
-
+/* Finalize: the handler set on MPI_FILE_NULL and the registered datareps go. */
 void lmpi_io_finalize(void)
 {
     if (file_null_errh)

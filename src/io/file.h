@@ -93,7 +93,6 @@ lmpi_status lmpi_file_shared_take(lmpi_file *f, MPI_Offset n, MPI_Offset *at);
 lmpi_status lmpi_file_shared_set(lmpi_file *f, MPI_Offset v);
 /* Where a seek from `cur` lands, in etypes of the view. */
 lmpi_status lmpi_file_seek_target(lmpi_file *f, MPI_Offset cur, MPI_Offset offset, int whence, MPI_Offset *out);
-int64_t lmpi_io_files_open(void);
 void lmpi_io_finalize(void);
 
 /* ---- views and data representations (view.c) ---- */

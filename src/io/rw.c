@@ -54,8 +54,7 @@ static void range_unlock(int fd, MPI_Offset start, MPI_Offset len)
 
 /* ---- whole runs ---- */
 
-/* pread/pwrite until done, EOF (reads: *got short) or an error. */
-static lmpi_status full_io(lmpi_file *f, bool write, char *p, MPI_Count len, MPI_Offset off, MPI_Count *got)
+lmpi_status lmpi_io_file_io(lmpi_file *f, bool write, char *p, MPI_Count len, MPI_Offset off, MPI_Count *got)
 {
     MPI_Count done = 0;
     while (done < len) {
@@ -79,11 +78,6 @@ static lmpi_status full_io(lmpi_file *f, bool write, char *p, MPI_Count len, MPI
     return LMPI_OK;
 }
 
-lmpi_status lmpi_io_file_io(lmpi_file *f, bool write, char *p, MPI_Count len, MPI_Offset off, MPI_Count *got)
-{
-    return full_io(f, write, p, len, off, got);
-}
-
 /* One batch of runs through a sieve buffer: the span is read once. */
 static lmpi_status sieve(lmpi_file *f, bool write, const MPI_Offset *off, const MPI_Count *len, int n, char *stream,
                          MPI_Count *moved, char **buf, MPI_Count *cap)
@@ -101,7 +95,7 @@ static lmpi_status sieve(lmpi_file *f, bool write, const MPI_Offset *off, const 
     if (locked && range_lock(f->fd, F_WRLCK, lo, span) != 0)
         return lmpi_io_errno(errno, "fcntl(F_SETLKW)", f->name);
     MPI_Count got;
-    lmpi_status st = full_io(f, false, *buf, span, lo, &got);
+    lmpi_status st = lmpi_io_file_io(f, false, *buf, span, lo, &got);
     if (st == LMPI_OK && write && got < span)
         memset(*buf + got, 0, (size_t)(span - got)); /* holes past the end read as zeros */
     MPI_Count s = 0;
@@ -122,7 +116,7 @@ static lmpi_status sieve(lmpi_file *f, bool write, const MPI_Offset *off, const 
         s += len[i];
     }
     if (st == LMPI_OK && write)
-        st = full_io(f, true, *buf, span, lo, &got);
+        st = lmpi_io_file_io(f, true, *buf, span, lo, &got);
     if (locked)
         range_unlock(f->fd, lo, span);
     *moved = s;
@@ -180,7 +174,7 @@ lmpi_status lmpi_io_stream(lmpi_file *f, bool write, MPI_Count s0, char *stream,
                 st = lmpi_io_errno(errno, "fcntl(F_SETLKW)", f->name);
                 break;
             }
-            st = full_io(f, write, stream + done + s, len[i], off[i], &got);
+            st = lmpi_io_file_io(f, write, stream + done + s, len[i], off[i], &got);
             if (lock)
                 range_unlock(f->fd, off[i], len[i]);
             s += got;

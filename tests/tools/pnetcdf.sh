@@ -1,0 +1,45 @@
+#!/bin/sh
+# PnetCDF (parallel netCDF over MPI-IO) built with LeanMPI's mpicc from
+# Debian's source archive, then its own tests: `make check` (each test
+# program as one process) and `make ptest` (its parallel tests under our
+# mpiexec, with 3, 4 and 6 processes).
+#
+#   tests/tools/pnetcdf.sh [BUILD_DIR] [VERSION]
+#
+# Prints one summary line and exits non-zero when a test fails, 77 (CTest:
+# skipped) when the source cannot be fetched or autotools are missing.
+set -u
+b=$(cd "${1:-build}" && pwd)
+version=${2:-1.12.3}
+src="$b/pnetcdf-src"
+tarball="pnetcdf_$version.orig.tar.xz"
+url="http://deb.debian.org/debian/pool/main/p/pnetcdf/$tarball"
+skip() { echo "pnetcdf.sh: $1: skipped"; exit 77; }
+command -v autoreconf >/dev/null || skip "autoreconf is not installed (Debian: autoconf automake libtool)"
+mkdir -p "$src"
+if [ ! -f "$src/$tarball" ]; then
+    curl -fsSL -o "$src/$tarball.part" "$url" && mv "$src/$tarball.part" "$src/$tarball" || skip "cannot download $url"
+fi
+dir="$src/pnetcdf-$version"
+if [ ! -f "$dir/src/libs/libpnetcdf.la" ]; then
+    rm -rf "$dir"
+    (cd "$src" && tar xJf "$tarball") || exit 1
+    (cd "$dir" && autoreconf -fi >"$src/autoreconf.log" 2>&1) || { echo "pnetcdf.sh: autoreconf failed ($src/autoreconf.log)"; exit 1; }
+    (cd "$dir" && ./configure --disable-fortran --disable-cxx --disable-shared MPICC="$b/bin/mpicc" \
+        TESTMPIRUN="$b/bin/mpiexec --oversubscribe -n NP" >"$src/configure.log" 2>&1) ||
+        { echo "pnetcdf.sh: configure failed ($src/configure.log)"; exit 1; }
+    (cd "$dir" && make -j2 >"$src/make.log" 2>&1) || { echo "pnetcdf.sh: make failed ($src/make.log)"; exit 1; }
+fi
+export TMPDIR=${TMPDIR:-/tmp}
+status=0
+for t in check ptest; do
+    log="$src/make-$t.log"
+    (cd "$dir" && timeout 1200 make -j1 $t TESTOUTDIR="$TMPDIR/lmpi-pnetcdf-$$" >"$log" 2>&1)
+    rc=$?
+    pass=$(grep -c '^PASS\|pass$\|PASS:' "$log")
+    fail=$(grep -ci 'fail' "$log")
+    echo "pnetcdf $t: exit $rc, $pass lines reporting a pass, $fail mentioning a failure (log $log)"
+    [ $rc = 0 ] || status=1
+done
+rm -rf "$TMPDIR/lmpi-pnetcdf-$$"
+exit $status
