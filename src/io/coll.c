@@ -317,12 +317,31 @@ static lmpi_status two_phase(lmpi_file *f, bool write, MPI_Count s0, char *strea
     return st;
 }
 
-lmpi_status lmpi_io_stream_all(lmpi_file *f, bool write, MPI_Count s0, char *stream, MPI_Count bytes,
-                               MPI_Count *moved)
+/* A collective fails everywhere or nowhere: the worst status of any rank, or
+ * the errno an aggregator met, is everyone's (the detail stays with the rank
+ * that saw it).  Every rank calls this exactly once per collective access. */
+static lmpi_status agree(lmpi_file *f, bool write, lmpi_status st, int err)
+{
+    int in[2] = {(int)st, err}, out[2];
+    LMPI_TRY(lmpi_impl_Allreduce(in, out, 2, lmpi_datatype_from_handle(MPI_INT), MPI_MAX, f->comm));
+    if (st != LMPI_OK)
+        return st;
+    if (out[1])
+        return lmpi_io_errno(out[1], write ? "pwrite" : "pread", f->name);
+    if (out[0] != LMPI_OK)
+        lmpi_err_detail("another process's part of the collective access to \"%s\" failed", f->name);
+    return (lmpi_status)out[0];
+}
+
+lmpi_status lmpi_io_stream_all(lmpi_file *f, bool write, lmpi_status local, MPI_Count s0, char *stream,
+                               MPI_Count bytes, MPI_Count *moved)
 {
     lmpi_comm *c = f->comm;
+    *moved = 0;
     if (c->size == 1)
-        return lmpi_io_stream(f, write, s0, stream, bytes, moved);
+        return local != LMPI_OK ? local : lmpi_io_stream(f, write, s0, stream, bytes, moved);
+    if (local != LMPI_OK)
+        bytes = 0; /* a rank that failed its checks still takes its part, with nothing */
     int64_t lo = INT64_MAX, hi = 0;
     if (bytes > 0) {
         lo = lmpi_view_offset(&f->view, s0);
@@ -336,26 +355,13 @@ lmpi_status lmpi_io_stream_all(lmpi_file *f, bool write, MPI_Count s0, char *str
     bool any_scattered = out[2] != 0;
     lmpi_hint_mode mode = write ? f->hints.cb_write : f->hints.cb_read;
     if (L.lo >= L.hi || mode == LMPI_HINT_DISABLE || (mode == LMPI_HINT_AUTO && !any_scattered)) {
-        lmpi_status st = lmpi_io_stream(f, write, s0, stream, bytes, moved);
-        /* a collective fails everywhere or nowhere: the worst status wins
-         * (the detail stays with the rank that saw it) */
-        int mine = st, worst = st;
-        LMPI_TRY(lmpi_impl_Allreduce(&mine, &worst, 1, lmpi_datatype_from_handle(MPI_INT), MPI_MAX, c));
-        if (st == LMPI_OK && worst != LMPI_OK)
-            lmpi_err_detail("another process's part of the collective access to \"%s\" failed", f->name);
-        return (lmpi_status)worst;
+        lmpi_status st = local != LMPI_OK ? local : lmpi_io_stream(f, write, s0, stream, bytes, moved);
+        return agree(f, write, st, 0);
     }
     L.domain = (L.hi - L.lo + f->naggs - 1) / f->naggs;
     int err = 0;
     lmpi_status st = two_phase(f, write, s0, stream, bytes, &L, &err);
-    /* the aggregators' file errors are everyone's */
-    int e = st == LMPI_OK ? err : 0;
-    lmpi_status st2 = lmpi_impl_Allreduce(&e, &err, 1, lmpi_datatype_from_handle(MPI_INT), MPI_MAX, c);
-    if (st == LMPI_OK)
-        st = st2;
-    if (st == LMPI_OK && err)
-        st = lmpi_io_errno(err, write ? "pwrite" : "pread", f->name);
-    *moved = 0;
+    st = agree(f, write, local != LMPI_OK ? local : st, st == LMPI_OK ? err : 0);
     if (st != LMPI_OK || bytes == 0)
         return st;
     if (write) {

@@ -375,11 +375,17 @@ static lmpi_status open_file(lmpi_comm *comm, const char *filename, int amode, l
         return st;
     }
     lmpi_comm *c = f->comm;
-    /* every rank must give the same amode */
-    int mm[2] = {amode, -amode}, agg[2] = {amode, -amode};
+    /* every rank must give the same, valid amode: a rank's own error is
+     * everyone's (nobody goes on to the collective steps alone) */
+    lmpi_status mine = check_amode(amode, filename);
+    int mm[3] = {amode, -amode, -(int)mine}, agg[3] = {mm[0], mm[1], mm[2]};
     if (c->size > 1)
-        st = lmpi_impl_Allreduce(mm, agg, 2, lmpi_datatype_from_handle(MPI_INT), MPI_MIN, c);
-    if (st == LMPI_OK && agg[0] != -agg[1]) {
+        st = lmpi_impl_Allreduce(mm, agg, 3, lmpi_datatype_from_handle(MPI_INT), MPI_MIN, c);
+    if (st == LMPI_OK && (mine != LMPI_OK || agg[2] != 0)) {
+        if (mine == LMPI_OK)
+            lmpi_err_detail("another process's amode for \"%s\" is not valid", filename);
+        st = mine != LMPI_OK ? mine : (lmpi_status)-agg[2];
+    } else if (st == LMPI_OK && agg[0] != -agg[1]) {
         lmpi_err_detail("amode differs between the processes (0x%x and 0x%x) for \"%s\"", (unsigned)agg[0],
                         (unsigned)-agg[1], filename);
         st = LMPI_ERR_AMODE;
@@ -474,7 +480,6 @@ lmpi_status lmpi_impl_File_open(lmpi_comm *comm, const char *filename, int amode
         return LMPI_ERR_BAD_FILE;
     }
     LMPI_TRY(lmpi_info_arg(info, &in));
-    LMPI_TRY(check_amode(amode, filename));
     lmpi_file *f;
     LMPI_TRY(open_file(comm, filename, amode, in, &f));
     *fh = (MPI_File)f;
@@ -486,14 +491,15 @@ lmpi_status lmpi_impl_File_close(MPI_File *fh)
     lmpi_file *f;
     LMPI_TRY(lmpi_file_arg(*fh, &f));
     lmpi_status st = LMPI_OK;
-    if (f->split.active) {
-        lmpi_err_detail("a split collective (%s_begin) is still open on \"%s\"", f->split.write ? "write" : "read",
-                        f->name);
-        return LMPI_ERR_OTHER;
-    }
     /* everyone's writes are in before anyone deletes */
     if (f->comm->size > 1)
         st = lmpi_impl_Barrier(f->comm);
+    if (st == LMPI_OK && f->split.active) {
+        /* closed all the same (the collective part is done): said, not hidden */
+        lmpi_err_detail("a split collective (%s_begin) was still open on \"%s\"; its _end was never called",
+                        f->split.write ? "write" : "read", f->name);
+        st = LMPI_ERR_OTHER;
+    }
     if (st == LMPI_OK && (f->amode & MPI_MODE_DELETE_ON_CLOSE) && f->comm->rank == 0)
         unlink(strip_prefix(f->name));
     file_destroy(f);
@@ -527,23 +533,34 @@ lmpi_status lmpi_impl_File_get_size(MPI_File fh, MPI_Offset *size)
     return LMPI_OK;
 }
 
+/* Collective steps after local checks: every rank learns the worst status
+ * (so nobody goes on alone), which also orders everyone's earlier accesses
+ * before what follows. */
+static lmpi_status agree_status(lmpi_file *f, lmpi_status mine)
+{
+    int in = (int)mine, out = in;
+    if (f->comm->size > 1)
+        LMPI_TRY(lmpi_impl_Allreduce(&in, &out, 1, lmpi_datatype_from_handle(MPI_INT), MPI_MAX, f->comm));
+    if (mine == LMPI_OK && out != LMPI_OK)
+        lmpi_err_detail("another process's arguments for \"%s\" were not valid", f->name);
+    return mine != LMPI_OK ? mine : (lmpi_status)out;
+}
+
 static lmpi_status resize(lmpi_file *f, MPI_Offset size, bool grow_only)
 {
+    lmpi_status mine = LMPI_OK;
     if (size < 0) {
         lmpi_err_detail("size %lld is negative", (long long)size);
-        return LMPI_ERR_ARG;
-    }
-    if (f->amode & MPI_MODE_RDONLY) {
+        mine = LMPI_ERR_ARG;
+    } else if (f->amode & MPI_MODE_RDONLY) {
         lmpi_err_detail("\"%s\" is open MPI_MODE_RDONLY", f->name);
-        return LMPI_ERR_READ_ONLY;
-    }
-    if (f->amode & MPI_MODE_SEQUENTIAL) {
+        mine = LMPI_ERR_READ_ONLY;
+    } else if (f->amode & MPI_MODE_SEQUENTIAL) {
         lmpi_err_detail("\"%s\" is open MPI_MODE_SEQUENTIAL", f->name);
-        return LMPI_ERR_UNSUPPORTED_OPERATION;
+        mine = LMPI_ERR_UNSUPPORTED_OPERATION;
     }
-    /* collective: nobody's earlier access meets the new size half-way */
-    if (f->comm->size > 1)
-        LMPI_TRY(lmpi_impl_Barrier(f->comm));
+    /* also: nobody's earlier access meets the new size half-way */
+    LMPI_TRY(agree_status(f, mine));
     int err = 0;
     if (f->comm->rank == 0) {
         struct stat sb;
@@ -664,25 +681,34 @@ lmpi_status lmpi_impl_File_set_view(MPI_File fh, MPI_Offset disp, lmpi_datatype 
     lmpi_file *f;
     lmpi_info *in;
     LMPI_TRY(lmpi_file_arg(fh, &f));
-    LMPI_TRY(lmpi_info_arg(info, &in));
-    if (disp == MPI_DISPLACEMENT_CURRENT) {
-        if (!(f->amode & MPI_MODE_SEQUENTIAL)) {
-            lmpi_err_detail("MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL");
-            return LMPI_ERR_ARG;
-        }
-        MPI_Offset at;
-        LMPI_TRY(shared_op(f, 0, MPI_SUM, &at));
-        disp = f->view.disp + at * f->view.esize;
-    } else if (disp < 0) {
-        lmpi_err_detail("disp %lld is negative", (long long)disp);
-        return LMPI_ERR_ARG;
-    }
-    if (f->split.active) {
-        lmpi_err_detail("a split collective is open on \"%s\"", f->name);
-        return LMPI_ERR_OTHER;
-    }
+    lmpi_status st = lmpi_info_arg(info, &in);
     lmpi_view v;
-    LMPI_TRY(lmpi_view_build(&v, disp, etype, filetype, datarep));
+    memset(&v, 0, sizeof(v));
+    if (st != LMPI_OK) {
+    } else if (disp == MPI_DISPLACEMENT_CURRENT && !(f->amode & MPI_MODE_SEQUENTIAL)) {
+        lmpi_err_detail("MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL");
+        st = LMPI_ERR_ARG;
+    } else if (disp != MPI_DISPLACEMENT_CURRENT && disp < 0) {
+        lmpi_err_detail("disp %lld is negative", (long long)disp);
+        st = LMPI_ERR_ARG;
+    } else if (f->split.active) {
+        lmpi_err_detail("a split collective is open on \"%s\"", f->name);
+        st = LMPI_ERR_OTHER;
+    }
+    if (st == LMPI_OK && disp == MPI_DISPLACEMENT_CURRENT) {
+        MPI_Offset at;
+        st = shared_op(f, 0, MPI_SUM, &at);
+        disp = f->view.disp + at * f->view.esize;
+    }
+    if (st == LMPI_OK)
+        st = lmpi_view_build(&v, disp, etype, filetype, datarep);
+    /* collective: one rank's bad view fails it everywhere */
+    lmpi_status all = agree_status(f, st);
+    if (all != LMPI_OK) {
+        if (st == LMPI_OK)
+            lmpi_view_clear(&v);
+        return all;
+    }
     lmpi_view_clear(&f->view);
     f->view = v;
     f->fp = 0;

@@ -125,10 +125,12 @@ void lmpi_datarep_finalize(void);
  * file and the contiguous buffer `stream` (independent: this process only).
  * *moved: bytes actually moved (short at end of file when reading). */
 lmpi_status lmpi_io_stream(lmpi_file *f, bool write, MPI_Count s0, char *stream, MPI_Count bytes, MPI_Count *moved);
-/* The same, collectively over the file's communicator (two-phase). */
 /* pread/pwrite of one run until done, EOF (*got short) or an error. */
 lmpi_status lmpi_io_file_io(lmpi_file *f, bool write, char *p, MPI_Count len, MPI_Offset off, MPI_Count *got);
-lmpi_status lmpi_io_stream_all(lmpi_file *f, bool write, MPI_Count s0, char *stream, MPI_Count bytes,
-                               MPI_Count *moved);
+/* lmpi_io_stream, collectively over the file's communicator (two-phase).
+ * `local` is this rank's status so far: a rank that failed its own checks
+ * still takes part (moving nothing), and every rank returns the same class. */
+lmpi_status lmpi_io_stream_all(lmpi_file *f, bool write, lmpi_status local, MPI_Count s0, char *stream,
+                               MPI_Count bytes, MPI_Count *moved);
 
 #endif

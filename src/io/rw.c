@@ -239,10 +239,16 @@ static lmpi_status ordered_start(lmpi_file *f, MPI_Offset n, MPI_Offset *at)
 static lmpi_status do_access(lmpi_file *f, position_kind pos, bool write, bool coll, MPI_Offset offset, void *buf,
                              MPI_Count count, lmpi_datatype *dt, MPI_Status *status)
 {
-    LMPI_TRY(check_access(f, write, pos, offset));
     const lmpi_view *v = &f->view;
-    MPI_Count bytes;
-    LMPI_TRY(lmpi_view_stream_bytes(v, count, dt, &bytes));
+    MPI_Count bytes = 0;
+    lmpi_status st = check_access(f, write, pos, offset);
+    if (st == LMPI_OK)
+        st = lmpi_view_stream_bytes(v, count, dt, &bytes);
+    if (st != LMPI_OK) {
+        if (!coll)
+            return st;
+        bytes = 0; /* a collective goes on with nothing rather than leave the others waiting */
+    }
     MPI_Offset n = bytes / v->esize, at = 0;
     switch (pos) {
     case AT_OFFSET:
@@ -254,32 +260,30 @@ static lmpi_status do_access(lmpi_file *f, position_kind pos, bool write, bool c
     case AT_SHARED:
         LMPI_TRY(lmpi_file_shared_take(f, n, &at));
         break;
-    case AT_ORDERED:
-        LMPI_TRY(ordered_start(f, n, &at));
+    case AT_ORDERED: {
+        lmpi_status s2 = ordered_start(f, n, &at);
+        if (st == LMPI_OK)
+            st = s2;
         break;
+    }
     }
     bool native = v->rep == LMPI_REP_NATIVE || v->rep == LMPI_REP_INTERNAL;
     char *stream = NULL, *tmp = NULL;
-    if (native && dt->contiguous)
+    if (bytes > 0 && native && dt->contiguous)
         stream = (char *)lmpi_dt_contig_ptr(buf, dt);
     else if (bytes > 0) {
         tmp = lmpi_malloc((size_t)bytes, LMPI_MEM_IO);
         if (!tmp)
-            return LMPI_ERR_NO_MEM;
+            st = LMPI_ERR_NO_MEM;
         stream = tmp;
     }
-    lmpi_status st = LMPI_OK;
-    if (write && tmp)
+    if (st == LMPI_OK && write && tmp)
         st = lmpi_view_to_file(v, buf, count, dt, at, tmp, bytes);
     MPI_Count moved = 0;
-    if (st == LMPI_OK || coll) {
-        /* a collective goes on with nothing to move rather than leave the others waiting */
-        MPI_Count b = st == LMPI_OK ? bytes : 0;
-        lmpi_status st2 = coll ? lmpi_io_stream_all(f, write, at * v->esize, stream, b, &moved)
-                               : lmpi_io_stream(f, write, at * v->esize, stream, b, &moved);
-        if (st == LMPI_OK)
-            st = st2;
-    }
+    if (coll)
+        st = lmpi_io_stream_all(f, write, st, at * v->esize, stream, st == LMPI_OK ? bytes : 0, &moved);
+    else if (st == LMPI_OK)
+        st = lmpi_io_stream(f, write, at * v->esize, stream, bytes, &moved);
     if (st == LMPI_OK && !write && tmp && moved > 0) {
         if (native)
             lmpi_dt_unpack(buf, count, dt, 0, moved, tmp);

@@ -677,6 +677,32 @@ static void test_errors(void)
         CHECK_EQ(err_class(MPI_File_write(fh, &v, 1, MPI_INT, MPI_STATUS_IGNORE)), MPI_ERR_NO_SPACE);
         OK(MPI_File_close(&fh));
     }
+    /* bad input at one rank only: the collective call fails at every rank
+     * with the same class and nobody is left waiting */
+    if (size > 1) {
+        CHECK_EQ(err_class(MPI_File_open(MPI_COMM_WORLD, name,
+                                         rank == size - 1 ? MPI_MODE_RDWR | MPI_MODE_WRONLY
+                                                          : MPI_MODE_RDWR | MPI_MODE_CREATE,
+                                         MPI_INFO_NULL, &fh)),
+                 MPI_ERR_AMODE);
+        OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
+                         MPI_INFO_NULL, &fh));
+        MPI_Datatype odd;
+        MPI_Type_contiguous(3, MPI_BYTE, &odd);
+        MPI_Type_commit(&odd);
+        CHECK_EQ(err_class(MPI_File_set_view(fh, 0, MPI_INT, rank == 0 ? odd : MPI_INT, "native", MPI_INFO_NULL)),
+                 MPI_ERR_TYPE);
+        OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+        CHECK_EQ(err_class(MPI_File_write_at_all(fh, rank == 0 ? -1 : rank, &v, 1, MPI_INT, MPI_STATUS_IGNORE)),
+                 MPI_ERR_ARG);
+        CHECK_EQ(err_class(MPI_File_write_ordered(fh, &v, 1, rank == 0 ? odd : MPI_INT, MPI_STATUS_IGNORE)),
+                 MPI_ERR_TYPE);
+        CHECK_EQ(err_class(MPI_File_set_size(fh, rank == 0 ? -1 : 8)), MPI_ERR_ARG);
+        MPI_Type_free(&odd);
+        /* and the file still works */
+        OK(MPI_File_write_at_all(fh, rank, &v, 1, MPI_INT, MPI_STATUS_IGNORE));
+        OK(MPI_File_close(&fh));
+    }
     /* errors of open and delete go to MPI_FILE_NULL's handler */
     handler_calls = 0;
     MPI_Errhandler eh;

@@ -31,15 +31,17 @@ if [ ! -f "$dir/src/libs/libpnetcdf.la" ]; then
     (cd "$dir" && make -j2 >"$src/make.log" 2>&1) || { echo "pnetcdf.sh: make failed ($src/make.log)"; exit 1; }
 fi
 export TMPDIR=${TMPDIR:-/tmp}
+out="$TMPDIR/lmpi-pnetcdf-$$"
+mkdir -p "$out" || exit 1
 status=0
 for t in check ptest; do
     log="$src/make-$t.log"
-    (cd "$dir" && timeout 1200 make -j1 $t TESTOUTDIR="$TMPDIR/lmpi-pnetcdf-$$" >"$log" 2>&1)
+    (cd "$dir" && timeout 1200 make -j1 $t TESTOUTDIR="$out" >"$log" 2>&1)
     rc=$?
     pass=$(grep -c '^PASS\|pass$\|PASS:' "$log")
     fail=$(grep -ci 'fail' "$log")
     echo "pnetcdf $t: exit $rc, $pass lines reporting a pass, $fail mentioning a failure (log $log)"
     [ $rc = 0 ] || status=1
 done
-rm -rf "$TMPDIR/lmpi-pnetcdf-$$"
+rm -rf "$out"
 exit $status
