@@ -395,86 +395,44 @@ static lmpi_status split_end(MPI_File fh, bool write, const void *buf, MPI_Statu
 
 /* ---- the entry points ------------------------------------------------------------ */
 
-#define RW_FORMS(name, pos, coll)                                                                                    \
-    lmpi_status lmpi_impl_File_read##name(MPI_File fh, void *buf, MPI_Count count, lmpi_datatype *dt,                \
-                                          MPI_Status *status)                                                        \
+/* read/write with a pointer (individual, shared, ordered), blocking (access_fh,
+ * a status) or nonblocking (access_nb, a request) */
+#define POINTER_FORMS(i, name, pos, coll, call, last_t)                                                              \
+    lmpi_status lmpi_impl_File_##i##read##name(MPI_File fh, void *buf, MPI_Count count, lmpi_datatype *dt,           \
+                                               last_t last)                                                          \
     {                                                                                                                \
-        return access_fh(fh, pos, false, coll, 0, buf, count, dt, status);                                           \
+        return call(fh, pos, false, coll, 0, buf, count, dt, last);                                                  \
     }                                                                                                                \
-    lmpi_status lmpi_impl_File_write##name(MPI_File fh, const void *buf, MPI_Count count, lmpi_datatype *dt,         \
-                                           MPI_Status *status)                                                       \
+    lmpi_status lmpi_impl_File_##i##write##name(MPI_File fh, const void *buf, MPI_Count count, lmpi_datatype *dt,    \
+                                                last_t last)                                                         \
     {                                                                                                                \
-        return access_fh(fh, pos, true, coll, 0, buf, count, dt, status);                                            \
+        return call(fh, pos, true, coll, 0, buf, count, dt, last);                                                   \
     }
 
-RW_FORMS(, AT_INDIVIDUAL, false)
-RW_FORMS(_all, AT_INDIVIDUAL, true)
-RW_FORMS(_shared, AT_SHARED, false)
-RW_FORMS(_ordered, AT_ORDERED, true)
-
-lmpi_status lmpi_impl_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, lmpi_datatype *dt,
-                                   MPI_Status *status)
-{
-    return access_fh(fh, AT_OFFSET, false, false, offset, buf, count, dt, status);
-}
-
-lmpi_status lmpi_impl_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                                    lmpi_datatype *dt, MPI_Status *status)
-{
-    return access_fh(fh, AT_OFFSET, true, false, offset, buf, count, dt, status);
-}
-
-lmpi_status lmpi_impl_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, lmpi_datatype *dt,
-                                       MPI_Status *status)
-{
-    return access_fh(fh, AT_OFFSET, false, true, offset, buf, count, dt, status);
-}
-
-lmpi_status lmpi_impl_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                                        lmpi_datatype *dt, MPI_Status *status)
-{
-    return access_fh(fh, AT_OFFSET, true, true, offset, buf, count, dt, status);
-}
-
-#define NB_FORMS(name, pos, coll)                                                                                    \
-    lmpi_status lmpi_impl_File_iread##name(MPI_File fh, void *buf, MPI_Count count, lmpi_datatype *dt,               \
-                                           MPI_Request *request)                                                     \
+/* read_at/write_at (explicit offsets), the same four ways */
+#define OFFSET_FORMS(i, name, coll, call, last_t)                                                                    \
+    lmpi_status lmpi_impl_File_##i##read_at##name(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,        \
+                                                  lmpi_datatype *dt, last_t last)                                    \
     {                                                                                                                \
-        return access_nb(fh, pos, false, coll, 0, buf, count, dt, request);                                          \
+        return call(fh, AT_OFFSET, false, coll, offset, buf, count, dt, last);                                       \
     }                                                                                                                \
-    lmpi_status lmpi_impl_File_iwrite##name(MPI_File fh, const void *buf, MPI_Count count, lmpi_datatype *dt,        \
-                                            MPI_Request *request)                                                    \
+    lmpi_status lmpi_impl_File_##i##write_at##name(MPI_File fh, MPI_Offset offset, const void *buf,                  \
+                                                   MPI_Count count, lmpi_datatype *dt, last_t last)                  \
     {                                                                                                                \
-        return access_nb(fh, pos, true, coll, 0, buf, count, dt, request);                                           \
+        return call(fh, AT_OFFSET, true, coll, offset, buf, count, dt, last);                                        \
     }
 
-NB_FORMS(, AT_INDIVIDUAL, false)
-NB_FORMS(_all, AT_INDIVIDUAL, true)
-NB_FORMS(_shared, AT_SHARED, false)
-
-lmpi_status lmpi_impl_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, lmpi_datatype *dt,
-                                    MPI_Request *request)
-{
-    return access_nb(fh, AT_OFFSET, false, false, offset, buf, count, dt, request);
-}
-
-lmpi_status lmpi_impl_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                                     lmpi_datatype *dt, MPI_Request *request)
-{
-    return access_nb(fh, AT_OFFSET, true, false, offset, buf, count, dt, request);
-}
-
-lmpi_status lmpi_impl_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                                        lmpi_datatype *dt, MPI_Request *request)
-{
-    return access_nb(fh, AT_OFFSET, false, true, offset, buf, count, dt, request);
-}
-
-lmpi_status lmpi_impl_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                                         lmpi_datatype *dt, MPI_Request *request)
-{
-    return access_nb(fh, AT_OFFSET, true, true, offset, buf, count, dt, request);
-}
+POINTER_FORMS(, , AT_INDIVIDUAL, false, access_fh, MPI_Status *)
+POINTER_FORMS(, _all, AT_INDIVIDUAL, true, access_fh, MPI_Status *)
+POINTER_FORMS(, _shared, AT_SHARED, false, access_fh, MPI_Status *)
+POINTER_FORMS(, _ordered, AT_ORDERED, true, access_fh, MPI_Status *)
+POINTER_FORMS(i, , AT_INDIVIDUAL, false, access_nb, MPI_Request *)
+POINTER_FORMS(i, _all, AT_INDIVIDUAL, true, access_nb, MPI_Request *)
+POINTER_FORMS(i, _shared, AT_SHARED, false, access_nb, MPI_Request *)
+OFFSET_FORMS(, , false, access_fh, MPI_Status *)
+OFFSET_FORMS(, _all, true, access_fh, MPI_Status *)
+OFFSET_FORMS(i, , false, access_nb, MPI_Request *)
+OFFSET_FORMS(i, _all, true, access_nb, MPI_Request *)
 
 #define SPLIT_FORMS(name, pos)                                                                                       \
     lmpi_status lmpi_impl_File_read##name##_begin(MPI_File fh, void *buf, MPI_Count count, lmpi_datatype *dt)        \

@@ -169,6 +169,11 @@ lmpi_status lmpi_view_stream_bytes(const lmpi_view *v, MPI_Count count, lmpi_dat
         return LMPI_ERR_COUNT;
     }
     *bytes = one * count;
+    if (*bytes > 0 && v->tsize == 0) {
+        lmpi_err_detail("the view's filetype has no data: only accesses of 0 bytes fit it (%lld asked)",
+                        (long long)*bytes);
+        return LMPI_ERR_ARG;
+    }
     if (*bytes % v->esize) {
         lmpi_err_detail("the datatype's %lld bytes are not a whole number of etypes (%lld bytes each)",
                         (long long)*bytes, (long long)v->esize);
@@ -182,7 +187,7 @@ lmpi_status lmpi_view_stream_bytes(const lmpi_view *v, MPI_Count count, lmpi_dat
 int lmpi_view_runs(const lmpi_view *v, MPI_Count first, MPI_Count len, MPI_Offset *off, MPI_Count *rlen, int max,
                    MPI_Count *done)
 {
-    if (len <= 0 || max <= 0) {
+    if (len <= 0 || max <= 0 || v->tsize == 0) {
         *done = 0;
         return 0;
     }
@@ -295,13 +300,15 @@ lmpi_status lmpi_view_from_file(const lmpi_view *v, void *buf, MPI_Count count, 
 
 /* ---- MPI_File_set_view / get_view ---------------------------------------------------- */
 
-static lmpi_status check_view_type(lmpi_datatype *t, const char *what)
+static lmpi_status check_view_type(lmpi_datatype *t, const char *what, bool may_be_empty)
 {
     if (!t->predefined && !t->committed) {
         lmpi_err_detail("%s is not committed", what);
         return LMPI_ERR_TYPE;
     }
-    if (t->size == 0) {
+    /* a filetype without data is legal (a process with nothing to access in
+     * a collective, as PnetCDF's fill makes them); an etype is not */
+    if (t->size == 0 && !may_be_empty) {
         lmpi_err_detail("%s has no data (size 0)", what);
         return LMPI_ERR_TYPE;
     }
@@ -333,8 +340,8 @@ lmpi_status lmpi_view_build(lmpi_view *v, MPI_Offset disp, lmpi_datatype *etype,
         return LMPI_ERR_UNSUPPORTED_DATAREP;
     }
     snprintf(v->datarep, sizeof(v->datarep), "%s", datarep);
-    LMPI_TRY(check_view_type(etype, "etype"));
-    LMPI_TRY(check_view_type(ftype, "filetype"));
+    LMPI_TRY(check_view_type(etype, "etype", false));
+    LMPI_TRY(check_view_type(ftype, "filetype", true));
     MPI_Count fsize;
     LMPI_TRY(rep_size(v->rep, v->user, etype, &v->esize));
     LMPI_TRY(rep_size(v->rep, v->user, ftype, &fsize));
@@ -343,7 +350,7 @@ lmpi_status lmpi_view_build(lmpi_view *v, MPI_Offset disp, lmpi_datatype *etype,
                         (long long)v->esize);
         return LMPI_ERR_TYPE;
     }
-    bool dense_type = ftype->contiguous && ftype->size == ftype->extent;
+    bool dense_type = ftype->contiguous && ftype->size == ftype->extent && fsize > 0;
     v->disp = disp;
     v->tsize = fsize;
     if (fsize == ftype->size) {
@@ -360,7 +367,7 @@ lmpi_status lmpi_view_build(lmpi_view *v, MPI_Offset disp, lmpi_datatype *etype,
                         (long long)fsize, (long long)ftype->size);
         return LMPI_ERR_UNSUPPORTED_DATAREP;
     }
-    if (v->textent <= 0) {
+    if (v->textent <= 0 && fsize > 0) {
         lmpi_err_detail("filetype has extent %ld (tiles must advance)", (long)v->textent);
         return LMPI_ERR_TYPE;
     }

@@ -699,6 +699,24 @@ static void test_errors(void)
                  MPI_ERR_TYPE);
         CHECK_EQ(err_class(MPI_File_set_size(fh, rank == 0 ? -1 : 8)), MPI_ERR_ARG);
         MPI_Type_free(&odd);
+        /* a filetype without data (all blocks empty) at some ranks, as
+         * PnetCDF's fill makes them: legal, and those ranks move nothing */
+        int zbl[2] = {rank == 0 ? 4 : 0, 0};
+        MPI_Aint zdp[2] = {64, 128};
+        MPI_Datatype ztype;
+        MPI_Type_create_hindexed(2, zbl, zdp, MPI_BYTE, &ztype);
+        MPI_Type_commit(&ztype);
+        OK(MPI_File_set_view(fh, 0, MPI_BYTE, ztype, "native", MPI_INFO_NULL));
+        MPI_Type_free(&ztype);
+        int zval = 0x5a5a5a5a;
+        OK(MPI_File_write_at_all(fh, 0, &zval, rank == 0 ? 4 : 0, MPI_BYTE, MPI_STATUS_IGNORE));
+        if (rank != 0)
+            CHECK_EQ(err_class(MPI_File_write_at(fh, 0, &zval, 4, MPI_BYTE, MPI_STATUS_IGNORE)), MPI_ERR_ARG);
+        OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+        int zback = 0;
+        OK(MPI_File_read_at_all(fh, 64, &zback, 4, MPI_BYTE, MPI_STATUS_IGNORE));
+        CHECK_EQ(zback, zval);
+        OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
         /* and the file still works */
         OK(MPI_File_write_at_all(fh, rank, &v, 1, MPI_INT, MPI_STATUS_IGNORE));
         OK(MPI_File_close(&fh));
