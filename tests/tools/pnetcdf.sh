@@ -38,9 +38,10 @@ for t in check ptest; do
     log="$src/make-$t.log"
     (cd "$dir" && timeout 1200 make -j1 $t TESTOUTDIR="$out" >"$log" 2>&1)
     rc=$?
-    pass=$(grep -c '^PASS\|pass$\|PASS:' "$log")
-    fail=$(grep -ci 'fail' "$log")
-    echo "pnetcdf $t: exit $rc, $pass lines reporting a pass, $fail mentioning a failure (log $log)"
+    # test programs print "------ pass"; automake's harness "PASS:"/"FAIL:"
+    pass=$(grep -cE -- '------ pass|^PASS:' "$log")
+    fail=$(grep -cE -- '------ fail|^FAIL:|^ERROR:' "$log")
+    echo "pnetcdf $t: exit $rc, $pass passed, $fail failed (log $log)"
     [ $rc = 0 ] || status=1
 done
 rm -rf "$out"
