@@ -17,7 +17,9 @@ text = open(ref).read()
 def names(t):
     return set(n for n in re.findall(r'\b(P?MPI_\w+)\(', t) if 'MPIX' not in n)
 missing = sorted(names(text) - names(open(ours).read()))
-extra = sorted(names(open(ours).read()) - names(text))
+# MPI_<handle>_f2c/c2f (MPI 5.0 §19.3.4) are C functions of the standard
+# that the ABI header leaves out (it has _toint/_fromint); ours keeps them.
+extra = sorted(n for n in names(open(ours).read()) - names(text) if not re.search(r'_(f2c|c2f)$', n))
 if missing or extra:
     print('missing from our mpi.h: %s' % ' '.join(missing))
     print('not in the reference: %s' % ' '.join(extra))

@@ -34,7 +34,8 @@ int main(void)
     CHECK(lookup("MPI_Comm_spawn", &impl) && impl);
     CHECK(lookup("MPI_Alltoallw_c", &impl) && impl);
     CHECK(lookup("MPI_Neighbor_alltoallw_c", &impl) && impl);
-    CHECK(lookup("MPI_File_open", &impl) && !impl);
+    CHECK(lookup("MPI_File_open", &impl) && impl);
+    CHECK(lookup("MPI_Register_datarep_c", &impl) && impl);
     CHECK(!lookup("MPI_Not_a_function", &impl));
     CHECK(strcmp(lmpi_predefined_name((uintptr_t)MPI_COMM_WORLD), "MPI_COMM_WORLD") == 0);
     CHECK(strcmp(lmpi_predefined_name((uintptr_t)MPI_DOUBLE), "MPI_DOUBLE") == 0);
