@@ -293,6 +293,94 @@ static void test_shared(void)
     free(ord);
 }
 
+static int twice_extent(MPI_Datatype t, MPI_Aint *ext, void *extra);
+
+/* ---- every read/write form not exercised above, each writing its own
+ * region and reading it back with the matching read form ---- */
+static void test_forms(void)
+{
+    char name[600];
+    path(name, sizeof(name), "forms");
+    MPI_File fh;
+    OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                     MPI_INFO_NULL, &fh));
+    /* each rank's region k is 4 ints at ((k * size) + rank) * 4 ints */
+    MPI_Datatype mine;
+    MPI_Type_vector(16, 4, 4 * size, MPI_INT, &mine);
+    MPI_Datatype tile;
+    MPI_Type_create_resized(mine, 0, (MPI_Aint)(64 * size * sizeof(int)), &tile);
+    MPI_Type_commit(&tile);
+    OK(MPI_File_set_view(fh, 4 * rank * (MPI_Offset)sizeof(int), MPI_INT, tile, "native", MPI_INFO_NULL));
+    int w[4], r[4];
+    MPI_Request q;
+    MPI_Status st;
+    int n;
+#define FORM(k, WRITE, READ)                                                                                         \
+    do {                                                                                                             \
+        for (int i = 0; i < 4; i++)                                                                                  \
+            w[i] = (k) * 1000 + rank * 10 + i, r[i] = -1;                                                            \
+        WRITE;                                                                                                       \
+        OK(MPI_File_sync(fh));                                                                                       \
+        MPI_Barrier(MPI_COMM_WORLD);                                                                                 \
+        OK(MPI_File_sync(fh));                                                                                       \
+        READ;                                                                                                        \
+        MPI_Get_count(&st, MPI_INT, &n);                                                                             \
+        CHECK_EQ(n, 4);                                                                                              \
+        CHECK_EQ(memcmp(w, r, sizeof(w)), 0);                                                                        \
+    } while (0)
+    FORM(0, OK(MPI_File_iwrite_at_all(fh, 0, w, 4, MPI_INT, &q)); OK(MPI_Wait(&q, MPI_STATUS_IGNORE)),
+         OK(MPI_File_iread_at_all(fh, 0, r, 4, MPI_INT, &q)); OK(MPI_Wait(&q, &st)));
+    FORM(1, OK(MPI_File_write_at_all_begin(fh, 4, w, 4, MPI_INT)); OK(MPI_File_write_at_all_end(fh, w, &st)),
+         OK(MPI_File_read_at_all_begin(fh, 4, r, 4, MPI_INT)); OK(MPI_File_read_at_all_end(fh, r, &st)));
+    OK(MPI_File_seek(fh, 8, MPI_SEEK_SET));
+    FORM(2, OK(MPI_File_iwrite_all(fh, w, 4, MPI_INT, &q)); OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+         OK(MPI_File_seek(fh, -4, MPI_SEEK_CUR)),
+         OK(MPI_File_iread_all(fh, r, 4, MPI_INT, &q)); OK(MPI_Wait(&q, &st)));
+    FORM(3, OK(MPI_File_iwrite_at(fh, 12, w, 4, MPI_INT, &q)); OK(MPI_Wait(&q, MPI_STATUS_IGNORE)),
+         OK(MPI_File_iread_at(fh, 12, r, 4, MPI_INT, &q)); OK(MPI_Wait(&q, &st)));
+    /* shared pointer: each rank takes 4 etypes of its own view, so the
+     * ordered form puts rank r's ints in rank r's region */
+    OK(MPI_File_seek_shared(fh, 16, MPI_SEEK_SET));
+    FORM(4, OK(MPI_File_write_ordered_begin(fh, w, 4, MPI_INT)); OK(MPI_File_write_ordered_end(fh, w, &st));
+         OK(MPI_File_seek_shared(fh, 16, MPI_SEEK_SET)),
+         OK(MPI_File_read_ordered_begin(fh, r, 4, MPI_INT)); OK(MPI_File_read_ordered_end(fh, r, &st)));
+    /* independent shared access: one rank at a time, so the places are known */
+    OK(MPI_File_seek_shared(fh, 20 * (MPI_Offset)size, MPI_SEEK_SET));
+    for (int turn = 0; turn < size; turn++) {
+        if (turn == rank) {
+            for (int i = 0; i < 4; i++)
+                w[i] = 5000 + rank * 10 + i;
+            OK(MPI_File_iwrite_shared(fh, w, 4, MPI_INT, &q));
+            OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    OK(MPI_File_seek_shared(fh, 20 * (MPI_Offset)size, MPI_SEEK_SET));
+    for (int turn = 0; turn < size; turn++) {
+        if (turn == rank) {
+            if (rank % 2)
+                OK(MPI_File_read_shared(fh, r, 4, MPI_INT, &st));
+            else {
+                OK(MPI_File_iread_shared(fh, r, 4, MPI_INT, &q));
+                OK(MPI_Wait(&q, &st));
+            }
+            CHECK_EQ(memcmp(w, r, sizeof(w)), 0);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+#undef FORM
+    /* a large-count datarep registration */
+    OK(MPI_Register_datarep_c("lmpi-forms-c", MPI_CONVERSION_FN_NULL_C, MPI_CONVERSION_FN_NULL_C, twice_extent,
+                              NULL));
+    OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "lmpi-forms-c", MPI_INFO_NULL));
+    MPI_Count ext;
+    OK(MPI_File_get_type_extent_c(fh, MPI_INT, &ext));
+    CHECK_EQ(ext, 8);
+    MPI_Type_free(&tile);
+    MPI_Type_free(&mine);
+    OK(MPI_File_close(&fh));
+}
+
 /* ---- atomic mode ------------------------------------------------------------------------ */
 
 static void test_atomic(void)
@@ -793,6 +881,7 @@ int main(int argc, char **argv)
         test_errors();
         test_views();
         test_shared();
+        test_forms();
         test_atomic();
         test_datareps();
     }
