@@ -13,6 +13,8 @@ for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
     timeout 60 "$h" -n 3 "$b/examples/ring" 1048576 2 || { echo "FAIL: ring under $h"; exit 1; }
     # dynamic processes: Hydra starts the spawned jobs and holds the names
     timeout 60 "$h" -n 2 "$b/tests/t_dpm" || { echo "FAIL: t_dpm (spawn, connect/accept, names) under $h"; exit 1; }
+    # MPI-IO: the shared pointer's window and the node map under Hydra's PMI
+    timeout 60 "$h" -n 3 "$b/tests/t_io" || { echo "FAIL: t_io under $h"; exit 1; }
 done
 if [ $found = 0 ]; then
     echo "SKIP: no mpiexec.hydra (apt-get install mpich, or pip install mpich==5.0.2)"
