@@ -807,18 +807,13 @@ lmpi_status lmpi_impl_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 
 lmpi_status lmpi_impl_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    lmpi_errhandler *e;
     if (!fn) {
         lmpi_err_detail("file_errhandler_fn is NULL");
         return LMPI_ERR_ARG;
     }
-    lmpi_errhandler *e = lmpi_calloc(1, sizeof(*e), LMPI_MEM_IO);
-    if (!e)
-        return LMPI_ERR_NO_MEM;
-    e->magic = LMPI_MAGIC_ERRHANDLER;
-    e->kind = LMPI_ERRH_USER_FILE;
-    e->refcount = 1;
+    LMPI_TRY(lmpi_errhandler_new(LMPI_ERRH_USER_FILE, LMPI_MEM_IO, &e));
     e->file_fn = fn;
-    e->handle = (MPI_Errhandler)e;
     *errhandler = e->handle;
     return LMPI_OK;
 }

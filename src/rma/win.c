@@ -615,18 +615,13 @@ lmpi_status lmpi_impl_Win_detach(MPI_Win win, const void *base)
 
 lmpi_status lmpi_impl_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    lmpi_errhandler *e;
     if (!fn) {
         lmpi_err_detail("win_errhandler_fn is NULL");
         return LMPI_ERR_ARG;
     }
-    lmpi_errhandler *e = lmpi_calloc(1, sizeof(*e), LMPI_MEM_RMA);
-    if (!e)
-        return LMPI_ERR_NO_MEM;
-    e->magic = LMPI_MAGIC_ERRHANDLER;
-    e->kind = LMPI_ERRH_USER_WIN;
-    e->refcount = 1;
+    LMPI_TRY(lmpi_errhandler_new(LMPI_ERRH_USER_WIN, LMPI_MEM_RMA, &e));
     e->win_fn = fn;
-    e->handle = (MPI_Errhandler)e;
     *errhandler = e->handle;
     return LMPI_OK;
 }

@@ -33,6 +33,8 @@ struct lmpi_errhandler {
 };
 
 lmpi_errhandler *lmpi_errhandler_from_handle(MPI_Errhandler h);
+/* A user handler of `kind` (refcount 1); the caller sets its function. */
+lmpi_status lmpi_errhandler_new(lmpi_errh_kind kind, lmpi_mem_cat cat, lmpi_errhandler **out);
 lmpi_errhandler *lmpi_errhandler_initial(void);
 void lmpi_errhandler_retain(lmpi_errhandler *e);
 void lmpi_errhandler_release(lmpi_errhandler *e);

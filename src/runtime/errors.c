@@ -272,20 +272,28 @@ void lmpi_errhandler_release(lmpi_errhandler *e)
     }
 }
 
+lmpi_status lmpi_errhandler_new(lmpi_errh_kind kind, lmpi_mem_cat cat, lmpi_errhandler **out)
+{
+    lmpi_errhandler *e = lmpi_calloc(1, sizeof(*e), cat);
+    if (!e)
+        return LMPI_ERR_NO_MEM;
+    e->magic = LMPI_MAGIC_ERRHANDLER;
+    e->kind = kind;
+    e->refcount = 1;
+    e->handle = (MPI_Errhandler)e;
+    *out = e;
+    return LMPI_OK;
+}
+
 lmpi_status lmpi_impl_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    lmpi_errhandler *e;
     if (!fn) {
         lmpi_err_detail("comm_errhandler_fn is NULL");
         return LMPI_ERR_ARG;
     }
-    lmpi_errhandler *e = lmpi_calloc(1, sizeof(*e), LMPI_MEM_COMM);
-    if (!e)
-        return LMPI_ERR_NO_MEM;
-    e->magic = LMPI_MAGIC_ERRHANDLER;
-    e->kind = LMPI_ERRH_USER_COMM;
-    e->refcount = 1;
+    LMPI_TRY(lmpi_errhandler_new(LMPI_ERRH_USER_COMM, LMPI_MEM_COMM, &e));
     e->comm_fn = fn;
-    e->handle = (MPI_Errhandler)e;
     *errhandler = e->handle;
     return LMPI_OK;
 }
@@ -324,18 +332,13 @@ lmpi_status lmpi_impl_Comm_get_errhandler(lmpi_comm *comm, MPI_Errhandler *errha
 
 lmpi_status lmpi_impl_Session_create_errhandler(MPI_Session_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    lmpi_errhandler *e;
     if (!fn) {
         lmpi_err_detail("session_errhandler_fn is NULL");
         return LMPI_ERR_ARG;
     }
-    lmpi_errhandler *e = lmpi_calloc(1, sizeof(*e), LMPI_MEM_COMM);
-    if (!e)
-        return LMPI_ERR_NO_MEM;
-    e->magic = LMPI_MAGIC_ERRHANDLER;
-    e->kind = LMPI_ERRH_USER_SESSION;
-    e->refcount = 1;
+    LMPI_TRY(lmpi_errhandler_new(LMPI_ERRH_USER_SESSION, LMPI_MEM_COMM, &e));
     e->session_fn = fn;
-    e->handle = (MPI_Errhandler)e;
     *errhandler = e->handle;
     return LMPI_OK;
 }
