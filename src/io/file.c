@@ -824,9 +824,9 @@ lmpi_status lmpi_impl_File_set_errhandler(MPI_File file, MPI_Errhandler errhandl
     if (file != MPI_FILE_NULL)
         LMPI_TRY(lmpi_file_arg(file, &f));
     lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
-    if (!e || e->kind == LMPI_ERRH_NULL || e->kind == LMPI_ERRH_USER_COMM || e->kind == LMPI_ERRH_USER_SESSION ||
-        e->kind == LMPI_ERRH_USER_WIN) {
-        lmpi_err_detail("errhandler is not a file error handler");
+    if (!lmpi_errhandler_fits(e, LMPI_ERRH_USER_FILE)) {
+        lmpi_err_detail("errhandler is not a file error handler (%s)",
+                        e && e->kind != LMPI_ERRH_NULL ? lmpi_errhandler_made_for(e) : "MPI_ERRHANDLER_NULL or garbage");
         return LMPI_ERR_ARG;
     }
     lmpi_errhandler **slot = f ? &f->errh : &file_null_errh;

@@ -631,9 +631,9 @@ lmpi_status lmpi_impl_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     lmpi_win *w;
     LMPI_TRY(lmpi_win_arg(win, &w));
     lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
-    if (!e || e->kind == LMPI_ERRH_NULL || e->kind == LMPI_ERRH_USER_COMM || e->kind == LMPI_ERRH_USER_SESSION ||
-        e->kind == LMPI_ERRH_USER_FILE) {
-        lmpi_err_detail("errhandler is not a window error handler");
+    if (!lmpi_errhandler_fits(e, LMPI_ERRH_USER_WIN)) {
+        lmpi_err_detail("errhandler is not a window error handler (%s)",
+                        e && e->kind != LMPI_ERRH_NULL ? lmpi_errhandler_made_for(e) : "MPI_ERRHANDLER_NULL or garbage");
         return lmpi_win_fail(w, LMPI_ERR_ARG);
     }
     lmpi_errhandler_retain(e);

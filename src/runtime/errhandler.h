@@ -36,6 +36,10 @@ lmpi_errhandler *lmpi_errhandler_from_handle(MPI_Errhandler h);
 /* A user handler of `kind` (refcount 1); the caller sets its function. */
 lmpi_status lmpi_errhandler_new(lmpi_errh_kind kind, lmpi_mem_cat cat, lmpi_errhandler **out);
 lmpi_errhandler *lmpi_errhandler_initial(void);
+/* A predefined handler, or a user one made for objects of user_kind (a
+ * handler made for files must not be called with a communicator). */
+bool lmpi_errhandler_fits(const lmpi_errhandler *e, lmpi_errh_kind want);
+const char *lmpi_errhandler_made_for(const lmpi_errhandler *e);
 void lmpi_errhandler_retain(lmpi_errhandler *e);
 void lmpi_errhandler_release(lmpi_errhandler *e);
 

@@ -258,6 +258,27 @@ static bool user_kind(const lmpi_errhandler *e)
            e->kind == LMPI_ERRH_USER_FILE;
 }
 
+bool lmpi_errhandler_fits(const lmpi_errhandler *e, lmpi_errh_kind want)
+{
+    return e && e->kind != LMPI_ERRH_NULL && (!user_kind(e) || e->kind == want);
+}
+
+const char *lmpi_errhandler_made_for(const lmpi_errhandler *e)
+{
+    switch (e->kind) {
+    case LMPI_ERRH_USER_COMM:
+        return "communicators";
+    case LMPI_ERRH_USER_SESSION:
+        return "sessions";
+    case LMPI_ERRH_USER_WIN:
+        return "windows";
+    case LMPI_ERRH_USER_FILE:
+        return "files";
+    default:
+        return "every object";
+    }
+}
+
 void lmpi_errhandler_retain(lmpi_errhandler *e)
 {
     if (user_kind(e))
@@ -316,6 +337,10 @@ lmpi_status lmpi_impl_Comm_set_errhandler(lmpi_comm *comm, MPI_Errhandler errhan
     if (!e || e->kind == LMPI_ERRH_NULL) {
         lmpi_err_detail("errhandler is not a valid error handler");
         return LMPI_ERR_ERRHANDLER;
+    }
+    if (!lmpi_errhandler_fits(e, LMPI_ERRH_USER_COMM)) {
+        lmpi_err_detail("errhandler was made for %s, not communicators", lmpi_errhandler_made_for(e));
+        return LMPI_ERR_ARG;
     }
     lmpi_errhandler_retain(e);
     lmpi_errhandler_release(comm->errh);

@@ -116,6 +116,10 @@ lmpi_status lmpi_impl_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI
         lmpi_err_detail("errhandler is not a valid error handler");
         return LMPI_ERR_ERRHANDLER;
     }
+    if (!lmpi_errhandler_fits(e, LMPI_ERRH_USER_SESSION)) {
+        lmpi_err_detail("errhandler was made for %s, not sessions", lmpi_errhandler_made_for(e));
+        return LMPI_ERR_ARG;
+    }
     lmpi_err_blame_handler(e); /* from here on, errors go to the handler given */
     lmpi_info *i;
     int required;
@@ -266,6 +270,10 @@ lmpi_status lmpi_impl_Session_set_errhandler(MPI_Session session, MPI_Errhandler
     if (!e || e->kind == LMPI_ERRH_NULL) {
         lmpi_err_detail("errhandler is not a valid error handler");
         return LMPI_ERR_ERRHANDLER;
+    }
+    if (!lmpi_errhandler_fits(e, LMPI_ERRH_USER_SESSION)) {
+        lmpi_err_detail("errhandler was made for %s, not sessions", lmpi_errhandler_made_for(e));
+        return LMPI_ERR_ARG;
     }
     lmpi_errhandler_retain(e);
     lmpi_errhandler_release(s->errh);

@@ -543,6 +543,11 @@ static void file_handler(MPI_File *f, int *code, ...)
     handler_file = *f;
 }
 
+static void comm_handler(MPI_Comm *c, int *code, ...)
+{
+    (void)c, (void)code;
+}
+
 static void test_misc(void)
 {
     char name[600];
@@ -658,8 +663,17 @@ static void test_misc(void)
     CHECK_EQ(handler_calls, 1);
     CHECK_EQ(err_class(handler_code), MPI_ERR_ARG);
     CHECK(handler_file == fh);
-    OK(MPI_File_call_errhandler(fh, MPI_ERR_IO));
+    /* a handler made for files is not one for communicators, and back */
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    CHECK_EQ(err_class(MPI_Comm_set_errhandler(MPI_COMM_SELF, eh)), MPI_ERR_ARG);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Errhandler ceh;
+    MPI_Comm_create_errhandler(comm_handler, &ceh);
+    CHECK_EQ(err_class(MPI_File_set_errhandler(fh, ceh)), MPI_ERR_ARG); /* raised on fh: its handler runs */
     CHECK_EQ(handler_calls, 2);
+    MPI_Errhandler_free(&ceh);
+    OK(MPI_File_call_errhandler(fh, MPI_ERR_IO));
+    CHECK_EQ(handler_calls, 3);
     CHECK_EQ(err_class(handler_code), MPI_ERR_IO);
     MPI_Errhandler_free(&eh);
     OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
