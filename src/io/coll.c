@@ -235,11 +235,9 @@ static lmpi_status two_phase(lmpi_file *f, bool write, MPI_Count s0, char *strea
     lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
     int na = f->naggs;
     MPI_Count nrounds = (L->domain + L->cb - 1) / L->cb;
-    /* where this process's stream enters each aggregator's domain */
-    MPI_Count *cur = lmpi_malloc(sizeof(MPI_Count) * 2 * (size_t)na, LMPI_MEM_IO);
-    if (!cur)
-        return LMPI_ERR_NO_MEM;
-    MPI_Count *runs_at = cur + na;
+    /* per aggregator: stream cursor, run-list start, window start, window bytes
+     * (the file's, allocated at open) */
+    MPI_Count *cur = f->agg_state, *runs_at = cur + na, *starts = runs_at + na, *takens = starts + na;
     for (int a = 0; a < na; a++) {
         MPI_Offset ws, we;
         window_of(f, L, a, 0, &ws, &we);
@@ -256,16 +254,6 @@ static lmpi_status two_phase(lmpi_file *f, bool write, MPI_Count s0, char *strea
         int nreq = 0;
         char *my_data = NULL;
         MPI_Count my_nbytes = 0, my_at = 0;
-        MPI_Count start[64], taken_all[64];
-        MPI_Count *starts = na <= 64 ? start : NULL, *takens = na <= 64 ? taken_all : NULL;
-        if (!starts) {
-            starts = lmpi_malloc(sizeof(MPI_Count) * 2 * (size_t)na, LMPI_MEM_IO);
-            if (!starts) {
-                st = LMPI_ERR_NO_MEM;
-                break;
-            }
-            takens = starts + na;
-        }
         for (int a = 0; a < na && st == LMPI_OK; a++) {
             MPI_Offset ws, we;
             window_of(f, L, a, r, &ws, &we);
@@ -310,10 +298,7 @@ static lmpi_status two_phase(lmpi_file *f, bool write, MPI_Count s0, char *strea
             if (st == LMPI_OK)
                 st = st2;
         }
-        if (starts != start)
-            lmpi_free(starts);
     }
-    lmpi_free(cur);
     return st;
 }
 

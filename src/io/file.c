@@ -316,6 +316,7 @@ static void file_destroy(lmpi_file *f)
         lmpi_errhandler_release(f->errh);
     lmpi_free(f->aggs);
     lmpi_free(f->reqs);
+    lmpi_free(f->agg_state);
     lmpi_free(f->cbuf);
     lmpi_free(f->hdr);
     lmpi_free(f->stage);
@@ -427,9 +428,9 @@ static lmpi_status open_file(lmpi_comm *comm, const char *filename, int amode, l
         st = lmpi_io_errno(err, "open", filename);
     if (f->fd >= 0)
         f->readable = (fcntl(f->fd, F_GETFL) & O_ACCMODE) != O_WRONLY;
-    f->nreqs = c->size + 2 * f->naggs;
-    f->reqs = lmpi_malloc(sizeof(MPI_Request) * (size_t)f->nreqs, LMPI_MEM_IO);
-    if (st == LMPI_OK && !f->reqs)
+    f->reqs = lmpi_malloc(sizeof(MPI_Request) * (size_t)(c->size + 2 * f->naggs), LMPI_MEM_IO);
+    f->agg_state = lmpi_malloc(sizeof(MPI_Count) * 4 * (size_t)f->naggs, LMPI_MEM_IO);
+    if (st == LMPI_OK && (!f->reqs || !f->agg_state))
         st = LMPI_ERR_NO_MEM;
     if (st == LMPI_OK && c->size > 1) {
         void *base = NULL;

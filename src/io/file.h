@@ -75,7 +75,7 @@ typedef struct lmpi_file {
     int naggs;                /* collective buffering: aggregators (comm ranks), one per node */
     int *aggs;
     MPI_Request *reqs;        /* scratch: a message per rank and two per aggregator (allocated at open) */
-    int nreqs;
+    MPI_Count *agg_state;     /* two-phase bookkeeping: four counts per aggregator (allocated at open) */
     /* two-phase buffers, kept from call to call (aggregators: the collective
      * buffer, the received headers and data; everyone: the run lists) */
     char *cbuf, *hdr, *stage, *runs;
