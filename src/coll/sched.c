@@ -392,12 +392,12 @@ static void sched_tag(lmpi_sched *s, bool nonblocking)
 lmpi_status lmpi_sched_run(lmpi_sched *s)
 {
     sched_tag(s, false);
-    int spins = 0;
+    unsigned idle = 0;
     while (!advance(s)) {
         if (lmpi_progress_poll() > 0)
-            spins = 0;
-        else if (++spins > lmpi_config.spin_count)
-            lmpi_lock_yield();
+            idle = 0;
+        else
+            lmpi_progress_idle(&idle);
     }
     lmpi_status st = s->error;
     lmpi_sched_free(s);

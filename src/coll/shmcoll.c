@@ -88,12 +88,12 @@ static size_t area_bytes(int k, size_t slot)
 
 #define WAIT_UNTIL(cond)                                        \
     do {                                                        \
-        int spins_ = 0;                                         \
+        unsigned idle_ = 0;                                     \
         while (!(cond)) {                                       \
             if (lmpi_progress_poll() > 0)                       \
-                spins_ = 0;                                     \
-            else if (++spins_ > lmpi_config.spin_count)         \
-                lmpi_lock_yield();                              \
+                idle_ = 0;                                      \
+            else                                                \
+                lmpi_progress_idle(&idle_);                     \
         }                                                       \
     } while (0)
 

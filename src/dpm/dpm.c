@@ -551,8 +551,11 @@ lmpi_status lmpi_impl_Close_port(const char *port_name)
 
 static void idle(void)
 {
-    if (!lmpi_progress_poll())
-        lmpi_lock_yield(); /* other threads may use MPI meanwhile */
+    static _Thread_local unsigned idle_polls;
+    if (lmpi_progress_poll() > 0)
+        idle_polls = 0;
+    else
+        lmpi_progress_idle(&idle_polls); /* other threads may use MPI meanwhile */
 }
 
 static bool process_gone(const char *kvsname, int rank)

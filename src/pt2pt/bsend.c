@@ -117,10 +117,10 @@ lmpi_status lmpi_bsend_start(const void *buf, size_t bytes, int dest, int tag, l
 
 static void flush(lmpi_bsend_buffer *b)
 {
-    int spins = 0;
+    unsigned idle = 0;
     while (b->pending)
-        if (lmpi_progress_poll() == 0 && ++spins > lmpi_pt2pt_spin_count())
-            lmpi_lock_yield();
+        if (lmpi_progress_poll() == 0)
+            lmpi_progress_idle(&idle);
 }
 
 static lmpi_status attach(lmpi_bsend_buffer *b, void *buffer, MPI_Count size)

@@ -38,14 +38,12 @@ bool lmpi_request_done(lmpi_request *r)
 
 void lmpi_request_wait(lmpi_request *r)
 {
-    int spins = 0;
+    unsigned idle = 0;
     while (!lmpi_request_done(r)) {
-        if (lmpi_progress_poll() > 0) {
-            spins = 0;
-            continue;
-        }
-        if (++spins > lmpi_config.spin_count)
-            lmpi_lock_yield();
+        if (lmpi_progress_poll() > 0)
+            idle = 0;
+        else
+            lmpi_progress_idle(&idle);
     }
 }
 
@@ -313,10 +311,11 @@ lmpi_status lmpi_impl_Waitany(int count, MPI_Request reqs[], int *index, MPI_Sta
     lmpi_status st = request_array(count, reqs, "array_of_requests");
     if (st != LMPI_OK)
         return st;
-    int i, spins = 0;
+    int i;
+    unsigned idle = 0;
     while ((i = find_done(count, reqs)) == -1)
-        if (lmpi_progress_poll() == 0 && ++spins > lmpi_config.spin_count)
-            lmpi_lock_yield();
+        if (lmpi_progress_poll() == 0)
+            lmpi_progress_idle(&idle);
     *index = i;
     if (i == MPI_UNDEFINED) {
         empty_status(status);
@@ -389,10 +388,10 @@ lmpi_status lmpi_impl_Waitsome(int count, MPI_Request reqs[], int *outcount, int
     lmpi_status st = request_array(count, reqs, "array_of_requests");
     if (st != LMPI_OK)
         return st;
-    int spins = 0;
+    unsigned idle = 0;
     while (find_done(count, reqs) == -1)
-        if (lmpi_progress_poll() == 0 && ++spins > lmpi_config.spin_count)
-            lmpi_lock_yield();
+        if (lmpi_progress_poll() == 0)
+            lmpi_progress_idle(&idle);
     return some_done(count, reqs, reqs, outcount, indices, statuses);
 }
 

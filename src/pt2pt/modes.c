@@ -442,10 +442,9 @@ static lmpi_unexpected *probe_once(int source, int tag, lmpi_comm *comm, bool ta
 static lmpi_unexpected *probe_wait(int source, int tag, lmpi_comm *comm, bool take)
 {
     lmpi_unexpected *u;
-    int spins = 0;
+    unsigned idle = 0;
     while (!(u = probe_once(source, tag, comm, take)))
-        if (++spins > lmpi_pt2pt_spin_count())
-            lmpi_lock_yield();
+        lmpi_progress_idle(&idle);
     return u;
 }
 

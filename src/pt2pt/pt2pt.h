@@ -33,7 +33,6 @@ bool lmpi_pt2pt_try_send(const void *buf, size_t bytes, int dest, int tag, lmpi_
 /* Wait for a send or receive request, copy its status, release it. */
 lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status);
 int lmpi_pt2pt_progress_outbox(void);
-int lmpi_pt2pt_spin_count(void);
 void lmpi_pt2pt_finalize(void);
 
 lmpi_match_queue *lmpi_pt2pt_queue(lmpi_comm *comm, uint32_t ctx);

@@ -322,7 +322,7 @@ static void atomic_update(char *elem, const char *in, char *old, lmpi_op *op, lm
 
 static void acc_lock(lmpi_win_slot *s)
 {
-    int spins = 0;
+    unsigned spins = 0;
     uint32_t z = 0;
     while (!atomic_compare_exchange_weak_explicit(&s->acc_lock, &z, 1, memory_order_acquire, memory_order_relaxed)) {
         z = 0;
@@ -469,7 +469,7 @@ static lmpi_status perform_at(lmpi_win *w, const lmpi_rma_op *op, const target_r
         LMPI_TRY(lmpi_rma_open_target(w, op->target));
     } else if (w->access == LMPI_EPOCH_LOCK_ALL) {
         /* an exclusive holder that came before our lock_all keeps the target */
-        int spins = 0;
+        unsigned spins = 0;
         while (LMPI_UNLIKELY(atomic_load(&lmpi_win_slot_of(w, op->target)->lock) & LMPI_RMA_EXCL))
             lmpi_rma_relax(&spins);
     }
@@ -660,7 +660,7 @@ static inline char *segment_at(lmpi_win *w, int t, MPI_Aint disp, MPI_Aint lb, M
     if (disp < 0 || off < 0 || (uint64_t)off + (uint64_t)bytes > size)
         return NULL;
     if (w->access == LMPI_EPOCH_LOCK_ALL) {
-        int spins = 0;
+        unsigned spins = 0;
         while (LMPI_UNLIKELY(atomic_load(&((lmpi_win_slot *)s)->lock) & LMPI_RMA_EXCL))
             lmpi_rma_relax(&spins);
     }

@@ -58,7 +58,7 @@ static bool try_lock(lmpi_win *w, lmpi_win_slot *s, int type)
         if (atomic_load(&w->seg->all_word) == 0)
             return true;
         atomic_fetch_sub(&s->lock, LMPI_RMA_EXCL);
-        int spins = 0;
+        unsigned spins = 0;
         while (atomic_load(&w->seg->all_word) != 0)
             lmpi_rma_relax(&spins);
         return false;
@@ -76,7 +76,7 @@ static void acquire(lmpi_win *w, int target, int type)
     if (try_lock(w, s, type))
         return;
     lmpi_rma_stat.lock_waits++;
-    int spins = 0;
+    unsigned spins = 0;
     if (w->polling) {
         while (!try_lock(w, s, type))
             lmpi_rma_relax(&spins);
@@ -162,7 +162,7 @@ static int read_line(lmpi_win *w, int t)
 /* Wait for T's post to this member; *how: the line index, or -1 (a message). */
 static lmpi_status wait_post(lmpi_win *w, int t, int *how)
 {
-    int spins = 0;
+    unsigned spins = 0;
     for (;;) {
         int r = read_line(w, t);
         if (r >= 0) {
@@ -198,7 +198,7 @@ static lmpi_status complete_to(lmpi_win *w, int t, int how)
 
 lmpi_status lmpi_rma_open_target(lmpi_win *w, int target)
 {
-    int spins = 0;
+    unsigned spins = 0;
     switch (w->access) {
     case LMPI_EPOCH_LOCK: {
         lmpi_win_held *h = held_of(w, target);
@@ -403,7 +403,7 @@ static lmpi_status rs_fence(lmpi_win *w, int assert)
                                                 MPI_SUM, w->comm));
         LMPI_TRY(lmpi_rma_drain(w));
         lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
-        int spins = 0;
+        unsigned spins = 0;
         while (atomic_load_explicit(&me->landed, memory_order_acquire) < expected)
             lmpi_rma_relax(&spins);
         atomic_fetch_sub(&me->landed, expected);
@@ -557,7 +557,7 @@ static lmpi_status take_completes(lmpi_win *w, bool block)
     lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
     if (w->npost <= LMPI_RMA_POST_INLINE) { /* the group's bits in our own line */
         uint32_t all = w->npost == 32 ? ~0u : (1u << w->npost) - 1;
-        int spins = 0;
+        unsigned spins = 0;
         while (atomic_load_explicit(&me->post_done, memory_order_acquire) != all) {
             if (!block)
                 return LMPI_OK;

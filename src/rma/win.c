@@ -61,7 +61,7 @@ lmpi_win_region *lmpi_win_regions(const lmpi_win *w, int r)
     return (lmpi_win_region *)((char *)w->seg + w->seg->regions_off) + (size_t)r * LMPI_RMA_MAX_REGIONS;
 }
 
-void lmpi_rma_relax(int *spins)
+void lmpi_rma_relax(unsigned *spins)
 {
     /* what we wait for is a word another process writes: look at it often,
      * poll the transports now and then (others may need our progress) */
@@ -69,12 +69,7 @@ void lmpi_rma_relax(int *spins)
         *spins = 0;
         return;
     }
-    if (++*spins > 16 * lmpi_config.spin_count)
-        lmpi_lock_yield();
-#if defined(__x86_64__) || defined(__i386__)
-    else
-        __builtin_ia32_pause();
-#endif
+    lmpi_progress_idle(spins);
 }
 
 /* Sense by generation: the last to arrive resets the count, then moves the
@@ -90,7 +85,7 @@ void lmpi_win_barrier(lmpi_win *w)
         atomic_store_explicit(&s->bar_gen, gen + 1, memory_order_release);
         return;
     }
-    int spins = 0;
+    unsigned spins = 0;
     while (atomic_load_explicit(&s->bar_gen, memory_order_acquire) == gen)
         lmpi_rma_relax(&spins);
 }

@@ -180,7 +180,7 @@ lmpi_win_region *lmpi_win_regions(const lmpi_win *w, int r);
 /* The barrier of the window's members in its segment. */
 void lmpi_win_barrier(lmpi_win *w);
 /* Spin politely: poll progress, then yield (more ranks than cores). */
-void lmpi_rma_relax(int *spins);
+void lmpi_rma_relax(unsigned *spins);
 
 /* Carry out the buffered operations (delayed issue; sync.c calls it). */
 lmpi_status lmpi_rma_drain(lmpi_win *w);

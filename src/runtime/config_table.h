@@ -125,10 +125,10 @@
     X(bench_dry_issue, "LMPI_BENCH_DRY_ISSUE", BOOL, "0",                                         \
       "Benchmarks only: allow MPI_Pcontrol(2) to make sends stop before the transport and "       \
       "complete at once (the issue-rate benchmark); MPI_Pcontrol(1) ends it.")                    \
-    X(spin_count, "LMPI_SPIN_COUNT", INT, "100",                                                  \
-      "Progress polls a blocking call makes before it starts yielding the processor between "    \
-      "polls (oversubscribed runs need the yield). Unset, it is 0 when the node's ranks "          \
-      "outnumber its online cores.")                                                              \
+    X(spin_time, "LMPI_SPIN_TIME", INT, "50",                                                     \
+      "Microseconds a blocking call polls without progress before it yields the processor once "  \
+      "(and then spins again). 0 yields at every idle poll, which oversubscribed runs need. "    \
+      "Unset, it is 0 when the node's ranks outnumber its online cores.")                        \
     X(rma_fence, "LMPI_RMA_FENCE", STRING, "barrier",                                              \
       "Window fences: barrier (completion counters and one barrier, O(1) memory) or "              \
       "reduce_scatter (operations wait for the closing fence, a reduce-scatter of per-target "    \

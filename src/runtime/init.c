@@ -189,8 +189,8 @@ static lmpi_status start_runtime(int required, int *provided)
      * idle poll: spinning burns the time slice the peer needs (4 ranks on 2
      * cores: 8-byte allreduce 13 -> 5-7 us, docs/performance.md). */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (!getenv("LMPI_SPIN_COUNT") && cores > 0 && lmpi_rt.local_size > cores)
-        lmpi_config.spin_count = 0;
+    if (!getenv("LMPI_SPIN_TIME") && cores > 0 && lmpi_rt.local_size > cores)
+        lmpi_config.spin_time = 0;
     /* Decide the lock kind last: everything above ran single-threaded. */
     lmpi_rt.thread_multiple = level == MPI_THREAD_MULTIPLE;
     lmpi_rt.state = LMPI_STATE_READY;

@@ -1,8 +1,10 @@
 /* The progress engine: one poll drains the transport and retries queued
- * outgoing packets.  Blocking calls poll LMPI_SPIN_COUNT times and then
- * yield between polls: with more ranks than cores the peer we wait for
- * needs our core (64 ranks on 2 cores make progress only this way). */
+ * outgoing packets.  Blocking calls spin while polls find nothing for at
+ * most LMPI_SPIN_TIME microseconds, then hand the processor over once and
+ * spin again: with more ranks than cores (spin time 0) the peer we wait for
+ * needs our core, so those runs yield at every idle poll. */
 #include <sched.h>
+#include <time.h>
 
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
@@ -20,25 +22,66 @@ void lmpi_lock_yield(void)
         pthread_mutex_lock(&lmpi_big_lock);
         return;
     }
-    /* Not oversubscribed (LMPI_SPIN_COUNT > 0): the core is ours, and a
-     * system call on every poll slows the peers that reach into this process
-     * with cross-memory calls (an 8-byte put into a waiting rank's Win_create
-     * window: 1.12 us with a yield per poll, 0.75 us without; bench/run rma).
-     * Yield on every 1024th call only (about every 50 us of polling);
-     * oversubscribed runs yield every time. */
-    static _Thread_local unsigned calls;
-    if (lmpi_config.spin_count > 0 && (++calls & 1023) != 0) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-        return;
-    }
     sched_yield();
 }
 
-int lmpi_pt2pt_spin_count(void)
+static uint64_t now_ns(void)
 {
-    return (int)lmpi_config.spin_count;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Why a time budget and not a poll count: a count of 100 idle polls is a
+ * few microseconds, so 0-byte ping-pong beside another busy process paid
+ * for yields that the reply would have made unnecessary a microsecond later
+ * (docs/performance.md, "Progress under load").  The clock is read every
+ * 64th idle poll only.
+ *
+ * Why a sleep when the machine is busy: beside busy processes a
+ * sched_yield() hands the core over for a whole scheduler slice (EEVDF
+ * moves the yielder's deadline back by one), about 0.75 ms each, while a
+ * sleeping waiter keeps its claim and is back after the timer slack
+ * (50 us).  A yield that kept us off the processor longer than the budget
+ * shows such competition; for the next 10 ms idle waits sleep instead. */
+static _Thread_local uint64_t idle_since, contended_until;
+
+static void hand_over(uint64_t now, uint64_t budget)
+{
+    if (now < contended_until) {
+        struct timespec ts = {0, 1000};
+        nanosleep(&ts, NULL);
+        return;
+    }
+    sched_yield();
+    if (now_ns() - now > budget)
+        contended_until = now + 10000000u;
+}
+
+void lmpi_progress_idle(unsigned *idle)
+{
+    uint64_t budget = (uint64_t)lmpi_config.spin_time * 1000u;
+    unsigned n = (*idle)++;
+    /* Oversubscribed: yield at once.  Other threads may want the big lock:
+     * let go of it (and the processor) after a short spin. */
+    if (budget == 0 || (lmpi_lock_held && n >= 100)) {
+        lmpi_lock_yield();
+        return;
+    }
+    if (n == 0) {
+        idle_since = now_ns();
+        return;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if ((n & 63) != 0)
+        return;
+    uint64_t t = now_ns();
+    if (t - idle_since < budget)
+        return;
+    hand_over(t, budget);
+    idle_since = now_ns();
 }
 
 lmpi_progress_list lmpi_progress_lists[LMPI_PROGRESS_LISTS];
@@ -106,13 +149,11 @@ int lmpi_progress_poll(void)
 
 void lmpi_progress_wait_flag(volatile int *flag)
 {
-    int spins = 0;
+    unsigned idle = 0;
     while (!*flag) {
-        if (lmpi_progress_poll() > 0) {
-            spins = 0;
-            continue;
-        }
-        if (++spins > lmpi_config.spin_count)
-            lmpi_lock_yield();
+        if (lmpi_progress_poll() > 0)
+            idle = 0;
+        else
+            lmpi_progress_idle(&idle);
     }
 }

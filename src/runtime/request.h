@@ -134,6 +134,10 @@ extern lmpi_progress_list lmpi_progress_lists[LMPI_PROGRESS_LISTS];
 extern unsigned lmpi_progress_lists_on;
 void lmpi_progress_list_add(lmpi_progress_which which, lmpi_progress_item *item);
 void lmpi_progress_list_remove(lmpi_progress_which which, lmpi_progress_item *item);
+/* A blocking wait calls this after each poll that made no progress, with
+ * *idle the count of such polls since the last progress (the caller zeroes
+ * it on progress): spins up to LMPI_SPIN_TIME us, then yields once. */
+void lmpi_progress_idle(unsigned *idle);
 /* Block until *flag becomes nonzero, polling, then yielding. */
 void lmpi_progress_wait_flag(volatile int *flag);
 

@@ -31,11 +31,11 @@ int main(void)
     CHECK_EQ(lmpi_config.memory_report, 0);
     setenv("LMPI_SHM_EAGER_MAX", "4k", 1);
     setenv("LMPI_MEMORY_REPORT", "yes", 1);
-    setenv("LMPI_SPIN_COUNT", "lots", 1);
+    setenv("LMPI_SPIN_TIME", "lots", 1);
     CHECK_EQ(lmpi_config_load(), 1);
     CHECK_EQ(lmpi_config.shm_eager_max, 4096);
     CHECK_EQ(lmpi_config.memory_report, 1);
-    CHECK_EQ(lmpi_config.spin_count, 100);
+    CHECK_EQ(lmpi_config.spin_time, 50);
 
     /* every entry is documented and named LMPI_* */
     for (int i = 0; i < lmpi_config_count; i++) {
