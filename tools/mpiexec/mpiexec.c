@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -39,6 +40,12 @@
 
 #define MAX_LINE 4096
 #define SPAWN_ROOM 4096 /* processes spawns may add to the first job's */
+/* A rank that sends commands without reading the replies: beyond this many
+ * unread reply bytes it is stopped rather than buffered without end. */
+#define MAX_PENDING_REPLY (1 << 20)
+/* Keys a job's space may hold: the library puts none, PMI users a few per
+ * process; more is a runaway (or hostile) rank. */
+#define KVS_KEYS_PER_PROC 256
 
 typedef struct {
     char buf[MAX_LINE];
@@ -76,7 +83,12 @@ typedef struct {
     bool exited;
     int wait_status;
     bool finalized;
+    bool pmi_inited;  /* sent cmd=init: an MPI process, which must finalize */
     bool in_barrier;
+    bool skip_line;   /* dropping the rest of an over-long PMI line */
+    pid_t pgid;       /* its process group (0: shares ours: a terminal's stdin) */
+    char *reply;      /* PMI replies the socket did not take yet */
+    size_t reply_len, reply_cap;
     linebuf pmi_in;
     linebuf out, err;
 } rank_t;
@@ -173,6 +185,28 @@ static void usage(void)
     exit(1);
 }
 
+static void add_env(const char *name, const char *value);
+
+/* What the launcher itself hands each rank: a -genv of these would let the
+ * user (or a script) point a rank at another socket or rank number. */
+static bool launcher_owned(const char *name)
+{
+    static const char *const own[] = {"PMI_FD", "PMI_RANK", "PMI_SIZE", "PMI_SPAWNED", "LMPI_SHM_FD"};
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+        if (!strcmp(name, own[i]))
+            return true;
+    return false;
+}
+
+static void add_user_env(const char *opt, const char *name, const char *value)
+{
+    if (launcher_owned(name))
+        die("%s %s: the launcher sets %s itself for every rank; it cannot be overridden", opt, name, name);
+    if (!*name || strchr(name, '='))
+        die("%s '%s': not a variable name", opt, name);
+    add_env(name, value);
+}
+
 static void add_env(const char *name, const char *value)
 {
     size_t len = strlen(name) + strlen(value) + 2;
@@ -234,7 +268,7 @@ static int parse_args(int argc, char **argv)
         } else if (!strcmp(a, "-genv") || !strcmp(a, "-env") || !strcmp(a, "--genv")) {
             if (i + 2 >= argc)
                 usage();
-            add_env(argv[i + 1], argv[i + 2]);
+            add_user_env(a, argv[i + 1], argv[i + 2]);
             i += 2;
         } else if (!strcmp(a, "-x")) {
             if (i + 1 >= argc)
@@ -243,13 +277,13 @@ static int parse_args(int argc, char **argv)
             char *eq = strchr(spec, '=');
             if (eq) {
                 *eq = '\0';
-                add_env(spec, eq + 1);
+                add_user_env(a, spec, eq + 1);
                 *eq = '=';
             } else {
                 const char *v = getenv(spec);
                 if (!v)
                     die("-x %s: the variable is not set in mpiexec's environment", spec);
-                add_env(spec, v);
+                add_user_env(a, spec, v);
             }
         } else if (!strcmp(a, "--tag-output") || !strcmp(a, "-tag-output") || !strcmp(a, "-l") ||
                    !strcmp(a, "-prepend-rank")) {
@@ -350,9 +384,12 @@ static int kv_find(const kv_t *kvs, int n, const char *key)
     return -1;
 }
 
-static void kvs_put(job_t *j, const char *key, const char *value)
+static bool kvs_put(job_t *j, const char *key, const char *value)
 {
+    if (j->n_kvs >= KVS_KEYS_PER_PROC * (j->n + 1) && kv_find(j->kvs, j->n_kvs, key) < 0)
+        return false;
     kv_set(&j->kvs, &j->n_kvs, &j->cap_kvs, key, value);
+    return true;
 }
 
 static const char *kvs_get(const job_t *j, const char *key)
@@ -377,11 +414,22 @@ static void cleanup_shm(void)
     }
 }
 
+/* A rank is its process group: a wrapper (sh -c, valgrind, time) and
+ * whatever it started get the signal too, even once the rank itself (the
+ * direct child) has gone. */
+static void signal_rank(const rank_t *rk, int sig)
+{
+    if (rk->pgid > 0)
+        kill(-rk->pgid, sig);
+    else if (!rk->exited && rk->pid > 0)
+        kill(rk->pid, sig);
+}
+
 static void signal_all(int sig)
 {
     for (int r = 0; r < job.nprocs; r++)
-        if (!job.ranks[r].exited && job.ranks[r].pid > 0)
-            kill(job.ranks[r].pid, sig);
+        if (job.ranks[r].pid > 0 && !job.ranks[r].adopted)
+            signal_rank(&job.ranks[r], sig);
 }
 
 /* "rank 3" in the first job, "rank 1 of spawned job 2" in the others */
@@ -465,8 +513,41 @@ static void forward(int rank, int *fdp, linebuf *lb, int outfd)
 }
 
 /* ---- PMI-1 server ------------------------------------------------------- */
+static void close_pmi(rank_t *rk)
+{
+    if (rk->pmi_fd >= 0)
+        close(rk->pmi_fd);
+    rk->pmi_fd = -1;
+    free(rk->reply);
+    rk->reply = NULL;
+    rk->reply_len = rk->reply_cap = 0;
+}
+
+/* Write what the socket takes now; the rest waits for POLLOUT.  The event
+ * loop never blocks on one rank's socket. */
+static void flush_replies(rank_t *rk)
+{
+    size_t done = 0;
+    while (done < rk->reply_len) {
+        ssize_t w = send(rk->pmi_fd, rk->reply + done, rk->reply_len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (w <= 0) { /* the rank is gone: its exit says why */
+            rk->reply_len = 0;
+            return;
+        }
+        done += (size_t)w;
+    }
+    memmove(rk->reply, rk->reply + done, rk->reply_len - done);
+    rk->reply_len -= done;
+}
+
 static void pmi_reply(rank_t *rk, const char *fmt, ...)
 {
+    if (rk->pmi_fd < 0)
+        return;
     char line[MAX_LINE];
     va_list ap;
     va_start(ap, fmt);
@@ -475,7 +556,26 @@ static void pmi_reply(rank_t *rk, const char *fmt, ...)
     if (n > (int)sizeof(line) - 2)
         n = (int)sizeof(line) - 2;
     line[n++] = '\n';
-    write_all(rk->pmi_fd, line, (size_t)n);
+    if (rk->reply_len + (size_t)n > MAX_PENDING_REPLY) {
+        int p = (int)(rk - job.ranks);
+        fail(1, "%s (pid %d) does not read its PMI replies (%d bytes unread)", who(p), (int)rk->pid,
+             (int)rk->reply_len);
+        close_pmi(rk);
+        return;
+    }
+    if (rk->reply_len + (size_t)n > rk->reply_cap) {
+        size_t cap = rk->reply_cap ? 2 * rk->reply_cap : 4096;
+        while (cap < rk->reply_len + (size_t)n)
+            cap *= 2;
+        char *b = realloc(rk->reply, cap);
+        if (!b)
+            die("out of memory");
+        rk->reply = b;
+        rk->reply_cap = cap;
+    }
+    memcpy(rk->reply + rk->reply_len, line, (size_t)n);
+    rk->reply_len += (size_t)n;
+    flush_replies(rk);
 }
 
 static const char *word(const char *line, const char *key, char *out, size_t len)
@@ -777,6 +877,7 @@ static void pmi_command(int r, const char *line)
         return;
     }
     if (!strcmp(cmd, "init")) {
+        rk->pmi_inited = true;
         pmi_reply(rk, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0");
     } else if (!strcmp(cmd, "get_maxes")) {
         pmi_reply(rk, "cmd=maxes rc=0 kvsname_max=64 keylen_max=512 vallen_max=2048");
@@ -791,7 +892,10 @@ static void pmi_command(int r, const char *line)
             pmi_reply(rk, "cmd=put_result rc=-1 msg=missing_key_or_value");
             return;
         }
-        kvs_put(jb, key, value);
+        if (!kvs_put(jb, key, value)) {
+            pmi_reply(rk, "cmd=put_result rc=-1 msg=key_value_space_full");
+            return;
+        }
         pmi_reply(rk, "cmd=put_result rc=0 msg=success");
     } else if (!strcmp(cmd, "get")) {
         const char *v = word(line, "key", key, sizeof(key)) ? kvs_get(jb, key) : NULL;
@@ -837,8 +941,7 @@ static void pmi_read(int r)
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return;
     if (n <= 0) {
-        close(rk->pmi_fd);
-        rk->pmi_fd = -1;
+        close_pmi(rk);
         if (rk->adopted && !rk->exited) { /* the singleton is gone (or done with us) */
             rk->exited = true;
             job.running--;
@@ -852,14 +955,24 @@ static void pmi_read(int r)
     char *nl;
     while ((nl = memchr(start, '\n', lb->len - (size_t)(start - lb->buf))) != NULL) {
         *nl = '\0';
-        pmi_command(r, start);
+        if (rk->skip_line) /* the tail of an over-long line is not a command */
+            rk->skip_line = false;
+        else if (memchr(start, '\0', (size_t)(nl - start)))
+            fprintf(stderr, "mpiexec: %s sent a PMI line with a NUL byte; ignored\n", who(r));
+        else
+            pmi_command(r, start);
+        if (rk->pmi_fd < 0)
+            return;
         start = nl + 1;
     }
     size_t rest = lb->len - (size_t)(start - lb->buf);
     memmove(lb->buf, start, rest);
     lb->len = rest;
     if (lb->len == sizeof(lb->buf) - 1) {
-        fprintf(stderr, "mpiexec: %s sent an over-long PMI line\n", who(r));
+        if (!rk->skip_line)
+            fprintf(stderr, "mpiexec: %s sent an over-long PMI line (over %d bytes); ignored\n", who(r),
+                    MAX_LINE - 1);
+        rk->skip_line = true;
         lb->len = 0;
     }
 }
@@ -899,6 +1012,9 @@ static void reap(void)
             } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
                 fail(WEXITSTATUS(status), "%s (pid %d) exited with status %d", who(r), (int)pid,
                      WEXITSTATUS(status));
+            } else if (rk->pmi_inited && !rk->finalized) {
+                /* the others would wait for it forever */
+                fail(1, "%s (pid %d) exited with status 0 without calling MPI_Finalize", who(r), (int)pid);
             }
         }
     }
@@ -1057,11 +1173,31 @@ static void bind_self(int r)
 /* Start the processes of job j: the applications' processes in order,
  * ranks first .. first + n of the process table.  Spawned jobs get the
  * user's -genv/-x variables, not the first job's placement. */
+/* "kvs_<pid>_<16 hex digits>": the job's name, and through it the names of
+ * its shared-memory objects; the random part makes them unguessable. */
+static void new_kvsname(char *out, size_t len)
+{
+    unsigned char rnd[8];
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        die("cannot read random bytes for the job name: %s", strerror(errno));
+    int n = snprintf(out, len, "kvs_%d_", (int)getpid());
+    for (size_t i = 0; i < sizeof(rnd) && n + 2 < (int)len; i++)
+        n += snprintf(out + n, len - (size_t)n, "%02x", rnd[i]);
+}
+
 static void launch_job(int j, const app_t *apps, int napps, bool spawned)
 {
     job_t *jb = &job.jobs[j];
     jb->first = job.nprocs; /* the table never moves: do_spawn checked the room */
     int r = 0;
+    /* The job's shared-memory segment is a memfd the ranks inherit: it has
+     * no name, so nobody can take the name first, and nothing is left in
+     * /dev/shm whenever and however the job dies (the library falls back to
+     * a named segment under other launchers). */
+    char segname[300];
+    snprintf(segname, sizeof(segname), "lmpi-%s", jb->kvsname);
+    int seg = memfd_create(segname, MFD_CLOEXEC);
+    bool tty_stdin = isatty(0);
     for (int a = 0; a < napps; a++) {
         const app_t *ap = &apps[a];
         const char *wdir = app_info(ap, "wdir"), *path = app_info(ap, "path");
@@ -1084,6 +1220,11 @@ static void launch_job(int j, const app_t *apps, int napps, bool spawned)
             if (pid == 0) {
                 /* The rank dies with mpiexec, whatever kills mpiexec. */
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
+                /* Its own process group, so that a wrapper's children are
+                 * signalled with it; rank 0 reading a terminal stays in the
+                 * foreground group (a background group would stop on read). */
+                if (!(r == 0 && !spawned && tty_stdin))
+                    setpgid(0, 0);
                 sigset_t none;
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
@@ -1094,21 +1235,30 @@ static void launch_job(int j, const app_t *apps, int napps, bool spawned)
                     if (devnull >= 0)
                         dup2(devnull, 0);
                 }
+                /* the user's variables first: the launcher's own win */
+                for (int i = 0; i < (spawned ? job.n_env_user : job.n_env); i++)
+                    putenv(job.env_add[i]);
+                if (!spawned && job.rank_env[r])
+                    for (char *e = strtok(job.rank_env[r], "\n"); e; e = strtok(NULL, "\n"))
+                        putenv(e);
                 int fd = dup(sp[1]); /* without CLOEXEC */
                 char v[32];
                 snprintf(v, sizeof(v), "%d", fd);
                 setenv("PMI_FD", v, 1);
+                if (seg >= 0) {
+                    snprintf(v, sizeof(v), "%d", dup(seg));
+                    setenv("LMPI_SHM_FD", v, 1);
+                } else {
+                    unsetenv("LMPI_SHM_FD");
+                }
                 snprintf(v, sizeof(v), "%d", r);
                 setenv("PMI_RANK", v, 1);
                 snprintf(v, sizeof(v), "%d", jb->n);
                 setenv("PMI_SIZE", v, 1);
                 if (spawned)
                     setenv("PMI_SPAWNED", "1", 1);
-                for (int i = 0; i < (spawned ? job.n_env_user : job.n_env); i++)
-                    putenv(job.env_add[i]);
-                if (!spawned && job.rank_env[r])
-                    for (char *e = strtok(job.rank_env[r], "\n"); e; e = strtok(NULL, "\n"))
-                        putenv(e);
+                else
+                    unsetenv("PMI_SPAWNED");
                 if (!spawned)
                     bind_self(r);
                 if (wdir && chdir(wdir) != 0) {
@@ -1134,6 +1284,11 @@ static void launch_job(int j, const app_t *apps, int napps, bool spawned)
             rank_t *rk = &job.ranks[p];
             memset(rk, 0, sizeof(*rk));
             rk->pid = pid;
+            if (!(r == 0 && !spawned && tty_stdin)) {
+                setpgid(pid, pid); /* also here: no window where a signal to the group misses it */
+                rk->pgid = pid;
+            }
+            fcntl(sp[0], F_SETFL, O_NONBLOCK);
             rk->job = j;
             rk->rank = r;
             rk->appnum = a;
@@ -1145,6 +1300,8 @@ static void launch_job(int j, const app_t *apps, int napps, bool spawned)
         }
         free(argv);
     }
+    if (seg >= 0)
+        close(seg);
 }
 
 /* The singleton that started us: rank 0 of a one-process job under its own
@@ -1183,8 +1340,7 @@ int main(int argc, char **argv)
         place_ranks();
         job.jobs = calloc(1, sizeof(job_t));
         job.njobs = 1;
-        snprintf(job.jobs[0].kvsname, sizeof(job.jobs[0].kvsname), "kvs_%d_%ld", (int)getpid(),
-                 (long)time(NULL) % 100000);
+        new_kvsname(job.jobs[0].kvsname, sizeof(job.jobs[0].kvsname));
         job.jobs[0].n = job.n;
         /* rank_t entries stay where they are (pointers into them live across
          * a spawn); untouched entries cost no memory */
@@ -1239,7 +1395,7 @@ int main(int argc, char **argv)
             for (int k = 0; k < 3; k++)
                 if (fds[k] >= 0) {
                     pfd[nfd].fd = fds[k];
-                    pfd[nfd].events = POLLIN;
+                    pfd[nfd].events = POLLIN | (k == 0 && rk->reply_len ? POLLOUT : 0);
                     owner[nfd++] = r * 3 + k;
                 }
         }
@@ -1285,8 +1441,12 @@ int main(int argc, char **argv)
             }
             int r = owner[i] / 3, k = owner[i] % 3;
             rank_t *rk = &job.ranks[r];
-            if (k == 0)
-                pmi_read(r);
+            if (k == 0) {
+                if (pfd[i].revents & POLLOUT)
+                    flush_replies(rk);
+                if (rk->pmi_fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                    pmi_read(r);
+            }
             else if (k == 1)
                 forward(r, &rk->out_fd, &rk->out, 1);
             else
