@@ -15,7 +15,14 @@ typedef struct {
     char kvsname[256];
 } lmpi_pmi_info;
 
-int lmpi_pmi_init(lmpi_pmi_info *info);
+/* The most processes one job may have (PMI_SIZE is checked against it). */
+#define LMPI_PMI_MAX_SIZE (1 << 24)
+
+/* 0 when PMI_FD, PMI_RANK and PMI_SIZE (if set) are sane and the launcher
+ * answers; -1 with the reason in err otherwise. */
+int lmpi_pmi_init(lmpi_pmi_info *info, char *err, size_t errlen);
+/* A decimal integer in [lo, hi] and nothing else: 0, or -1. */
+int lmpi_pmi_parse_int(const char *text, long lo, long hi, int *out);
 int lmpi_pmi_put(const char *key, const char *value);
 /* 0 and the value if the key exists, -1 otherwise. */
 int lmpi_pmi_get(const char *key, char *value, size_t len);

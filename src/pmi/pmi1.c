@@ -15,11 +15,17 @@
  * in PMI_RANK and PMI_SIZE; without PMI_FD the process is a singleton. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pmi/pmi.h"
@@ -118,22 +124,64 @@ static int rc_ok(const char *reply)
     return field(reply, "rc", rc, sizeof(rc)) != 0 || atoi(rc) == 0;
 }
 
-int lmpi_pmi_init(lmpi_pmi_info *info)
+int lmpi_pmi_parse_int(const char *text, long lo, long hi, int *out)
+{
+    if (!text || *text < '0' || *text > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Values from the environment are the launcher's, or anyone's who set
+ * them: each is checked against its range before it sizes anything. */
+static int launcher_values(lmpi_pmi_info *info, char *err, size_t errlen)
+{
+    const char *fd = getenv("PMI_FD"), *rank = getenv("PMI_RANK"), *size = getenv("PMI_SIZE");
+    struct stat st;
+    if (lmpi_pmi_parse_int(fd, 0, INT_MAX, &pmi_fd) != 0 || fstat(pmi_fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+        snprintf(err, errlen, "PMI_FD=%s is not the file descriptor of a socket", fd);
+        pmi_fd = -1;
+        return -1;
+    }
+    if (lmpi_pmi_parse_int(size ? size : "1", 1, LMPI_PMI_MAX_SIZE, &info->size) != 0) {
+        snprintf(err, errlen, "PMI_SIZE=%s is not a process count (1 to %d)", size, LMPI_PMI_MAX_SIZE);
+        return -1;
+    }
+    if (lmpi_pmi_parse_int(rank ? rank : "0", 0, info->size - 1, &info->rank) != 0) {
+        snprintf(err, errlen, "PMI_RANK=%s is not a rank of a job of PMI_SIZE=%d processes", rank, info->size);
+        return -1;
+    }
+    /* Programs this process starts (system(), popen()) must not speak for
+     * it to the launcher: the socket does not survive an exec, and the
+     * variable naming it is gone. */
+    fcntl(pmi_fd, F_SETFD, FD_CLOEXEC);
+    unsetenv("PMI_FD");
+    return 0;
+}
+
+int lmpi_pmi_init(lmpi_pmi_info *info, char *err, size_t errlen)
 {
     memset(info, 0, sizeof(*info));
-    const char *fd = getenv("PMI_FD");
-    if (!fd) {
+    snprintf(err, errlen, "cannot talk to the process manager");
+    if (!getenv("PMI_FD")) {
         info->rank = 0;
         info->size = 1;
         info->universe_size = 1;
         info->singleton = 1;
-        snprintf(info->kvsname, sizeof(info->kvsname), "singleton-%d", (int)getpid());
+        unsigned r = 0;
+        if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+            r = (unsigned)getpid() * 2654435761u ^ (unsigned)(uintptr_t)&r;
+        snprintf(info->kvsname, sizeof(info->kvsname), "singleton-%d-%08x", (int)getpid(), r);
         snprintf(kvsname, sizeof(kvsname), "%s", info->kvsname);
         return 0;
     }
-    pmi_fd = atoi(fd);
-    info->rank = getenv("PMI_RANK") ? atoi(getenv("PMI_RANK")) : 0;
-    info->size = getenv("PMI_SIZE") ? atoi(getenv("PMI_SIZE")) : 1;
+    if (launcher_values(info, err, errlen) != 0)
+        return -1;
     char reply[1024], v[256];
     if (command("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", reply, sizeof(reply)) ||
         !rc_ok(reply))
@@ -145,9 +193,10 @@ int lmpi_pmi_init(lmpi_pmi_info *info)
     if (command("cmd=get_appnum\n", "appnum", reply, sizeof(reply)) == 0 && field(reply, "appnum", v, sizeof(v)) == 0)
         info->appnum = atoi(v);
     info->universe_size = info->size;
+    int u;
     if (command("cmd=get_universe_size\n", "universe_size", reply, sizeof(reply)) == 0 &&
-        field(reply, "size", v, sizeof(v)) == 0 && atoi(v) > 0)
-        info->universe_size = atoi(v);
+        field(reply, "size", v, sizeof(v)) == 0 && lmpi_pmi_parse_int(v, 1, INT_MAX, &u) == 0)
+        info->universe_size = u;
     return 0;
 }
 

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "binding/gen/impl.h"
@@ -187,8 +190,11 @@ static lmpi_status map_segment(lmpi_win *w, size_t bytes, bool small)
         if (small)
             where.pool_off = lmpi_shm_pool_alloc(bytes);
         if (!where.pool_off) {
-            snprintf(where.name, sizeof(where.name), "/lmpi-win-%d-%u", (int)getpid(),
-                     atomic_fetch_add(&segments_made, 1));
+            unsigned rnd = 0;
+            if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+                rnd = (unsigned)(uintptr_t)&rnd ^ (unsigned)time(NULL); /* unguessable enough without it */
+            snprintf(where.name, sizeof(where.name), "/lmpi-win-%d-%u-%08x", (int)getpid(),
+                     atomic_fetch_add(&segments_made, 1), rnd);
             int fd = shm_open(where.name, O_CREAT | O_EXCL | O_RDWR, 0600);
             if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) {
                 err = errno;
@@ -214,7 +220,13 @@ static lmpi_status map_segment(lmpi_win *w, size_t bytes, bool small)
         return LMPI_ERR_NO_MEM;
     }
     void *p = MAP_FAILED;
-    int fd = shm_open(where.name, O_RDWR, 0600);
+    int fd = shm_open(where.name, O_RDWR | O_NOFOLLOW, 0600);
+    struct stat sb;
+    if (fd >= 0 && (fstat(fd, &sb) != 0 || sb.st_uid != geteuid() || (size_t)sb.st_size < bytes)) {
+        close(fd); /* not the object rank 0 made */
+        fd = -1;
+        errno = EACCES;
+    }
     if (fd >= 0) {
         p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         err = errno;

@@ -125,6 +125,10 @@
     X(bench_dry_issue, "LMPI_BENCH_DRY_ISSUE", BOOL, "0",                                         \
       "Benchmarks only: allow MPI_Pcontrol(2) to make sends stop before the transport and "       \
       "complete at once (the issue-rate benchmark); MPI_Pcontrol(1) ends it.")                    \
+    X(die_with_parent, "LMPI_DIE_WITH_PARENT", BOOL, "1",                                        \
+      "A process started by a launcher (PMI_FD set) is killed when its parent dies "               \
+      "(PR_SET_PDEATHSIG): under a wrapper (sh -c, valgrind, time) nothing outlives a killed "    \
+      "mpiexec. 0 leaves that to the launcher.")                                                  \
     X(spin_time, "LMPI_SPIN_TIME", INT, "50",                                                     \
       "Microseconds a blocking call polls without progress before it yields the processor once "  \
       "(and then spins again). 0 yields at every idle poll, which oversubscribed runs need. "    \

@@ -1,7 +1,10 @@
 /* MPI_Init / MPI_Finalize and the small queries around them. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +46,10 @@ static int parse_thread_level(const char *s, int fallback)
  * id in LMPI_VNODE_MAP ("3,3,7,..."): ranks on one virtual node form the
  * node-level communicators, as on a real machine.  Ids are renumbered in
  * order of first appearance (the node map wants small dense ids). */
+/* The largest modelled network has 2^24 nodes; ids above are not ids (and
+ * would size the renumbering table). */
+#define LMPI_VNODE_MAX_ID ((1 << 24) - 1)
+
 static lmpi_status virtual_nodes(const char *vmap, int n, int *node_of)
 {
     long maxid = -1;
@@ -52,10 +59,17 @@ static lmpi_status virtual_nodes(const char *vmap, int n, int *node_of)
     const char *p = vmap;
     for (int r = 0; r < n; r++) {
         char *end;
+        errno = 0;
         ids[r] = strtol(p, &end, 10);
-        if (end == p || ids[r] < 0 || (*end != ',' && *end != '\0') || (*end == '\0' && r != n - 1)) {
+        if (end == p || errno || (*end != ',' && *end != '\0') || (*end == '\0' && r != n - 1)) {
             lmpi_free(ids);
             lmpi_err_detail("LMPI_VNODE_MAP does not list %d node ids (rank %d)", n, r);
+            return LMPI_ERR_OTHER;
+        }
+        if (ids[r] < 0 || ids[r] > LMPI_VNODE_MAX_ID) {
+            lmpi_free(ids);
+            lmpi_err_detail("LMPI_VNODE_MAP: node id %ld of rank %d is out of range (0 to %d)", ids[r], r,
+                            LMPI_VNODE_MAX_ID);
             return LMPI_ERR_OTHER;
         }
         maxid = ids[r] > maxid ? ids[r] : maxid;
@@ -138,10 +152,15 @@ static lmpi_status start_runtime(int required, int *provided)
     lmpi_rt.main_thread = pthread_self();
 
     lmpi_pmi_info info;
-    if (lmpi_pmi_init(&info) != 0) {
-        lmpi_err_detail("cannot talk to the process manager (PMI_FD=%s)", getenv("PMI_FD"));
+    char why[256];
+    if (lmpi_pmi_init(&info, why, sizeof(why)) != 0) {
+        lmpi_err_detail("%s", why);
         return LMPI_ERR_OTHER;
     }
+    /* Under a wrapper our parent is not the launcher, whose own guard
+     * (PR_SET_PDEATHSIG on its child) stops at the wrapper: chain it. */
+    if (!info.singleton && lmpi_config.die_with_parent)
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
     lmpi_rt.world_rank = info.rank;
     lmpi_rt.world_size = info.size;
     lmpi_rt.peer_size_hint = info.size;

@@ -23,7 +23,8 @@ int main(void)
     /* singleton: no PMI_FD, a key-value space of its own */
     unsetenv("PMI_FD");
     lmpi_pmi_info info;
-    CHECK_EQ(lmpi_pmi_init(&info), 0);
+    char why[256];
+    CHECK_EQ(lmpi_pmi_init(&info, why, sizeof(why)), 0);
     CHECK_EQ(info.singleton, 1);
     CHECK_EQ(info.size, 1);
     CHECK_EQ(lmpi_pmi_put("k", "v1"), 0);

@@ -127,6 +127,16 @@ static uint64_t pool_pop(char *base)
     return off;
 }
 
+static int stat_shm(const char *name, struct stat *st)
+{
+    int fd = shm_open(name, O_RDONLY | O_NOFOLLOW, 0);
+    if (fd < 0)
+        return -1;
+    int rc = fstat(fd, st);
+    close(fd);
+    return rc;
+}
+
 lmpi_status lmpi_bridge_open(const char *kvsname, int rank)
 {
     if (br.inbox)
@@ -134,9 +144,16 @@ lmpi_status lmpi_bridge_open(const char *kvsname, int rank)
     inbox_name(br.name, sizeof(br.name), kvsname, rank);
     size_t size = first_cell() + (size_t)INBOX_CELLS * BCELL_SIZE;
     int fd = shm_open(br.name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0 && errno == EEXIST) { /* left by an earlier process of the same name */
+    struct stat old;
+    if (fd < 0 && errno == EEXIST && stat_shm(br.name, &old) == 0 && old.st_uid == geteuid()) {
+        /* left by an earlier process of ours with the same name (Hydra
+         * reuses job names); another user's object is never removed */
         shm_unlink(br.name);
         fd = shm_open(br.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    }
+    if (fd < 0 && errno == EEXIST) {
+        lmpi_err_detail("the inbox name %s is taken by another user's object", br.name);
+        return LMPI_ERR_OTHER;
     }
     if (fd < 0) {
         lmpi_err_detail("cannot create the inbox %s for other process groups: %s", br.name, strerror(errno));
@@ -186,7 +203,10 @@ static bool map_peer(int s)
     }
     struct stat sb;
     char *base = MAP_FAILED;
-    if (fstat(fd, &sb) == 0 && (size_t)sb.st_size >= sizeof(inbox_header))
+    /* only an inbox of this user's, closed to others: another user may
+     * have made an object of that name first */
+    if (fstat(fd, &sb) == 0 && sb.st_uid == geteuid() && (sb.st_mode & 077) == 0 &&
+        (size_t)sb.st_size >= sizeof(inbox_header))
         base = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (base == MAP_FAILED || ((inbox_header *)base)->magic != INBOX_MAGIC) {

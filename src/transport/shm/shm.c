@@ -21,12 +21,14 @@
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -191,10 +193,85 @@ static void format_segment(void)
     h->magic = SEG_MAGIC;
 }
 
+/* The segment's file: the memfd our mpiexec gave every rank (no name at
+ * all), or, under other launchers and for singletons, a new name with a
+ * random part that rank 0 creates exclusively and publishes through PMI. */
+static lmpi_status segment_fd(int me, int n, const char *job, int *fd, char *name, size_t len)
+{
+    name[0] = '\0';
+    const char *inherited = getenv("LMPI_SHM_FD");
+    if (inherited) {
+        struct stat st;
+        if (lmpi_pmi_parse_int(inherited, 0, INT_MAX, fd) != 0 || fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+            st.st_uid != geteuid()) {
+            lmpi_err_detail("LMPI_SHM_FD=%s is not a shared-memory file of this user", inherited);
+            return LMPI_ERR_OTHER;
+        }
+        fcntl(*fd, F_SETFD, FD_CLOEXEC);
+        unsetenv("LMPI_SHM_FD");
+        if (me == 0 && ftruncate(*fd, (off_t)shm.size) != 0) {
+            lmpi_err_detail("cannot size the shared-memory segment to %zu bytes: %s", shm.size, strerror(errno));
+            return LMPI_ERR_NO_MEM;
+        }
+        return LMPI_OK;
+    }
+    if (me != 0)
+        return LMPI_OK; /* opened by name after the barrier */
+    unsigned char rnd[8];
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+        lmpi_err_detail("cannot read random bytes for the shared-memory segment's name: %s", strerror(errno));
+        return LMPI_ERR_OTHER;
+    }
+    int k = snprintf(name, len, "/lmpi-%s-", job);
+    for (size_t i = 0; i < sizeof(rnd) && k + 3 < (int)len; i++)
+        k += snprintf(name + k, len - (size_t)k, "%02x", rnd[i]);
+    *fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW, 0600);
+    if (*fd < 0) {
+        lmpi_err_detail(errno == EEXIST ? "the shared-memory name %s is taken: another process created it first"
+                                        : "cannot create shared-memory segment %s: %s",
+                        name, strerror(errno));
+        return LMPI_ERR_OTHER;
+    }
+    if (ftruncate(*fd, (off_t)shm.size) != 0) {
+        lmpi_err_detail("cannot size shared-memory segment %s to %zu bytes: %s", name, shm.size, strerror(errno));
+        close(*fd);
+        shm_unlink(name);
+        return LMPI_ERR_NO_MEM;
+    }
+    if (n > 1 && lmpi_pmi_put("lmpi-shm", name) != 0) {
+        lmpi_err_detail("cannot publish the shared-memory segment's name through the process manager");
+        close(*fd);
+        shm_unlink(name);
+        return LMPI_ERR_OTHER;
+    }
+    return LMPI_OK;
+}
+
+/* Ranks other than 0 under a launcher without memfd: the name rank 0
+ * published, and only an object of ours of the expected size. */
+static lmpi_status open_named(char *name, size_t len, int *fd)
+{
+    if (lmpi_pmi_get("lmpi-shm", name, len) != 0 || strncmp(name, "/lmpi-", 6) != 0) {
+        lmpi_err_detail("the process manager does not know the shared-memory segment's name");
+        return LMPI_ERR_OTHER;
+    }
+    *fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0600);
+    if (*fd < 0) {
+        lmpi_err_detail("cannot open shared-memory segment %s: %s", name, strerror(errno));
+        return LMPI_ERR_OTHER;
+    }
+    struct stat st;
+    if (fstat(*fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        lmpi_err_detail("shared-memory segment %s belongs to another user or is open to others: not attached", name);
+        close(*fd);
+        return LMPI_ERR_OTHER;
+    }
+    return LMPI_OK;
+}
+
 lmpi_status lmpi_shm_init(int me, int n, const char *job)
 {
-    char name[300];
-    snprintf(name, sizeof(name), "/lmpi-%s", job);
+    char name[320];
     seg_header probe;
     memset(&probe, 0, sizeof(probe));
     layout(&probe, n);
@@ -202,31 +279,16 @@ lmpi_status lmpi_shm_init(int me, int n, const char *job)
     shm.n = n;
     lmpi_bridge_init(n);
     shm.size = probe.size;
-    int fd;
-    if (me == 0) {
-        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd < 0 && errno == EEXIST) {
-            /* A stale segment of an earlier job with the same name. */
-            shm_unlink(name);
-            fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        }
-        if (fd >= 0 && ftruncate(fd, (off_t)shm.size) != 0) {
-            lmpi_err_detail("cannot size shared-memory segment %s to %zu bytes: %s", name, shm.size,
-                            strerror(errno));
-            close(fd);
-            shm_unlink(name);
-            return LMPI_ERR_NO_MEM;
-        }
-    }
-    if (me == 0 && fd < 0) {
-        lmpi_err_detail("cannot create shared-memory segment %s: %s", name, strerror(errno));
-        return LMPI_ERR_OTHER;
-    }
+    int fd = -1;
+    lmpi_status st = segment_fd(me, n, job, &fd, name, sizeof(name));
+    if (st != LMPI_OK)
+        return st;
     if (me == 0) {
         shm.base = mmap(NULL, shm.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         close(fd);
         if (shm.base == MAP_FAILED) {
-            shm_unlink(name);
+            if (name[0])
+                shm_unlink(name);
             lmpi_err_detail("cannot map shared-memory segment: %s", strerror(errno));
             return LMPI_ERR_NO_MEM;
         }
@@ -239,10 +301,14 @@ lmpi_status lmpi_shm_init(int me, int n, const char *job)
         return LMPI_ERR_OTHER;
     }
     if (me != 0) {
-        fd = shm_open(name, O_RDWR, 0600);
-        if (fd < 0) {
-            lmpi_err_detail("cannot open shared-memory segment %s: %s", name, strerror(errno));
-            return LMPI_ERR_OTHER;
+        if (fd < 0 && (st = open_named(name, sizeof(name), &fd)) != LMPI_OK)
+            return st;
+        struct stat fs;
+        if (fstat(fd, &fs) != 0 || (size_t)fs.st_size != shm.size) {
+            close(fd);
+            lmpi_err_detail("shared-memory segment %s is not the %zu bytes rank 0 made", name[0] ? name : "(memfd)",
+                            shm.size);
+            return LMPI_ERR_INTERN;
         }
         shm.base = mmap(NULL, shm.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         close(fd);
@@ -252,13 +318,13 @@ lmpi_status lmpi_shm_init(int me, int n, const char *job)
         }
         shm.hdr = (seg_header *)shm.base;
         if (shm.hdr->magic != SEG_MAGIC || shm.hdr->nranks != (uint32_t)n) {
-            lmpi_err_detail("shared-memory segment %s has a foreign layout", name);
+            lmpi_err_detail("shared-memory segment %s has a foreign layout", name[0] ? name : "(memfd)");
             return LMPI_ERR_INTERN;
         }
     }
     shm.ranks = (rank_area *)(shm.base + shm.hdr->off_ranks);
     atomic_store(&shm.ranks[me].pid, (int32_t)getpid());
-    if (atomic_fetch_add(&shm.hdr->attached, 1) + 1 == (uint32_t)n)
+    if (atomic_fetch_add(&shm.hdr->attached, 1) + 1 == (uint32_t)n && name[0])
         shm_unlink(name); /* everyone is in: the name is no longer needed */
 
     shm.send_seq = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
