@@ -226,19 +226,32 @@ void lmpi_datatype_release(lmpi_datatype *dt)
 /* Bounds of `blen` instances of t starting at byte displacement disp. */
 typedef struct {
     bool any;
+    bool overflow; /* a bound left MPI_Aint: the type is refused (MPI_ERR_COUNT) */
     MPI_Aint lb, ub, tlb, tub;
     int align;
     bool marked;
 } bounds;
 
+/* a + b + c, noting an overflow in *o */
+static MPI_Aint sum3(MPI_Aint a, MPI_Aint b, MPI_Aint c, bool *o)
+{
+    MPI_Aint r;
+    *o |= __builtin_add_overflow(a, b, &r);
+    *o |= __builtin_add_overflow(r, c, &r);
+    return r;
+}
+
 static void add_block(bounds *b, const lmpi_datatype *t, MPI_Count blen, MPI_Aint disp)
 {
     if (blen <= 0)
         return;
-    MPI_Aint span = (MPI_Aint)(blen - 1) * t->extent;
-    MPI_Aint lb = disp + t->lb + (span < 0 ? span : 0), ub = disp + t->lb + t->extent + (span > 0 ? span : 0);
-    MPI_Aint tlb = disp + t->true_lb + (span < 0 ? span : 0),
-             tub = disp + t->true_lb + t->true_extent + (span > 0 ? span : 0);
+    MPI_Aint span;
+    b->overflow |= __builtin_mul_overflow((MPI_Aint)(blen - 1), t->extent, &span);
+    MPI_Aint neg = span < 0 ? span : 0, pos = span > 0 ? span : 0;
+    MPI_Aint lb = sum3(disp, t->lb, neg, &b->overflow);
+    MPI_Aint ub = sum3(sum3(disp, t->lb, t->extent, &b->overflow), pos, 0, &b->overflow);
+    MPI_Aint tlb = sum3(disp, t->true_lb, neg, &b->overflow);
+    MPI_Aint tub = sum3(sum3(disp, t->true_lb, t->true_extent, &b->overflow), pos, 0, &b->overflow);
     if (!b->any) {
         b->lb = lb, b->ub = ub, b->tlb = tlb, b->tub = tub;
         b->any = true;
@@ -259,6 +272,12 @@ static lmpi_status new_type(lmpi_dtnode *node, MPI_Count size, const bounds *b, 
 {
     if (!node)
         return LMPI_ERR_NO_MEM;
+    MPI_Aint extent;
+    if (b->overflow || __builtin_sub_overflow(b->ub, b->lb, &extent) || __builtin_sub_overflow(b->tub, b->tlb, &extent)) {
+        lmpi_dtnode_release(node);
+        lmpi_err_detail("the type's bounds overflow MPI_Aint (count times extent beyond 2^63 bytes)");
+        return LMPI_ERR_COUNT;
+    }
     lmpi_datatype *d = lmpi_calloc(1, sizeof(*d), LMPI_MEM_DATATYPE);
     if (!d) {
         lmpi_dtnode_release(node);
@@ -323,8 +342,8 @@ static lmpi_status check_count(MPI_Count c, const char *what)
 static lmpi_status check_size(MPI_Count a, MPI_Count b)
 {
     if (b != 0 && a > INT64_MAX / b) {
-        lmpi_err_detail("the type's size (%lld x %lld bytes) overflows", (long long)a, (long long)b);
-        return LMPI_ERR_ARG;
+        lmpi_err_detail("the type's size (%lld x %lld bytes) overflows MPI_Count", (long long)a, (long long)b);
+        return LMPI_ERR_COUNT;
     }
     return LMPI_OK;
 }
@@ -378,15 +397,21 @@ static lmpi_status vector_common(MPI_Count count, MPI_Count blocklen, MPI_Count 
     if (st == LMPI_OK)
         st = check_count(blocklen, "blocklength");
     if (st == LMPI_OK)
-        st = check_size(count, blocklen && old->size ? blocklen * old->size : 0);
+        st = check_size(blocklen, old->size);
+    if (st == LMPI_OK)
+        st = check_size(count, blocklen * old->size);
     if (st != LMPI_OK)
         return st;
-    MPI_Aint sb = bytes ? (MPI_Aint)stride : (MPI_Aint)stride * old->extent;
     bounds b = {0};
+    MPI_Aint sb = (MPI_Aint)stride, last = 0;
+    if (!bytes)
+        b.overflow |= __builtin_mul_overflow((MPI_Aint)stride, old->extent, &sb);
+    if (count > 1)
+        b.overflow |= __builtin_mul_overflow((MPI_Aint)(count - 1), sb, &last);
     if (count > 0) /* the first and last blocks bound a vector */
         add_block(&b, old, blocklen, 0);
     if (count > 1)
-        add_block(&b, old, blocklen, (MPI_Aint)(count - 1) * sb);
+        add_block(&b, old, blocklen, last);
     lmpi_datatype *d = NULL;
     st = new_type(make_vector(count, blocklen, sb, old), count * blocklen * old->size, &b,
                   bytes ? MPI_COMBINER_HVECTOR : MPI_COMBINER_VECTOR, out, &d);

@@ -197,6 +197,13 @@ static void code_string(int code, char *buf, size_t len)
         snprintf(buf, len, "unknown error code %d", code);
 }
 
+/* The last error raised on this thread, in full (function, argument, value):
+ * under MPI_ERRORS_RETURN the code is all the caller gets, and
+ * MPI_Error_string of that code gives the detail back, as MPICH's codes do,
+ * while codes stay equal to their classes (programs compare them). */
+static _Thread_local char last_message[MPI_MAX_ERROR_STRING];
+static _Thread_local int last_class = -1;
+
 lmpi_status lmpi_impl_Error_string(int errorcode, char *string, int *resultlen)
 {
     if (code_class(errorcode) < 0) {
@@ -207,7 +214,10 @@ lmpi_status lmpi_impl_Error_string(int errorcode, char *string, int *resultlen)
         lmpi_err_detail("string is NULL");
         return LMPI_ERR_ARG;
     }
-    code_string(errorcode, string, MPI_MAX_ERROR_STRING);
+    if (errorcode == last_class && last_message[0])
+        snprintf(string, MPI_MAX_ERROR_STRING, "%s", last_message);
+    else
+        code_string(errorcode, string, MPI_MAX_ERROR_STRING);
     *resultlen = (int)strlen(string);
     return LMPI_OK;
 }
@@ -467,6 +477,8 @@ int lmpi_error_message(const char *fn, const char *arg, lmpi_status st, const ch
     snprintf(msg, len, "%s%s: %s: %s%s%s", fn, place, class_name[code], class_text[code], err_detail[0] ? ": " : "",
              err_detail);
     err_detail[0] = '\0';
+    last_class = code;
+    snprintf(last_message, sizeof(last_message), "%s", msg);
     if (lmpi_config.verbose_errors)
         fprintf(stderr, "[LeanMPI rank %d] %s\n", lmpi_rt.world_rank, msg);
     return code;

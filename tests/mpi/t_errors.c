@@ -75,9 +75,30 @@ int main(int argc, char **argv)
     CHECK_EQ(cls(MPI_File_delete("no-such-file", MPI_INFO_NULL)), MPI_ERR_NO_SUCH_FILE);
     CHECK_EQ(cls(MPI_Win_fence(0, MPI_WIN_NULL)), MPI_ERR_WIN); /* implemented: the null window is refused */
 
+    /* byte counts that overflow: MPI_ERR_COUNT, never a silent success */
+    {
+        MPI_Datatype big = MPI_DATATYPE_NULL;
+        CHECK_EQ(cls(MPI_Send_c(&x, (MPI_Count)1 << 62, MPI_INT, 0, 0, MPI_COMM_WORLD)), MPI_ERR_COUNT);
+        CHECK_EQ(cls(MPI_Type_contiguous_c((MPI_Count)1 << 62, MPI_INT, &big)), MPI_ERR_COUNT);
+        CHECK_EQ(cls(MPI_Type_vector_c(2, 1, (MPI_Count)1 << 62, MPI_INT, &big)), MPI_ERR_COUNT);
+        CHECK_EQ(cls(MPI_Type_create_hvector_c(3, 1, (MPI_Count)1 << 62, MPI_INT, &big)), MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Type_contiguous_c((MPI_Count)1 << 40, MPI_INT, &big), MPI_SUCCESS);
+        CHECK_EQ(MPI_Type_commit(&big), MPI_SUCCESS);
+        CHECK_EQ(cls(MPI_Send_c(&x, (MPI_Count)1 << 30, big, 0, 0, MPI_COMM_WORLD)), MPI_ERR_COUNT);
+        CHECK_EQ(cls(MPI_Bcast_c(&x, (MPI_Count)1 << 30, big, 0, MPI_COMM_WORLD)), MPI_ERR_COUNT);
+        MPI_Type_free(&big);
+    }
+
     /* every class has a string that names it */
     char s[MPI_MAX_ERROR_STRING];
     int len;
+    /* under MPI_ERRORS_RETURN the detail of the last error stays retrievable
+     * from its code: function, argument and value */
+    int src = MPI_Send(&x, 1, MPI_INT, 99, 0, MPI_COMM_WORLD);
+    CHECK_EQ(src, MPI_ERR_RANK);
+    MPI_Error_string(src, s, &len);
+    CHECK(strstr(s, "MPI_Send") != NULL && strstr(s, "dest") != NULL && strstr(s, "99") != NULL);
+    CHECK(strstr(s, "MPI_ERR_RANK") != NULL);
     MPI_Error_string(MPI_ERR_RANK, s, &len);
     CHECK(strstr(s, "MPI_ERR_RANK") != NULL);
     CHECK_EQ(len, strlen(s));
