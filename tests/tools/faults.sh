@@ -1,0 +1,163 @@
+#!/bin/sh
+# faults.sh MPIEXEC T_FAULTS CASE...   (CASE: all, or one or more of those below)
+# Faults a job on a busy or shared machine meets; each case checks what the
+# user sees (exit status, a message naming the rank and the cause) and
+# reports the time until every process of the job was gone and what was
+# left behind (processes, /dev/shm names): it must be nothing.
+#   exit0           a rank exits with status 0 without MPI_Finalize
+#   kill_wrapped    SIGKILL of mpiexec whose ranks run under `sh -c` wrappers
+#   sibling_wrapped one rank (under a wrapper) dies: the other wrapped ranks go
+#   flood           a rank sends PMI commands without reading the replies
+#   fuzz            hostile PMI lines from one rank; the job still succeeds
+#   cloexec         PMI_FD is close-on-exec and gone from the environment
+#   kill_init       SIGKILL of mpiexec during MPI_Init of 64 ranks, 10 times
+#   bad_env         PMI_RANK out of range, LMPI_VNODE_MAP overflow, -genv PMI_*
+set -u
+MPIEXEC=$1 PROG=$2
+shift 2
+[ "${1:-all}" = all ] && set -- exit0 kill_wrapped sibling_wrapped flood fuzz cloexec kill_init bad_env
+out=$(mktemp) err=$(mktemp) failed=$(mktemp -u)
+trap 'rm -f "$out" "$err" "$failed"' EXIT
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
+shm_names() { ls /dev/shm 2>/dev/null | grep '^lmpi-' | sort; }
+# (a marker file: checks run inside $(...) subshells too)
+bad() { echo "FAIL [$case]: $*" >&2; : >"$failed"; }
+
+# Wait (up to 10 s) until no process carries TOKEN; print the seconds it took
+# from START; kill and report whatever is still there.
+gone() {
+    token=$1 start=$2
+    for i in $(seq 200); do
+        pgrep -f -- "$token" >/dev/null 2>&1 || break
+        sleep 0.05
+    done
+    t=$(since "$start")
+    if pgrep -f -- "$token" >/dev/null 2>&1; then
+        bad "processes left after ${t}s: $(pgrep -f -- "$token" | tr '\n' ' ')"
+        pkill -9 -f -- "$token"
+    fi
+    echo "$t"
+}
+
+wait_ready() {
+    n=$1
+    for i in $(seq 200); do
+        [ "$(grep -c ' ready$' "$out" 2>/dev/null)" -ge "$n" ] && return 0
+        sleep 0.05
+    done
+    bad "only $(grep -c ' ready$' "$out") of $n ranks became ready"
+    return 1
+}
+
+left_names() {
+    now_names=$(shm_names)
+    new=$(echo "$now_names" | comm -13 "$before" - | grep . || true)
+    [ -z "$new" ] || bad "left in /dev/shm: $new"
+    [ -z "$new" ] && echo "none" || echo "$new"
+}
+
+report() { echo "case $case: $*"; }
+
+for case in "$@"; do
+    token="lmpi-fault-$case-$$"
+    before=$(mktemp)
+    shm_names >"$before"
+    : >"$out"
+    : >"$err"
+    case $case in
+    exit0)
+        start=$(now)
+        timeout 30 "$MPIEXEC" -n 4 "$PROG" exit0 "$token" >"$out" 2>"$err"
+        st=$?
+        t=$(gone "$token" "$start")
+        [ $st -ne 0 ] && [ $st -ne 124 ] || bad "exit status $st"
+        grep -q "rank 1 .*without calling MPI_Finalize" "$err" || bad "no message naming rank 1: $(cat "$err")"
+        report "exit status $st, every process gone ${t}s after start (rank 1 exits at ~0.2 s), left: $(left_names)"
+        ;;
+    kill_wrapped)
+        # `; true` keeps sh from exec'ing the program: a real wrapper
+        "$MPIEXEC" -n 4 sh -c "$PROG sleep $token; true" >"$out" 2>"$err" &
+        job=$!
+        wait_ready 4
+        start=$(now)
+        kill -9 $job
+        wait $job 2>/dev/null
+        t=$(gone "$token" "$start")
+        report "mpiexec killed; every wrapped rank gone after ${t}s, left: $(left_names)"
+        ;;
+    sibling_wrapped)
+        start=$(now)
+        timeout 30 "$MPIEXEC" -n 4 sh -c "$PROG die $token; true" >"$out" 2>"$err"
+        st=$?
+        t=$(gone "$token" "$start")
+        [ $st -ne 0 ] && [ $st -ne 124 ] || bad "exit status $st"
+        grep -q "rank 1 " "$err" || bad "no message naming rank 1: $(cat "$err")"
+        report "exit status $st, every process gone ${t}s after start (rank 1 dies at ~0.2 s), left: $(left_names)"
+        ;;
+    flood)
+        start=$(now)
+        timeout 30 "$MPIEXEC" -n 2 "$PROG" flood "$token" >"$out" 2>"$err"
+        st=$?
+        t=$(gone "$token" "$start")
+        [ $st -ne 0 ] && [ $st -ne 124 ] || bad "exit status $st (124: mpiexec blocked)"
+        grep -q "rank 1 .*does not read its PMI replies" "$err" || bad "no message naming rank 1: $(cat "$err")"
+        report "exit status $st, every process gone ${t}s after start, left: $(left_names)"
+        ;;
+    fuzz)
+        start=$(now)
+        timeout 60 "$MPIEXEC" -n 2 "$PROG" fuzz "$token" >"$out" 2>"$err"
+        st=$?
+        t=$(gone "$token" "$start")
+        [ $st -eq 0 ] || bad "exit status $st: $(tail -5 "$err")"
+        grep -q "^OK" "$out" || bad "the job did not finish"
+        report "exit status $st after ${t}s ($(grep -c . "$err") launcher warnings), left: $(left_names)"
+        ;;
+    cloexec)
+        start=$(now)
+        timeout 30 "$MPIEXEC" -n 2 "$PROG" cloexec "$token" >"$out" 2>"$err"
+        st=$?
+        t=$(gone "$token" "$start")
+        [ $st -eq 0 ] || bad "exit status $st: $(grep -v ready "$out")"
+        report "exit status $st, left: $(left_names)"
+        ;;
+    kill_init)
+        worst=0 leaks=0
+        for try in 1 2 3 4 5 6 7 8 9 10; do
+            "$MPIEXEC" -n 64 --oversubscribe "$PROG" init "$token" >/dev/null 2>&1 &
+            job=$!
+            sleep "0.0$(( (try - 1) / 2 ))$(( (try - 1) % 2 * 5 ))" # 0-45 ms: inside the start of 64 ranks
+            start=$(now)
+            kill -9 $job 2>/dev/null
+            wait $job 2>/dev/null
+            t=$(gone "$token" "$start")
+            worst=$(awk -v a="$worst" -v b="$t" 'BEGIN { print (b > a) ? b : a }')
+        done
+        report "10 kills at 0-45 ms into a 64-rank start; every process gone within ${worst}s each time, left: $(left_names)"
+        ;;
+    bad_env)
+        start=$(now)
+        timeout 30 "$MPIEXEC" -n 2 sh -c "PMI_RANK=1000000 exec $PROG init $token" >"$out" 2>"$err"
+        st=$?
+        [ $st -ne 0 ] && [ $st -lt 124 ] || bad "PMI_RANK=1000000: exit status $st (a crash is 139)"
+        grep -q "PMI_RANK=1000000 is not a rank" "$err" || bad "PMI_RANK=1000000: no clear message: $(cat "$err")"
+        timeout 30 "$MPIEXEC" -n 2 -genv LMPI_VNODE_MAP 4611686018427387904,100000000 "$PROG" init "$token" \
+            >"$out" 2>"$err"
+        st2=$?
+        [ $st2 -ne 0 ] && [ $st2 -lt 124 ] || bad "LMPI_VNODE_MAP: exit status $st2"
+        grep -q "LMPI_VNODE_MAP: node id .* out of range" "$err" || bad "LMPI_VNODE_MAP: no clear message: $(cat "$err")"
+        timeout 30 "$MPIEXEC" -n 2 -genv PMI_RANK 1 "$PROG" init "$token" >"$out" 2>"$err"
+        st3=$?
+        [ $st3 -ne 0 ] || bad "-genv PMI_RANK was accepted"
+        grep -q "sets PMI_RANK itself" "$err" || bad "-genv PMI_RANK: no clear message: $(cat "$err")"
+        t=$(gone "$token" "$start")
+        report "exit statuses $st / $st2 / $st3, every process gone ${t}s after start, left: $(left_names)"
+        ;;
+    *)
+        bad "unknown case"
+        ;;
+    esac
+    rm -f "$before"
+done
+[ ! -e "$failed" ]
