@@ -307,6 +307,23 @@ SINGLE_COMPLETION = {'Recv', 'Mrecv', 'Probe', 'Iprobe', 'Mprobe', 'Improbe', 'W
                      'Sendrecv_replace', 'Request_get_status'}
 
 
+# Collectives whose sequence number (the tag of their messages) a rank must
+# consume even when its arguments fail here: the others ran it, and the
+# next collective must line up (lmpi_coll_error).
+COLLECTIVES = {'Barrier', 'Bcast', 'Gather', 'Gatherv', 'Scatter', 'Scatterv', 'Allgather', 'Allgatherv',
+               'Alltoall', 'Alltoallv', 'Alltoallw', 'Reduce', 'Allreduce', 'Reduce_scatter',
+               'Reduce_scatter_block', 'Scan', 'Exscan'}
+
+
+def collective_kind(f):
+    """0: not a collective; 1: blocking; 2: nonblocking (its own sequence)."""
+    if f.short in COLLECTIVES:
+        return 1
+    if f.short.startswith('I') and f.short[1:] in COLLECTIVES:
+        return 2
+    return 0
+
+
 def file_handle(f):
     """The file whose handler gets a file function's errors (MPI 5.0 §14.7):
     the file argument; MPI_FILE_NULL's for the functions that have none yet
@@ -338,6 +355,9 @@ def gen_wrapper(f, large):
         return '\n'.join(out)
     out.append('    static const char fn[] = "%s";' % mpi)
     out.append('    lmpi_status st;')
+    coll = collective_kind(f)
+    if coll:
+        out.append('    lmpi_coll_tagged = false;')
     comm = find(f, 'COMM')
     out.append('    lmpi_comm *errh_comm = NULL;')
     for p in f.params:
@@ -417,6 +437,11 @@ def gen_wrapper(f, large):
     out.extend(post)
     out.append('    return MPI_SUCCESS;')
     out.append('}')
+    if coll:
+        start = max(i for i, l in enumerate(out) if l == '{')
+        for i in range(start, len(out)):
+            out[i] = re.sub(r'lmpi_binding_error\(fn, (\w+|"\w+"), st, (lmpi_errh_for\(errh_comm, 1\))\)',
+                            r'lmpi_coll_error(fn, \1, st, \2, %s_obj, %d)' % (comm.name, coll - 1), out[i])
     out.append('%s __attribute__((weak, alias("%s")));' % (proto(f, large, 'MPI_'), pub))
     return '\n'.join(out)
 

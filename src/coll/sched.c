@@ -384,6 +384,7 @@ static bool advance(lmpi_sched *s)
  * emulated MPI_Comm_iagree) still matches each with its own kind. */
 static void sched_tag(lmpi_sched *s, bool nonblocking)
 {
+    lmpi_coll_tagged = true;
     if (!s->tag)
         s->tag = nonblocking ? LMPI_COLL_TAG_NBC | (int)(s->comm->nbc_seq++ & LMPI_COLL_SEQ_MASK)
                              : LMPI_COLL_TAG_BLOCKING | (int)(s->comm->coll_seq++ & LMPI_COLL_SEQ_MASK);

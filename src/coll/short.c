@@ -27,6 +27,7 @@ static xfer begin(lmpi_comm *c)
 {
     int range = (c->flags & LMPI_COMM_INTERNAL) ? 0x20000000 : LMPI_COLL_TAG_BLOCKING;
     lmpi_coll_stat.short_path++;
+    lmpi_coll_tagged = true;
     return (xfer){c, c->context_id + LMPI_CTX_COLL, range | (int)(c->coll_seq++ & LMPI_COLL_SEQ_MASK)};
 }
 

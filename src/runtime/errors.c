@@ -511,6 +511,20 @@ void lmpi_err_blame_object(lmpi_errhandler *e, void *handle)
     init_handle = handle;
 }
 
+_Thread_local bool lmpi_coll_tagged;
+
+int lmpi_coll_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *errh, lmpi_comm *coll,
+                    int nonblocking)
+{
+    if (!lmpi_coll_tagged && coll && coll->magic == LMPI_MAGIC_COMM) {
+        if (nonblocking)
+            coll->nbc_seq++;
+        else
+            coll->coll_seq++;
+    }
+    return lmpi_binding_error(fn, arg, st, errh);
+}
+
 int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm)
 {
     if (init_handler) {

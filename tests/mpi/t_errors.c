@@ -162,5 +162,22 @@ int main(int argc, char **argv)
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &attr_flag);
     CHECK_EQ(attr_flag, 1);
     CHECK(*tag_ub >= 32767);
+    /* a collective that fails its argument checks at one rank only leaves
+     * the communicator usable: the next collectives line up (messages;
+     * large enough to stay off the node's shared-memory area) */
+    {
+        enum { N = 1024 };
+        static int buf[N], sum[N];
+        for (int round = 0; round < 2; round++) {
+            int rc = round == 0 ? MPI_Bcast(buf, rank == 1 ? -1 : N, MPI_INT, 0, MPI_COMM_WORLD)
+                                : MPI_Bcast(buf, N, MPI_INT, rank == 1 ? size + 5 : 0, MPI_COMM_WORLD);
+            CHECK_EQ(cls(rc), rank == 1 ? (round == 1 ? MPI_ERR_ROOT : MPI_ERR_COUNT) : MPI_SUCCESS);
+            for (int i = 0; i < N; i++)
+                buf[i] = 1;
+            CHECK_EQ(MPI_Allreduce(buf, sum, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_SUCCESS);
+            CHECK_EQ(sum[N - 1], size);
+            CHECK_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+        }
+    }
     return mpitest_finish("t_errors");
 }

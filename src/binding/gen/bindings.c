@@ -247,6 +247,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
     static const char fn[] = "MPI_Allgather";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -255,7 +256,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -264,7 +265,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     st = lmpi_impl_Allgather ? lmpi_impl_Allgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Allgather")));
@@ -273,6 +274,7 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 {
     static const char fn[] = "MPI_Allgather_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -281,7 +283,7 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -290,7 +292,7 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     st = lmpi_impl_Allgather ? lmpi_impl_Allgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Allgather_c")));
@@ -355,6 +357,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 {
     static const char fn[] = "MPI_Allgatherv";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -363,7 +366,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -372,7 +375,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     st = lmpi_impl_Allgatherv ? lmpi_impl_Allgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Allgatherv")));
@@ -381,6 +384,7 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 {
     static const char fn[] = "MPI_Allgatherv_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -389,7 +393,7 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -398,7 +402,7 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     st = lmpi_impl_Allgatherv ? lmpi_impl_Allgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Allgatherv_c")));
@@ -479,6 +483,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 {
     static const char fn[] = "MPI_Allreduce";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -486,12 +491,12 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -499,7 +504,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     st = lmpi_impl_Allreduce ? lmpi_impl_Allreduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak, alias("PMPI_Allreduce")));
@@ -508,6 +513,7 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 {
     static const char fn[] = "MPI_Allreduce_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -515,12 +521,12 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -528,7 +534,7 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
     st = lmpi_impl_Allreduce ? lmpi_impl_Allreduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak, alias("PMPI_Allreduce_c")));
@@ -599,6 +605,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     static const char fn[] = "MPI_Alltoall";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -607,7 +614,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -616,7 +623,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     st = lmpi_impl_Alltoall ? lmpi_impl_Alltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Alltoall")));
@@ -625,6 +632,7 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 {
     static const char fn[] = "MPI_Alltoall_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -633,7 +641,7 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -642,7 +650,7 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     st = lmpi_impl_Alltoall ? lmpi_impl_Alltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Alltoall_c")));
@@ -707,6 +715,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 {
     static const char fn[] = "MPI_Alltoallv";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -715,7 +724,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -724,7 +733,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     st = lmpi_impl_Alltoallv ? lmpi_impl_Alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Alltoallv")));
@@ -733,6 +742,7 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 {
     static const char fn[] = "MPI_Alltoallv_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -741,7 +751,7 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -750,7 +760,7 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     st = lmpi_impl_Alltoallv ? lmpi_impl_Alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Alltoallv_c")));
@@ -815,13 +825,14 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 {
     static const char fn[] = "MPI_Alltoallw";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -830,7 +841,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     st = lmpi_impl_Alltoallw ? lmpi_impl_Alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak, alias("PMPI_Alltoallw")));
@@ -839,13 +850,14 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 {
     static const char fn[] = "MPI_Alltoallw_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -854,7 +866,7 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     st = lmpi_impl_Alltoallw ? lmpi_impl_Alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak, alias("PMPI_Alltoallw_c")));
@@ -989,13 +1001,14 @@ int PMPI_Barrier(MPI_Comm comm)
 {
     static const char fn[] = "MPI_Barrier";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -1004,7 +1017,7 @@ int PMPI_Barrier(MPI_Comm comm)
     st = lmpi_impl_Barrier ? lmpi_impl_Barrier(comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Barrier(MPI_Comm comm) __attribute__((weak, alias("PMPI_Barrier")));
@@ -1039,6 +1052,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 {
     static const char fn[] = "MPI_Bcast";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
@@ -1046,10 +1060,10 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -1057,7 +1071,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     st = lmpi_impl_Bcast ? lmpi_impl_Bcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Bcast")));
@@ -1066,6 +1080,7 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 {
     static const char fn[] = "MPI_Bcast_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
@@ -1073,10 +1088,10 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -1084,7 +1099,7 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
     st = lmpi_impl_Bcast ? lmpi_impl_Bcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Bcast_c")));
@@ -2927,6 +2942,7 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 {
     static const char fn[] = "MPI_Exscan";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -2934,12 +2950,12 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -2947,7 +2963,7 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     st = lmpi_impl_Exscan ? lmpi_impl_Exscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak, alias("PMPI_Exscan")));
@@ -2956,6 +2972,7 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 {
     static const char fn[] = "MPI_Exscan_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -2963,12 +2980,12 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -2976,7 +2993,7 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
     st = lmpi_impl_Exscan ? lmpi_impl_Exscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak, alias("PMPI_Exscan_c")));
@@ -5241,6 +5258,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     static const char fn[] = "MPI_Gather";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -5249,10 +5267,10 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -5260,7 +5278,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     st = lmpi_impl_Gather ? lmpi_impl_Gather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Gather")));
@@ -5269,6 +5287,7 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 {
     static const char fn[] = "MPI_Gather_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -5277,10 +5296,10 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -5288,7 +5307,7 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
     st = lmpi_impl_Gather ? lmpi_impl_Gather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Gather_c")));
@@ -5357,6 +5376,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     static const char fn[] = "MPI_Gatherv";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -5365,10 +5385,10 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -5376,7 +5396,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     st = lmpi_impl_Gatherv ? lmpi_impl_Gatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Gatherv")));
@@ -5385,6 +5405,7 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 {
     static const char fn[] = "MPI_Gatherv_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -5393,10 +5414,10 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -5404,7 +5425,7 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     st = lmpi_impl_Gatherv ? lmpi_impl_Gatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Gatherv_c")));
@@ -10316,6 +10337,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 {
     static const char fn[] = "MPI_Reduce";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
@@ -10323,10 +10345,10 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10334,7 +10356,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     st = lmpi_impl_Reduce ? lmpi_impl_Reduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Reduce")));
@@ -10343,6 +10365,7 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 {
     static const char fn[] = "MPI_Reduce_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
@@ -10350,10 +10373,10 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10361,7 +10384,7 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
     st = lmpi_impl_Reduce ? lmpi_impl_Reduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Reduce_c")));
@@ -10478,6 +10501,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 {
     static const char fn[] = "MPI_Reduce_scatter";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -10485,10 +10509,10 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10496,7 +10520,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     st = lmpi_impl_Reduce_scatter ? lmpi_impl_Reduce_scatter(sendbuf, recvbuf, (lmpi_iarray){ recvcounts, 4 }, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak, alias("PMPI_Reduce_scatter")));
@@ -10505,6 +10529,7 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 {
     static const char fn[] = "MPI_Reduce_scatter_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -10512,10 +10537,10 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10523,7 +10548,7 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
     st = lmpi_impl_Reduce_scatter ? lmpi_impl_Reduce_scatter(sendbuf, recvbuf, (lmpi_iarray){ recvcounts, 8 }, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak, alias("PMPI_Reduce_scatter_c")));
@@ -10532,6 +10557,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 {
     static const char fn[] = "MPI_Reduce_scatter_block";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -10539,12 +10565,12 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10552,7 +10578,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     st = lmpi_impl_Reduce_scatter_block ? lmpi_impl_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak, alias("PMPI_Reduce_scatter_block")));
@@ -10561,6 +10587,7 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 {
     static const char fn[] = "MPI_Reduce_scatter_block_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -10568,12 +10595,12 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -10581,7 +10608,7 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
     st = lmpi_impl_Reduce_scatter_block ? lmpi_impl_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak, alias("PMPI_Reduce_scatter_block_c")));
@@ -11264,6 +11291,7 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 {
     static const char fn[] = "MPI_Scan";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -11271,12 +11299,12 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -11284,7 +11312,7 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
     st = lmpi_impl_Scan ? lmpi_impl_Scan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak, alias("PMPI_Scan")));
@@ -11293,6 +11321,7 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 {
     static const char fn[] = "MPI_Scan_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -11300,12 +11329,12 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -11313,7 +11342,7 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
     st = lmpi_impl_Scan ? lmpi_impl_Scan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak, alias("PMPI_Scan_c")));
@@ -11384,6 +11413,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     static const char fn[] = "MPI_Scatter";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -11392,10 +11422,10 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -11403,7 +11433,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     st = lmpi_impl_Scatter ? lmpi_impl_Scatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Scatter")));
@@ -11412,6 +11442,7 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 {
     static const char fn[] = "MPI_Scatter_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -11420,10 +11451,10 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -11431,7 +11462,7 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     st = lmpi_impl_Scatter ? lmpi_impl_Scatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Scatter_c")));
@@ -11500,6 +11531,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
 {
     static const char fn[] = "MPI_Scatterv";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -11508,10 +11540,10 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -11519,7 +11551,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     st = lmpi_impl_Scatterv ? lmpi_impl_Scatterv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ displs, 4 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Scatterv")));
@@ -11528,6 +11560,7 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 {
     static const char fn[] = "MPI_Scatterv_c";
     lmpi_status st;
+    lmpi_coll_tagged = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -11536,10 +11569,10 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -11547,7 +11580,7 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     st = lmpi_impl_Scatterv ? lmpi_impl_Scatterv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ displs, 8 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, 0);
     return MPI_SUCCESS;
 }
 int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak, alias("PMPI_Scatterv_c")));
