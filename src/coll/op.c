@@ -8,6 +8,7 @@
 #include <wchar.h>
 
 #include "binding/gen/impl.h"
+#include "runtime/objarena.h"
 #include "coll/op.h"
 
 /* ---- type classes --------------------------------------------------------- */
@@ -282,7 +283,7 @@ lmpi_status lmpi_op_arg(MPI_Op h, lmpi_op **out, const char *what)
     lmpi_op *o = NULL;
     if (v < sizeof(predefined_ops) / sizeof(predefined_ops[0]))
         o = &predefined_ops[v];
-    else if (v >= LMPI_PREDEF_LIMIT)
+    else if (v >= LMPI_PREDEF_LIMIT && lmpi_obj_valid(h, sizeof(*o)))
         o = (lmpi_op *)h;
     if (!o || o->magic != LMPI_MAGIC_OP) {
         lmpi_err_detail(h == MPI_OP_NULL ? "%s is MPI_OP_NULL" : "%s is not an operation (freed or garbage handle)",
@@ -407,7 +408,7 @@ static lmpi_status op_new(MPI_User_function *fn, MPI_User_function_c *fn_c, int 
         lmpi_err_detail("user_fn is NULL");
         return LMPI_ERR_ARG;
     }
-    lmpi_op *o = lmpi_calloc(1, sizeof(*o), LMPI_MEM_COLL);
+    lmpi_op *o = lmpi_obj_alloc(sizeof(*o), LMPI_MEM_COLL);
     if (!o)
         return LMPI_ERR_NO_MEM;
     o->magic = LMPI_MAGIC_OP;
@@ -453,7 +454,7 @@ void lmpi_op_retain(lmpi_op *o)
 void lmpi_op_release(lmpi_op *o)
 {
     if (!o->predefined && --o->refs == 0)
-        lmpi_free(o);
+        lmpi_obj_free(o, sizeof(*o), LMPI_MEM_COLL);
 }
 
 lmpi_status lmpi_impl_Op_commutative(MPI_Op h, int *commute)

@@ -5,6 +5,7 @@
 
 #include "binding/check.h"
 #include "binding/gen/impl.h"
+#include "runtime/objarena.h"
 #include "coll/shmcoll.h"
 #include "comm/comm.h"
 #include "topo/vtopo.h"
@@ -65,7 +66,7 @@ static void init_fields(lmpi_comm *c, uint32_t ctx, int rank)
 
 lmpi_comm *lmpi_comm_alloc(const lmpi_rankmap *map, int rank, uint32_t ctx)
 {
-    lmpi_comm *c = lmpi_calloc(1, sizeof(*c), LMPI_MEM_COMM);
+    lmpi_comm *c = lmpi_obj_alloc(sizeof(*c), LMPI_MEM_COMM);
     if (!c)
         return NULL;
     lmpi_rankmap_copy(&c->map, map);
@@ -111,7 +112,7 @@ void lmpi_comm_destroy(lmpi_comm *c)
     if (c->errh)
         lmpi_errhandler_release(c->errh);
     c->magic = 0;
-    lmpi_free(c);
+    lmpi_obj_free(c, sizeof(*c), LMPI_MEM_COMM);
     live_comms--;
 }
 

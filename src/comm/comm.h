@@ -17,6 +17,7 @@
 #include "dpm/dpm.h"
 #include "runtime/errhandler.h"
 #include "runtime/lmpi.h"
+#include "runtime/objarena.h"
 
 /* Tags of collectives on a communicator's collective context: a sequence
  * number in a range per kind (creation and fixed-tag agreements use
@@ -79,7 +80,8 @@ extern lmpi_comm lmpi_comm_builtin[LMPI_COMM_BUILTIN_COUNT];
 #define lmpi_comm_world (&lmpi_comm_builtin[1])
 #define lmpi_comm_self (&lmpi_comm_builtin[2])
 
-/* One well-predicted branch maps a predefined handle to its object. */
+/* One well-predicted branch maps a predefined handle to its object; any
+ * other must lie in the object arena (NULL if not: garbage, unmapped). */
 static inline lmpi_comm *lmpi_comm_from_handle(MPI_Comm h)
 {
     uintptr_t v = (uintptr_t)h;
@@ -87,7 +89,7 @@ static inline lmpi_comm *lmpi_comm_from_handle(MPI_Comm h)
         v -= LMPI_COMM_BUILTIN_BASE;
         return v < LMPI_COMM_BUILTIN_COUNT ? &lmpi_comm_builtin[v] : NULL;
     }
-    return (lmpi_comm *)h;
+    return LMPI_LIKELY(lmpi_obj_valid(h, sizeof(lmpi_comm))) ? (lmpi_comm *)h : NULL;
 }
 
 /* Rank in the communicator (the remote group for intercommunicators) -> the

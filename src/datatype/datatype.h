@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 
 #include "runtime/lmpi.h"
+#include "runtime/objarena.h"
 
 typedef enum { LMPI_DT_LEAF, LMPI_DT_VECTOR, LMPI_DT_BLOCKS, LMPI_DT_STRUCT } lmpi_dtnode_kind;
 
@@ -81,7 +82,8 @@ static inline lmpi_datatype *lmpi_datatype_from_handle(MPI_Datatype h)
             return NULL;
         return &lmpi_datatype_builtin[v];
     }
-    return (lmpi_datatype *)h;
+    /* derived types live in the object arena: anything else is not one */
+    return LMPI_LIKELY(lmpi_obj_valid(h, sizeof(lmpi_datatype))) ? (lmpi_datatype *)h : NULL;
 }
 
 void lmpi_datatype_init_builtin(void);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "binding/gen/impl.h"
+#include "runtime/objarena.h"
 #include "comm/comm.h"
 #include "datatype/datatype.h"
 
@@ -220,7 +221,7 @@ void lmpi_datatype_release(lmpi_datatype *dt)
     lmpi_free(dt->types);
     lmpi_free(dt->user_name);
     dt->magic = 0;
-    lmpi_free(dt);
+    lmpi_obj_free(dt, sizeof(*dt), LMPI_MEM_DATATYPE);
 }
 
 /* Bounds of `blen` instances of t starting at byte displacement disp. */
@@ -278,7 +279,7 @@ static lmpi_status new_type(lmpi_dtnode *node, MPI_Count size, const bounds *b, 
         lmpi_err_detail("the type's bounds overflow MPI_Aint (count times extent beyond 2^63 bytes)");
         return LMPI_ERR_COUNT;
     }
-    lmpi_datatype *d = lmpi_calloc(1, sizeof(*d), LMPI_MEM_DATATYPE);
+    lmpi_datatype *d = lmpi_obj_alloc(sizeof(*d), LMPI_MEM_DATATYPE);
     if (!d) {
         lmpi_dtnode_release(node);
         return LMPI_ERR_NO_MEM;

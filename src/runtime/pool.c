@@ -1,3 +1,4 @@
+#include "runtime/objarena.h"
 #include "runtime/pool.h"
 
 void lmpi_pool_init(lmpi_pool *p, size_t obj_size, size_t per_slab, lmpi_mem_cat cat)
@@ -8,12 +9,14 @@ void lmpi_pool_init(lmpi_pool *p, size_t obj_size, size_t per_slab, lmpi_mem_cat
     p->free_list = NULL;
     p->slabs = NULL;
     p->live = 0;
+    p->arena = false;
 }
 
 /* A slab starts with a link to the previous slab, then per_slab objects. */
 void *lmpi_pool_grow(lmpi_pool *p)
 {
-    char *slab = lmpi_malloc(sizeof(void *) + p->per_slab * p->obj_size, p->cat);
+    size_t bytes = sizeof(void *) + p->per_slab * p->obj_size;
+    char *slab = p->arena ? lmpi_obj_alloc(bytes, p->cat) : lmpi_malloc(bytes, p->cat);
     if (!slab)
         return NULL;
     *(void **)slab = p->slabs;
@@ -32,7 +35,10 @@ void lmpi_pool_destroy(lmpi_pool *p)
     void *s = p->slabs;
     while (s) {
         void *n = *(void **)s;
-        lmpi_free(s);
+        if (p->arena)
+            lmpi_obj_free(s, sizeof(void *) + p->per_slab * p->obj_size, p->cat);
+        else
+            lmpi_free(s);
         s = n;
     }
     p->slabs = p->free_list = NULL;

@@ -15,6 +15,7 @@ typedef struct lmpi_pool {
     void *free_list;
     void *slabs;
     size_t live; /* objects handed out */
+    bool arena;  /* slabs from the object arena (objects users hold handles to) */
 } lmpi_pool;
 
 void lmpi_pool_init(lmpi_pool *p, size_t obj_size, size_t per_slab, lmpi_mem_cat cat);

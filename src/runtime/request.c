@@ -13,6 +13,7 @@ lmpi_request *lmpi_request_alloc(lmpi_req_kind kind)
 {
     if (LMPI_UNLIKELY(!ready)) {
         lmpi_pool_init(&pool, sizeof(lmpi_request), 64, LMPI_MEM_REQUEST);
+        pool.arena = true; /* request handles are checked against it */
         ready = true;
     }
     lmpi_request *r = lmpi_pool_get(&pool);

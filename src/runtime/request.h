@@ -7,6 +7,7 @@
 
 #include "match/mqi.h"
 #include "runtime/lmpi.h"
+#include "runtime/objarena.h"
 
 typedef enum {
     LMPI_REQ_SEND,
@@ -108,6 +109,8 @@ static inline lmpi_request *lmpi_request_from_handle(MPI_Request h)
     if ((uintptr_t)h < LMPI_PREDEF_LIMIT)
         return NULL;
     lmpi_request *r = (lmpi_request *)h;
+    if (LMPI_UNLIKELY(!lmpi_obj_valid(r, sizeof(*r))))
+        return NULL;
     return r->magic == LMPI_MAGIC_REQUEST ? r : NULL;
 }
 

@@ -1,5 +1,6 @@
 /* Bad input to every function of the foundation returns the right error
  * class under MPI_ERRORS_RETURN; user handlers and error codes work. */
+#include <stdint.h>
 #include <string.h>
 
 #include "mpitest.h"
@@ -74,6 +75,32 @@ int main(int argc, char **argv)
     /* file errors go to MPI_FILE_NULL's handler (MPI_ERRORS_RETURN) */
     CHECK_EQ(cls(MPI_File_delete("no-such-file", MPI_INFO_NULL)), MPI_ERR_NO_SUCH_FILE);
     CHECK_EQ(cls(MPI_Win_fence(0, MPI_WIN_NULL)), MPI_ERR_WIN); /* implemented: the null window is refused */
+
+    /* handles into unmapped memory, onto the stack, or of freed objects:
+     * the right class, never a crash */
+    {
+        MPI_Comm wild_comm = (MPI_Comm)(uintptr_t)0x7ff0deadbee0ull, stack_comm = (MPI_Comm)(void *)&st;
+        MPI_Datatype wild_type = (MPI_Datatype)(uintptr_t)0x10000;
+        MPI_Op wild_op = (MPI_Op)(uintptr_t)0x6000deadbee8ull;
+        MPI_Request wild_req = (MPI_Request)(uintptr_t)0x5000deadbee0ull;
+        CHECK_EQ(cls(MPI_Send(&x, 1, MPI_INT, 0, 0, wild_comm)), MPI_ERR_COMM);
+        CHECK_EQ(cls(MPI_Barrier(stack_comm)), MPI_ERR_COMM);
+        CHECK_EQ(cls(MPI_Send(&x, 1, wild_type, 0, 0, MPI_COMM_WORLD)), MPI_ERR_TYPE);
+        CHECK_EQ(cls(MPI_Type_commit(&wild_type)), MPI_ERR_TYPE);
+        CHECK_EQ(cls(MPI_Allreduce(&x, &size, 1, MPI_INT, wild_op, MPI_COMM_WORLD)), MPI_ERR_OP);
+        CHECK_EQ(cls(MPI_Wait(&wild_req, &st)), MPI_ERR_REQUEST);
+        CHECK_EQ(cls(MPI_Request_free(&wild_req)), MPI_ERR_REQUEST);
+        MPI_Comm d, stale;
+        MPI_Comm_dup(MPI_COMM_SELF, &d);
+        stale = d;
+        MPI_Comm_free(&d);
+        CHECK_EQ(cls(MPI_Barrier(stale)), MPI_ERR_COMM);
+        MPI_Datatype t, stale_t;
+        MPI_Type_contiguous(2, MPI_INT, &t);
+        stale_t = t;
+        MPI_Type_free(&t);
+        CHECK_EQ(cls(MPI_Type_commit(&stale_t)), MPI_ERR_TYPE);
+    }
 
     /* byte counts that overflow: MPI_ERR_COUNT, never a silent success */
     {
