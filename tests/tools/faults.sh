@@ -60,6 +60,33 @@ left_names() {
 
 report() { echo "case $case: $*"; }
 
+# stopped REGEX NOTE MPIEXEC-ARGS...: a job that must be stopped (non-zero,
+# not by the 30 s limit) with a message matching REGEX; reports the time
+# until every process of it was gone.
+stopped() {
+    regex=$1 note=$2
+    shift 2
+    start=$(now)
+    timeout 30 "$MPIEXEC" "$@" >"$out" 2>"$err"
+    st=$?
+    t=$(gone "$token" "$start")
+    [ $st -ne 0 ] && [ $st -ne 124 ] || bad "exit status $st (124: the job hung)"
+    grep -q "$regex" "$err" || bad "no message matching /$regex/: $(cat "$err")"
+    report "exit status $st, every process gone ${t}s after start$note, left: $(left_names)"
+}
+
+# finished MPIEXEC-ARGS...: a job that must succeed despite what it does.
+finished() {
+    start=$(now)
+    timeout 60 "$MPIEXEC" "$@" >"$out" 2>"$err"
+    st=$?
+    t=$(gone "$token" "$start")
+    [ $st -eq 0 ] || bad "exit status $st: $(grep -v ready "$out") $(tail -5 "$err")"
+    grep -q "^OK" "$out" || bad "the job did not finish"
+    report "exit status $st after ${t}s ($(grep -c . "$err") launcher warnings), left: $(left_names)"
+}
+
+
 for case in "$@"; do
     token="lmpi-fault-$case-$$"
     before=$(mktemp)
@@ -68,13 +95,7 @@ for case in "$@"; do
     : >"$err"
     case $case in
     exit0)
-        start=$(now)
-        timeout 30 "$MPIEXEC" -n 4 "$PROG" exit0 "$token" >"$out" 2>"$err"
-        st=$?
-        t=$(gone "$token" "$start")
-        [ $st -ne 0 ] && [ $st -ne 124 ] || bad "exit status $st"
-        grep -q "rank 1 .*without calling MPI_Finalize" "$err" || bad "no message naming rank 1: $(cat "$err")"
-        report "exit status $st, every process gone ${t}s after start (rank 1 exits at ~0.2 s), left: $(left_names)"
+        stopped "rank 1 .*without calling MPI_Finalize" " (rank 1 exits at ~0.2 s)" -n 4 "$PROG" exit0 "$token"
         ;;
     kill_wrapped)
         # `; true` keeps sh from exec'ing the program: a real wrapper
@@ -88,39 +109,17 @@ for case in "$@"; do
         report "mpiexec killed; every wrapped rank gone after ${t}s, left: $(left_names)"
         ;;
     sibling_wrapped)
-        start=$(now)
-        timeout 30 "$MPIEXEC" -n 4 sh -c "$PROG die $token; true" >"$out" 2>"$err"
-        st=$?
-        t=$(gone "$token" "$start")
-        [ $st -ne 0 ] && [ $st -ne 124 ] || bad "exit status $st"
-        grep -q "rank 1 " "$err" || bad "no message naming rank 1: $(cat "$err")"
-        report "exit status $st, every process gone ${t}s after start (rank 1 dies at ~0.2 s), left: $(left_names)"
+        # `; true` keeps sh from exec'ing the program: a real wrapper
+        stopped "rank 1 " " (rank 1 dies at ~0.2 s)" -n 4 sh -c "$PROG die $token; true"
         ;;
     flood)
-        start=$(now)
-        timeout 30 "$MPIEXEC" -n 2 "$PROG" flood "$token" >"$out" 2>"$err"
-        st=$?
-        t=$(gone "$token" "$start")
-        [ $st -ne 0 ] && [ $st -ne 124 ] || bad "exit status $st (124: mpiexec blocked)"
-        grep -q "rank 1 .*does not read its PMI replies" "$err" || bad "no message naming rank 1: $(cat "$err")"
-        report "exit status $st, every process gone ${t}s after start, left: $(left_names)"
+        stopped "rank 1 .*does not read its PMI replies" "" -n 2 "$PROG" flood "$token"
         ;;
     fuzz)
-        start=$(now)
-        timeout 60 "$MPIEXEC" -n 2 "$PROG" fuzz "$token" >"$out" 2>"$err"
-        st=$?
-        t=$(gone "$token" "$start")
-        [ $st -eq 0 ] || bad "exit status $st: $(tail -5 "$err")"
-        grep -q "^OK" "$out" || bad "the job did not finish"
-        report "exit status $st after ${t}s ($(grep -c . "$err") launcher warnings), left: $(left_names)"
+        finished -n 2 "$PROG" fuzz "$token"
         ;;
     cloexec)
-        start=$(now)
-        timeout 30 "$MPIEXEC" -n 2 "$PROG" cloexec "$token" >"$out" 2>"$err"
-        st=$?
-        t=$(gone "$token" "$start")
-        [ $st -eq 0 ] || bad "exit status $st: $(grep -v ready "$out")"
-        report "exit status $st, left: $(left_names)"
+        finished -n 2 "$PROG" cloexec "$token"
         ;;
     kill_init)
         worst=0 leaks=0
