@@ -150,10 +150,12 @@ static int launcher_values(lmpi_pmi_info *info, char *err, size_t errlen)
     }
     if (lmpi_pmi_parse_int(size ? size : "1", 1, LMPI_PMI_MAX_SIZE, &info->size) != 0) {
         snprintf(err, errlen, "PMI_SIZE=%s is not a process count (1 to %d)", size, LMPI_PMI_MAX_SIZE);
+        pmi_fd = -1;
         return -1;
     }
     if (lmpi_pmi_parse_int(rank ? rank : "0", 0, info->size - 1, &info->rank) != 0) {
         snprintf(err, errlen, "PMI_RANK=%s is not a rank of a job of PMI_SIZE=%d processes", rank, info->size);
+        pmi_fd = -1;
         return -1;
     }
     /* Programs this process starts (system(), popen()) must not speak for
@@ -285,7 +287,9 @@ int lmpi_pmi_parse_mapping(const char *text, int size, int *node_of)
     int rank = 0;
     while (rank < size && (p = strchr(p, '(')) != NULL) {
         int node, nnodes, per;
-        if (sscanf(p, "(%d,%d,%d)", &node, &nnodes, &per) != 3 || nnodes <= 0 || per <= 0)
+        /* the launcher's text: node ids stay ints however the triple reads */
+        if (sscanf(p, "(%d,%d,%d)", &node, &nnodes, &per) != 3 || node < 0 || nnodes <= 0 || per <= 0 ||
+            nnodes > INT_MAX - node)
             return -1;
         for (int n = 0; n < nnodes && rank < size; n++)
             for (int k = 0; k < per && rank < size; k++)

@@ -42,11 +42,16 @@ static uint64_t now_ns(void)
  * sched_yield() hands the core over for a whole scheduler slice (EEVDF
  * moves the yielder's deadline back by one), about 0.75 ms each, while a
  * sleeping waiter keeps its claim and is back after the timer slack
- * (50 us).  A yield that kept us off the processor longer than the budget
- * shows such competition; for the next 10 ms idle waits sleep instead. */
+ * (50 us).  A yield that kept us off the processor for 2 ms (more than a
+ * slice) shows such competition; for the next 10 ms idle waits sleep
+ * instead.  Measured beside 1 and 4 busy processes, 0-64 B ping-pong, four
+ * runs each: a threshold of 50 us made the sleeps hurt beside one busy
+ * process (1 B: 0.5-3.3 us), 2 ms did not (0.58-0.80) and kept the
+ * 4-process case free of the 760 us runs (1 B: 1.05-1.28). */
+#define CONTENDED_YIELD_NS 2000000u
 static _Thread_local uint64_t idle_since, contended_until;
 
-static void hand_over(uint64_t now, uint64_t budget)
+static void hand_over(uint64_t now)
 {
     if (now < contended_until) {
         struct timespec ts = {0, 1000};
@@ -54,7 +59,7 @@ static void hand_over(uint64_t now, uint64_t budget)
         return;
     }
     sched_yield();
-    if (now_ns() - now > budget)
+    if (now_ns() - now > CONTENDED_YIELD_NS)
         contended_until = now + 10000000u;
 }
 
@@ -80,7 +85,7 @@ void lmpi_progress_idle(unsigned *idle)
     uint64_t t = now_ns();
     if (t - idle_since < budget)
         return;
-    hand_over(t, budget);
+    hand_over(t);
     idle_since = now_ns();
 }
 
