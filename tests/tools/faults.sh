@@ -117,6 +117,8 @@ for case in "$@"; do
         ;;
     fuzz)
         finished -n 2 "$PROG" fuzz "$token"
+        # a hostile rank cannot flood the job's stderr either
+        [ "$(grep -c 'mpiexec: ' "$err")" -le 10 ] || bad "$(grep -c 'mpiexec: ' "$err") launcher warnings"
         ;;
     cloexec)
         finished -n 2 "$PROG" cloexec "$token"

@@ -86,6 +86,7 @@ typedef struct {
     bool pmi_inited;  /* sent cmd=init: an MPI process, which must finalize */
     bool in_barrier;
     bool skip_line;   /* dropping the rest of an over-long PMI line */
+    int complaints;   /* bad PMI lines reported so far (a few, then silence) */
     pid_t pgid;       /* its process group (0: shares ours: a terminal's stdin) */
     char *reply;      /* PMI replies the socket did not take yet */
     size_t reply_len, reply_cap;
@@ -846,6 +847,24 @@ static void name_command(rank_t *rk, const char *cmd, const char *line)
     }
 }
 
+/* Report a bad PMI line, at most MAX_COMPLAINTS times per rank: a hostile or
+ * broken rank must not flood the job's stderr. */
+#define MAX_COMPLAINTS 10
+__attribute__((format(printf, 2, 3))) static void complain(int r, const char *fmt, ...)
+{
+    rank_t *rk = &job.ranks[r];
+    if (rk->complaints >= MAX_COMPLAINTS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "mpiexec: %s ", who(r));
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (++rk->complaints == MAX_COMPLAINTS)
+        fprintf(stderr, " (further bad PMI lines from %s are ignored silently)", who(r));
+    fputc('\n', stderr);
+}
+
 static void pmi_command(int r, const char *line)
 {
     rank_t *rk = &job.ranks[r];
@@ -873,7 +892,7 @@ static void pmi_command(int r, const char *line)
         return;
     }
     if (!word(line, "cmd", cmd, sizeof(cmd))) {
-        fprintf(stderr, "mpiexec: %s sent a malformed PMI line: %s\n", who(r), line);
+        complain(r, "sent a malformed PMI line: %.200s", line);
         return;
     }
     if (!strcmp(cmd, "init")) {
@@ -928,7 +947,7 @@ static void pmi_command(int r, const char *line)
         fail(c, "%s (pid %d) called MPI_Abort with error code %d%s%s", who(r), (int)rk->pid, c,
              m && *m ? ": " : "", m && *m ? m : "");
     } else {
-        fprintf(stderr, "mpiexec: %s sent unsupported PMI command '%s'\n", who(r), cmd);
+        complain(r, "sent unsupported PMI command '%s'", cmd);
         pmi_reply(rk, "cmd=%s_result rc=-1 msg=unsupported", cmd);
     }
 }
@@ -958,7 +977,7 @@ static void pmi_read(int r)
         if (rk->skip_line) /* the tail of an over-long line is not a command */
             rk->skip_line = false;
         else if (memchr(start, '\0', (size_t)(nl - start)))
-            fprintf(stderr, "mpiexec: %s sent a PMI line with a NUL byte; ignored\n", who(r));
+            complain(r, "sent a PMI line with a NUL byte; ignored");
         else
             pmi_command(r, start);
         if (rk->pmi_fd < 0)
@@ -970,8 +989,7 @@ static void pmi_read(int r)
     lb->len = rest;
     if (lb->len == sizeof(lb->buf) - 1) {
         if (!rk->skip_line)
-            fprintf(stderr, "mpiexec: %s sent an over-long PMI line (over %d bytes); ignored\n", who(r),
-                    MAX_LINE - 1);
+            complain(r, "sent an over-long PMI line (over %d bytes); ignored", MAX_LINE - 1);
         rk->skip_line = true;
         lb->len = 0;
     }
