@@ -16,8 +16,8 @@ set -u
 MPIEXEC=$1 PROG=$2
 shift 2
 [ "${1:-all}" = all ] && set -- exit0 kill_wrapped sibling_wrapped flood fuzz cloexec kill_init bad_env
-out=$(mktemp) err=$(mktemp) failed=$(mktemp -u)
-trap 'rm -f "$out" "$err" "$failed"' EXIT
+out=$(mktemp) err=$(mktemp) failed=$(mktemp -u) expired=$(mktemp -u) pids=$(mktemp)
+trap 'rm -f "$out" "$err" "$failed" "$expired" "$pids"' EXIT
 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
@@ -51,14 +51,37 @@ wait_ready() {
     return 1
 }
 
+# Names this case's jobs left: /dev/shm names are lmpi-kvs_<mpiexec pid>_...
+# (other tests running beside us make names of their own meanwhile).
 left_names() {
     now_names=$(shm_names)
-    new=$(echo "$now_names" | comm -13 "$before" - | grep . || true)
+    mine="^lmpi-kvs_($(paste -sd'|' "$pids"))_"
+    new=$(echo "$now_names" | comm -13 "$before" - | grep -E "$mine" || true)
     [ -z "$new" ] || bad "left in /dev/shm: $new"
     [ -z "$new" ] && echo "none" || echo "$new"
 }
 
 report() { echo "case $case: $*"; }
+
+# run_job LIMIT MPIEXEC-ARGS...: mpiexec with a time limit, its pid recorded
+# in $pids; $st is its exit status, 124 when the limit stopped it.
+run_job() {
+    limit=$1
+    shift
+    rm -f "$expired"
+    "$MPIEXEC" "$@" >"$out" 2>"$err" &
+    pid=$!
+    echo $pid >>"$pids"
+    # the watchdog's sleep must not outlive it (it would hold CTest's pipe)
+    (trap 'kill $s 2>/dev/null; exit 0' TERM; sleep "$limit" & s=$!; wait $s; : >"$expired"
+     kill -TERM $pid 2>/dev/null) >/dev/null 2>&1 &
+    dog=$!
+    wait $pid
+    st=$?
+    kill $dog 2>/dev/null
+    wait $dog 2>/dev/null
+    [ -e "$expired" ] && st=124
+}
 
 # stopped REGEX NOTE MPIEXEC-ARGS...: a job that must be stopped (non-zero,
 # not by the 30 s limit) with a message matching REGEX; reports the time
@@ -67,8 +90,7 @@ stopped() {
     regex=$1 note=$2
     shift 2
     start=$(now)
-    timeout 30 "$MPIEXEC" "$@" >"$out" 2>"$err"
-    st=$?
+    run_job 30 "$@"
     t=$(gone "$token" "$start")
     [ $st -ne 0 ] && [ $st -ne 124 ] || bad "exit status $st (124: the job hung)"
     grep -q "$regex" "$err" || bad "no message matching /$regex/: $(cat "$err")"
@@ -78,8 +100,7 @@ stopped() {
 # finished MPIEXEC-ARGS...: a job that must succeed despite what it does.
 finished() {
     start=$(now)
-    timeout 60 "$MPIEXEC" "$@" >"$out" 2>"$err"
-    st=$?
+    run_job 60 "$@"
     t=$(gone "$token" "$start")
     [ $st -eq 0 ] || bad "exit status $st: $(grep -v ready "$out") $(tail -5 "$err")"
     grep -q "^OK" "$out" || bad "the job did not finish"
@@ -101,6 +122,7 @@ for case in "$@"; do
         # `; true` keeps sh from exec'ing the program: a real wrapper
         "$MPIEXEC" -n 4 sh -c "$PROG sleep $token; true" >"$out" 2>"$err" &
         job=$!
+        echo $job >>"$pids"
         wait_ready 4
         start=$(now)
         kill -9 $job
@@ -128,6 +150,7 @@ for case in "$@"; do
         for try in 1 2 3 4 5 6 7 8 9 10; do
             "$MPIEXEC" -n 64 --oversubscribe "$PROG" init "$token" >/dev/null 2>&1 &
             job=$!
+            echo $job >>"$pids"
             sleep "0.0$(( (try - 1) / 2 ))$(( (try - 1) % 2 * 5 ))" # 0-45 ms: inside the start of 64 ranks
             start=$(now)
             kill -9 $job 2>/dev/null
@@ -139,21 +162,20 @@ for case in "$@"; do
         ;;
     bad_env)
         start=$(now)
-        timeout 30 "$MPIEXEC" -n 2 sh -c "PMI_RANK=1000000 exec $PROG init $token" >"$out" 2>"$err"
-        st=$?
-        [ $st -ne 0 ] && [ $st -lt 124 ] || bad "PMI_RANK=1000000: exit status $st (a crash is 139)"
+        run_job 30 -n 2 sh -c "PMI_RANK=1000000 exec $PROG init $token"
+        st1=$st
+        [ $st1 -ne 0 ] && [ $st1 -lt 124 ] || bad "PMI_RANK=1000000: exit status $st1 (a crash is 139)"
         grep -q "PMI_RANK=1000000 is not a rank" "$err" || bad "PMI_RANK=1000000: no clear message: $(cat "$err")"
-        timeout 30 "$MPIEXEC" -n 2 -genv LMPI_VNODE_MAP 4611686018427387904,100000000 "$PROG" init "$token" \
-            >"$out" 2>"$err"
-        st2=$?
+        run_job 30 -n 2 -genv LMPI_VNODE_MAP 4611686018427387904,100000000 "$PROG" init "$token"
+        st2=$st
         [ $st2 -ne 0 ] && [ $st2 -lt 124 ] || bad "LMPI_VNODE_MAP: exit status $st2"
         grep -q "LMPI_VNODE_MAP: node id .* out of range" "$err" || bad "LMPI_VNODE_MAP: no clear message: $(cat "$err")"
-        timeout 30 "$MPIEXEC" -n 2 -genv PMI_RANK 1 "$PROG" init "$token" >"$out" 2>"$err"
-        st3=$?
+        run_job 30 -n 2 -genv PMI_RANK 1 "$PROG" init "$token"
+        st3=$st
         [ $st3 -ne 0 ] || bad "-genv PMI_RANK was accepted"
         grep -q "sets PMI_RANK itself" "$err" || bad "-genv PMI_RANK: no clear message: $(cat "$err")"
         t=$(gone "$token" "$start")
-        report "exit statuses $st / $st2 / $st3, every process gone ${t}s after start, left: $(left_names)"
+        report "exit statuses $st1 / $st2 / $st3, every process gone ${t}s after start, left: $(left_names)"
         ;;
     *)
         bad "unknown case"
