@@ -65,11 +65,7 @@ static inline lmpi_status lmpi_check_buffer(const void *buf, MPI_Count count, co
         lmpi_err_detail("NULL buffer with count %lld", (long long)count);
         return LMPI_ERR_BUFFER;
     }
-    /* count x size and count x extent must be byte counts: a multiply
-     * with an overflow flag (the _c calls take counts up to 2^63) */
-    MPI_Count bytes, span;
-    if (LMPI_UNLIKELY(__builtin_mul_overflow(count, dt->size, &bytes) ||
-                      __builtin_mul_overflow(count, (MPI_Count)dt->extent, &span))) {
+    if (LMPI_UNLIKELY(lmpi_dt_count_overflows(count, dt))) {
         lmpi_err_detail("count %lld of a type of %lld bytes (extent %lld) overflows MPI_Count", (long long)count,
                         (long long)dt->size, (long long)dt->extent);
         return LMPI_ERR_COUNT;

@@ -62,8 +62,7 @@ static lmpi_status need_block(MPI_Count count, const lmpi_datatype *dt, const ch
         return LMPI_ERR_COUNT;
     }
     TRY(need_type(dt, dt_what));
-    MPI_Count bytes, span;
-    if (__builtin_mul_overflow(count, dt->size, &bytes) || __builtin_mul_overflow(count, (MPI_Count)dt->extent, &span)) {
+    if (lmpi_dt_count_overflows(count, dt)) {
         lmpi_err_detail("%s %lld of a type of %lld bytes (extent %lld) overflows MPI_Count", count_what,
                         (long long)count, (long long)dt->size, (long long)dt->extent);
         return LMPI_ERR_COUNT;

@@ -86,6 +86,15 @@ static inline lmpi_datatype *lmpi_datatype_from_handle(MPI_Datatype h)
     return LMPI_LIKELY(lmpi_obj_valid(h, sizeof(lmpi_datatype))) ? (lmpi_datatype *)h : NULL;
 }
 
+/* Does count x size or count x extent leave MPI_Count?  (A multiply with
+ * an overflow flag each: the _c calls take counts up to 2^63.) */
+static inline bool lmpi_dt_count_overflows(MPI_Count count, const lmpi_datatype *dt)
+{
+    MPI_Count bytes, span;
+    return __builtin_mul_overflow(count, dt->size, &bytes) ||
+           __builtin_mul_overflow(count, (MPI_Count)dt->extent, &span);
+}
+
 void lmpi_datatype_init_builtin(void);
 void lmpi_datatype_finalize(void);
 

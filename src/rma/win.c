@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -220,13 +219,7 @@ static lmpi_status map_segment(lmpi_win *w, size_t bytes, bool small)
         return LMPI_ERR_NO_MEM;
     }
     void *p = MAP_FAILED;
-    int fd = shm_open(where.name, O_RDWR | O_NOFOLLOW, 0600);
-    struct stat sb;
-    if (fd >= 0 && (fstat(fd, &sb) != 0 || sb.st_uid != geteuid() || (size_t)sb.st_size < bytes)) {
-        close(fd); /* not the object rank 0 made */
-        fd = -1;
-        errno = EACCES;
-    }
+    int fd = lmpi_shm_open_ours(where.name, bytes, NULL);
     if (fd >= 0) {
         p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         err = errno;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "transport/shm/bridge.h"
+#include "transport/shm/shm.h"
 #include "transport/shm/queue.h"
 
 #define INBOX_MAGIC 0x4c4d4258u
@@ -195,28 +196,25 @@ static bool map_peer(int s)
     peer *p = &br.peers[s];
     if (p->base)
         return true;
-    int fd = shm_open(p->name, O_RDWR, 0600);
+    /* only an inbox of this user's (another user may have made an object
+     * of that name first) */
+    size_t size = 0;
+    int fd = lmpi_shm_open_ours(p->name, sizeof(inbox_header), &size);
     if (fd < 0) {
         lmpi_err_detail("no inbox %s (%s): the process is gone or never took part in dynamic process management",
                         p->name, strerror(errno));
         return false;
     }
-    struct stat sb;
-    char *base = MAP_FAILED;
-    /* only an inbox of this user's, closed to others: another user may
-     * have made an object of that name first */
-    if (fstat(fd, &sb) == 0 && sb.st_uid == geteuid() && (sb.st_mode & 077) == 0 &&
-        (size_t)sb.st_size >= sizeof(inbox_header))
-        base = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    char *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (base == MAP_FAILED || ((inbox_header *)base)->magic != INBOX_MAGIC) {
         if (base != MAP_FAILED)
-            munmap(base, (size_t)sb.st_size);
+            munmap(base, size);
         lmpi_err_detail("the inbox %s is not ready or not LeanMPI's", p->name);
         return false;
     }
     p->base = base;
-    p->size = (size_t)sb.st_size;
+    p->size = size;
     p->pid = ((inbox_header *)base)->pid;
     return true;
 }

@@ -247,23 +247,35 @@ static lmpi_status segment_fd(int me, int n, const char *job, int *fd, char *nam
     return LMPI_OK;
 }
 
+int lmpi_shm_open_ours(const char *name, size_t min_size, size_t *size)
+{
+    int fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0600);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0 ||
+                    (size_t)st.st_size < min_size)) {
+        close(fd);
+        errno = EACCES;
+        return -1;
+    }
+    if (fd >= 0 && size)
+        *size = (size_t)st.st_size;
+    return fd;
+}
+
 /* Ranks other than 0 under a launcher without memfd: the name rank 0
- * published, and only an object of ours of the expected size. */
+ * published, and only an object of ours. */
 static lmpi_status open_named(char *name, size_t len, int *fd)
 {
     if (lmpi_pmi_get("lmpi-shm", name, len) != 0 || strncmp(name, "/lmpi-", 6) != 0) {
         lmpi_err_detail("the process manager does not know the shared-memory segment's name");
         return LMPI_ERR_OTHER;
     }
-    *fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0600);
+    *fd = lmpi_shm_open_ours(name, shm.size, NULL);
     if (*fd < 0) {
-        lmpi_err_detail("cannot open shared-memory segment %s: %s", name, strerror(errno));
-        return LMPI_ERR_OTHER;
-    }
-    struct stat st;
-    if (fstat(*fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
-        lmpi_err_detail("shared-memory segment %s belongs to another user or is open to others: not attached", name);
-        close(*fd);
+        lmpi_err_detail(errno == EACCES ? "shared-memory segment %s belongs to another user, is open to others or "
+                                          "is too small: not attached"
+                                        : "cannot open shared-memory segment %s: %s",
+                        name, strerror(errno));
         return LMPI_ERR_OTHER;
     }
     return LMPI_OK;

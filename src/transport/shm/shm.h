@@ -6,6 +6,11 @@
 /* Create (rank 0) or attach the node's segment for n ranks of job `job`;
  * collective over the node (uses one PMI barrier). */
 lmpi_status lmpi_shm_init(int me, int n, const char *job);
+/* Open a named shared-memory object another process of the job made, but
+ * only one of this user's, closed to others, of at least min_size bytes
+ * (another user may have made an object of that name first): the
+ * descriptor and its size, or -1 with errno (EACCES for a foreign object). */
+int lmpi_shm_open_ours(const char *name, size_t min_size, size_t *size);
 void lmpi_shm_finalize(void);
 /* Create this process's inbox for other process groups (bridge.h) and poll
  * it from now on. */
