@@ -209,17 +209,10 @@ static void auto_observe(lmpi_match_queue *q, uint64_t depth)
     }
 }
 
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static inline uint64_t begin(void)
 {
     lmpi_match_visits = 0;
-    return LMPI_UNLIKELY(lmpi_match_stat.timing) ? now_ns() : 0;
+    return LMPI_UNLIKELY(lmpi_match_stat.timing) ? lmpi_now_ns() : 0;
 }
 
 static inline void end(lmpi_match_queue *q, uint64_t t0)
@@ -229,7 +222,7 @@ static inline void end(lmpi_match_queue *q, uint64_t t0)
     if (lmpi_match_visits > lmpi_match_stat.max_depth)
         lmpi_match_stat.max_depth = lmpi_match_visits;
     if (LMPI_UNLIKELY(lmpi_match_stat.timing))
-        lmpi_match_stat.time_ns += now_ns() - t0;
+        lmpi_match_stat.time_ns += lmpi_now_ns() - t0;
     q->searches++;
     /* Shallow searches on a list are not observed one by one (they are
      * folded in as decay at the next deep one): the checks below are the

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define LMPI_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LMPI_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -286,6 +287,13 @@ const char *lmpi_mem_cat_name(lmpi_mem_cat cat);
 
 /* ---- misc ------------------------------------------------------------------ */
 double lmpi_wtime(void);
+/* The monotonic clock in nanoseconds (the clock of MPI_Wtime). */
+static inline uint64_t lmpi_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 _Noreturn void lmpi_abort_job(int code, const char *why);
 
 #endif

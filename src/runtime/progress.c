@@ -4,7 +4,6 @@
  * spin again: with more ranks than cores (spin time 0) the peer we wait for
  * needs our core, so those runs yield at every idle poll. */
 #include <sched.h>
-#include <time.h>
 
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
@@ -23,13 +22,6 @@ void lmpi_lock_yield(void)
         return;
     }
     sched_yield();
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Why a time budget and not a poll count: a count of 100 idle polls is a
@@ -59,7 +51,7 @@ static void hand_over(uint64_t now)
         return;
     }
     sched_yield();
-    if (now_ns() - now > CONTENDED_YIELD_NS)
+    if (lmpi_now_ns() - now > CONTENDED_YIELD_NS)
         contended_until = now + 10000000u;
 }
 
@@ -74,7 +66,7 @@ void lmpi_progress_idle(unsigned *idle)
         return;
     }
     if (n == 0) {
-        idle_since = now_ns();
+        idle_since = lmpi_now_ns();
         return;
     }
 #if defined(__x86_64__) || defined(__i386__)
@@ -82,11 +74,11 @@ void lmpi_progress_idle(unsigned *idle)
 #endif
     if ((n & 63) != 0)
         return;
-    uint64_t t = now_ns();
+    uint64_t t = lmpi_now_ns();
     if (t - idle_since < budget)
         return;
     hand_over(t);
-    idle_since = now_ns();
+    idle_since = lmpi_now_ns();
 }
 
 lmpi_progress_list lmpi_progress_lists[LMPI_PROGRESS_LISTS];
