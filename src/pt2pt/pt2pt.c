@@ -22,7 +22,6 @@
 #include "runtime/config.h"
 #include "runtime/pool.h"
 #include "runtime/request.h"
-#include "transport/shm/shm.h"
 #include "transport/transport.h"
 
 typedef enum { OUT_PACKET, OUT_EAGER, OUT_RTS, OUT_STREAM } out_kind;
@@ -328,7 +327,7 @@ static bool outbox_try(outbox_entry *e)
         r->proto = LMPI_PROTO_RNDV_WAIT;
         return true;
     case OUT_STREAM: {
-        size_t chunk = lmpi_tr_max_payload();
+        size_t chunk = lmpi_tr_max_payload(e->dest);
         while (r->offset < r->bytes) {
             size_t n = r->bytes - r->offset < chunk ? r->bytes - r->offset : chunk;
             lmpi_pkt_hdr h = e->hdr;
@@ -409,7 +408,7 @@ lmpi_status lmpi_pt2pt_isend_dt(const void *buf, MPI_Count count, lmpi_datatype 
         complete_send(r);
         return LMPI_OK;
     }
-    if (bytes <= lmpi_shm_eager_max()) {
+    if (bytes <= lmpi_tr_eager_max(peer)) {
         h.type = LMPI_PKT_EAGER;
         h.flags = mode == LMPI_MODE_SYNC ? LMPI_PKT_SYNC : 0;
         if (!outbox.head && send_data(peer, &h, r, 0, bytes) == LMPI_OK) {
@@ -763,9 +762,12 @@ lmpi_status lmpi_pt2pt_irecv(void *buf, size_t bytes, int source, int tag, lmpi_
  * queued before it.  False: the caller takes the general path. */
 bool lmpi_pt2pt_try_send(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm, uint32_t ctx)
 {
-    if (outbox.head || dest == MPI_PROC_NULL || bytes > lmpi_shm_eager_max())
+    if (outbox.head || dest == MPI_PROC_NULL)
+        return false;
+    int peer = lmpi_comm_world_rank(comm, dest);
+    if (bytes > lmpi_tr_eager_max(peer))
         return false;
     lmpi_pkt_hdr h = {.type = LMPI_PKT_EAGER, .rank = comm->rank, .tag = tag, .ctx = ctx, .len = bytes};
-    return lmpi_tr_send_pkt(lmpi_comm_world_rank(comm, dest), &h, buf, bytes) == LMPI_OK;
+    return lmpi_tr_send_pkt(peer, &h, buf, bytes) == LMPI_OK;
 }
 

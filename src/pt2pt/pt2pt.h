@@ -8,6 +8,10 @@
 #include "runtime/request.h"
 
 typedef struct lmpi_unexpected lmpi_unexpected;
+struct lmpi_pkt_hdr;
+
+/* The transports' packet handler (lmpi_tr_set_handler at start-up). */
+void lmpi_pt2pt_deliver(int src, const struct lmpi_pkt_hdr *hdr, const void *payload, size_t len);
 
 /* Byte-level send/receive on an explicit context id (collectives use
  * comm->context_id + 1).  A send with a buffered-send segment is internal:

@@ -54,6 +54,13 @@
       "LATENCY_US:GBYTES_PER_S: give the emulated nodes of one machine (LMPI_NODE_SIZE, mpiexec " \
       "--network) a network: a message leaving a node holds the node's uplink for latency + "      \
       "bytes / bandwidth. For experiments (reordering, placement); empty: no emulated cost.")      \
+    X(net, "LMPI_NET", STRING, "auto",                                                            \
+      "Between nodes: auto (the network transport between real hosts; emulated nodes of one "     \
+      "machine talk through shared memory) or ofi (libfabric between emulated nodes too: mixed " \
+      "shm+ofi runs on one machine).")                                                            \
+    X(ofi_eager_max, "LMPI_OFI_EAGER_MAX", SIZE, "16k",                                           \
+      "Largest message sent eagerly to a rank on another node; larger ones are streamed in "      \
+      "packets of 32 KiB once the receiver matched them.")                                        \
     X(topo_map, "LMPI_TOPO_MAP", STRING, "auto",                                                  \
       "How MPI_Cart_create, MPI_Graph_create and MPI_Dist_graph_create map with reorder=1: auto "  \
       "(grids tiled analytically onto nodes and sockets, graphs with Scotch in two levels), "      \

@@ -20,6 +20,7 @@
 #include "runtime/errhandler.h"
 #include "runtime/request.h"
 #include "transport/shm/shm.h"
+#include "transport/transport.h"
 
 lmpi_runtime lmpi_rt;
 
@@ -94,28 +95,25 @@ static lmpi_status virtual_nodes(const char *vmap, int n, int *node_of)
     return LMPI_OK;
 }
 
-/* Every rank of this first version must share one node: the node map comes
- * from PMI_process_mapping, which both our mpiexec and Hydra publish. */
-/* Node of every world rank: from the process manager's mapping, or every
- * LMPI_NODE_SIZE consecutive ranks (emulated nodes on one machine).  Real
- * multi-node jobs need a network transport this build does not have. */
-static lmpi_status world_nodes(int **out)
+/* Node of every world rank: from the process manager's mapping (real
+ * hosts: *hosts is set when there are several), or every LMPI_NODE_SIZE
+ * consecutive ranks, or LMPI_VNODE_MAP (emulated nodes on one machine). */
+static lmpi_status world_nodes(int **out, bool *hosts)
 {
     int n = lmpi_rt.world_size;
     int *node_of = lmpi_calloc((size_t)n, sizeof(int), LMPI_MEM_OTHER);
     if (!node_of)
         return LMPI_ERR_NO_MEM;
     *out = node_of;
+    *hosts = false;
     char mapping[1024];
     if (n > 1 && lmpi_pmi_get("PMI_process_mapping", mapping, sizeof(mapping)) == 0 &&
         lmpi_pmi_parse_mapping(mapping, n, node_of) == 0) {
         for (int r = 0; r < n; r++)
-            if (node_of[r] != node_of[0]) {
-                lmpi_err_detail("ranks %d and %d are on different nodes (PMI_process_mapping %s); "
-                                "this build has only the shared-memory transport",
-                                0, r, mapping);
-                return LMPI_ERR_UNSUPPORTED_OPERATION;
-            }
+            if (node_of[r] != node_of[0])
+                *hosts = true;
+        if (*hosts)
+            return LMPI_OK;
     }
     if (lmpi_config.node_size > 0) {
         for (int r = 0; r < n; r++)
@@ -125,6 +123,23 @@ static lmpi_status world_nodes(int **out)
     memset(node_of, 0, sizeof(int) * (size_t)n);
     const char *vmap = getenv("LMPI_VNODE_MAP");
     return vmap && *vmap ? virtual_nodes(vmap, n, node_of) : LMPI_OK;
+}
+
+/* Does the job need the network transport?  Always between real hosts;
+ * between the emulated nodes of one machine only with LMPI_NET=ofi. */
+static lmpi_status wants_net(const int *node_of, int n, bool hosts, bool *net)
+{
+    *net = false;
+    const char *mode = lmpi_config.net ? lmpi_config.net : "auto";
+    if (strcmp(mode, "auto") != 0 && strcmp(mode, "ofi") != 0) {
+        lmpi_err_detail("LMPI_NET=%s: expected auto or ofi", mode);
+        return LMPI_ERR_OTHER;
+    }
+    bool several = false;
+    for (int r = 1; r < n && !several; r++)
+        several = node_of[r] != node_of[0];
+    *net = hosts || (several && strcmp(mode, "ofi") == 0);
+    return LMPI_OK;
 }
 
 /* Start the process's runtime (PMI, shared memory), once: the world model
@@ -179,19 +194,40 @@ static lmpi_status start_runtime(int required, int *provided)
     snprintf(lmpi_rt.map_order, sizeof(lmpi_rt.map_order), "%s", order ? order : "");
 
     int *node_of = NULL;
-    lmpi_status st = world_nodes(&node_of);
+    bool hosts, net = false;
+    lmpi_status st = world_nodes(&node_of, &hosts);
+    if (st == LMPI_OK)
+        st = wants_net(node_of, info.size, hosts, &net);
     if (st == LMPI_OK)
         st = lmpi_comm_init_world(info.size, info.rank, node_of);
     if (st != LMPI_OK) {
         lmpi_free(node_of);
         return st;
     }
+    /* Shared memory spans a real host (all emulated nodes of one machine
+     * share it): its first rank makes the segment. */
+    int leader = hosts ? -1 : 0, nlocal = hosts ? 0 : info.size;
     lmpi_rt.local_rank = info.rank;
-    lmpi_rt.local_size = info.size;
+    for (int r = 0; hosts && r < info.size; r++)
+        if (node_of[r] == node_of[info.rank]) {
+            if (leader < 0)
+                leader = r;
+            if (r == info.rank)
+                lmpi_rt.local_rank = nlocal;
+            nlocal++;
+        }
+    lmpi_rt.local_size = nlocal;
+    lmpi_tr_set_handler(lmpi_pt2pt_deliver);
     st = lmpi_match_select(NULL);
-    if (st != LMPI_OK)
+    if (st == LMPI_OK && net)
+        st = lmpi_tr_net_start(node_of, info.size, info.rank);
+    if (st != LMPI_OK) {
+        lmpi_free(node_of);
         return st;
-    st = lmpi_shm_init(info.rank, info.size, info.kvsname);
+    }
+    st = lmpi_shm_init(info.rank, info.size, leader, nlocal, info.kvsname);
+    if (st == LMPI_OK && net)
+        st = lmpi_tr_net_connect(); /* after shm's PMI barrier: every address is published */
     if (st == LMPI_OK && lmpi_config.vnode_link && *lmpi_config.vnode_link) {
         double lat, bw;
         if (sscanf(lmpi_config.vnode_link, "%lf:%lf", &lat, &bw) == 2 && lat >= 0 && bw > 0) {
@@ -313,6 +349,8 @@ static void memory_report(void)
     fprintf(stdout, "  address vector: %d entries of %zu bytes stored (%s), node map %s (%d nodes, %zu bytes)\n",
             av->size, lmpi_av_entry_bytes(av), av->entries ? "table" : "computed from the rank",
             lmpi_nodemap_mode_name(&av->nodes), av->nodes.nnodes, lmpi_nodemap_bytes(&av->nodes));
+    const char *net = lmpi_tr_net_describe();
+    fprintf(stdout, "  transports: shm inside the node%s%s\n", net ? ", between nodes " : "", net ? net : "");
     fprintf(stdout, "  rank maps alive on rank 0:");
     for (int m = 0; m < LMPI_RM_NMODES; m++)
         if (m != LMPI_RM_BSTRIDE)
@@ -337,6 +375,7 @@ static lmpi_status end_runtime(void)
         return st;
     lmpi_rt.thread_multiple = false;
     lmpi_dpm_finalize();
+    lmpi_tr_net_stop();
     lmpi_shm_finalize();
     lmpi_pmi_finalize();
     lmpi_sched_finalize();

@@ -2,9 +2,9 @@
  * payload) between processes and copies large buffers from a peer in one go.
  * Matching and protocols stay above, in src/pt2pt.
  *
- * A transport is a const ops table.  With a single transport built (the
- * default until the ofi transport lands), LMPI_TRANSPORT_SHM_ONLY turns the
- * calls below into direct, inlinable calls of the shm functions. */
+ * A transport is a const ops table; with one implementation of each kind
+ * built (shm inside a node, ofi between nodes) the lmpi_tr_* calls below
+ * are direct, inlinable calls chosen per destination. */
 #ifndef LMPI_TRANSPORT_H
 #define LMPI_TRANSPORT_H
 
@@ -72,70 +72,115 @@ typedef struct lmpi_transport_ops {
     bool (*coop_release)(uint64_t token);
 } lmpi_transport_ops;
 
-/* Called by transports for every arriving packet, in per-sender order.  The
- * payload is only valid during the call. */
-void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
+/* Arriving packets go to the handler the layer above registers (pt2pt's
+ * lmpi_pt2pt_deliver), in per-sender order; the payload is only valid
+ * during the call.  A pointer, so that no transport includes pt2pt. */
+typedef void (*lmpi_pkt_handler)(int src, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
+extern lmpi_pkt_handler lmpi_tr_deliver;
+void lmpi_tr_set_handler(lmpi_pkt_handler h);
 
 extern const lmpi_transport_ops lmpi_shm_ops;
 
-#ifndef LMPI_TRANSPORT_SHM_ONLY
-#define LMPI_TRANSPORT_SHM_ONLY 1
-#endif
-
-#if LMPI_TRANSPORT_SHM_ONLY
+/* Two kinds of transport, one implementation of each per build, so the
+ * calls below are direct: shm inside the node, a network transport (ofi)
+ * to ranks on other nodes.  The choice is per destination: a world rank
+ * outside this node's range or set goes over the network; bridge peers of
+ * dynamic processes (indices from the world size on) stay on shm. */
 lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
 lmpi_status lmpi_shm_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg);
 int lmpi_shm_pull_iov(int src, uint64_t remote_addr, const struct iovec *local, int n);
 size_t lmpi_shm_max_payload(void);
+size_t lmpi_shm_eager_max(void);
 int lmpi_shm_pull(int src, uint64_t remote_addr, void *local, size_t len);
 int lmpi_shm_poll(void);
 uint64_t lmpi_shm_coop_start(int src, uint64_t remote_addr, void *local, size_t len);
 bool lmpi_shm_coop_work(uint64_t token, int peer, bool as_sender);
 bool lmpi_shm_coop_release(uint64_t token);
+
+/* Which world ranks the network transport reaches: off until
+ * lmpi_tr_net_start.  This node's ranks are a range [lo, hi) when they are
+ * consecutive (no memory per rank), else a bitmap. */
+typedef struct {
+    bool on;
+    int world;
+    int lo, hi;
+    const uint64_t *local_bits;
+} lmpi_tr_net_state;
+extern lmpi_tr_net_state lmpi_tr_net;
+
+/* Start the network transport for the ranks whose node differs from mine
+ * (node_of: every world rank's node); publishes this process's address
+ * through PMI.  lmpi_tr_net_connect (after a PMI barrier) learns the
+ * others'. */
+lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me);
+lmpi_status lmpi_tr_net_connect(void);
+void lmpi_tr_net_stop(void);
+/* The network transport's name and provider ("ofi tcp;ofi_rxm"), or NULL when off. */
+const char *lmpi_tr_net_describe(void);
+
+static inline bool lmpi_tr_remote(int peer)
+{
+    if (LMPI_LIKELY(!lmpi_tr_net.on) || peer >= lmpi_tr_net.world)
+        return false;
+    if (!lmpi_tr_net.local_bits)
+        return peer < lmpi_tr_net.lo || peer >= lmpi_tr_net.hi;
+    return !(lmpi_tr_net.local_bits[peer / 64] >> (peer % 64) & 1);
+}
+
+#if LMPI_HAVE_OFI
+lmpi_status lmpi_ofi_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
+lmpi_status lmpi_ofi_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg);
+size_t lmpi_ofi_max_payload(void);
+size_t lmpi_ofi_eager_max(void);
+int lmpi_ofi_pull(int src, uint64_t remote_addr, void *local, size_t len);
+int lmpi_ofi_poll(void);
+#define LMPI_NET_CALL(peer, net_call, shm_call) (lmpi_tr_remote(peer) ? (net_call) : (shm_call))
+#else
+#define LMPI_NET_CALL(peer, net_call, shm_call) ((void)(peer), (shm_call))
+#endif
+
 static inline lmpi_status lmpi_tr_send_pkt(int dest, const lmpi_pkt_hdr *h, const void *p, size_t len)
 {
-    return lmpi_shm_send_pkt(dest, h, p, len);
+    return LMPI_NET_CALL(dest, lmpi_ofi_send_pkt(dest, h, p, len), lmpi_shm_send_pkt(dest, h, p, len));
 }
 static inline lmpi_status lmpi_tr_send_pkt_fill(int dest, const lmpi_pkt_hdr *h, size_t len, lmpi_pkt_fill f, void *a)
 {
-    return lmpi_shm_send_pkt_fill(dest, h, len, f, a);
+    return LMPI_NET_CALL(dest, lmpi_ofi_send_pkt_fill(dest, h, len, f, a), lmpi_shm_send_pkt_fill(dest, h, len, f, a));
 }
+/* Scattered and cooperative copies are shared memory's; over the network
+ * the receiver asks for a stream (or pulls contiguous data, lmpi_tr_pull). */
 static inline int lmpi_tr_pull_iov(int src, uint64_t a, const struct iovec *l, int n)
 {
-    return lmpi_shm_pull_iov(src, a, l, n);
+    return lmpi_tr_remote(src) ? -1 : lmpi_shm_pull_iov(src, a, l, n);
 }
-static inline size_t lmpi_tr_max_payload(void) { return lmpi_shm_max_payload(); }
-static inline int lmpi_tr_pull(int src, uint64_t a, void *l, size_t n) { return lmpi_shm_pull(src, a, l, n); }
-static inline int lmpi_tr_poll(void) { return lmpi_shm_poll(); }
+/* Largest payload of one packet to (or from) peer, and the largest message
+ * sent eagerly to it. */
+static inline size_t lmpi_tr_max_payload(int peer)
+{
+    return LMPI_NET_CALL(peer, lmpi_ofi_max_payload(), lmpi_shm_max_payload());
+}
+static inline size_t lmpi_tr_eager_max(int peer)
+{
+    return LMPI_NET_CALL(peer, lmpi_ofi_eager_max(), lmpi_shm_eager_max());
+}
+static inline int lmpi_tr_pull(int src, uint64_t a, void *l, size_t n)
+{
+    return LMPI_NET_CALL(src, lmpi_ofi_pull(src, a, l, n), lmpi_shm_pull(src, a, l, n));
+}
+/* Both transports every time: a busy network must not starve shm, nor the reverse. */
+static inline int lmpi_tr_poll(void)
+{
+#if LMPI_HAVE_OFI
+    if (LMPI_UNLIKELY(lmpi_tr_net.on))
+        return lmpi_shm_poll() + lmpi_ofi_poll();
+#endif
+    return lmpi_shm_poll();
+}
 static inline uint64_t lmpi_tr_coop_start(int src, uint64_t a, void *l, size_t n)
 {
-    return lmpi_shm_coop_start(src, a, l, n);
+    return lmpi_tr_remote(src) ? 0 : lmpi_shm_coop_start(src, a, l, n);
 }
 static inline bool lmpi_tr_coop_work(uint64_t t, int peer, bool s) { return lmpi_shm_coop_work(t, peer, s); }
 static inline bool lmpi_tr_coop_release(uint64_t t) { return lmpi_shm_coop_release(t); }
-#else
-extern const lmpi_transport_ops *lmpi_transport;
-static inline lmpi_status lmpi_tr_send_pkt(int dest, const lmpi_pkt_hdr *h, const void *p, size_t len)
-{
-    return lmpi_transport->send_pkt(dest, h, p, len);
-}
-static inline lmpi_status lmpi_tr_send_pkt_fill(int dest, const lmpi_pkt_hdr *h, size_t len, lmpi_pkt_fill f, void *a)
-{
-    return lmpi_transport->send_pkt_fill(dest, h, len, f, a);
-}
-static inline int lmpi_tr_pull_iov(int src, uint64_t a, const struct iovec *l, int n)
-{
-    return lmpi_transport->pull_iov(src, a, l, n);
-}
-static inline size_t lmpi_tr_max_payload(void) { return lmpi_transport->max_payload(); }
-static inline int lmpi_tr_pull(int src, uint64_t a, void *l, size_t n) { return lmpi_transport->pull(src, a, l, n); }
-static inline int lmpi_tr_poll(void) { return lmpi_transport->poll(); }
-static inline uint64_t lmpi_tr_coop_start(int src, uint64_t a, void *l, size_t n)
-{
-    return lmpi_transport->coop_start ? lmpi_transport->coop_start(src, a, l, n) : 0;
-}
-static inline bool lmpi_tr_coop_work(uint64_t t, int peer, bool s) { return lmpi_transport->coop_work(t, peer, s); }
-static inline bool lmpi_tr_coop_release(uint64_t t) { return lmpi_transport->coop_release(t); }
-#endif
 
 #endif

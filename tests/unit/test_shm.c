@@ -34,7 +34,7 @@ static size_t size_for(uint32_t seq)
     return sizes[seq % 7];
 }
 
-void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
+static void deliver(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
 {
     uint32_t seq = (uint32_t)h->tag;
     const unsigned char *p = payload;
@@ -90,7 +90,7 @@ static int run(int rank)
     me = rank;
     char job[64];
     snprintf(job, sizeof(job), "unit-%d", (int)getppid());
-    if (rank != 0 && lmpi_shm_init(rank, NPROC, job) != LMPI_OK)
+    if (rank != 0 && lmpi_shm_init(rank, NPROC, 0, NPROC, job) != LMPI_OK)
         return 2;
     unsigned char buf[16384];
     uint32_t sent[NPROC] = {0};
@@ -126,10 +126,11 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "bitmap"))
         setenv("LMPI_SHM_FASTBOX_SCAN", "0", 1);
     lmpi_config_load();
+    lmpi_tr_set_handler(deliver);
     char job[64];
     snprintf(job, sizeof(job), "unit-%d", (int)getpid());
     /* rank 0 creates the segment before the others exist: no PMI needed */
-    CHECK_EQ(lmpi_shm_init(0, NPROC, job), LMPI_OK);
+    CHECK_EQ(lmpi_shm_init(0, NPROC, 0, NPROC, job), LMPI_OK);
     pid_t pids[NPROC];
     for (int r = 1; r < NPROC; r++) {
         pids[r] = fork();

@@ -347,7 +347,7 @@ int lmpi_bridge_poll(void)
         } else {
             int src = br.resolve ? br.resolve(c->key, c->rank) : -1;
             if (src >= 0)
-                lmpi_pt2pt_deliver(src, &c->hdr, payload, c->len);
+                lmpi_tr_deliver(src, &c->hdr, payload, c->len);
             else
                 fprintf(stderr, "LeanMPI: dropped a packet from rank %d of an unknown process group (key %016llx)\n",
                         c->rank, (unsigned long long)c->key);

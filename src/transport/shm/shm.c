@@ -196,7 +196,7 @@ static void format_segment(void)
 /* The segment's file: the memfd our mpiexec gave every rank (no name at
  * all), or, under other launchers and for singletons, a new name with a
  * random part that rank 0 creates exclusively and publishes through PMI. */
-static lmpi_status segment_fd(int me, int n, const char *job, int *fd, char *name, size_t len)
+static lmpi_status segment_fd(int me, int leader, int nlocal, const char *job, int *fd, char *name, size_t len)
 {
     name[0] = '\0';
     const char *inherited = getenv("LMPI_SHM_FD");
@@ -209,13 +209,13 @@ static lmpi_status segment_fd(int me, int n, const char *job, int *fd, char *nam
         }
         fcntl(*fd, F_SETFD, FD_CLOEXEC);
         unsetenv("LMPI_SHM_FD");
-        if (me == 0 && ftruncate(*fd, (off_t)shm.size) != 0) {
+        if (me == leader && ftruncate(*fd, (off_t)shm.size) != 0) {
             lmpi_err_detail("cannot size the shared-memory segment to %zu bytes: %s", shm.size, strerror(errno));
             return LMPI_ERR_NO_MEM;
         }
         return LMPI_OK;
     }
-    if (me != 0)
+    if (me != leader)
         return LMPI_OK; /* opened by name after the barrier */
     unsigned char rnd[8];
     if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
@@ -238,7 +238,9 @@ static lmpi_status segment_fd(int me, int n, const char *job, int *fd, char *nam
         shm_unlink(name);
         return LMPI_ERR_NO_MEM;
     }
-    if (n > 1 && lmpi_pmi_put("lmpi-shm", name) != 0) {
+    char key[32];
+    snprintf(key, sizeof(key), "lmpi-shm-%d", leader);
+    if (nlocal > 1 && lmpi_pmi_put(key, name) != 0) {
         lmpi_err_detail("cannot publish the shared-memory segment's name through the process manager");
         close(*fd);
         shm_unlink(name);
@@ -262,11 +264,13 @@ int lmpi_shm_open_ours(const char *name, size_t min_size, size_t *size)
     return fd;
 }
 
-/* Ranks other than 0 under a launcher without memfd: the name rank 0
- * published, and only an object of ours. */
-static lmpi_status open_named(char *name, size_t len, int *fd)
+/* Ranks other than the node's first under a launcher without memfd: the
+ * name the first published, and only an object of ours. */
+static lmpi_status open_named(int leader, char *name, size_t len, int *fd)
 {
-    if (lmpi_pmi_get("lmpi-shm", name, len) != 0 || strncmp(name, "/lmpi-", 6) != 0) {
+    char key[32];
+    snprintf(key, sizeof(key), "lmpi-shm-%d", leader);
+    if (lmpi_pmi_get(key, name, len) != 0 || strncmp(name, "/lmpi-", 6) != 0) {
         lmpi_err_detail("the process manager does not know the shared-memory segment's name");
         return LMPI_ERR_OTHER;
     }
@@ -281,7 +285,7 @@ static lmpi_status open_named(char *name, size_t len, int *fd)
     return LMPI_OK;
 }
 
-lmpi_status lmpi_shm_init(int me, int n, const char *job)
+lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job)
 {
     char name[320];
     seg_header probe;
@@ -292,10 +296,10 @@ lmpi_status lmpi_shm_init(int me, int n, const char *job)
     lmpi_bridge_init(n);
     shm.size = probe.size;
     int fd = -1;
-    lmpi_status st = segment_fd(me, n, job, &fd, name, sizeof(name));
+    lmpi_status st = segment_fd(me, leader, nlocal, job, &fd, name, sizeof(name));
     if (st != LMPI_OK)
         return st;
-    if (me == 0) {
+    if (me == leader) {
         shm.base = mmap(NULL, shm.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         close(fd);
         if (shm.base == MAP_FAILED) {
@@ -312,14 +316,14 @@ lmpi_status lmpi_shm_init(int me, int n, const char *job)
         lmpi_err_detail("process manager barrier failed during shared-memory setup");
         return LMPI_ERR_OTHER;
     }
-    if (me != 0) {
-        if (fd < 0 && (st = open_named(name, sizeof(name), &fd)) != LMPI_OK)
+    if (me != leader) {
+        if (fd < 0 && (st = open_named(leader, name, sizeof(name), &fd)) != LMPI_OK)
             return st;
         struct stat fs;
         if (fstat(fd, &fs) != 0 || (size_t)fs.st_size != shm.size) {
             close(fd);
-            lmpi_err_detail("shared-memory segment %s is not the %zu bytes rank 0 made", name[0] ? name : "(memfd)",
-                            shm.size);
+            lmpi_err_detail("shared-memory segment %s is not the %zu bytes rank %d made", name[0] ? name : "(memfd)",
+                            shm.size, leader);
             return LMPI_ERR_INTERN;
         }
         shm.base = mmap(NULL, shm.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -336,7 +340,7 @@ lmpi_status lmpi_shm_init(int me, int n, const char *job)
     }
     shm.ranks = (rank_area *)(shm.base + shm.hdr->off_ranks);
     atomic_store(&shm.ranks[me].pid, (int32_t)getpid());
-    if (atomic_fetch_add(&shm.hdr->attached, 1) + 1 == (uint32_t)n && name[0])
+    if (atomic_fetch_add(&shm.hdr->attached, 1) + 1 == (uint32_t)nlocal && name[0])
         shm_unlink(name); /* everyone is in: the name is no longer needed */
 
     shm.send_seq = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
@@ -360,7 +364,7 @@ lmpi_status lmpi_shm_init(int me, int n, const char *job)
     prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
     /* This process's share of the segment: its cells, its fast-box row and
      * its queues. */
-    shm.accounted = (int64_t)(shm.size / (size_t)n);
+    shm.accounted = (int64_t)(shm.size / (size_t)nlocal);
     lmpi_mem_account(LMPI_MEM_SHM, shm.accounted);
     return LMPI_OK;
 }
@@ -572,7 +576,7 @@ lmpi_status lmpi_shm_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len
 
 static void deliver_fastbox(int src, fastbox_header *fb)
 {
-    lmpi_pt2pt_deliver(src, &fb->hdr, (char *)fb + FB_HDR, fb->len);
+    lmpi_tr_deliver(src, &fb->hdr, (char *)fb + FB_HDR, fb->len);
     shm.recv_seq[src]++;
     atomic_store_explicit(&fb->full, 0, memory_order_release);
 }
@@ -589,7 +593,7 @@ static void deliver_cell(uint64_t off)
             sched_yield();
         deliver_fastbox(src, fb);
     }
-    lmpi_pt2pt_deliver(src, &c->hdr, (char *)c + CELL_HDR, c->len);
+    lmpi_tr_deliver(src, &c->hdr, (char *)c + CELL_HDR, c->len);
     shm.recv_seq[src]++;
     lmpi_shmq_enqueue(&shm.ranks[c->owner].freeq, shm.base, off);
 }

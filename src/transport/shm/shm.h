@@ -3,9 +3,10 @@
 
 #include "runtime/lmpi.h"
 
-/* Create (rank 0) or attach the node's segment for n ranks of job `job`;
- * collective over the node (uses one PMI barrier). */
-lmpi_status lmpi_shm_init(int me, int n, const char *job);
+/* Create (the node's first rank, leader) or attach the node's segment, with
+ * room for the n world ranks of job `job` of which nlocal are on this node;
+ * collective over the job (uses one PMI barrier). */
+lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job);
 /* Open a named shared-memory object another process of the job made, but
  * only one of this user's, closed to others, of at least min_size bytes
  * (another user may have made an object of that name first): the
@@ -16,7 +17,6 @@ void lmpi_shm_finalize(void);
  * it from now on. */
 lmpi_status lmpi_shm_bridge_open(const char *kvsname, int rank);
 size_t lmpi_shm_segment_size(void);
-size_t lmpi_shm_eager_max(void);
 /* Emulated links between the emulated nodes of this machine (node_of: the
  * node of each local rank): LMPI_VNODE_LINK. */
 void lmpi_shm_emulate_links(const int *node_of, int n, double lat_us, double gbytes_per_s);

@@ -1,0 +1,380 @@
+/* The network transport over libfabric: reliable-datagram (RDM) endpoints
+ * carrying our packets (a pt2pt header plus a bounded payload) as untagged
+ * messages, so matching stays ours (src/match).
+ *
+ * Addresses: every process publishes its endpoint name through PMI; after
+ * the start-up barrier each inserts all of them in world order into an
+ * FI_AV_TABLE address vector, where an address is its insertion index: the
+ * fi_addr of world rank r is r, and nothing is stored per peer above
+ * libfabric (the AV paper's 0 bytes per entry).
+ *
+ * Buffers: RX_BUFS receive buffers stay posted; a packet is copied into one
+ * of TX_BUFS send buffers (the header, then the payload, packed in place by
+ * a fill callback for non-contiguous types).  A send finds no free buffer, or
+ * the provider answers -FI_EAGAIN: LMPI_ERR_PENDING, and pt2pt retries after
+ * progress (which reads the completion queue and frees buffers).
+ *
+ * Large messages: the receiver asks for a stream (pull returns -1), and the
+ * sender sends packets of up to PAYLOAD bytes as progress lets it. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include "pmi/pmi.h"
+#include "runtime/config.h"
+#include "transport/transport.h"
+
+#define PAYLOAD (32 * 1024) /* largest payload of one packet */
+#define RX_BUFS 32
+#define TX_BUFS 32
+#define ADDR_MAX 128 /* bytes of an endpoint name (a sockaddr for tcp) */
+
+/* What precedes our packet header on the wire: untagged messages do not say
+ * who sent them, and reading the source address back (FI_SOURCE) would
+ * cost a lookup per packet. */
+typedef struct {
+    int32_t src;
+    uint32_t pad;
+} wire_prefix;
+
+typedef struct buffer {
+    struct fi_context ctx; /* first: the completion's op_context points here */
+    struct buffer *next;   /* free send buffers */
+    bool is_recv;
+    char data[];           /* wire_prefix, lmpi_pkt_hdr, payload */
+} buffer;
+
+#define WIRE_HDR (sizeof(wire_prefix) + sizeof(lmpi_pkt_hdr))
+#define BUF_DATA (WIRE_HDR + PAYLOAD)
+#define BUF_SIZE ((sizeof(buffer) + BUF_DATA + 63) / 64 * 64)
+
+static struct {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    struct fid_mr *mr;
+    void *desc;
+    char *mem;
+    buffer *free_tx;
+    int tx_out; /* sends not completed yet */
+    int me, n;
+    size_t eager_max;
+    char describe[96];
+} ofi;
+
+/* The job cannot go on without the network: stop it, saying why. */
+static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    lmpi_abort_job(MPI_ERR_OTHER, why);
+}
+
+static buffer *buf_at(int i) { return (buffer *)(ofi.mem + (size_t)i * BUF_SIZE); }
+
+static lmpi_status fail(const char *what, int rc)
+{
+    lmpi_err_detail("libfabric (provider %s): %s: %s", ofi.info ? ofi.info->fabric_attr->prov_name : "none", what,
+                    fi_strerror(-rc));
+    return LMPI_ERR_OTHER;
+}
+
+static lmpi_status post_recv(buffer *b)
+{
+    ssize_t rc;
+    while ((rc = fi_recv(ofi.ep, b->data, BUF_DATA, ofi.desc, FI_ADDR_UNSPEC, &b->ctx)) == -FI_EAGAIN)
+        lmpi_ofi_poll();
+    return rc == 0 ? LMPI_OK : fail("posting a receive buffer", (int)rc);
+}
+
+/* The provider: FI_PROVIDER's (libfabric filters by it), else the first
+ * one libfabric ranks best that reaches other hosts (its own "shm"
+ * provider does not), and on a non-loopback interface where there is one. */
+static lmpi_status choose_provider(void)
+{
+    struct fi_info *hints = fi_allocinfo();
+    if (!hints)
+        return LMPI_ERR_NO_MEM;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG;
+    hints->mode = FI_CONTEXT;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAS;
+    struct fi_info *list = NULL;
+    int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &list);
+    fi_freeinfo(hints);
+    const char *wanted = getenv("FI_PROVIDER");
+    if (rc != 0 || !list) {
+        if (wanted && *wanted)
+            lmpi_err_detail("FI_PROVIDER=%s: libfabric has no such provider that runs here with reliable "
+                            "datagram endpoints (fi_info -l lists the providers)",
+                            wanted);
+        else
+            lmpi_err_detail("libfabric finds no provider with reliable datagram endpoints: %s", fi_strerror(-rc));
+        return LMPI_ERR_OTHER;
+    }
+    struct fi_info *pick = NULL;
+    for (int pass = 0; pass < 3 && !pick; pass++)
+        for (struct fi_info *i = list; i && !pick; i = i->next) {
+            bool intra_only = strcmp(i->fabric_attr->prov_name, "shm") == 0;
+            bool loopback = i->domain_attr->name && strcmp(i->domain_attr->name, "lo") == 0;
+            if ((pass == 0 && !intra_only && !loopback) || (pass == 1 && !intra_only) || pass == 2)
+                pick = i;
+        }
+    ofi.info = fi_dupinfo(pick);
+    fi_freeinfo(list);
+    if (!ofi.info)
+        return LMPI_ERR_NO_MEM;
+    snprintf(ofi.describe, sizeof(ofi.describe), "ofi %s on %s", ofi.info->fabric_attr->prov_name,
+             ofi.info->domain_attr->name ? ofi.info->domain_attr->name : "?");
+    return LMPI_OK;
+}
+
+static lmpi_status open_endpoint(void)
+{
+    int rc;
+    if ((rc = fi_fabric(ofi.info->fabric_attr, &ofi.fabric, NULL)) != 0)
+        return fail("fi_fabric", rc);
+    if ((rc = fi_domain(ofi.fabric, ofi.info, &ofi.domain, NULL)) != 0)
+        return fail("fi_domain", rc);
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE, .size = 4 * (RX_BUFS + TX_BUFS)};
+    if ((rc = fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL)) != 0)
+        return fail("fi_cq_open", rc);
+    struct fi_av_attr ava = {.type = FI_AV_TABLE, .count = (size_t)ofi.n};
+    if ((rc = fi_av_open(ofi.domain, &ava, &ofi.av, NULL)) != 0)
+        return fail("fi_av_open", rc);
+    if ((rc = fi_endpoint(ofi.domain, ofi.info, &ofi.ep, NULL)) != 0)
+        return fail("fi_endpoint", rc);
+    if ((rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0)) != 0 ||
+        (rc = fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
+        return fail("fi_ep_bind", rc);
+    if ((rc = fi_enable(ofi.ep)) != 0)
+        return fail("fi_enable", rc);
+    size_t bytes = (size_t)(RX_BUFS + TX_BUFS) * BUF_SIZE;
+    ofi.mem = lmpi_calloc(1, bytes, LMPI_MEM_OFI);
+    if (!ofi.mem)
+        return LMPI_ERR_NO_MEM;
+    if (ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) {
+        if ((rc = fi_mr_reg(ofi.domain, ofi.mem, bytes, FI_SEND | FI_RECV, 0, 0, 0, &ofi.mr, NULL)) != 0)
+            return fail("registering the packet buffers", rc);
+        ofi.desc = fi_mr_desc(ofi.mr);
+    }
+    for (int i = 0; i < TX_BUFS; i++) {
+        buffer *b = buf_at(RX_BUFS + i);
+        b->next = ofi.free_tx;
+        ofi.free_tx = b;
+    }
+    for (int i = 0; i < RX_BUFS; i++) {
+        buf_at(i)->is_recv = true;
+        LMPI_TRY(post_recv(buf_at(i)));
+    }
+    return LMPI_OK;
+}
+
+static void key_of(int rank, char *key, size_t len) { snprintf(key, len, "lmpi-ofi-%d", rank); }
+
+lmpi_status lmpi_ofi_open(int me, int n)
+{
+    ofi.me = me;
+    ofi.n = n;
+    ofi.eager_max = (size_t)lmpi_config.ofi_eager_max < PAYLOAD ? (size_t)lmpi_config.ofi_eager_max : PAYLOAD;
+    LMPI_TRY(choose_provider());
+    LMPI_TRY(open_endpoint());
+    unsigned char name[ADDR_MAX];
+    size_t len = sizeof(name);
+    int rc = fi_getname(&ofi.ep->fid, name, &len);
+    if (rc != 0)
+        return fail("fi_getname", rc);
+    char hex[2 * ADDR_MAX + 1], key[32];
+    for (size_t i = 0; i < len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", name[i]);
+    key_of(me, key, sizeof(key));
+    if (lmpi_pmi_put(key, hex) != 0) {
+        lmpi_err_detail("cannot publish this process's network address through the process manager");
+        return LMPI_ERR_OTHER;
+    }
+    return LMPI_OK;
+}
+
+/* After the PMI barrier: every rank's address, inserted in world order. */
+lmpi_status lmpi_ofi_connect(void)
+{
+    unsigned char *names = lmpi_malloc((size_t)ofi.n * ADDR_MAX, LMPI_MEM_OTHER);
+    if (!names)
+        return LMPI_ERR_NO_MEM;
+    size_t len = 0;
+    lmpi_status st = LMPI_OK;
+    for (int r = 0; r < ofi.n && st == LMPI_OK; r++) {
+        char key[32], hex[2 * ADDR_MAX + 1];
+        key_of(r, key, sizeof(key));
+        size_t l = 0;
+        if (lmpi_pmi_get(key, hex, sizeof(hex)) == 0)
+            l = strlen(hex) / 2;
+        if (l == 0 || (len && l != len)) {
+            lmpi_err_detail("the process manager has no network address for rank %d", r);
+            st = LMPI_ERR_OTHER;
+            break;
+        }
+        len = l;
+        for (size_t i = 0; i < l; i++) {
+            unsigned v;
+            if (sscanf(hex + 2 * i, "%2x", &v) != 1) {
+                lmpi_err_detail("rank %d published a malformed network address", r);
+                st = LMPI_ERR_OTHER;
+                break;
+            }
+            names[(size_t)r * len + i] = (unsigned char)v;
+        }
+    }
+    if (st == LMPI_OK) {
+        int k = fi_av_insert(ofi.av, names, (size_t)ofi.n, NULL, 0, NULL);
+        if (k != ofi.n)
+            st = fail("inserting the ranks' addresses", k < 0 ? k : -FI_EINVAL);
+    }
+    lmpi_free(names);
+    return st;
+}
+
+/* Hand the packet in b (len bytes of data) to the provider. */
+static lmpi_status post_send(int dest, buffer *b, size_t len)
+{
+    ssize_t rc = fi_send(ofi.ep, b->data, len, ofi.desc, (fi_addr_t)dest, &b->ctx);
+    if (rc == 0) {
+        ofi.tx_out++;
+        return LMPI_OK;
+    }
+    b->next = ofi.free_tx;
+    ofi.free_tx = b;
+    if (rc == -FI_EAGAIN)
+        return LMPI_ERR_PENDING;
+    die("libfabric send to rank %d failed: %s", dest, fi_strerror((int)-rc));
+    return LMPI_ERR_OTHER;
+}
+
+static buffer *take_tx(int dest, const lmpi_pkt_hdr *hdr)
+{
+    buffer *b = ofi.free_tx;
+    if (!b)
+        return NULL;
+    ofi.free_tx = b->next;
+    wire_prefix w = {.src = ofi.me};
+    memcpy(b->data, &w, sizeof(w));
+    memcpy(b->data + sizeof(w), hdr, sizeof(*hdr));
+    (void)dest;
+    return b;
+}
+
+lmpi_status lmpi_ofi_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
+{
+    buffer *b = take_tx(dest, hdr);
+    if (!b)
+        return LMPI_ERR_PENDING;
+    if (len)
+        memcpy(b->data + WIRE_HDR, payload, len);
+    return post_send(dest, b, WIRE_HDR + len);
+}
+
+lmpi_status lmpi_ofi_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg)
+{
+    buffer *b = take_tx(dest, hdr);
+    if (!b)
+        return LMPI_ERR_PENDING;
+    if (len)
+        fill(b->data + WIRE_HDR, len, arg);
+    return post_send(dest, b, WIRE_HDR + len);
+}
+
+size_t lmpi_ofi_max_payload(void) { return PAYLOAD; }
+
+size_t lmpi_ofi_eager_max(void) { return ofi.eager_max; }
+
+int lmpi_ofi_pull(int src, uint64_t remote_addr, void *local, size_t len)
+{
+    (void)src, (void)remote_addr, (void)local, (void)len;
+    return -1;
+}
+
+static void completion(buffer *b, size_t len)
+{
+    if (!b->is_recv) {
+        ofi.tx_out--;
+        b->next = ofi.free_tx;
+        ofi.free_tx = b;
+        return;
+    }
+    wire_prefix w;
+    lmpi_pkt_hdr h;
+    if (len < WIRE_HDR)
+        die("libfabric delivered a packet of %zu bytes, shorter than a header", len);
+    memcpy(&w, b->data, sizeof(w));
+    memcpy(&h, b->data + sizeof(w), sizeof(h));
+    if (w.src < 0 || w.src >= ofi.n)
+        die("libfabric delivered a packet from unknown rank %d", (int)w.src);
+    lmpi_tr_deliver(w.src, &h, b->data + WIRE_HDR, len - WIRE_HDR);
+    post_recv(b);
+}
+
+int lmpi_ofi_poll(void)
+{
+    struct fi_cq_msg_entry e[16];
+    ssize_t k = fi_cq_read(ofi.cq, e, 16);
+    if (k == -FI_EAGAIN)
+        return 0;
+    if (k == -FI_EAVAIL) {
+        struct fi_cq_err_entry err;
+        memset(&err, 0, sizeof(err));
+        fi_cq_readerr(ofi.cq, &err, 0);
+        if (err.err == FI_ECANCELED)
+            return 0;
+        die("libfabric (%s) reports a failed transfer: %s", ofi.describe,
+                       fi_cq_strerror(ofi.cq, err.prov_errno, err.err_data, NULL, 0));
+    }
+    if (k < 0)
+        die("libfabric (%s): reading completions failed: %s", ofi.describe,
+                       fi_strerror((int)-k));
+    for (ssize_t i = 0; i < k; i++)
+        completion((buffer *)e[i].op_context, e[i].len);
+    return (int)k;
+}
+
+const char *lmpi_ofi_describe(void) { return ofi.describe; }
+
+/* At the end: let every send of ours finish (a peer may still be waiting
+ * for the last packets of the closing barrier), then close. */
+void lmpi_ofi_close(void)
+{
+    for (int spins = 0; ofi.ep && ofi.tx_out > 0 && spins < 10000000; spins++)
+        lmpi_ofi_poll();
+    if (ofi.ep)
+        fi_close(&ofi.ep->fid);
+    if (ofi.mr)
+        fi_close(&ofi.mr->fid);
+    if (ofi.av)
+        fi_close(&ofi.av->fid);
+    if (ofi.cq)
+        fi_close(&ofi.cq->fid);
+    if (ofi.domain)
+        fi_close(&ofi.domain->fid);
+    if (ofi.fabric)
+        fi_close(&ofi.fabric->fid);
+    if (ofi.info)
+        fi_freeinfo(ofi.info);
+    lmpi_free(ofi.mem);
+    memset(&ofi, 0, sizeof(ofi));
+}

@@ -1,0 +1,85 @@
+/* What both kinds of transport share: the handler arriving packets go to,
+ * and which world ranks the network transport reaches (transport.h). */
+#include <string.h>
+
+#include "transport/transport.h"
+
+lmpi_pkt_handler lmpi_tr_deliver;
+lmpi_tr_net_state lmpi_tr_net;
+static uint64_t *local_bits;
+
+void lmpi_tr_set_handler(lmpi_pkt_handler h) { lmpi_tr_deliver = h; }
+
+/* This node's ranks as a range when they are consecutive (the usual block
+ * placement: nothing stored per rank), else one bit per world rank. */
+static lmpi_status lmpi_tr_net_locals(const int *node_of, int n, int me)
+{
+    int lo = me, hi = me + 1;
+    while (lo > 0 && node_of[lo - 1] == node_of[me])
+        lo--;
+    while (hi < n && node_of[hi] == node_of[me])
+        hi++;
+    bool consecutive = true;
+    for (int r = 0; r < n && consecutive; r++)
+        consecutive = (node_of[r] == node_of[me]) == (r >= lo && r < hi);
+    lmpi_tr_net.world = n;
+    lmpi_tr_net.lo = lo;
+    lmpi_tr_net.hi = hi;
+    lmpi_tr_net.local_bits = NULL;
+    if (consecutive)
+        return LMPI_OK;
+    local_bits = lmpi_calloc(((size_t)n + 63) / 64, sizeof(uint64_t), LMPI_MEM_OTHER);
+    if (!local_bits)
+        return LMPI_ERR_NO_MEM;
+    for (int r = 0; r < n; r++)
+        if (node_of[r] == node_of[me])
+            local_bits[r / 64] |= 1ull << (r % 64);
+    lmpi_tr_net.local_bits = local_bits;
+    return LMPI_OK;
+}
+
+static void lmpi_tr_net_forget(void)
+{
+    lmpi_free(local_bits);
+    local_bits = NULL;
+    memset(&lmpi_tr_net, 0, sizeof(lmpi_tr_net));
+}
+
+#if LMPI_HAVE_OFI
+lmpi_status lmpi_ofi_open(int me, int n);
+lmpi_status lmpi_ofi_connect(void);
+void lmpi_ofi_close(void);
+const char *lmpi_ofi_describe(void);
+#else
+static lmpi_status lmpi_ofi_open(int me, int n)
+{
+    (void)me, (void)n;
+    lmpi_err_detail("ranks are on different hosts, and this LeanMPI was built without a network transport "
+                    "(libfabric-dev was missing when it was built)");
+    return LMPI_ERR_UNSUPPORTED_OPERATION;
+}
+static lmpi_status lmpi_ofi_connect(void) { return LMPI_ERR_UNSUPPORTED_OPERATION; }
+static void lmpi_ofi_close(void) {}
+static const char *lmpi_ofi_describe(void) { return NULL; }
+#endif
+
+lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me)
+{
+    LMPI_TRY(lmpi_tr_net_locals(node_of, n, me));
+    return lmpi_ofi_open(me, n);
+}
+
+lmpi_status lmpi_tr_net_connect(void)
+{
+    LMPI_TRY(lmpi_ofi_connect());
+    lmpi_tr_net.on = true;
+    return LMPI_OK;
+}
+
+void lmpi_tr_net_stop(void)
+{
+    lmpi_ofi_close();
+    lmpi_tr_net_forget();
+}
+
+const char *lmpi_tr_net_describe(void) { return lmpi_tr_net.on ? lmpi_ofi_describe() : NULL; }
