@@ -11,6 +11,7 @@
 #include "topo/vtopo.h"
 #include "match/match.h"
 #include "pt2pt/pt2pt.h"
+#include "transport/transport.h"
 #include "runtime/config.h"
 #include "runtime/info.h"
 
@@ -438,3 +439,24 @@ lmpi_status lmpi_impl_Comm_get_info(lmpi_comm *comm, MPI_Info *info_used)
     return LMPI_OK;
 }
 
+
+bool lmpi_comm_one_host(const lmpi_comm *c, int *elsewhere)
+{
+    for (int r = 0; lmpi_tr_net.hosts && r < c->size; r++)
+        if (!lmpi_tr_same_host(lmpi_comm_world_rank(c, r))) {
+            *elsewhere = r;
+            return false;
+        }
+    return true;
+}
+
+lmpi_status lmpi_comm_need_one_host(const lmpi_comm *c, const char *what)
+{
+    int r;
+    if (LMPI_LIKELY(lmpi_comm_one_host(c, &r)))
+        return LMPI_OK;
+    lmpi_err_detail("%s needs every member on one host, and ranks %d and %d of the communicator run on "
+                    "different hosts (not implemented between hosts yet)",
+                    what, c->rank, r);
+    return LMPI_ERR_UNSUPPORTED_OPERATION;
+}

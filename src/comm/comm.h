@@ -147,6 +147,12 @@ lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_c
                                       int tag, MPI_Comm *newintercomm);
 /* A private duplicate of an intracommunicator (windows), freed with MPI_Comm_free. */
 lmpi_status lmpi_comm_dup_internal(lmpi_comm *comm, lmpi_comm **out);
+/* Do all members of intracommunicator C run on this host, sharing its
+ * memory?  Every member gets the same answer; when not, *elsewhere is a
+ * member on another host.  The _need form fails with
+ * LMPI_ERR_UNSUPPORTED_OPERATION naming WHAT, which needs shared memory. */
+bool lmpi_comm_one_host(const lmpi_comm *c, int *elsewhere);
+lmpi_status lmpi_comm_need_one_host(const lmpi_comm *c, const char *what);
 uint32_t lmpi_ctx_next(void);
 void lmpi_ctx_advance(uint32_t past);
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -303,6 +304,11 @@ static void file_destroy(lmpi_file *f)
         lmpi_impl_Win_unlock_all(f->shared_win);
         lmpi_impl_Win_free(&f->shared_win);
     }
+    if (f->shared_fd >= 0)
+        close(f->shared_fd);
+    if (f->shared_path && f->comm && f->comm->rank == 0)
+        unlink(f->shared_path);
+    lmpi_free(f->shared_path);
     if (f->fd >= 0)
         close(f->fd);
     if (f->comm) {
@@ -356,6 +362,63 @@ static int open_fd(const char *path, int amode, bool create, mode_t perm)
     return fd;
 }
 
+/* Across hosts the shared pointer is 8 bytes in a side file next to the
+ * file (".NAME.shfp-<random>", made by rank 0), read and written under an
+ * fcntl lock: shared file systems (NFS, Lustre) lock across hosts.  A
+ * directory nobody may write leaves the file without a shared pointer: its
+ * operations fail when used. */
+static lmpi_status open_shared_file(lmpi_file *f, const char *path)
+{
+    lmpi_comm *c = f->comm;
+    char side[4096] = "";
+    if (c->rank == 0) {
+        const char *slash = strrchr(path, '/');
+        size_t dir = slash ? (size_t)(slash - path + 1) : 0;
+        unsigned char rnd[8] = {0};
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+            memset(rnd, 0, sizeof(rnd));
+        int k = snprintf(side, sizeof(side), "%.*s.%s.shfp-", (int)dir, path, path + dir);
+        for (size_t i = 0; i < sizeof(rnd) && k > 0 && (size_t)k + 3 < sizeof(side); i++)
+            k += snprintf(side + k, sizeof(side) - (size_t)k, "%02x", rnd[i]);
+        int fd = open(side, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+        MPI_Offset zero = 0;
+        if (fd < 0 || pwrite(fd, &zero, sizeof(zero), 0) != (ssize_t)sizeof(zero))
+            side[0] = '\0';
+        if (fd >= 0)
+            close(fd);
+    }
+    LMPI_TRY(lmpi_impl_Bcast(side, (MPI_Count)sizeof(side), lmpi_datatype_from_handle(MPI_CHAR), 0, c));
+    if (!side[0])
+        return LMPI_OK;
+    f->shared_fd = open(side, O_RDWR | O_CLOEXEC);
+    size_t len = strlen(side) + 1;
+    if (c->rank == 0 && (f->shared_path = lmpi_malloc(len, LMPI_MEM_IO)))
+        memcpy(f->shared_path, side, len);
+    return LMPI_OK;
+}
+
+/* The side file's pointer: *old, then v (MPI_REPLACE) or old + v. */
+static lmpi_status shared_file_op(lmpi_file *f, MPI_Offset v, MPI_Op op, MPI_Offset *old)
+{
+    struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = sizeof(MPI_Offset)};
+    int rc;
+    while ((rc = fcntl(f->shared_fd, F_SETLKW, &l)) != 0 && errno == EINTR)
+        ;
+    MPI_Offset now = 0, next;
+    bool ok = rc == 0 && pread(f->shared_fd, &now, sizeof(now), 0) == (ssize_t)sizeof(now);
+    next = op == MPI_REPLACE ? v : now + v;
+    ok = ok && pwrite(f->shared_fd, &next, sizeof(next), 0) == (ssize_t)sizeof(next);
+    int err = errno;
+    l.l_type = F_UNLCK;
+    fcntl(f->shared_fd, F_SETLK, &l);
+    if (!ok)
+        return lmpi_io_errno(err, "update the shared file pointer of", f->name);
+    *old = now;
+    return LMPI_OK;
+}
+
+static lmpi_status shared_op(lmpi_file *f, MPI_Offset v, MPI_Op op, MPI_Offset *old);
+
 static lmpi_status open_file(lmpi_comm *comm, const char *filename, int amode, lmpi_info *in, lmpi_file **out)
 {
     lmpi_file *f = lmpi_calloc(1, sizeof(*f), LMPI_MEM_IO);
@@ -363,6 +426,7 @@ static lmpi_status open_file(lmpi_comm *comm, const char *filename, int amode, l
         return LMPI_ERR_NO_MEM;
     f->magic = LMPI_MAGIC_FILE;
     f->fd = -1;
+    f->shared_fd = -1;
     f->shared_win = MPI_WIN_NULL;
     f->amode = amode;
     lmpi_view_default(&f->view);
@@ -432,7 +496,12 @@ static lmpi_status open_file(lmpi_comm *comm, const char *filename, int amode, l
     f->agg_state = lmpi_malloc(sizeof(MPI_Count) * 4 * (size_t)f->naggs, LMPI_MEM_IO);
     if (st == LMPI_OK && (!f->reqs || !f->agg_state))
         st = LMPI_ERR_NO_MEM;
-    if (st == LMPI_OK && c->size > 1) {
+    /* the shared file pointer: 8 bytes in a window at rank 0 on one host,
+     * a locked side file (as ROMIO does) across hosts */
+    int elsewhere;
+    if (st == LMPI_OK && c->size > 1 && !lmpi_comm_one_host(c, &elsewhere))
+        st = open_shared_file(f, path);
+    else if (st == LMPI_OK && c->size > 1) {
         void *base = NULL;
         st = lmpi_impl_Win_allocate(c->rank == 0 ? (MPI_Aint)sizeof(MPI_Offset) : 0, 1, MPI_INFO_NULL, c, &base,
                                     &f->shared_win);
@@ -448,12 +517,9 @@ static lmpi_status open_file(lmpi_comm *comm, const char *filename, int amode, l
         if (fstat(f->fd, &sb) == 0) {
             f->fp = sb.st_size;
             f->shared_local = sb.st_size;
-            if (c->rank == 0 && f->shared_win != MPI_WIN_NULL) {
-                MPI_Offset old, v = sb.st_size;
-                st = lmpi_impl_Fetch_and_op(&v, &old, lmpi_datatype_from_handle(MPI_INT64_T), 0, 0, MPI_REPLACE,
-                                            f->shared_win);
-                if (st == LMPI_OK)
-                    st = lmpi_impl_Win_flush(0, f->shared_win);
+            if (c->rank == 0 && (f->shared_win != MPI_WIN_NULL || f->shared_fd >= 0)) {
+                MPI_Offset old;
+                st = shared_op(f, sb.st_size, MPI_REPLACE, &old);
             }
             if (st == LMPI_OK && c->size > 1)
                 st = lmpi_impl_Barrier(c);
@@ -652,6 +718,14 @@ lmpi_status lmpi_impl_File_get_atomicity(MPI_File fh, int *flag)
 
 static lmpi_status shared_op(lmpi_file *f, MPI_Offset v, MPI_Op op, MPI_Offset *old)
 {
+    if (f->shared_fd >= 0)
+        return shared_file_op(f, v, op, old);
+    if (f->shared_win == MPI_WIN_NULL && f->comm->size > 1) {
+        lmpi_err_detail("no shared file pointer for \"%s\": its processes run on several hosts and the "
+                        "side file that holds it could not be made next to it",
+                        f->name);
+        return LMPI_ERR_UNSUPPORTED_OPERATION;
+    }
     if (f->shared_win == MPI_WIN_NULL) {
         *old = f->shared_local;
         f->shared_local = op == MPI_REPLACE ? v : f->shared_local + v;
@@ -671,7 +745,7 @@ lmpi_status lmpi_file_shared_take(lmpi_file *f, MPI_Offset n, MPI_Offset *at)
 lmpi_status lmpi_file_shared_set(lmpi_file *f, MPI_Offset v)
 {
     MPI_Offset old;
-    if (f->comm->rank == 0)
+    if (f->comm->rank == 0 && (f->shared_win != MPI_WIN_NULL || f->shared_fd >= 0 || f->comm->size == 1))
         LMPI_TRY(shared_op(f, v, MPI_REPLACE, &old));
     return f->comm->size > 1 ? lmpi_impl_Barrier(f->comm) : LMPI_OK;
 }

@@ -72,6 +72,8 @@ typedef struct lmpi_file {
     MPI_Offset fp;            /* individual pointer, in etypes of the view */
     MPI_Offset shared_local;  /* shared pointer when the file has one process */
     MPI_Win shared_win;       /* the shared pointer (8 bytes at rank 0), else MPI_WIN_NULL */
+    int shared_fd;            /* processes on several hosts: the pointer in a locked side file, else -1 */
+    char *shared_path;        /* ... which rank 0 made and removes at close */
     int naggs;                /* collective buffering: aggregators (comm ranks), one per node */
     int *aggs;
     MPI_Request *reqs;        /* scratch: a message per rank and two per aggregator (allocated at open) */

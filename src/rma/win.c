@@ -279,6 +279,7 @@ static lmpi_status check_args(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
         lmpi_err_detail("comm is an intercommunicator (windows need an intracommunicator)");
         return LMPI_ERR_COMM;
     }
+    LMPI_TRY(lmpi_comm_need_one_host(comm, "a window (RMA works through shared memory)"));
     return lmpi_info_arg(info, in);
 }
 

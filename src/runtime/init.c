@@ -220,7 +220,7 @@ static lmpi_status start_runtime(int required, int *provided)
     lmpi_tr_set_handler(lmpi_pt2pt_deliver);
     st = lmpi_match_select(NULL);
     if (st == LMPI_OK && net)
-        st = lmpi_tr_net_start(node_of, info.size, info.rank);
+        st = lmpi_tr_net_start(node_of, info.size, info.rank, hosts);
     if (st != LMPI_OK) {
         lmpi_free(node_of);
         return st;

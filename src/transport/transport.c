@@ -63,9 +63,10 @@ static void lmpi_ofi_close(void) {}
 static const char *lmpi_ofi_describe(void) { return NULL; }
 #endif
 
-lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me)
+lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me, bool hosts)
 {
     LMPI_TRY(lmpi_tr_net_locals(node_of, n, me));
+    lmpi_tr_net.hosts = hosts;
     return lmpi_ofi_open(me, n);
 }
 

@@ -102,6 +102,7 @@ bool lmpi_shm_coop_release(uint64_t token);
  * consecutive (no memory per rank), else a bitmap. */
 typedef struct {
     bool on;
+    bool hosts; /* the other nodes are other hosts (not emulated nodes of this one) */
     int world;
     int lo, hi;
     const uint64_t *local_bits;
@@ -112,7 +113,7 @@ extern lmpi_tr_net_state lmpi_tr_net;
  * (node_of: every world rank's node); publishes this process's address
  * through PMI.  lmpi_tr_net_connect (after a PMI barrier) learns the
  * others'. */
-lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me);
+lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me, bool hosts);
 lmpi_status lmpi_tr_net_connect(void);
 void lmpi_tr_net_stop(void);
 /* The network transport's name and provider ("ofi tcp;ofi_rxm"), or NULL when off. */
@@ -126,6 +127,10 @@ static inline bool lmpi_tr_remote(int peer)
         return peer < lmpi_tr_net.lo || peer >= lmpi_tr_net.hi;
     return !(lmpi_tr_net.local_bits[peer / 64] >> (peer % 64) & 1);
 }
+
+/* Does peer share this host's memory (/dev/shm, the segment, cross-memory
+ * attach)?  Emulated nodes of one machine do. */
+static inline bool lmpi_tr_same_host(int peer) { return !lmpi_tr_net.hosts || !lmpi_tr_remote(peer); }
 
 #if LMPI_HAVE_OFI
 lmpi_status lmpi_ofi_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);

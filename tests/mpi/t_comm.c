@@ -179,7 +179,10 @@ static void test_split_dup(void)
 static void test_split_type(void)
 {
     MPI_Comm shm, hw;
-    int n, nodesize = getenv("LMPI_NODE_SIZE") ? atoi(getenv("LMPI_NODE_SIZE")) : 0;
+    /* ranks per node: emulated (LMPI_NODE_SIZE), or as the launcher placed
+     * them on hosts (T_NODE_SIZE) */
+    const char *ns = getenv("LMPI_NODE_SIZE") ? getenv("LMPI_NODE_SIZE") : getenv("T_NODE_SIZE");
+    int n, nodesize = ns ? atoi(ns) : 0;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm);
     MPI_Comm_size(shm, &n);
     int expect = nodesize ? (rank / nodesize + 1) * nodesize <= size ? nodesize : size % nodesize : size;
