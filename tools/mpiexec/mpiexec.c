@@ -30,12 +30,17 @@
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <hwloc.h>
 
 #include "pmi/exec_check.h"
+#include "proxy.h"
 #include "topo/mapping.h"
 
 #define MAX_LINE 4096
@@ -88,6 +93,7 @@ typedef struct {
     bool skip_line;   /* dropping the rest of an over-long PMI line */
     int complaints;   /* bad PMI lines reported so far (a few, then silence) */
     pid_t pgid;       /* its process group (0: shares ours: a terminal's stdin) */
+    int host;         /* index into job.hosts when another host's proxy runs it, else -1 */
     char *reply;      /* PMI replies the socket did not take yet */
     size_t reply_len, reply_cap;
     linebuf pmi_in;
@@ -98,6 +104,17 @@ typedef struct {
     char *key;
     char *value;
 } kv_t;
+
+typedef struct {
+    char *name;
+    int slots;
+    pid_t launcher_pid; /* ssh (or the proxy itself under --launcher fork) */
+    int ctl_fd;         /* the proxy's connection, -1 before it calls and after it is gone */
+    bool done;          /* the proxy reported every rank's exit */
+    int nranks;
+    char buf[LMPI_PROXY_LINE];
+    size_t len;
+} host_t;
 
 typedef struct {
     char kvsname[256];
@@ -139,6 +156,18 @@ static struct {
     int *bind_index; /* per rank: index of its core or package, -1 unbound */
     hwloc_obj_type_t bind_type;
     hwloc_topology_t topo;
+    /* other hosts (--host, --hostfile): a proxy on each starts its ranks */
+    host_t *hosts;
+    int nhosts;
+    bool remote;                /* some host is not this machine (or --launcher fork) */
+    const char *launcher;       /* ssh, rsh or fork */
+    const char *launcher_exec;  /* the program behind ssh/rsh (--launcher-exec) */
+    const char *iface;          /* where the hosts reach us (--iface) */
+    int listen_fd;
+    char **app_argv;            /* the program and its arguments (NULL-terminated) */
+    char secret[LMPI_PROXY_SECRET + 1];
+    int *pending;               /* accepted connections that have not introduced themselves */
+    int npending;
 } job;
 
 static double now(void)
@@ -169,7 +198,13 @@ static void usage(void)
             "  --tag-output, -l        prefix every output line with [rank]\n"
             "  --timeout SECONDS       stop the job after SECONDS (exit status 124); also MPIEXEC_TIMEOUT\n"
             "  --oversubscribe         accepted: ranks always may outnumber cores\n"
-            "  --host/-hosts H[,H..]   accepted when every host is this machine\n"
+            "  --host/-hosts H[:N],..  run on these hosts, N slots each (default 1); ranks fill the\n"
+            "                          slots in order, cycling when -n is larger\n"
+            "  --hostfile FILE         the hosts, one per line: H, H:N or H slots=N (also -f)\n"
+            "  --launcher ssh|rsh|fork how a host's proxy starts (default ssh; fork: on this machine)\n"
+            "  --launcher-exec CMD     the program ssh/rsh stands for: CMD HOST COMMAND\n"
+            "  --iface NAME            the interface the hosts reach mpiexec on (default: the one\n"
+            "                          routing to the first host)\n"
             "  -v, --verbose           report launch and exit of each rank (and the placement)\n"
             "  --network SPEC|FILE     model the nodes: torus:8x16x32, mesh:4x4, flat:16 or a\n"
             "                          description file (docs/mapping.md); ranks run here, each on\n"
@@ -224,18 +259,74 @@ static bool is_this_host(const char *h)
     return !strcmp(h, "localhost") || !strcmp(h, "127.0.0.1") || !strcmp(h, me);
 }
 
-static void check_hosts(const char *list)
+static void add_host(const char *name, int slots)
+{
+    if (!*name)
+        return;
+    for (int h = 0; h < job.nhosts; h++)
+        if (!strcmp(job.hosts[h].name, name)) {
+            job.hosts[h].slots += slots;
+            return;
+        }
+    job.hosts = realloc(job.hosts, sizeof(host_t) * (size_t)(job.nhosts + 1));
+    if (!job.hosts)
+        die("out of memory");
+    host_t *h = &job.hosts[job.nhosts++];
+    memset(h, 0, sizeof(*h));
+    h->name = strdup(name);
+    h->slots = slots;
+    h->ctl_fd = -1;
+}
+
+/* "a:2,b:2" (Hydra, Open MPI); a host without a count has one slot. */
+static void parse_host_list(const char *list)
 {
     char *copy = strdup(list);
     for (char *h = strtok(copy, ","); h; h = strtok(NULL, ",")) {
         char *colon = strchr(h, ':');
-        if (colon)
+        long slots = 1;
+        if (colon) {
+            char *end;
             *colon = '\0';
-        if (!is_this_host(h))
-            die("host '%s' is not this machine; multi-host launch is done with mpiexec.hydra "
-                "(LeanMPI speaks its PMI-1 protocol)", h);
+            slots = strtol(colon + 1, &end, 10);
+            if (*end || slots < 1 || slots > 1 << 20)
+                die("--host %s: '%s' is not a slot count", list, colon + 1);
+        }
+        add_host(h, (int)slots);
     }
     free(copy);
+}
+
+/* Lines "host", "host:N" or "host slots=N" (Open MPI); # starts a comment. */
+static void parse_hostfile(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die("--hostfile %s: %s", path, strerror(errno));
+    char line[1024];
+    int lineno = 0;
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char name[512];
+        long slots = 1;
+        if (sscanf(line, " %511[^ \t\n:]", name) != 1)
+            continue;
+        const char *rest = line + strcspn(line, ":= \t\n");
+        char *sl = strstr(line, "slots=");
+        char *end;
+        if (*rest == ':' || sl) {
+            slots = strtol(sl ? sl + 6 : rest + 1, &end, 10);
+            if (slots < 1 || slots > 1 << 20 || (*end && !strchr(" \t\n", *end)))
+                die("--hostfile %s line %d: not a slot count", path, lineno);
+        }
+        add_host(name, (int)slots);
+    }
+    fclose(f);
+    if (!job.nhosts)
+        die("--hostfile %s names no host", path);
 }
 
 static int parse_args(int argc, char **argv)
@@ -302,7 +393,31 @@ static int parse_args(int argc, char **argv)
         } else if (!strcmp(a, "--host") || !strcmp(a, "-host") || !strcmp(a, "-hosts") || !strcmp(a, "--hosts")) {
             if (i + 1 >= argc)
                 usage();
-            check_hosts(argv[++i]);
+            parse_host_list(argv[++i]);
+        } else if (!strcmp(a, "--hostfile") || !strcmp(a, "-hostfile") || !strcmp(a, "-f") ||
+                   !strcmp(a, "--machinefile") || !strcmp(a, "-machinefile")) {
+            if (i + 1 >= argc)
+                usage();
+            parse_hostfile(argv[++i]);
+        } else if (!strcmp(a, "--launcher") || !strcmp(a, "-launcher")) {
+            if (i + 1 >= argc)
+                usage();
+            job.launcher = argv[++i];
+            if (strcmp(job.launcher, "ssh") && strcmp(job.launcher, "rsh") && strcmp(job.launcher, "fork"))
+                die("--launcher %s: expected ssh, rsh or fork", job.launcher);
+        } else if (!strcmp(a, "--launcher-exec") || !strcmp(a, "-launcher-exec") || !strcmp(a, "--iface") ||
+                   !strcmp(a, "-iface")) {
+            if (i + 1 >= argc)
+                usage();
+            if (strstr(a, "iface"))
+                job.iface = argv[++i];
+            else
+                job.launcher_exec = argv[++i];
+        } else if (!strcmp(a, "--proxy")) {
+            /* started by mpiexec on another host: --proxy ADDR PORT INDEX */
+            if (i + 3 >= argc)
+                usage();
+            exit(lmpi_proxy_main(argv[i + 1], argv[i + 2], atoi(argv[i + 3])));
         } else if (!strcmp(a, "--network") || !strcmp(a, "--pattern") || !strcmp(a, "--map-by") ||
                    !strcmp(a, "-map-by") || !strcmp(a, "--bind-to") || !strcmp(a, "-bind-to") ||
                    !strcmp(a, "--cores") || !strcmp(a, "--message-size")) {
@@ -429,8 +544,11 @@ static void signal_rank(const rank_t *rk, int sig)
 static void signal_all(int sig)
 {
     for (int r = 0; r < job.nprocs; r++)
-        if (job.ranks[r].pid > 0 && !job.ranks[r].adopted)
+        if (job.ranks[r].pid > 0 && !job.ranks[r].adopted && job.ranks[r].host < 0)
             signal_rank(&job.ranks[r], sig);
+    for (int h = 0; h < job.nhosts; h++)
+        if (job.hosts[h].ctl_fd >= 0)
+            lmpi_proxy_send(job.hosts[h].ctl_fd, "kill %d\n", sig);
 }
 
 /* "rank 3" in the first job, "rank 1 of spawned job 2" in the others */
@@ -1009,32 +1127,45 @@ static void drain_pmi(int r)
     }
 }
 
+/* A rank ended with wait status STATUS (reaped here, or reported by its
+ * host's proxy): the first failure stops the job. */
+static void rank_ended(int r, int status)
+{
+    rank_t *rk = &job.ranks[r];
+    if (rk->exited)
+        return;
+    rk->exited = true;
+    rk->wait_status = status;
+    drain_pmi(r);
+    job.running--;
+    char where[300] = "";
+    if (rk->host >= 0)
+        snprintf(where, sizeof(where), " on host %s", job.hosts[rk->host].name);
+    int pid = (int)rk->pid;
+    if (job.verbose)
+        fprintf(stderr, "mpiexec: %s (pid %d%s) ended with wait status 0x%x\n", who(r), pid, where, status);
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        fail(128 + sig, "%s (pid %d%s) was killed by signal %d (%s)", who(r), pid, where, sig, strsignal(sig));
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        fail(WEXITSTATUS(status), "%s (pid %d%s) exited with status %d", who(r), pid, where, WEXITSTATUS(status));
+    } else if (rk->pmi_inited && !rk->finalized) {
+        /* the others would wait for it forever */
+        fail(1, "%s (pid %d%s) exited with status 0 without calling MPI_Finalize", who(r), pid, where);
+    }
+}
+
+static void launcher_ended(pid_t pid, int status);
+
 static void reap(void)
 {
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        for (int r = 0; r < job.nprocs; r++) {
-            rank_t *rk = &job.ranks[r];
-            if (rk->pid != pid || rk->adopted)
-                continue;
-            rk->exited = true;
-            rk->wait_status = status;
-            drain_pmi(r);
-            job.running--;
-            if (job.verbose)
-                fprintf(stderr, "mpiexec: %s (pid %d) ended with wait status 0x%x\n", who(r), (int)pid, status);
-            if (WIFSIGNALED(status)) {
-                int sig = WTERMSIG(status);
-                fail(128 + sig, "%s (pid %d) was killed by signal %d (%s)", who(r), (int)pid, sig, strsignal(sig));
-            } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-                fail(WEXITSTATUS(status), "%s (pid %d) exited with status %d", who(r), (int)pid,
-                     WEXITSTATUS(status));
-            } else if (rk->pmi_inited && !rk->finalized) {
-                /* the others would wait for it forever */
-                fail(1, "%s (pid %d) exited with status 0 without calling MPI_Finalize", who(r), (int)pid);
-            }
-        }
+        for (int r = 0; r < job.nprocs; r++)
+            if (job.ranks[r].pid == pid && !job.ranks[r].adopted && job.ranks[r].host < 0)
+                rank_ended(r, status);
+        launcher_ended(pid, status);
     }
 }
 
@@ -1301,6 +1432,7 @@ static void launch_job(int j, const app_t *apps, int napps, bool spawned)
             close(err[1]);
             rank_t *rk = &job.ranks[p];
             memset(rk, 0, sizeof(*rk));
+            rk->host = -1;
             rk->pid = pid;
             if (!(r == 0 && !spawned && tty_stdin)) {
                 setpgid(pid, pid); /* also here: no window where a signal to the group misses it */
@@ -1338,11 +1470,312 @@ static void adopt_singleton(void)
     rank_t *rk = &job.ranks[0];
     rk->pid = getppid();
     rk->adopted = true;
+    rk->host = -1;
     rk->pmi_fd = job.singleton_fd;
     rk->out_fd = rk->err_fd = -1;
     fcntl(rk->pmi_fd, F_SETFD, FD_CLOEXEC);
     job.nprocs = 1;
     job.running = 1;
+}
+
+/* ---- other hosts ---------------------------------------------------------
+ * mpiexec listens on the address the hosts reach it on (never 0.0.0.0) and
+ * starts a proxy on each host through the launcher (proxy.c).  Every
+ * connection must open with the job's secret, which travels on the
+ * launcher's standard input.  A proxy hands each of its ranks three
+ * connections (PMI, stdout, stderr) that this loop serves like a local
+ * rank's socket and pipes; exits arrive as lines from the proxy. */
+extern char **environ;
+
+static bool is_remote_job(void)
+{
+    bool fork_all = job.launcher && !strcmp(job.launcher, "fork");
+    for (int h = 0; h < job.nhosts; h++)
+        if (!is_this_host(job.hosts[h].name) || (fork_all && job.nhosts > 1))
+            return true;
+    return false;
+}
+
+/* The address of --iface, or of the interface that routes to the first
+ * host that is not this machine. */
+static void listen_address(char *out, size_t len)
+{
+    if (job.iface) {
+        struct ifaddrs *ifs, *i;
+        if (getifaddrs(&ifs) != 0)
+            die("--iface %s: cannot list the interfaces: %s", job.iface, strerror(errno));
+        for (i = ifs; i; i = i->ifa_next)
+            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !strcmp(i->ifa_name, job.iface))
+                break;
+        if (!i)
+            die("--iface %s: no such interface with an IPv4 address", job.iface);
+        inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, out, (socklen_t)len);
+        freeifaddrs(ifs);
+        return;
+    }
+    const char *target = NULL;
+    for (int h = 0; h < job.nhosts && !target; h++)
+        if (!is_this_host(job.hosts[h].name))
+            target = job.hosts[h].name;
+    if (!target) {
+        snprintf(out, len, "127.0.0.1");
+        return;
+    }
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *res;
+    if (getaddrinfo(target, "9", &hints, &res) != 0)
+        die("host '%s' does not resolve to an address, so mpiexec cannot tell which interface the hosts reach "
+            "it on: give --iface NAME",
+            target);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in me;
+    socklen_t ml = sizeof(me);
+    if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0 ||
+        getsockname(fd, (struct sockaddr *)&me, &ml) != 0)
+        die("no route from this machine to host '%s': %s", target, strerror(errno));
+    close(fd);
+    freeaddrinfo(res);
+    inet_ntop(AF_INET, &me.sin_addr, out, (socklen_t)len);
+}
+
+/* Ranks fill the hosts' slots in order, cycling when there are more ranks
+ * than slots; the PMI mapping says which ranks share a host. */
+static void assign_hosts(void)
+{
+    char mapping[1024] = "(vector";
+    size_t ml = strlen(mapping);
+    int r = 0;
+    while (r < job.n)
+        for (int h = 0; h < job.nhosts && r < job.n; h++) {
+            int k = job.hosts[h].slots < job.n - r ? job.hosts[h].slots : job.n - r;
+            for (int i = 0; i < k; i++, r++) {
+                rank_t *rk = &job.ranks[r];
+                rk->host = h;
+                rk->rank = r;
+                rk->pmi_fd = rk->out_fd = rk->err_fd = -1;
+            }
+            job.hosts[h].nranks += k;
+            int w = snprintf(mapping + ml, sizeof(mapping) - ml, ",(%d,1,%d)", h, k);
+            if (w < 0 || ml + (size_t)w + 2 >= sizeof(mapping))
+                die("too many blocks of ranks on hosts for the PMI mapping: give the hosts more slots");
+            ml += (size_t)w;
+        }
+    snprintf(mapping + ml, sizeof(mapping) - ml, ")");
+    kvs_put(&job.jobs[0], "PMI_process_mapping", mapping);
+    job.nprocs = job.n;
+    job.running = job.n;
+}
+
+static void start_proxies(void)
+{
+    char addr[64], port[16], self[4096];
+    listen_address(addr, sizeof(addr));
+    job.listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t sl = sizeof(sa);
+    inet_pton(AF_INET, addr, &sa.sin_addr);
+    if (job.listen_fd < 0 || bind(job.listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        listen(job.listen_fd, 4096) != 0 || getsockname(job.listen_fd, (struct sockaddr *)&sa, &sl) != 0)
+        die("cannot listen on %s for the hosts: %s", addr, strerror(errno));
+    snprintf(port, sizeof(port), "%d", ntohs(sa.sin_port));
+    unsigned char rnd[LMPI_PROXY_SECRET / 2];
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        die("cannot read random bytes for the job secret: %s", strerror(errno));
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(job.secret + 2 * i, 3, "%02x", rnd[i]);
+    ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (sn <= 0)
+        die("cannot find mpiexec's own path: %s", strerror(errno));
+    self[sn] = '\0';
+    const char *how = job.launcher ? job.launcher : "ssh";
+    for (int h = 0; h < job.nhosts; h++) {
+        host_t *ho = &job.hosts[h];
+        if (!ho->nranks) {
+            ho->done = true;
+            continue;
+        }
+        int in[2];
+        if (pipe2(in, O_CLOEXEC) != 0)
+            die("cannot create a pipe for host %s: %s", ho->name, strerror(errno));
+        char idx[16];
+        snprintf(idx, sizeof(idx), "%d", h);
+        bool direct = !strcmp(how, "fork") || is_this_host(ho->name);
+        const char *prog = job.launcher_exec ? job.launcher_exec : how;
+        pid_t pid = fork();
+        if (pid < 0)
+            die("fork failed for host %s: %s", ho->name, strerror(errno));
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            setpgid(0, 0);
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            dup2(in[0], 0);
+            if (direct)
+                execl(self, self, "--proxy", addr, port, idx, (char *)NULL);
+            else
+                execlp(prog, prog, ho->name, self, "--proxy", addr, port, idx, (char *)NULL);
+            fprintf(stderr, "mpiexec: cannot run the launcher '%s' for host %s: %s\n", direct ? self : prog,
+                    ho->name, strerror(errno));
+            _exit(127);
+        }
+        close(in[0]);
+        char line[LMPI_PROXY_SECRET + 2];
+        snprintf(line, sizeof(line), "%s\n", job.secret);
+        write_all(in[1], line, strlen(line));
+        close(in[1]);
+        ho->launcher_pid = pid;
+        if (job.verbose)
+            fprintf(stderr, "mpiexec: host %s: %d ranks, proxy started (pid %d%s%s)\n", ho->name, ho->nranks,
+                    (int)pid, direct ? "" : " through ", direct ? "" : prog);
+    }
+}
+
+/* Constant time: a wrong secret learns nothing from how long it took. */
+static bool secret_ok(const char *given)
+{
+    unsigned diff = strlen(given) != LMPI_PROXY_SECRET;
+    for (int i = 0; i < LMPI_PROXY_SECRET && given[i]; i++)
+        diff |= (unsigned)(given[i] ^ job.secret[i]);
+    return diff == 0;
+}
+
+static void send_job(host_t *ho, int h)
+{
+    int fd = ho->ctl_fd;
+    char hex[LMPI_PROXY_LINE / 2 - 8];
+    bool ok = lmpi_proxy_send(fd, "size %d\n", job.n) == 0;
+    for (int r = 0; r < job.n && ok; r++)
+        if (job.ranks[r].host == h)
+            ok = lmpi_proxy_send(fd, "rank %d\n", r) == 0;
+    for (char **e = environ; *e && ok; e++) {
+        if (!strncmp(*e, "PMI_", 4) || !strncmp(*e, "LMPI_SHM_FD=", 12) || strlen(*e) * 2 >= sizeof(hex))
+            continue;
+        lmpi_proxy_hex(*e, hex, sizeof(hex));
+        ok = lmpi_proxy_send(fd, "env %s\n", hex) == 0;
+    }
+    for (int i = 0; i < job.n_env && ok; i++) {
+        if (strlen(job.env_add[i]) * 2 >= sizeof(hex))
+            die("-genv/-x value too long for another host: %.40s...", job.env_add[i]);
+        lmpi_proxy_hex(job.env_add[i], hex, sizeof(hex));
+        ok = lmpi_proxy_send(fd, "env %s\n", hex) == 0;
+    }
+    for (int i = 0; job.app_argv[i] && ok; i++) {
+        if (strlen(job.app_argv[i]) * 2 >= sizeof(hex))
+            die("argument too long for another host: %.40s...", job.app_argv[i]);
+        lmpi_proxy_hex(job.app_argv[i], hex, sizeof(hex));
+        ok = lmpi_proxy_send(fd, "arg %s\n", hex) == 0;
+    }
+    if (!ok || lmpi_proxy_send(fd, "go\n") != 0)
+        fail(1, "lost host %s's proxy while sending it the job", ho->name);
+}
+
+/* A new connection introduces itself: a proxy, or one stream of a rank. */
+static void accept_host_connection(void)
+{
+    struct sockaddr_in from;
+    socklen_t fl = sizeof(from);
+    int fd = accept4(job.listen_fd, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char line[256], secret[80], who_ip[64];
+    int a = -1, b = -1;
+    inet_ntop(AF_INET, &from.sin_addr, who_ip, sizeof(who_ip));
+    bool intro = lmpi_proxy_read_line(fd, line, sizeof(line)) > 0;
+    tv.tv_sec = 0;
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (intro && sscanf(line, "proxy %79s %d", secret, &a) == 2 && secret_ok(secret) && a >= 0 &&
+        a < job.nhosts && job.hosts[a].ctl_fd < 0 && !job.hosts[a].done) {
+        job.hosts[a].ctl_fd = fd;
+        send_job(&job.hosts[a], a);
+        fcntl(fd, F_SETFL, O_NONBLOCK);
+        return;
+    }
+    if (intro && sscanf(line, "rank %79s %d %d", secret, &a, &b) == 3 && secret_ok(secret) && a >= 0 &&
+        a < job.n && job.ranks[a].host >= 0 && b >= 0 && b < 3) {
+        rank_t *rk = &job.ranks[a];
+        int *slot = b == 0 ? &rk->pmi_fd : b == 1 ? &rk->out_fd : &rk->err_fd;
+        if (*slot < 0 && !rk->exited && lmpi_proxy_send(fd, "ok\n") == 0) {
+            if (b != 0)
+                shutdown(fd, SHUT_WR); /* output only comes in */
+            fcntl(fd, F_SETFL, O_NONBLOCK);
+            *slot = fd;
+            return;
+        }
+    }
+    fprintf(stderr, "mpiexec: refused a connection from %s that did not give the job's secret or asked for "
+                    "something it may not have\n",
+            who_ip);
+    close(fd);
+}
+
+/* Its ranks will report nothing more: they count as ended (the failure
+ * that caused this stops the job). */
+static void host_lost(int h)
+{
+    job.hosts[h].done = true;
+    for (int r = 0; r < job.n; r++)
+        if (job.ranks[r].host == h && !job.ranks[r].exited) {
+            job.ranks[r].exited = true;
+            job.running--;
+        }
+}
+
+/* Lines from a host's proxy: "pid R PID", "exit R STATUS". */
+static void read_host(int h)
+{
+    host_t *ho = &job.hosts[h];
+    ssize_t n = read(ho->ctl_fd, ho->buf + ho->len, sizeof(ho->buf) - 1 - ho->len);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        close(ho->ctl_fd);
+        ho->ctl_fd = -1;
+        bool all = true;
+        for (int r = 0; r < job.n; r++)
+            if (job.ranks[r].host == h && !job.ranks[r].exited)
+                all = false;
+        if (!all)
+            fail(1, "lost the connection to host %s (its proxy or the host is gone)", ho->name);
+        host_lost(h);
+        return;
+    }
+    ho->len += (size_t)n;
+    char *start = ho->buf, *nl;
+    while ((nl = memchr(start, '\n', ho->len - (size_t)(start - ho->buf))) != NULL) {
+        *nl = '\0';
+        int r, v;
+        if (sscanf(start, "pid %d %d", &r, &v) == 2 && r >= 0 && r < job.n && job.ranks[r].host == h)
+            job.ranks[r].pid = v;
+        else if (sscanf(start, "exit %d %d", &r, &v) == 2 && r >= 0 && r < job.n && job.ranks[r].host == h)
+            rank_ended(r, v);
+        start = nl + 1;
+    }
+    ho->len -= (size_t)(start - ho->buf);
+    memmove(ho->buf, start, ho->len);
+    if (ho->len == sizeof(ho->buf) - 1)
+        ho->len = 0;
+}
+
+/* A launcher (ssh) or a proxy run directly ended. */
+static void launcher_ended(pid_t pid, int status)
+{
+    for (int h = 0; h < job.nhosts; h++) {
+        host_t *ho = &job.hosts[h];
+        if (ho->launcher_pid != pid)
+            continue;
+        ho->launcher_pid = 0;
+        if (ho->done || ho->ctl_fd >= 0)
+            continue; /* finished, or the proxy's connection will say */
+        if (WIFEXITED(status))
+            fail(1, "the launcher for host %s exited with status %d before its proxy called back (host "
+                    "unreachable, or the launcher failed)", ho->name, WEXITSTATUS(status));
+        else
+            fail(1, "the launcher for host %s was killed by signal %d before its proxy called back", ho->name,
+                 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        host_lost(h);
+    }
 }
 
 int main(int argc, char **argv)
@@ -1366,9 +1799,14 @@ int main(int argc, char **argv)
         job.ranks = calloc((size_t)job.cap_procs, sizeof(rank_t));
         if (!job.ranks)
             die("out of memory");
-        char mapping[64];
-        snprintf(mapping, sizeof(mapping), "(vector,(0,1,%d))", job.n);
-        kvs_put(&job.jobs[0], "PMI_process_mapping", mapping);
+        job.remote = is_remote_job();
+        if (job.remote) {
+            assign_hosts();
+        } else {
+            char mapping[64];
+            snprintf(mapping, sizeof(mapping), "(vector,(0,1,%d))", job.n);
+            kvs_put(&job.jobs[0], "PMI_process_mapping", mapping);
+        }
     }
 
     sigset_t mask;
@@ -1381,7 +1819,10 @@ int main(int argc, char **argv)
     int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     signal(SIGPIPE, SIG_IGN);
 
-    if (!job.singleton_kvs) {
+    if (job.remote) {
+        job.app_argv = argv + first;
+        start_proxies();
+    } else if (!job.singleton_kvs) {
         app_t app = {.nprocs = job.n, .execname = argv[first], .argv = argv + first + 1, .argc = argc - first - 1};
         launch_job(0, &app, 1, false);
     }
@@ -1396,8 +1837,8 @@ int main(int argc, char **argv)
                 open_fds = true;
         if (job.running == 0 && !open_fds)
             break;
-        if (3 * job.nprocs + 1 > cap_fd) {
-            cap_fd = 3 * job.cap_procs + 1;
+        if (3 * job.nprocs + job.nhosts + 2 > cap_fd) {
+            cap_fd = 3 * job.cap_procs + job.nhosts + 2;
             pfd = realloc(pfd, sizeof(*pfd) * (size_t)cap_fd);
             owner = realloc(owner, sizeof(*owner) * (size_t)cap_fd);
             if (!pfd || !owner)
@@ -1407,6 +1848,17 @@ int main(int argc, char **argv)
         pfd[nfd].fd = sfd;
         pfd[nfd].events = POLLIN;
         owner[nfd++] = -1;
+        if (job.remote) { /* owners -2: new connections, -3 - h: host h's proxy */
+            pfd[nfd].fd = job.listen_fd;
+            pfd[nfd].events = POLLIN;
+            owner[nfd++] = -2;
+            for (int h = 0; h < job.nhosts; h++)
+                if (job.hosts[h].ctl_fd >= 0) {
+                    pfd[nfd].fd = job.hosts[h].ctl_fd;
+                    pfd[nfd].events = POLLIN;
+                    owner[nfd++] = -3 - h;
+                }
+        }
         for (int r = 0; r < job.nprocs; r++) {
             rank_t *rk = &job.ranks[r];
             int fds[3] = {rk->pmi_fd, rk->out_fd, rk->err_fd};
@@ -1446,6 +1898,14 @@ int main(int argc, char **argv)
         for (int i = 0; i < nfd && n > 0; i++) {
             if (!pfd[i].revents)
                 continue;
+            if (owner[i] == -2) {
+                accept_host_connection();
+                continue;
+            }
+            if (owner[i] <= -3) {
+                read_host(-3 - owner[i]);
+                continue;
+            }
             if (owner[i] < 0) {
                 struct signalfd_siginfo si;
                 while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {

@@ -1,0 +1,273 @@
+/* The proxy mpiexec starts on every host of a multi-host job (through the
+ * launcher: ssh HOST mpiexec --proxy ADDR PORT INDEX).
+ *
+ * It reads the job's secret from its standard input (never the command
+ * line, which every user of the host can read), connects back to mpiexec,
+ * and learns which ranks to start and how.  For each rank it opens three
+ * more connections, each introduced by the secret, and hands them to the
+ * rank as its PMI socket (PMI_FD), standard output and standard error: the
+ * proxy relays nothing, and mpiexec serves a remote rank exactly as a local
+ * one.  It starts the ranks with the host's shared-memory segment (a memfd
+ * of this host), reports their pids and exit statuses, signals them when
+ * told, and kills them all when the connection to mpiexec is lost. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proxy.h"
+
+static _Noreturn void proxy_die(int host, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "mpiexec proxy on host %d: ", host);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+int lmpi_proxy_connect(const char *addr, const char *port)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+    if (getaddrinfo(addr, port, &hints, &res) != 0)
+        return -1;
+    int fd = -1;
+    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+int lmpi_proxy_send(int fd, const char *fmt, ...)
+{
+    char line[LMPI_PROXY_LINE];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n < 0 || n >= (int)sizeof(line))
+        return -1;
+    for (int done = 0; done < n;) {
+        ssize_t w = send(fd, line + done, (size_t)(n - done), MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        done += (int)w;
+    }
+    return 0;
+}
+
+/* One line, a byte at a time: what follows it on the socket is not ours. */
+int lmpi_proxy_read_line(int fd, char *out, size_t len)
+{
+    size_t n = 0;
+    for (;;) {
+        char c;
+        ssize_t r = recv(fd, &c, 1, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        if (c == '\n')
+            break;
+        if (n + 1 >= len)
+            return -1;
+        out[n++] = c;
+    }
+    out[n] = '\0';
+    return (int)n;
+}
+
+void lmpi_proxy_hex(const char *in, char *out, size_t len)
+{
+    size_t k = 0;
+    for (; *in && k + 3 <= len; in++, k += 2)
+        snprintf(out + k, 3, "%02x", (unsigned char)*in);
+    out[k < len ? k : len - 1] = '\0';
+}
+
+static char *unhex(const char *in)
+{
+    size_t n = strlen(in) / 2;
+    char *s = malloc(n + 1);
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        if (sscanf(in + 2 * i, "%2x", &v) != 1) {
+            free(s);
+            return NULL;
+        }
+        s[i] = (char)v;
+    }
+    s[n] = '\0';
+    return s;
+}
+
+typedef struct {
+    int rank;
+    pid_t pid;
+    bool exited;
+} proxied;
+
+int lmpi_proxy_main(const char *addr, const char *port, int host)
+{
+    char secret[LMPI_PROXY_SECRET + 2];
+    if (!fgets(secret, sizeof(secret), stdin) || strlen(secret) < LMPI_PROXY_SECRET)
+        proxy_die(host, "no job secret on standard input");
+    secret[LMPI_PROXY_SECRET] = '\0';
+    int ctl = lmpi_proxy_connect(addr, port);
+    if (ctl < 0)
+        proxy_die(host, "cannot reach mpiexec at %s port %s: %s", addr, port, strerror(errno));
+    if (lmpi_proxy_send(ctl, "proxy %s %d\n", secret, host) != 0)
+        proxy_die(host, "lost mpiexec while introducing itself");
+
+    /* the job: size, our ranks, argv, environment */
+    int size = 0, nr = 0, argc = 0, nenv = 0;
+    proxied *ranks = NULL;
+    char **argv = NULL, **env = NULL, line[LMPI_PROXY_LINE];
+    for (;;) {
+        if (lmpi_proxy_read_line(ctl, line, sizeof(line)) < 0)
+            proxy_die(host, "mpiexec refused this proxy or went away");
+        if (!strcmp(line, "go"))
+            break;
+        char *val = strchr(line, ' ');
+        if (!val)
+            continue;
+        *val++ = '\0';
+        if (!strcmp(line, "size")) {
+            size = atoi(val);
+        } else if (!strcmp(line, "rank")) {
+            ranks = realloc(ranks, sizeof(*ranks) * (size_t)(nr + 1));
+            if (!ranks)
+                proxy_die(host, "out of memory");
+            ranks[nr++] = (proxied){.rank = atoi(val)};
+        } else if (!strcmp(line, "arg") || !strcmp(line, "env")) {
+            bool is_arg = line[0] == 'a';
+            char ***list = is_arg ? &argv : &env;
+            int *n = is_arg ? &argc : &nenv;
+            *list = realloc(*list, sizeof(char *) * (size_t)(*n + 2));
+            if (!*list || !((*list)[*n] = unhex(val)))
+                proxy_die(host, "out of memory or a malformed job description");
+            (*list)[++*n] = NULL;
+        }
+    }
+    if (!argc || !nr || size < 1)
+        proxy_die(host, "an incomplete job description");
+
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    /* this host's segment: its ranks inherit it, nobody else can name it */
+    int seg = memfd_create("lmpi-host", MFD_CLOEXEC);
+    for (int i = 0; i < nr; i++) {
+        int fds[3];
+        for (int s = 0; s < 3; s++) {
+            fds[s] = lmpi_proxy_connect(addr, port);
+            if (fds[s] < 0 || lmpi_proxy_send(fds[s], "rank %s %d %d\n", secret, ranks[i].rank, s) != 0)
+                proxy_die(host, "cannot connect rank %d's streams to mpiexec", ranks[i].rank);
+        }
+        pid_t pid = fork();
+        if (pid < 0)
+            proxy_die(host, "fork failed for rank %d: %s", ranks[i].rank, strerror(errno));
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            setpgid(0, 0);
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            int devnull = open("/dev/null", O_RDONLY);
+            if (devnull >= 0)
+                dup2(devnull, 0);
+            dup2(fds[1], 1);
+            dup2(fds[2], 2);
+            for (int e = 0; e < nenv; e++)
+                putenv(env[e]);
+            char v[32];
+            snprintf(v, sizeof(v), "%d", dup(fds[0])); /* without CLOEXEC */
+            setenv("PMI_FD", v, 1);
+            snprintf(v, sizeof(v), "%d", ranks[i].rank);
+            setenv("PMI_RANK", v, 1);
+            snprintf(v, sizeof(v), "%d", size);
+            setenv("PMI_SIZE", v, 1);
+            if (seg >= 0) {
+                snprintf(v, sizeof(v), "%d", dup(seg));
+                setenv("LMPI_SHM_FD", v, 1);
+            }
+            unsetenv("PMI_SPAWNED");
+            execvp(argv[0], argv);
+            fprintf(stderr, "mpiexec: cannot execute '%s' on host %d: %s\n", argv[0], host, strerror(errno));
+            _exit(127);
+        }
+        setpgid(pid, pid);
+        ranks[i].pid = pid;
+        for (int s = 0; s < 3; s++)
+            close(fds[s]);
+        lmpi_proxy_send(ctl, "pid %d %d\n", ranks[i].rank, (int)pid);
+    }
+    if (seg >= 0)
+        close(seg);
+
+    /* watch the ranks and the line to mpiexec */
+    int left = nr;
+    while (left > 0) {
+        struct pollfd p[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        if (poll(p, 2, -1) < 0 && errno != EINTR)
+            break;
+        if (p[1].revents) {
+            struct signalfd_siginfo si;
+            bool stop = false;
+            while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+                stop |= si.ssi_signo != SIGCHLD;
+            if (stop) /* the launcher (ssh) hung up, or someone stops us: the ranks go too */
+                break;
+            int status;
+            pid_t pid;
+            while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+                for (int i = 0; i < nr; i++)
+                    if (ranks[i].pid == pid && !ranks[i].exited) {
+                        ranks[i].exited = true;
+                        left--;
+                        lmpi_proxy_send(ctl, "exit %d %d\n", ranks[i].rank, status);
+                    }
+        }
+        if (p[0].revents) {
+            if (lmpi_proxy_read_line(ctl, line, sizeof(line)) < 0)
+                break; /* mpiexec is gone */
+            int sig;
+            if (sscanf(line, "kill %d", &sig) == 1)
+                for (int i = 0; i < nr; i++)
+                    if (!ranks[i].exited)
+                        kill(-ranks[i].pid, sig);
+        }
+    }
+    for (int i = 0; i < nr; i++)
+        if (!ranks[i].exited)
+            kill(-ranks[i].pid, SIGKILL);
+    return left > 0 ? 1 : 0;
+}

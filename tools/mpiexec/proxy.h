@@ -1,0 +1,22 @@
+/* The host proxy of multi-host jobs (proxy.c) and the small line protocol
+ * it shares with mpiexec. */
+#ifndef LMPI_MPIEXEC_PROXY_H
+#define LMPI_MPIEXEC_PROXY_H
+
+#include <stddef.h>
+
+#define LMPI_PROXY_SECRET 32 /* hex digits: 128 random bits */
+#define LMPI_PROXY_LINE 8192
+
+/* mpiexec --proxy ADDR PORT INDEX: runs the proxy; the exit status. */
+int lmpi_proxy_main(const char *addr, const char *port, int host);
+/* A TCP connection to ADDR:PORT, or -1. */
+int lmpi_proxy_connect(const char *addr, const char *port);
+/* Write a formatted line in full (0), or -1. */
+int lmpi_proxy_send(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Read one line without its newline, not a byte more; its length or -1. */
+int lmpi_proxy_read_line(int fd, char *out, size_t len);
+/* Hex of a string (arguments and variables travel as one word each). */
+void lmpi_proxy_hex(const char *in, char *out, size_t len);
+
+#endif
