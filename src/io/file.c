@@ -567,8 +567,13 @@ lmpi_status lmpi_impl_File_close(MPI_File *fh)
                         f->split.write ? "write" : "read", f->name);
         st = LMPI_ERR_OTHER;
     }
-    if (st == LMPI_OK && (f->amode & MPI_MODE_DELETE_ON_CLOSE) && f->comm->rank == 0)
-        unlink(strip_prefix(f->name));
+    if (st == LMPI_OK && (f->amode & MPI_MODE_DELETE_ON_CLOSE)) {
+        if (f->comm->rank == 0)
+            unlink(strip_prefix(f->name));
+        /* gone for everyone when close returns (another host may look at once) */
+        if (f->comm->size > 1)
+            st = lmpi_impl_Barrier(f->comm);
+    }
     file_destroy(f);
     *fh = MPI_FILE_NULL;
     return st;

@@ -48,6 +48,7 @@ typedef struct buffer {
     struct fi_context ctx; /* first: the completion's op_context points here */
     struct buffer *next;   /* free send buffers */
     bool is_recv;
+    int dest;              /* a send's destination (for the error message) */
     char data[];           /* wire_prefix, lmpi_pkt_hdr, payload */
 } buffer;
 
@@ -276,7 +277,7 @@ static buffer *take_tx(int dest, const lmpi_pkt_hdr *hdr)
     wire_prefix w = {.src = ofi.me};
     memcpy(b->data, &w, sizeof(w));
     memcpy(b->data + sizeof(w), hdr, sizeof(*hdr));
-    (void)dest;
+    b->dest = dest;
     return b;
 }
 
@@ -342,8 +343,12 @@ int lmpi_ofi_poll(void)
         fi_cq_readerr(ofi.cq, &err, 0);
         if (err.err == FI_ECANCELED)
             return 0;
-        die("libfabric (%s) reports a failed transfer: %s", ofi.describe,
-                       fi_cq_strerror(ofi.cq, err.prov_errno, err.err_data, NULL, 0));
+        buffer *b = err.op_context;
+        char peer[48] = "";
+        if (b && !b->is_recv)
+            snprintf(peer, sizeof(peer), " to rank %d", b->dest);
+        die("libfabric (%s): a transfer%s failed (the peer's process or host is gone?): %s", ofi.describe, peer,
+            fi_cq_strerror(ofi.cq, err.prov_errno, err.err_data, NULL, 0));
     }
     if (k < 0)
         die("libfabric (%s): reading completions failed: %s", ofi.describe,

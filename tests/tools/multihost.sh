@@ -1,0 +1,152 @@
+#!/bin/sh
+# multihost.sh BUILD CASE...   jobs across emulated hosts (hosts.sh: network
+# namespaces on a bridge), launched by our mpiexec (a proxy per host, through
+# the netns-ssh launcher-exec) and by MPICH's Hydra.
+#   mixed        shm + ofi on one host (LMPI_NET=ofi between emulated nodes)
+#   ours2        our mpiexec, 2 hosts x 3 ranks: pt2pt, collectives, communicators,
+#                datatypes, I/O, 4 MiB ring
+#   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs
+#   hydra2       mpiexec.hydra across 2 hosts
+#   kill_rank    SIGKILL of one rank on the second host
+#   kill_host    SIGKILL of every process of the second host (its proxy too)
+#   kill_mpiexec SIGKILL of mpiexec
+#   bad_secret   a connection without the job's secret is refused, the job goes on
+#   bad_input    an unreachable host, a failing launcher-exec, FI_PROVIDER=nonsense
+# Every case checks the exit status and the message, and that no process of
+# the job is left on any host.  Skips (77) where namespaces cannot be made.
+set -u
+B=$1
+shift
+HERE=$(cd "$(dirname "$0")" && pwd)
+HOSTS="$HERE/hosts.sh"
+SSH="$HERE/netns-ssh"
+M="$B/bin/mpiexec --timeout 100 --launcher-exec $SSH --iface lmpibr0"
+T="$B/tests"
+out=$(mktemp) err=$(mktemp) failed=$(mktemp -u)
+trap 'rm -f "$out" "$err" "$failed"; sh "$HOSTS" down' EXIT
+
+sh "$HOSTS" check || exit 77
+sh "$HOSTS" up 4 || { echo "FAIL: could not make the emulated hosts"; exit 1; }
+
+bad() { echo "FAIL [$case]: $*" >&2; : >"$failed"; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
+
+# nothing of the job left on any host: ranks, proxies, launchers
+left() {
+    for i in $(seq 100); do
+        pgrep -f -- "$1" >/dev/null || pgrep -f -- "--proxy 10.77" >/dev/null || return 0
+        sleep 0.05
+    done
+    bad "left running: $(pgrep -af -- "$1|--proxy 10.77" | tr '\n' ';')"
+    pkill -9 -f -- "$1"
+    pkill -9 -f -- "--proxy 10.77"
+}
+
+run() { # run NAME COMMAND...: must succeed
+    name=$1
+    shift
+    if ! "$@" >"$out" 2>&1; then
+        bad "$name failed: $(tail -5 "$out")"
+    fi
+}
+
+programs() { # programs LAUNCH... : the MPI program tests, node size from T_NODE_SIZE
+    run t_pt2pt "$@" "$T/t_pt2pt"
+    run t_coll "$@" "$T/t_coll"
+    run t_comm "$@" "$T/t_comm"
+    run t_datatype "$@" "$T/t_datatype"
+    run t_io "$@" "$T/t_io"
+    run ring "$@" "$B/examples/ring" 4194304 3
+}
+
+wait_ready() {
+    for i in $(seq 200); do
+        [ "$(grep -c ' ready$' "$out" 2>/dev/null)" -ge "$1" ] && return 0
+        sleep 0.05
+    done
+    bad "only $(grep -c ' ready$' "$out") of $1 ranks became ready"
+}
+
+for case in "$@"; do
+    t0=$(now)
+    case $case in
+    mixed)
+        programs env LMPI_NET=ofi LMPI_NODE_SIZE=2 $B/bin/mpiexec --timeout 100 -n 5
+        ;;
+    ours2)
+        programs $M --host lmpi-h0:3,lmpi-h1:3 -n 6 -genv T_NODE_SIZE 3
+        ;;
+    ours4)
+        programs $M --host lmpi-h0:2,lmpi-h1:2,lmpi-h2:2,lmpi-h3:2 -n 8 -genv T_NODE_SIZE 2
+        ;;
+    hydra2)
+        H=$(command -v mpiexec.hydra) || { echo "SKIP [$case]: no mpiexec.hydra"; continue; }
+        programs $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 -hosts lmpi-h0:3,lmpi-h1:3 -n 6 \
+            -genv T_NODE_SIZE 3
+        ;;
+    kill_rank | kill_host | kill_mpiexec)
+        $M --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_faults" sleep >"$out" 2>"$err" &
+        pid=$!
+        wait_ready 4
+        t0=$(now)
+        case $case in
+        kill_rank) kill -9 "$(sed -n 's/^rank 3 pid \([0-9]*\) ready$/\1/p' "$out")" ;;
+        kill_host) ip netns pids lmpi-h1 | xargs -r kill -9 ;;
+        kill_mpiexec) kill -9 "$pid" ;;
+        esac
+        wait "$pid"
+        st=$?
+        case $case in
+        kill_rank) grep -q "rank 3 (pid [0-9]* on host lmpi-h1) was killed by signal 9" "$err" ||
+            bad "no message naming rank 3 and its host: $(cat "$err")" ;;
+        kill_host) grep -q "host lmpi-h1" "$err" || bad "no message naming host lmpi-h1: $(cat "$err")" ;;
+        esac
+        [ "$st" != 0 ] || bad "exit status 0"
+        left t_faults
+        echo "case $case: exit status $st, every process gone $(since "$t0") s after the kill"
+        continue
+        ;;
+    bad_secret)
+        $M -v --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_faults" sleep >"$out" 2>"$err" &
+        pid=$!
+        wait_ready 4
+        port=$(ss -ltnp 2>/dev/null | grep "pid=$pid," | sed -n 's/.*10\.77\.0\.254:\([0-9]*\).*/\1/p' | head -1)
+        if [ -n "$port" ]; then
+            for guess in "proxy 0123456789abcdef0123456789abcdef 1" "rank 0123456789abcdef0123456789abcdef 0 0"; do
+                ip netns exec lmpi-h2 python3 -c "
+import socket; s = socket.create_connection(('10.77.0.254', $port)); s.sendall(b'$guess\\n'); s.recv(16)" \
+                    >/dev/null 2>&1
+            done
+        else
+            bad "cannot find mpiexec's port"
+        fi
+        sleep 0.3
+        grep -q "refused a connection from 10.77.0.3" "$err" || bad "the stranger was not refused: $(cat "$err")"
+        kill -TERM "$pid"
+        wait "$pid"
+        left t_faults
+        ;;
+    bad_input)
+        $M --host lmpi-h0:2,lmpi-h9:2 -n 4 "$T/t_faults" >"$out" 2>"$err"
+        st=$?
+        [ "$st" != 0 ] && grep -q "launcher for host lmpi-h9 exited" "$err" || bad "unreachable host: $st $(cat "$err")"
+        $B/bin/mpiexec --launcher-exec /bin/false --iface lmpibr0 --host lmpi-h0,lmpi-h1 -n 2 "$T/t_faults" \
+            >"$out" 2>"$err"
+        st=$?
+        [ "$st" != 0 ] && grep -q "launcher for host lmpi-h0 exited with status 1" "$err" ||
+            bad "failing launcher: $st $(cat "$err")"
+        $M --host lmpi-h0,lmpi-h1 -n 2 -genv FI_PROVIDER nonsense "$T/t_faults" >"$out" 2>"$err"
+        st=$?
+        [ "$st" != 0 ] && grep -q "FI_PROVIDER=nonsense" "$err" || bad "unknown provider: $st $(cat "$err")"
+        left t_faults
+        ;;
+    *)
+        echo "unknown case $case"
+        exit 2
+        ;;
+    esac
+    echo "case $case: $(since "$t0") s"
+done
+[ -e "$failed" ] && exit 1
+echo "multihost: passed"
