@@ -10,9 +10,10 @@
 #                       CMD's words are joined and run by sh, inside HOST's namespace
 #   hosts.sh check      exit 0 when namespaces can be made here, 77 (skip) otherwise
 #
-# The namespaces share the file system, /dev/shm and the process table with
-# this machine; only the network stack is their own (their own lo, and eth0
-# on the bridge), which is what the network transport sees of a host.
+# The namespaces share the file system and the process table with this
+# machine; the network stack (their own lo, and eth0 on the bridge), the
+# host name and /dev/shm are each command's own: what MPI libraries look at
+# to tell hosts apart, and what keeps shared memory inside a host.
 set -u
 PREFIX=lmpi-h
 BR=lmpibr0
@@ -29,6 +30,10 @@ down() {
     for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$PREFIX[0-9]"); do
         for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
         ip netns del "$ns" 2>/dev/null
+    done
+    # veth ends whose namespace went away vanish with it, but not at once
+    for v in $(ip -o link show 2>/dev/null | sed -n "s/^[0-9]*: \(v$PREFIX[0-9]*\)[@:].*/\1/p"); do
+        ip link del "$v" 2>/dev/null
     done
     ip link del "$BR" 2>/dev/null
     return 0
@@ -74,7 +79,11 @@ exec)
     shift
     ns=$(ns_of "${1:?hosts.sh exec HOST CMD}") || exit 255
     shift
-    exec ip netns exec "$ns" sh -c "$*"
+    # its own host name (UTS namespace) and its own /dev/shm (mount and IPC
+    # namespaces): MPI libraries tell hosts apart by name, and shared memory
+    # must not reach from one emulated host into another
+    exec ip netns exec "$ns" unshare --uts --ipc --mount --propagation private \
+        sh -c 'hostname "$0" && mount -t tmpfs -o mode=1777 lmpi-shm /dev/shm && exec sh -c "$1"' "$ns" "$*"
     ;;
 *)
     sed -n '2,16p' "$0"
