@@ -506,10 +506,20 @@ static void start_rndv(lmpi_request *r, int src, const lmpi_pkt_hdr *h)
         finish_recv(r, h, want);
         return;
     }
-    if (want == 0 || lmpi_tr_pull(src, h->addr, r->buf, want) == 0) {
+    int pulled = want == 0 ? 0 : lmpi_tr_pull(src, h, r->buf, want, req_id(r));
+    if (pulled == 0) {
         lmpi_pkt_hdr fin = {.type = LMPI_PKT_FIN, .sreq = h->sreq};
         send_control(src, &fin);
         finish_recv(r, h, want);
+        return;
+    }
+    if (pulled > 0) { /* over the network: PULLED finishes it */
+        r->proto = LMPI_PROTO_RECV_PULL;
+        r->peer = src;
+        r->status.MPI_SOURCE = h->rank;
+        r->status.MPI_TAG = h->tag;
+        r->remote_req = h->sreq;
+        r->offset = h->len; /* what the sender offered (more than want: truncated) */
         return;
     }
 stream:
@@ -677,6 +687,14 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
     case LMPI_PKT_CANCEL_REPLY:
         cancel_answered(req_of(h->sreq), (h->flags & LMPI_PKT_CANCELLED) != 0);
         return;
+    case LMPI_PKT_PULLED: {
+        lmpi_request *r = req_of(h->rreq);
+        lmpi_pkt_hdr fin = {.type = LMPI_PKT_FIN, .sreq = r->remote_req};
+        lmpi_pkt_hdr done = {.rank = r->status.MPI_SOURCE, .tag = r->status.MPI_TAG, .len = r->offset};
+        send_control(r->peer, &fin);
+        finish_recv(r, &done, r->offset < r->bytes ? r->offset : r->bytes);
+        return;
+    }
     case LMPI_PKT_CTS: {
         lmpi_request *r = req_of(h->sreq);
         r->proto = LMPI_PROTO_STREAMING;

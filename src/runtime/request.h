@@ -30,6 +30,7 @@ typedef enum {
     LMPI_PROTO_RNDV_WAIT,    /* rendezvous send announced, waiting for FIN or CTS */
     LMPI_PROTO_STREAMING,    /* pipelined rendezvous: sender pushing DATA packets */
     LMPI_PROTO_RECV_STREAM,  /* receiver collecting DATA packets */
+    LMPI_PROTO_RECV_PULL,    /* receiver reading the data through the transport (PULLED ends it) */
     LMPI_PROTO_SYNC_WAIT,    /* synchronous eager send waiting for the match ACK */
 } lmpi_proto_state;
 

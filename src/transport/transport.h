@@ -23,6 +23,7 @@ typedef enum {
     LMPI_PKT_CANCEL,    /* sender asks to take back an unmatched message (rank, tag, ctx, sreq) */
     LMPI_PKT_CANCEL_REPLY, /* flags LMPI_PKT_CANCELLED: it was taken back */
     LMPI_PKT_CTRL,         /* between process groups, for dynamic process management (bridge.h) */
+    LMPI_PKT_PULLED,       /* local, from the transport: an asynchronous pull into rreq is done */
 } lmpi_pkt_type;
 
 /* flags: SYNC: the sender waits for the match; PACKED: an announced message
@@ -35,7 +36,7 @@ typedef void (*lmpi_pkt_fill)(void *dst, size_t len, void *arg);
 typedef struct lmpi_pkt_hdr {
     uint8_t type;
     uint8_t flags;
-    uint16_t reserved;
+    uint16_t tr;  /* the transport's own (ofi: an RTS whose rreq is a registration key) */
     int32_t rank; /* sender's rank in the communicator */
     int32_t tag;
     uint32_t ctx;
@@ -137,7 +138,7 @@ lmpi_status lmpi_ofi_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *pay
 lmpi_status lmpi_ofi_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg);
 size_t lmpi_ofi_max_payload(void);
 size_t lmpi_ofi_eager_max(void);
-int lmpi_ofi_pull(int src, uint64_t remote_addr, void *local, size_t len);
+int lmpi_ofi_pull(int src, const lmpi_pkt_hdr *rts, void *local, size_t len, uint64_t token);
 int lmpi_ofi_poll(void);
 #define LMPI_NET_CALL(peer, net_call, shm_call) (lmpi_tr_remote(peer) ? (net_call) : (shm_call))
 #else
@@ -168,9 +169,13 @@ static inline size_t lmpi_tr_eager_max(int peer)
 {
     return LMPI_NET_CALL(peer, lmpi_ofi_eager_max(), lmpi_shm_eager_max());
 }
-static inline int lmpi_tr_pull(int src, uint64_t a, void *l, size_t n)
+/* Copy the n bytes a rendezvous announcement (rts) offers into l: 0 when
+ * done, 1 when started (a LMPI_PKT_PULLED packet with rreq = token arrives
+ * when it is done), -1 when impossible (the receiver asks for a stream). */
+static inline int lmpi_tr_pull(int src, const lmpi_pkt_hdr *rts, void *l, size_t n, uint64_t token)
 {
-    return LMPI_NET_CALL(src, lmpi_ofi_pull(src, a, l, n), lmpi_shm_pull(src, a, l, n));
+    (void)token;
+    return LMPI_NET_CALL(src, lmpi_ofi_pull(src, rts, l, n, token), lmpi_shm_pull(src, rts->addr, l, n));
 }
 /* Both transports every time: a busy network must not starve shm, nor the reverse. */
 static inline int lmpi_tr_poll(void)

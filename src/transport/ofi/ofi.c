@@ -14,8 +14,13 @@
  * the provider answers -FI_EAGAIN: LMPI_ERR_PENDING, and pt2pt retries after
  * progress (which reads the completion queue and frees buffers).
  *
- * Large messages: the receiver asks for a stream (pull returns -1), and the
- * sender sends packets of up to PAYLOAD bytes as progress lets it. */
+ * Large messages: where the provider reads remote memory (FI_RMA), the
+ * sender registers its buffer when it announces the message (the RTS then
+ * carries the key in rreq, marked in the header's tr field) and the
+ * receiver reads it in one fi_read, straight into the user's buffer; the
+ * completion becomes a local PULLED packet for pt2pt, and the FIN that
+ * pt2pt sends back releases the registration.  Without FI_RMA the receiver
+ * asks for a stream and the sender sends packets of up to PAYLOAD bytes. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +31,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 
 #include "pmi/pmi.h"
 #include "runtime/config.h"
@@ -44,13 +50,36 @@ typedef struct {
     uint32_t pad;
 } wire_prefix;
 
+enum { OP_SEND, OP_RECV, OP_READ };
+
+/* What a completion's op_context points at: a packet buffer or a read. */
+typedef struct {
+    struct fi_context ctx;
+    int op;
+    int peer; /* a send's destination, a read's source */
+} op_head;
+
 typedef struct buffer {
-    struct fi_context ctx; /* first: the completion's op_context points here */
-    struct buffer *next;   /* free send buffers */
-    bool is_recv;
-    int dest;              /* a send's destination (for the error message) */
-    char data[];           /* wire_prefix, lmpi_pkt_hdr, payload */
+    op_head head;
+    struct buffer *next; /* free send buffers */
+    char data[];         /* wire_prefix, lmpi_pkt_hdr, payload */
 } buffer;
+
+/* An fi_read in flight, and a registration an RTS offered. */
+typedef struct {
+    op_head head;
+    uint64_t token;
+    struct fid_mr *local_mr;
+} read_op;
+
+typedef struct offered {
+    struct offered *next;
+    struct fid_mr *mr;
+    uint64_t sreq;
+    int dest;
+} offered;
+
+#define TR_KEYED 1 /* lmpi_pkt_hdr.tr: rreq is the key of the sender's registered buffer */
 
 #define WIRE_HDR (sizeof(wire_prefix) + sizeof(lmpi_pkt_hdr))
 #define BUF_DATA (WIRE_HDR + PAYLOAD)
@@ -68,6 +97,10 @@ static struct {
     char *mem;
     buffer *free_tx;
     int tx_out; /* sends not completed yet */
+    bool rma;   /* the provider reads remote memory */
+    bool virt;  /* ... addressed by virtual address (else by offset from the start) */
+    uint64_t next_key;
+    offered *offers;
     int me, n;
     size_t eager_max;
     char describe[96];
@@ -97,9 +130,26 @@ static lmpi_status fail(const char *what, int rc)
 static lmpi_status post_recv(buffer *b)
 {
     ssize_t rc;
-    while ((rc = fi_recv(ofi.ep, b->data, BUF_DATA, ofi.desc, FI_ADDR_UNSPEC, &b->ctx)) == -FI_EAGAIN)
+    while ((rc = fi_recv(ofi.ep, b->data, BUF_DATA, ofi.desc, FI_ADDR_UNSPEC, &b->head.ctx)) == -FI_EAGAIN)
         lmpi_ofi_poll();
     return rc == 0 ? LMPI_OK : fail("posting a receive buffer", (int)rc);
+}
+
+static int try_getinfo(uint64_t caps, struct fi_info **list)
+{
+    struct fi_info *hints = fi_allocinfo();
+    if (!hints)
+        return -FI_ENOMEM;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = caps;
+    hints->mode = FI_CONTEXT;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAS;
+    int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, list);
+    fi_freeinfo(hints);
+    return rc;
 }
 
 /* The provider: FI_PROVIDER's (libfabric filters by it), else the first
@@ -107,19 +157,13 @@ static lmpi_status post_recv(buffer *b)
  * provider does not), and on a non-loopback interface where there is one. */
 static lmpi_status choose_provider(void)
 {
-    struct fi_info *hints = fi_allocinfo();
-    if (!hints)
-        return LMPI_ERR_NO_MEM;
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG;
-    hints->mode = FI_CONTEXT;
-    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-    hints->domain_attr->threading = FI_THREAD_DOMAIN;
-    hints->tx_attr->msg_order = FI_ORDER_SAS;
-    hints->rx_attr->msg_order = FI_ORDER_SAS;
     struct fi_info *list = NULL;
-    int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &list);
-    fi_freeinfo(hints);
+    int rc = -FI_ENODATA;
+    /* reading remote memory where offered (rendezvous without copies), else messages only */
+    for (int with_rma = 1; with_rma >= 0 && (rc != 0 || !list); with_rma--) {
+        rc = try_getinfo(with_rma ? FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ : FI_MSG, &list);
+        ofi.rma = with_rma && rc == 0 && list;
+    }
     const char *wanted = getenv("FI_PROVIDER");
     if (rc != 0 || !list) {
         if (wanted && *wanted)
@@ -142,8 +186,9 @@ static lmpi_status choose_provider(void)
     fi_freeinfo(list);
     if (!ofi.info)
         return LMPI_ERR_NO_MEM;
-    snprintf(ofi.describe, sizeof(ofi.describe), "ofi %s on %s", ofi.info->fabric_attr->prov_name,
-             ofi.info->domain_attr->name ? ofi.info->domain_attr->name : "?");
+    ofi.virt = (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    snprintf(ofi.describe, sizeof(ofi.describe), "ofi %s on %s%s", ofi.info->fabric_attr->prov_name,
+             ofi.info->domain_attr->name ? ofi.info->domain_attr->name : "?", ofi.rma ? ", rendezvous by RMA read" : "");
     return LMPI_OK;
 }
 
@@ -182,7 +227,7 @@ static lmpi_status open_endpoint(void)
         ofi.free_tx = b;
     }
     for (int i = 0; i < RX_BUFS; i++) {
-        buf_at(i)->is_recv = true;
+        buf_at(i)->head.op = OP_RECV;
         LMPI_TRY(post_recv(buf_at(i)));
     }
     return LMPI_OK;
@@ -255,7 +300,7 @@ lmpi_status lmpi_ofi_connect(void)
 /* Hand the packet in b (len bytes of data) to the provider. */
 static lmpi_status post_send(int dest, buffer *b, size_t len)
 {
-    ssize_t rc = fi_send(ofi.ep, b->data, len, ofi.desc, (fi_addr_t)dest, &b->ctx);
+    ssize_t rc = fi_send(ofi.ep, b->data, len, ofi.desc, (fi_addr_t)dest, &b->head.ctx);
     if (rc == 0) {
         ofi.tx_out++;
         return LMPI_OK;
@@ -277,18 +322,76 @@ static buffer *take_tx(int dest, const lmpi_pkt_hdr *hdr)
     wire_prefix w = {.src = ofi.me};
     memcpy(b->data, &w, sizeof(w));
     memcpy(b->data + sizeof(w), hdr, sizeof(*hdr));
-    b->dest = dest;
+    b->head.op = OP_SEND;
+    b->head.peer = dest;
     return b;
+}
+
+/* An announced message the receiver can read: its buffer registered for
+ * remote reads, the key in the copy *keyed of the announcement. */
+static offered *offer(int dest, const lmpi_pkt_hdr *rts, lmpi_pkt_hdr *keyed)
+{
+    offered *o = lmpi_malloc(sizeof(*o), LMPI_MEM_OFI);
+    if (!o)
+        return NULL;
+    if (fi_mr_reg(ofi.domain, (void *)(uintptr_t)rts->addr, rts->len, FI_REMOTE_READ, 0, ofi.next_key++, 0, &o->mr,
+                  NULL) != 0) {
+        lmpi_free(o);
+        return NULL; /* the receiver will ask for a stream */
+    }
+    o->sreq = rts->sreq;
+    o->dest = dest;
+    *keyed = *rts;
+    keyed->tr = TR_KEYED;
+    keyed->rreq = fi_mr_key(o->mr);
+    if (!ofi.virt)
+        keyed->addr = 0; /* offsets from the registration's start */
+    return o;
+}
+
+static void withdraw(offered *o)
+{
+    if (o) {
+        fi_close(&o->mr->fid);
+        lmpi_free(o);
+    }
+}
+
+/* The receiver read the message (FIN), asked for a stream instead (CTS),
+ * or the sender took it back: the registration goes. */
+static void offer_done(int dest, uint64_t sreq)
+{
+    for (offered **p = &ofi.offers; *p; p = &(*p)->next)
+        if ((*p)->sreq == sreq && (*p)->dest == dest) {
+            offered *o = *p;
+            *p = o->next;
+            withdraw(o);
+            return;
+        }
 }
 
 lmpi_status lmpi_ofi_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
 {
+    lmpi_pkt_hdr keyed;
+    offered *o = NULL;
+    if (hdr->type == LMPI_PKT_RTS && ofi.rma && !(hdr->flags & LMPI_PKT_PACKED) && hdr->len &&
+        (o = offer(dest, hdr, &keyed)))
+        hdr = &keyed;
     buffer *b = take_tx(dest, hdr);
-    if (!b)
+    if (!b) {
+        withdraw(o);
         return LMPI_ERR_PENDING;
+    }
     if (len)
         memcpy(b->data + WIRE_HDR, payload, len);
-    return post_send(dest, b, WIRE_HDR + len);
+    lmpi_status st = post_send(dest, b, WIRE_HDR + len);
+    if (st != LMPI_OK) {
+        withdraw(o);
+    } else if (o) {
+        o->next = ofi.offers;
+        ofi.offers = o;
+    }
+    return st;
 }
 
 lmpi_status lmpi_ofi_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg)
@@ -305,15 +408,53 @@ size_t lmpi_ofi_max_payload(void) { return PAYLOAD; }
 
 size_t lmpi_ofi_eager_max(void) { return ofi.eager_max; }
 
-int lmpi_ofi_pull(int src, uint64_t remote_addr, void *local, size_t len)
+int lmpi_ofi_pull(int src, const lmpi_pkt_hdr *rts, void *local, size_t len, uint64_t token)
 {
-    (void)src, (void)remote_addr, (void)local, (void)len;
+    if (!(rts->tr & TR_KEYED))
+        return -1;
+    read_op *op = lmpi_calloc(1, sizeof(*op), LMPI_MEM_OFI);
+    if (!op)
+        return -1;
+    op->head.op = OP_READ;
+    op->head.peer = src;
+    op->token = token;
+    void *desc = NULL;
+    if ((ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) &&
+        fi_mr_reg(ofi.domain, local, len, FI_READ, 0, ofi.next_key++, 0, &op->local_mr, NULL) == 0)
+        desc = fi_mr_desc(op->local_mr);
+    if ((ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) && !desc) {
+        lmpi_free(op);
+        return -1;
+    }
+    ssize_t rc = fi_read(ofi.ep, local, len, desc, (fi_addr_t)src, rts->addr, rts->rreq, &op->head.ctx);
+    if (rc == 0)
+        return 1;
+    /* busy (or refused): the sender streams it instead */
+    if (op->local_mr)
+        fi_close(&op->local_mr->fid);
+    lmpi_free(op);
     return -1;
 }
 
-static void completion(buffer *b, size_t len)
+/* A read finished: pt2pt hears it as a PULLED packet from the sender. */
+static void read_done(read_op *op)
 {
-    if (!b->is_recv) {
+    lmpi_pkt_hdr h = {.type = LMPI_PKT_PULLED, .rreq = op->token};
+    int src = op->head.peer;
+    if (op->local_mr)
+        fi_close(&op->local_mr->fid);
+    lmpi_free(op);
+    lmpi_tr_deliver(src, &h, NULL, 0);
+}
+
+static void completion(op_head *head, size_t len)
+{
+    if (head->op == OP_READ) {
+        read_done((read_op *)head);
+        return;
+    }
+    buffer *b = (buffer *)head;
+    if (head->op == OP_SEND) {
         ofi.tx_out--;
         b->next = ofi.free_tx;
         ofi.free_tx = b;
@@ -327,6 +468,9 @@ static void completion(buffer *b, size_t len)
     memcpy(&h, b->data + sizeof(w), sizeof(h));
     if (w.src < 0 || w.src >= ofi.n)
         die("libfabric delivered a packet from unknown rank %d", (int)w.src);
+    if (ofi.offers && (h.type == LMPI_PKT_FIN || h.type == LMPI_PKT_CTS ||
+                       (h.type == LMPI_PKT_CANCEL_REPLY && (h.flags & LMPI_PKT_CANCELLED))))
+        offer_done(w.src, h.sreq);
     lmpi_tr_deliver(w.src, &h, b->data + WIRE_HDR, len - WIRE_HDR);
     post_recv(b);
 }
@@ -343,10 +487,10 @@ int lmpi_ofi_poll(void)
         fi_cq_readerr(ofi.cq, &err, 0);
         if (err.err == FI_ECANCELED)
             return 0;
-        buffer *b = err.op_context;
+        op_head *op = err.op_context;
         char peer[48] = "";
-        if (b && !b->is_recv)
-            snprintf(peer, sizeof(peer), " to rank %d", b->dest);
+        if (op && op->op != OP_RECV)
+            snprintf(peer, sizeof(peer), " %s rank %d", op->op == OP_SEND ? "to" : "from", op->peer);
         die("libfabric (%s): a transfer%s failed (the peer's process or host is gone?): %s", ofi.describe, peer,
             fi_cq_strerror(ofi.cq, err.prov_errno, err.err_data, NULL, 0));
     }
@@ -354,7 +498,7 @@ int lmpi_ofi_poll(void)
         die("libfabric (%s): reading completions failed: %s", ofi.describe,
                        fi_strerror((int)-k));
     for (ssize_t i = 0; i < k; i++)
-        completion((buffer *)e[i].op_context, e[i].len);
+        completion((op_head *)e[i].op_context, e[i].len);
     return (int)k;
 }
 
@@ -366,6 +510,11 @@ void lmpi_ofi_close(void)
 {
     for (int spins = 0; ofi.ep && ofi.tx_out > 0 && spins < 10000000; spins++)
         lmpi_ofi_poll();
+    while (ofi.offers) {
+        offered *o = ofi.offers;
+        ofi.offers = o->next;
+        withdraw(o);
+    }
     if (ofi.ep)
         fi_close(&ofi.ep->fid);
     if (ofi.mr)
