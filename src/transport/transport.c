@@ -12,7 +12,7 @@ void lmpi_tr_set_handler(lmpi_pkt_handler h) { lmpi_tr_deliver = h; }
 
 /* This node's ranks as a range when they are consecutive (the usual block
  * placement: nothing stored per rank), else one bit per world rank. */
-static lmpi_status lmpi_tr_net_locals(const int *node_of, int n, int me)
+lmpi_status lmpi_tr_net_locals(const int *node_of, int n, int me)
 {
     int lo = me, hi = me + 1;
     while (lo > 0 && node_of[lo - 1] == node_of[me])
@@ -38,7 +38,7 @@ static lmpi_status lmpi_tr_net_locals(const int *node_of, int n, int me)
     return LMPI_OK;
 }
 
-static void lmpi_tr_net_forget(void)
+void lmpi_tr_net_forget(void)
 {
     lmpi_free(local_bits);
     local_bits = NULL;

@@ -117,6 +117,10 @@ extern lmpi_tr_net_state lmpi_tr_net;
 lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me, bool hosts);
 lmpi_status lmpi_tr_net_connect(void);
 void lmpi_tr_net_stop(void);
+/* The part of start that decides which ranks are this node's, and its
+ * undoing (unit tests set lmpi_tr_net.on themselves). */
+lmpi_status lmpi_tr_net_locals(const int *node_of, int n, int me);
+void lmpi_tr_net_forget(void);
 /* The network transport's name and provider ("ofi tcp;ofi_rxm"), or NULL when off. */
 const char *lmpi_tr_net_describe(void);
 

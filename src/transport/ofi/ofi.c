@@ -240,6 +240,11 @@ lmpi_status lmpi_ofi_open(int me, int n)
     ofi.me = me;
     ofi.n = n;
     ofi.eager_max = (size_t)lmpi_config.ofi_eager_max < PAYLOAD ? (size_t)lmpi_config.ofi_eager_max : PAYLOAD;
+    /* rxm (over tcp, verbs) sends a message eagerly only when it fits its
+     * buffers (16 KiB by default); ours are up to PAYLOAD plus a header */
+    char rxm_buf[32];
+    snprintf(rxm_buf, sizeof(rxm_buf), "%zu", BUF_DATA);
+    setenv("FI_OFI_RXM_BUFFER_SIZE", rxm_buf, 0);
     LMPI_TRY(choose_provider());
     LMPI_TRY(open_endpoint());
     unsigned char name[ADDR_MAX];
