@@ -5,17 +5,9 @@
 #include <stdlib.h>
 
 #include "transport/transport.h"
+#define UNIT_ERR_DETAIL /* this test plays the layer above */
 #include "unit.h"
 
-/* the layer above, played by the test */
-void lmpi_err_detail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-}
 
 static int remote_count(int n)
 {

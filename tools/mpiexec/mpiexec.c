@@ -1367,16 +1367,11 @@ static void launch_job(int j, const app_t *apps, int napps, bool spawned)
             if (pid < 0)
                 die("fork failed for rank %d: %s", r, strerror(errno));
             if (pid == 0) {
-                /* The rank dies with mpiexec, whatever kills mpiexec. */
-                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                /* Its own process group, so that a wrapper's children are
+                /* The rank dies with mpiexec, whatever kills mpiexec.  Its
+                 * own process group, so that a wrapper's children are
                  * signalled with it; rank 0 reading a terminal stays in the
                  * foreground group (a background group would stop on read). */
-                if (!(r == 0 && !spawned && tty_stdin))
-                    setpgid(0, 0);
-                sigset_t none;
-                sigemptyset(&none);
-                sigprocmask(SIG_SETMASK, &none, NULL);
+                lmpi_launch_child_prepare(!(r == 0 && !spawned && tty_stdin));
                 dup2(out[1], 1);
                 dup2(err[1], 2);
                 if (r != 0 || spawned) {
@@ -1604,11 +1599,7 @@ static void start_proxies(void)
         if (pid < 0)
             die("fork failed for host %s: %s", ho->name, strerror(errno));
         if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            setpgid(0, 0);
-            sigset_t none;
-            sigemptyset(&none);
-            sigprocmask(SIG_SETMASK, &none, NULL);
+            lmpi_launch_child_prepare(1);
             dup2(in[0], 0);
             if (direct)
                 execl(self, self, "--proxy", addr, port, idx, (char *)NULL);

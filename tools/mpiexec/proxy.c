@@ -98,6 +98,16 @@ int lmpi_proxy_read_line(int fd, char *out, size_t len)
     return (int)n;
 }
 
+void lmpi_launch_child_prepare(int own_group)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (own_group)
+        setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 void lmpi_proxy_hex(const char *in, char *out, size_t len)
 {
     size_t k = 0;
@@ -196,11 +206,7 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
         if (pid < 0)
             proxy_die(host, "fork failed for rank %d: %s", ranks[i].rank, strerror(errno));
         if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            setpgid(0, 0);
-            sigset_t none;
-            sigemptyset(&none);
-            sigprocmask(SIG_SETMASK, &none, NULL);
+            lmpi_launch_child_prepare(1);
             int devnull = open("/dev/null", O_RDONLY);
             if (devnull >= 0)
                 dup2(devnull, 0);

@@ -16,6 +16,9 @@ int lmpi_proxy_connect(const char *addr, const char *port);
 int lmpi_proxy_send(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Read one line without its newline, not a byte more; its length or -1. */
 int lmpi_proxy_read_line(int fd, char *out, size_t len);
+/* In a child about to exec a rank or a proxy: die with the parent
+ * (SIGKILL), its own process group unless told not to, no signal blocked. */
+void lmpi_launch_child_prepare(int own_group);
 /* Hex of a string (arguments and variables travel as one word each). */
 void lmpi_proxy_hex(const char *in, char *out, size_t len);
 
