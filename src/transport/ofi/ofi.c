@@ -21,6 +21,8 @@
  * completion becomes a local PULLED packet for pt2pt, and the FIN that
  * pt2pt sends back releases the registration.  Without FI_RMA the receiver
  * asks for a stream and the sender sends packets of up to PAYLOAD bytes. */
+#include <dlfcn.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,24 @@
 #include "pmi/pmi.h"
 #include "runtime/config.h"
 #include "transport/transport.h"
+
+/* libfabric is opened when a job first needs the network, not linked: its
+ * providers pull in verbs, psm, efa ... at load time, which costs every
+ * process start, and psm's library installs a SIGSEGV handler that turns a
+ * crash into "exit status 1".  Most of the API is inline calls through the
+ * objects' ops; these five are the library's own symbols. */
+static struct {
+    int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *, struct fi_info **);
+    void (*freeinfo)(struct fi_info *);
+    struct fi_info *(*dupinfo)(const struct fi_info *);
+    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+    const char *(*strerror)(int);
+} fab;
+#define fi_getinfo fab.getinfo
+#define fi_freeinfo fab.freeinfo
+#define fi_dupinfo fab.dupinfo
+#define fi_fabric fab.fabric
+#define fi_strerror fab.strerror
 
 #define PAYLOAD (32 * 1024) /* largest payload of one packet */
 #define RX_BUFS 32
@@ -120,6 +140,38 @@ static void die(const char *fmt, ...)
 
 static buffer *buf_at(int i) { return (buffer *)(ofi.mem + (size_t)i * BUF_SIZE); }
 
+/* Open libfabric, keeping the crash-signal handlers the process had: a
+ * provider library's own (psm's backtrace printer) must not replace them. */
+static lmpi_status load_libfabric(void)
+{
+    if (fab.getinfo)
+        return LMPI_OK;
+    static const int crash[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    struct sigaction before[sizeof(crash) / sizeof(crash[0])];
+    for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
+        sigaction(crash[i], NULL, &before[i]);
+    void *lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
+        sigaction(crash[i], &before[i], NULL);
+    if (!lib) {
+        lmpi_err_detail("ranks are on different nodes and the network transport needs libfabric: %s "
+                        "(install libfabric1)",
+                        dlerror());
+        return LMPI_ERR_OTHER;
+    }
+    *(void **)&fab.getinfo = dlsym(lib, "fi_getinfo");
+    *(void **)&fab.freeinfo = dlsym(lib, "fi_freeinfo");
+    *(void **)&fab.dupinfo = dlsym(lib, "fi_dupinfo");
+    *(void **)&fab.fabric = dlsym(lib, "fi_fabric");
+    *(void **)&fab.strerror = dlsym(lib, "fi_strerror");
+    if (!fab.getinfo || !fab.freeinfo || !fab.dupinfo || !fab.fabric || !fab.strerror) {
+        lmpi_err_detail("libfabric.so.1 lacks the functions the network transport calls");
+        fab.getinfo = NULL;
+        return LMPI_ERR_OTHER;
+    }
+    return LMPI_OK;
+}
+
 static lmpi_status fail(const char *what, int rc)
 {
     lmpi_err_detail("libfabric (provider %s): %s: %s", ofi.info ? ofi.info->fabric_attr->prov_name : "none", what,
@@ -137,7 +189,7 @@ static lmpi_status post_recv(buffer *b)
 
 static int try_getinfo(uint64_t caps, struct fi_info **list)
 {
-    struct fi_info *hints = fi_allocinfo();
+    struct fi_info *hints = fi_dupinfo(NULL); /* fi_allocinfo */
     if (!hints)
         return -FI_ENOMEM;
     hints->ep_attr->type = FI_EP_RDM;
@@ -245,6 +297,7 @@ lmpi_status lmpi_ofi_open(int me, int n)
     char rxm_buf[32];
     snprintf(rxm_buf, sizeof(rxm_buf), "%zu", BUF_DATA);
     setenv("FI_OFI_RXM_BUFFER_SIZE", rxm_buf, 0);
+    LMPI_TRY(load_libfabric());
     LMPI_TRY(choose_provider());
     LMPI_TRY(open_endpoint());
     unsigned char name[ADDR_MAX];
