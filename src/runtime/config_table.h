@@ -58,10 +58,10 @@
       "Between nodes: auto (the network transport between real hosts; emulated nodes of one "     \
       "machine talk through shared memory) or ofi (libfabric between emulated nodes too: mixed " \
       "shm+ofi runs on one machine).")                                                            \
-    X(ofi_eager_max, "LMPI_OFI_EAGER_MAX", SIZE, "32k",                                           \
-      "Largest message sent eagerly to a rank on another node (at most 32 KiB); larger ones are " \
-      "read by the receiver with an RMA read, or streamed in packets of 32 KiB where the "        \
-      "provider has no RMA.")                                                                     \
+    X(ofi_eager_max, "LMPI_OFI_EAGER_MAX", SIZE, "16k",                                           \
+      "Largest message sent eagerly to a rank on another node (at most 16 KiB less a 56-byte "    \
+      "header); larger ones are read by the receiver with an RMA read, or streamed in packets "   \
+      "of that size where the provider has no RMA.")                                              \
     X(topo_map, "LMPI_TOPO_MAP", STRING, "auto",                                                  \
       "How MPI_Cart_create, MPI_Graph_create and MPI_Dist_graph_create map with reorder=1: auto "  \
       "(grids tiled analytically onto nodes and sockets, graphs with Scotch in two levels), "      \

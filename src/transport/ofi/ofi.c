@@ -57,7 +57,12 @@ static struct {
 #define fi_fabric fab.fabric
 #define fi_strerror fab.strerror
 
-#define PAYLOAD (32 * 1024) /* largest payload of one packet */
+/* Largest payload of one packet: a packet must fit rxm's eager buffers (16
+ * KiB, FI_OFI_RXM_BUFFER_SIZE), or rxm runs its own rendezvous under ours
+ * (16 KiB ping-pong 31 us instead of 11).  Larger rxm buffers would cost
+ * their size times the ~4200 that rxm keeps per process (32 KiB: 145 MB). */
+#define PAYLOAD (16 * 1024 - (int)WIRE_HDR_BYTES)
+#define WIRE_HDR_BYTES 56 /* wire_prefix + lmpi_pkt_hdr (checked below) */
 #define RX_BUFS 32
 #define TX_BUFS 32
 #define ADDR_MAX 128 /* bytes of an endpoint name (a sockaddr for tcp) */
@@ -102,6 +107,7 @@ typedef struct offered {
 #define TR_KEYED 1 /* lmpi_pkt_hdr.tr: rreq is the key of the sender's registered buffer */
 
 #define WIRE_HDR (sizeof(wire_prefix) + sizeof(lmpi_pkt_hdr))
+_Static_assert(WIRE_HDR == WIRE_HDR_BYTES, "wire header size");
 #define BUF_DATA (WIRE_HDR + PAYLOAD)
 #define BUF_SIZE ((sizeof(buffer) + BUF_DATA + 63) / 64 * 64)
 
@@ -292,11 +298,6 @@ lmpi_status lmpi_ofi_open(int me, int n)
     ofi.me = me;
     ofi.n = n;
     ofi.eager_max = (size_t)lmpi_config.ofi_eager_max < PAYLOAD ? (size_t)lmpi_config.ofi_eager_max : PAYLOAD;
-    /* rxm (over tcp, verbs) sends a message eagerly only when it fits its
-     * buffers (16 KiB by default); ours are up to PAYLOAD plus a header */
-    char rxm_buf[32];
-    snprintf(rxm_buf, sizeof(rxm_buf), "%zu", BUF_DATA);
-    setenv("FI_OFI_RXM_BUFFER_SIZE", rxm_buf, 0);
     LMPI_TRY(load_libfabric());
     LMPI_TRY(choose_provider());
     LMPI_TRY(open_endpoint());
