@@ -1800,14 +1800,7 @@ int main(int argc, char **argv)
         }
     }
 
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGCHLD);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGHUP);
-    sigprocmask(SIG_BLOCK, &mask, NULL);
-    int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    int sfd = lmpi_launch_signalfd();
     signal(SIGPIPE, SIG_IGN);
 
     if (job.remote) {

@@ -108,6 +108,18 @@ void lmpi_launch_child_prepare(int own_group)
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+int lmpi_launch_signalfd(void)
+{
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
 void lmpi_proxy_hex(const char *in, char *out, size_t len)
 {
     size_t k = 0;
@@ -185,14 +197,7 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
     if (!argc || !nr || size < 1)
         proxy_die(host, "an incomplete job description");
 
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGCHLD);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGHUP);
-    sigprocmask(SIG_BLOCK, &mask, NULL);
-    int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    int sfd = lmpi_launch_signalfd();
     /* this host's segment: its ranks inherit it, nobody else can name it */
     int seg = memfd_create("lmpi-host", MFD_CLOEXEC);
     for (int i = 0; i < nr; i++) {

@@ -19,6 +19,9 @@ int lmpi_proxy_read_line(int fd, char *out, size_t len);
 /* In a child about to exec a rank or a proxy: die with the parent
  * (SIGKILL), its own process group unless told not to, no signal blocked. */
 void lmpi_launch_child_prepare(int own_group);
+/* Block SIGCHLD, SIGINT, SIGTERM and SIGHUP and return a signalfd that
+ * reports them (the event loops of mpiexec and the proxy poll it). */
+int lmpi_launch_signalfd(void);
 /* Hex of a string (arguments and variables travel as one word each). */
 void lmpi_proxy_hex(const char *in, char *out, size_t len);
 

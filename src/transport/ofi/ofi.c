@@ -574,18 +574,13 @@ void lmpi_ofi_close(void)
         ofi.offers = o->next;
         withdraw(o);
     }
-    if (ofi.ep)
-        fi_close(&ofi.ep->fid);
-    if (ofi.mr)
-        fi_close(&ofi.mr->fid);
-    if (ofi.av)
-        fi_close(&ofi.av->fid);
-    if (ofi.cq)
-        fi_close(&ofi.cq->fid);
-    if (ofi.domain)
-        fi_close(&ofi.domain->fid);
-    if (ofi.fabric)
-        fi_close(&ofi.fabric->fid);
+    /* endpoint first, the fabric last: each depends on the ones after it */
+    struct fid *fids[] = {ofi.ep ? &ofi.ep->fid : NULL,         ofi.mr ? &ofi.mr->fid : NULL,
+                          ofi.av ? &ofi.av->fid : NULL,         ofi.cq ? &ofi.cq->fid : NULL,
+                          ofi.domain ? &ofi.domain->fid : NULL, ofi.fabric ? &ofi.fabric->fid : NULL};
+    for (size_t i = 0; i < sizeof(fids) / sizeof(fids[0]); i++)
+        if (fids[i])
+            fi_close(fids[i]);
     if (ofi.info)
         fi_freeinfo(ofi.info);
     lmpi_free(ofi.mem);

@@ -193,6 +193,13 @@ static void format_segment(void)
     h->magic = SEG_MAGIC;
 }
 
+/* The PMI key under which a node's first rank publishes the segment's name. */
+static const char *segment_key(int leader, char *key, size_t len)
+{
+    snprintf(key, len, "lmpi-shm-%d", leader);
+    return key;
+}
+
 /* The segment's file: the memfd our mpiexec gave every rank (no name at
  * all), or, under other launchers and for singletons, a new name with a
  * random part that rank 0 creates exclusively and publishes through PMI. */
@@ -239,8 +246,7 @@ static lmpi_status segment_fd(int me, int leader, int nlocal, const char *job, i
         return LMPI_ERR_NO_MEM;
     }
     char key[32];
-    snprintf(key, sizeof(key), "lmpi-shm-%d", leader);
-    if (nlocal > 1 && lmpi_pmi_put(key, name) != 0) {
+    if (nlocal > 1 && lmpi_pmi_put(segment_key(leader, key, sizeof(key)), name) != 0) {
         lmpi_err_detail("cannot publish the shared-memory segment's name through the process manager");
         close(*fd);
         shm_unlink(name);
@@ -269,8 +275,7 @@ int lmpi_shm_open_ours(const char *name, size_t min_size, size_t *size)
 static lmpi_status open_named(int leader, char *name, size_t len, int *fd)
 {
     char key[32];
-    snprintf(key, sizeof(key), "lmpi-shm-%d", leader);
-    if (lmpi_pmi_get(key, name, len) != 0 || strncmp(name, "/lmpi-", 6) != 0) {
+    if (lmpi_pmi_get(segment_key(leader, key, sizeof(key)), name, len) != 0 || strncmp(name, "/lmpi-", 6) != 0) {
         lmpi_err_detail("the process manager does not know the shared-memory segment's name");
         return LMPI_ERR_OTHER;
     }
