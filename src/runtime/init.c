@@ -43,56 +43,62 @@ static int parse_thread_level(const char *s, int fallback)
     return fallback;
 }
 
+/* Node ids as launchers give them (PMI mapping, PMIx node ids, mpiexec
+ * --network's virtual nodes) need not start at 0 or be consecutive: a job on
+ * hosts 1 and 2 of a pool.  The node map wants small dense ids, so they are
+ * renumbered in order of first appearance.  The largest modelled network has
+ * 2^24 nodes; ids above are not ids (and would size the renumbering table). */
+#define LMPI_NODE_MAX_ID ((1 << 24) - 1)
+
+static lmpi_status dense_nodes(int n, int *node_of)
+{
+    int maxid = -1;
+    for (int r = 0; r < n; r++) {
+        if (node_of[r] < 0 || node_of[r] > LMPI_NODE_MAX_ID) {
+            lmpi_err_detail("node id %d of rank %d is out of range (0 to %d)", node_of[r], r, LMPI_NODE_MAX_ID);
+            return LMPI_ERR_OTHER;
+        }
+        maxid = node_of[r] > maxid ? node_of[r] : maxid;
+    }
+    /* a table indexed by the ids renumbers in one pass (every rank does
+     * this at start-up) */
+    int *dense = lmpi_malloc(sizeof(int) * (size_t)(maxid + 1), LMPI_MEM_OTHER);
+    if (!dense)
+        return LMPI_ERR_NO_MEM;
+    memset(dense, -1, sizeof(int) * (size_t)(maxid + 1));
+    int distinct = 0;
+    for (int r = 0; r < n; r++) {
+        if (dense[node_of[r]] < 0)
+            dense[node_of[r]] = distinct++;
+        node_of[r] = dense[node_of[r]];
+    }
+    lmpi_free(dense);
+    return LMPI_OK;
+}
+
 /* mpiexec --network places ranks on virtual nodes and lists each rank's node
  * id in LMPI_VNODE_MAP ("3,3,7,..."): ranks on one virtual node form the
- * node-level communicators, as on a real machine.  Ids are renumbered in
- * order of first appearance (the node map wants small dense ids). */
-/* The largest modelled network has 2^24 nodes; ids above are not ids (and
- * would size the renumbering table). */
-#define LMPI_VNODE_MAX_ID ((1 << 24) - 1)
-
+ * node-level communicators, as on a real machine. */
 static lmpi_status virtual_nodes(const char *vmap, int n, int *node_of)
 {
-    long maxid = -1;
-    long *ids = lmpi_malloc(sizeof(long) * (size_t)n, LMPI_MEM_OTHER);
-    if (!ids)
-        return LMPI_ERR_NO_MEM;
     const char *p = vmap;
     for (int r = 0; r < n; r++) {
         char *end;
         errno = 0;
-        ids[r] = strtol(p, &end, 10);
+        long id = strtol(p, &end, 10);
         if (end == p || errno || (*end != ',' && *end != '\0') || (*end == '\0' && r != n - 1)) {
-            lmpi_free(ids);
             lmpi_err_detail("LMPI_VNODE_MAP does not list %d node ids (rank %d)", n, r);
             return LMPI_ERR_OTHER;
         }
-        if (ids[r] < 0 || ids[r] > LMPI_VNODE_MAX_ID) {
-            lmpi_free(ids);
-            lmpi_err_detail("LMPI_VNODE_MAP: node id %ld of rank %d is out of range (0 to %d)", ids[r], r,
-                            LMPI_VNODE_MAX_ID);
+        if (id < 0 || id > LMPI_NODE_MAX_ID) {
+            lmpi_err_detail("LMPI_VNODE_MAP: node id %ld of rank %d is out of range (0 to %d)", id, r,
+                            LMPI_NODE_MAX_ID);
             return LMPI_ERR_OTHER;
         }
-        maxid = ids[r] > maxid ? ids[r] : maxid;
+        node_of[r] = (int)id;
         p = *end ? end + 1 : end;
     }
-    /* ids are the modelled network's node numbers: a table indexed by them
-     * renumbers in one pass (every rank does this at start-up) */
-    int *dense = lmpi_malloc(sizeof(int) * (size_t)(maxid + 1), LMPI_MEM_OTHER);
-    if (!dense) {
-        lmpi_free(ids);
-        return LMPI_ERR_NO_MEM;
-    }
-    memset(dense, -1, sizeof(int) * (size_t)(maxid + 1));
-    int distinct = 0;
-    for (int r = 0; r < n; r++) {
-        if (dense[ids[r]] < 0)
-            dense[ids[r]] = distinct++;
-        node_of[r] = dense[ids[r]];
-    }
-    lmpi_free(dense);
-    lmpi_free(ids);
-    return LMPI_OK;
+    return dense_nodes(n, node_of);
 }
 
 /* Node of every world rank: from the process manager's mapping (real
@@ -106,9 +112,10 @@ static lmpi_status world_nodes(int **out, bool *hosts)
         return LMPI_ERR_NO_MEM;
     *out = node_of;
     *hosts = false;
-    char mapping[1024];
-    if (n > 1 && lmpi_pmi_get("PMI_process_mapping", mapping, sizeof(mapping)) == 0 &&
-        lmpi_pmi_parse_mapping(mapping, n, node_of) == 0) {
+    if (n > 1 && lmpi_pmi_node_map(n, node_of) == 0) {
+        lmpi_status st = dense_nodes(n, node_of);
+        if (st != LMPI_OK)
+            return st;
         for (int r = 0; r < n; r++)
             if (node_of[r] != node_of[0])
                 *hosts = true;

@@ -30,6 +30,8 @@ static int mode_is(MPI_Comm c, const char *want)
 
 /* Every rank sends its world rank to the next rank of c and checks what the
  * previous one sent. */
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+
 static void check_ring(MPI_Comm c, const int *world_of)
 {
     int r, n, in = -1;
@@ -143,7 +145,11 @@ static void test_split_dup(void)
         world_of[i] = size - 1 - i;
     check_ring(rev, world_of);
     /* an irregular order: a lookup table */
-    int mul = size % 5 ? 5 : 7; /* coprime with size: the keys are a permutation */
+    /* coprime with size (the keys are a permutation) and not 1 modulo size
+     * (which would keep the order: 5 at 4 ranks) */
+    int mul = 3;
+    while (size > 3 && (gcd(mul, size) != 1 || mul % size == 1))
+        mul++;
     int key = (rank * mul) % size;
     MPI_Comm_split(MPI_COMM_WORLD, 0, key, &rnd);
     MPI_Comm_rank(rnd, &r);

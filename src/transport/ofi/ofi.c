@@ -329,7 +329,7 @@ lmpi_status lmpi_ofi_connect(void)
         char key[32], hex[2 * ADDR_MAX + 1];
         key_of(r, key, sizeof(key));
         size_t l = 0;
-        if (lmpi_pmi_get(key, hex, sizeof(hex)) == 0)
+        if (lmpi_pmi_get_from(r, key, hex, sizeof(hex)) == 0)
             l = strlen(hex) / 2;
         if (l == 0 || (len && l != len)) {
             lmpi_err_detail("the process manager has no network address for rank %d", r);

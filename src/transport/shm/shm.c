@@ -275,7 +275,8 @@ int lmpi_shm_open_ours(const char *name, size_t min_size, size_t *size)
 static lmpi_status open_named(int leader, char *name, size_t len, int *fd)
 {
     char key[32];
-    if (lmpi_pmi_get(segment_key(leader, key, sizeof(key)), name, len) != 0 || strncmp(name, "/lmpi-", 6) != 0) {
+    if (lmpi_pmi_get_from(leader, segment_key(leader, key, sizeof(key)), name, len) != 0 ||
+        strncmp(name, "/lmpi-", 6) != 0) {
         lmpi_err_detail("the process manager does not know the shared-memory segment's name");
         return LMPI_ERR_OTHER;
     }
