@@ -62,6 +62,10 @@
       "Largest message sent eagerly to a rank on another node (at most 16 KiB less a 56-byte "    \
       "header); larger ones are read by the receiver with an RMA read, or streamed in packets "   \
       "of that size where the provider has no RMA.")                                              \
+    X(ofi_lib, "LMPI_OFI_LIB", STRING, "libfabric.so.1",                                          \
+      "The libfabric the network transport opens (a file name or path): a site's own build, or "  \
+      "one whose providers do not probe the machine at start-up (Debian's loads verbs, psm and "  \
+      "psm2 into every process: about 0.3 s and 0.08 s of processor time each).")                  \
     X(topo_map, "LMPI_TOPO_MAP", STRING, "auto",                                                  \
       "How MPI_Cart_create, MPI_Graph_create and MPI_Dist_graph_create map with reorder=1: auto "  \
       "(grids tiled analytically onto nodes and sockets, graphs with Scotch in two levels), "      \

@@ -156,12 +156,13 @@ static lmpi_status load_libfabric(void)
     struct sigaction before[sizeof(crash) / sizeof(crash[0])];
     for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
         sigaction(crash[i], NULL, &before[i]);
-    void *lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    const char *name = lmpi_config.ofi_lib && *lmpi_config.ofi_lib ? lmpi_config.ofi_lib : "libfabric.so.1";
+    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
         sigaction(crash[i], &before[i], NULL);
     if (!lib) {
         lmpi_err_detail("ranks are on different nodes and the network transport needs libfabric: %s "
-                        "(install libfabric1)",
+                        "(install libfabric1, or name one in LMPI_OFI_LIB)",
                         dlerror());
         return LMPI_ERR_OTHER;
     }
@@ -171,7 +172,7 @@ static lmpi_status load_libfabric(void)
     *(void **)&fab.fabric = dlsym(lib, "fi_fabric");
     *(void **)&fab.strerror = dlsym(lib, "fi_strerror");
     if (!fab.getinfo || !fab.freeinfo || !fab.dupinfo || !fab.fabric || !fab.strerror) {
-        lmpi_err_detail("libfabric.so.1 lacks the functions the network transport calls");
+        lmpi_err_detail("LMPI_OFI_LIB=%s lacks the functions the network transport calls", name);
         fab.getinfo = NULL;
         return LMPI_ERR_OTHER;
     }
