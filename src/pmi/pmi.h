@@ -29,6 +29,10 @@ int lmpi_pmi_put(const char *key, const char *value);
 int lmpi_pmi_get(const char *key, char *value, size_t len);
 /* The same, for a key that rank owner put (PMIx finds it without a search). */
 int lmpi_pmi_get_from(int owner, const char *key, char *value, size_t len);
+/* The values of keys PREFIX<from>, PREFIX<from+1>, ... (at most count),
+ * comma-joined in values, in one round trip: 0 and *got (which may be 0),
+ * or -1 where the process manager cannot (Hydra, PMIx: get each key). */
+int lmpi_pmi_get_range(const char *prefix, int from, int count, char *values, size_t len, int *got);
 int lmpi_pmi_barrier(void);
 void lmpi_pmi_abort(int code, const char *msg);
 int lmpi_pmi_finalize(void);

@@ -39,6 +39,7 @@
 #endif
 
 static int pmi_fd = -1;
+static bool server_has_range; /* our mpiexec: cmd=get_range */
 static char kvsname[256];
 static char rbuf[4096];
 static size_t rlen;
@@ -207,6 +208,7 @@ int lmpi_pmi_init(lmpi_pmi_info *info, char *err, size_t errlen)
     if (command("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", reply, sizeof(reply)) ||
         !rc_ok(reply))
         return -1;
+    server_has_range = field(reply, "lmpi_range", v, sizeof(v)) == 0 && !strcmp(v, "1");
     if (command("cmd=get_my_kvsname\n", "my_kvsname", reply, sizeof(reply)) ||
         field(reply, "kvsname", kvsname, sizeof(kvsname)))
         return -1;
@@ -267,6 +269,19 @@ int lmpi_pmi_get_from(int owner, const char *key, char *value, size_t len)
     if (command(cmd, "get_result", reply, sizeof(reply)) || !rc_ok(reply))
         return -1;
     return field(reply, "value", value, len);
+}
+
+int lmpi_pmi_get_range(const char *prefix, int from, int count, char *values, size_t len, int *got)
+{
+    if (PMIX_ON() || pmi_fd < 0 || !server_has_range)
+        return -1;
+    char cmd[512], reply[4096], n[32];
+    snprintf(cmd, sizeof(cmd), "cmd=get_range kvsname=%s prefix=%s from=%d count=%d\n", kvsname, prefix, from, count);
+    if (command(cmd, "get_range_result", reply, sizeof(reply)) || !rc_ok(reply) ||
+        field(reply, "count", n, sizeof(n)) || lmpi_pmi_parse_int(n, 0, count, got) ||
+        field(reply, "values", values, len))
+        return -1;
+    return 0;
 }
 
 int lmpi_pmi_barrier(void)

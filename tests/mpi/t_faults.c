@@ -78,6 +78,9 @@ static void fuzz(int fd)
         "cmd=get_my_kvsname kvsname=other rank=0\n", "cmd=put kvsname=kvs_1_0 key=k value=v\n",
         "key=value cmd=get_maxes\n", "cmd=get_universe_size size=-1\n", "\n", "   \n", "cmd==\n",
         "cmd=put key=a=b value==\n", "cmd=spawn_result\n", "endcmd\n",
+        "cmd=get_range\n", "cmd=get_range prefix=fuzz from=2147483647 count=2147483647\n",
+        "cmd=get_range prefix=fuzz from=-5 count=3\n", "cmd=get_range prefix= from=0 count=0\n",
+        "cmd=get_range prefix=fuzz from=x count=y\n",
     };
     for (int round = 0; round < 50; round++) {
         for (size_t i = 0; i < sizeof(partial) / sizeof(partial[0]); i++)

@@ -16,6 +16,7 @@
  * shared-memory segment name is removed from /dev/shm. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -121,6 +122,11 @@ typedef struct {
     int n, first; /* its processes: ranks[first .. first + n) */
     kv_t *kvs;
     int n_kvs, cap_kvs;
+    /* open-addressing index over kvs (entry + 1; 0 empty): start-up asks for
+     * every rank's address, n gets by each of n ranks, and a scan of the
+     * keys made that quadratic in the keys (256 ranks: 1 s of gets) */
+    int *kv_index;
+    size_t kv_index_cap; /* a power of two, at least twice n_kvs */
     int barrier_count;
 } job_t;
 
@@ -500,18 +506,73 @@ static int kv_find(const kv_t *kvs, int n, const char *key)
     return -1;
 }
 
+static size_t kv_hash(const char *key)
+{
+    size_t h = 14695981039346656037u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        h = (h ^ *p) * 1099511628211u;
+    return h;
+}
+
+/* The index slot holding key, or the empty slot where it would go. */
+static size_t kvs_slot(const job_t *j, const char *key)
+{
+    size_t mask = j->kv_index_cap - 1, i = kv_hash(key) & mask;
+    while (j->kv_index[i] && strcmp(j->kvs[j->kv_index[i] - 1].key, key))
+        i = (i + 1) & mask;
+    return i;
+}
+
+static void kvs_reindex(job_t *j)
+{
+    size_t cap = j->kv_index_cap ? 2 * j->kv_index_cap : 256;
+    while (cap < 2 * (size_t)(j->n_kvs + 1))
+        cap *= 2;
+    free(j->kv_index);
+    j->kv_index = calloc(cap, sizeof(int));
+    if (!j->kv_index)
+        die("out of memory");
+    j->kv_index_cap = cap;
+    for (int k = 0; k < j->n_kvs; k++)
+        j->kv_index[kvs_slot(j, j->kvs[k].key)] = k + 1;
+}
+
 static bool kvs_put(job_t *j, const char *key, const char *value)
 {
-    if (j->n_kvs >= KVS_KEYS_PER_PROC * (j->n + 1) && kv_find(j->kvs, j->n_kvs, key) < 0)
+    if (2 * (size_t)(j->n_kvs + 1) > j->kv_index_cap)
+        kvs_reindex(j);
+    size_t at = kvs_slot(j, key);
+    if (j->kv_index[at]) {
+        kv_t *e = &j->kvs[j->kv_index[at] - 1];
+        char *v = strdup(value);
+        if (!v)
+            die("out of memory");
+        free(e->value);
+        e->value = v;
+        return true;
+    }
+    if (j->n_kvs >= KVS_KEYS_PER_PROC * (j->n + 1))
         return false;
-    kv_set(&j->kvs, &j->n_kvs, &j->cap_kvs, key, value);
+    if (j->n_kvs == j->cap_kvs) {
+        j->cap_kvs = j->cap_kvs ? 2 * j->cap_kvs : 64;
+        j->kvs = realloc(j->kvs, sizeof(kv_t) * (size_t)j->cap_kvs);
+        if (!j->kvs)
+            die("out of memory");
+    }
+    j->kvs[j->n_kvs].key = strdup(key);
+    j->kvs[j->n_kvs].value = strdup(value);
+    if (!j->kvs[j->n_kvs].key || !j->kvs[j->n_kvs].value)
+        die("out of memory");
+    j->kv_index[at] = ++j->n_kvs;
     return true;
 }
 
 static const char *kvs_get(const job_t *j, const char *key)
 {
-    int i = kv_find(j->kvs, j->n_kvs, key);
-    return i < 0 ? NULL : j->kvs[i].value;
+    if (!j->kv_index_cap)
+        return NULL;
+    int i = j->kv_index[kvs_slot(j, key)];
+    return i ? j->kvs[i - 1].value : NULL;
 }
 
 /* ---- stopping ------------------------------------------------------------- */
@@ -713,6 +774,41 @@ static const char *word(const char *line, const char *key, char *out, size_t len
         }
     }
     return NULL;
+}
+
+/* cmd=get_range prefix=P from=F count=C: the values of keys P<F>, P<F+1>,
+ * ... joined by commas, as many as fit in one line (LeanMPI's clients fetch
+ * every rank's network address this way: n/100 round trips instead of n).
+ * Stops at the first missing key or a value with a comma. */
+static void get_range(rank_t *rk, const job_t *jb, const char *line)
+{
+    char prefix[256], num[32], values[MAX_LINE - 128], key[300];
+    int from = -1, count = -1;
+    char *end;
+    if (word(line, "from", num, sizeof(num))) {
+        long v = strtol(num, &end, 10);
+        from = *num && !*end && v >= 0 && v <= INT_MAX ? (int)v : -1;
+    }
+    if (word(line, "count", num, sizeof(num))) {
+        long v = strtol(num, &end, 10);
+        count = *num && !*end && v >= 1 && v <= INT_MAX ? (int)v : -1;
+    }
+    if (!word(line, "prefix", prefix, sizeof(prefix)) || from < 0 || count < 1) {
+        pmi_reply(rk, "cmd=get_range_result rc=-1 msg=expected_prefix_from_count");
+        return;
+    }
+    size_t at = 0;
+    int got = 0;
+    values[0] = '\0';
+    for (; got < count && (long)from + got <= INT_MAX; got++) {
+        snprintf(key, sizeof(key), "%s%d", prefix, from + got);
+        const char *v = kvs_get(jb, key);
+        size_t l = v ? strlen(v) : 0;
+        if (!v || strchr(v, ',') || at + l + 2 > sizeof(values))
+            break;
+        at += (size_t)snprintf(values + at, sizeof(values) - at, "%s%s", got ? "," : "", v);
+    }
+    pmi_reply(rk, "cmd=get_range_result rc=0 count=%d values=%s", got, values);
 }
 
 static void launch_job(int j, const app_t *apps, int napps, bool spawned);
@@ -1015,7 +1111,8 @@ static void pmi_command(int r, const char *line)
     }
     if (!strcmp(cmd, "init")) {
         rk->pmi_inited = true;
-        pmi_reply(rk, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0");
+        /* lmpi_range=1: this server answers get_range (below) */
+        pmi_reply(rk, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0 lmpi_range=1");
     } else if (!strcmp(cmd, "get_maxes")) {
         pmi_reply(rk, "cmd=maxes rc=0 kvsname_max=64 keylen_max=512 vallen_max=2048");
     } else if (!strcmp(cmd, "get_appnum")) {
@@ -1040,6 +1137,8 @@ static void pmi_command(int r, const char *line)
             pmi_reply(rk, "cmd=get_result rc=0 msg=success value=%s", v);
         else
             pmi_reply(rk, "cmd=get_result rc=-1 msg=key_%s_not_found", key);
+    } else if (!strcmp(cmd, "get_range")) {
+        get_range(rk, jb, line);
     } else if (!strcmp(cmd, "barrier_in")) {
         if (!rk->in_barrier) {
             rk->in_barrier = true;
