@@ -34,6 +34,8 @@ int lmpi_pmi_get_from(int owner, const char *key, char *value, size_t len);
  * or -1 where the process manager cannot (Hydra, PMIx: get each key). */
 int lmpi_pmi_get_range(const char *prefix, int from, int count, char *values, size_t len, int *got);
 int lmpi_pmi_barrier(void);
+/* Which process manager started this process, for the memory report. */
+const char *lmpi_pmi_describe(void);
 void lmpi_pmi_abort(int code, const char *msg);
 int lmpi_pmi_finalize(void);
 

@@ -40,6 +40,7 @@
 
 static int pmi_fd = -1;
 static bool server_has_range; /* our mpiexec: cmd=get_range */
+static char describe[4200] = "none (singleton)";
 static char kvsname[256];
 static char rbuf[4096];
 static size_t rlen;
@@ -181,7 +182,9 @@ int lmpi_pmi_init(lmpi_pmi_info *info, char *err, size_t errlen)
     snprintf(err, errlen, "cannot talk to the process manager");
     if (!getenv("PMI_FD") && getenv("PMIX_NAMESPACE") && getenv("PMIX_RANK")) {
 #ifdef LMPI_HAVE_PMIX
-        return lmpi_pmix_init(info, err, errlen);
+        int rc = lmpi_pmix_init(info, err, errlen);
+        snprintf(describe, sizeof(describe), "PMIx (%s)", lmpi_pmix_library());
+        return rc;
 #else
         snprintf(err, errlen,
                  "started by a PMIx launcher (PMIX_NAMESPACE=%s), but this LeanMPI was built without PMIx "
@@ -209,6 +212,8 @@ int lmpi_pmi_init(lmpi_pmi_info *info, char *err, size_t errlen)
         !rc_ok(reply))
         return -1;
     server_has_range = field(reply, "lmpi_range", v, sizeof(v)) == 0 && !strcmp(v, "1");
+    snprintf(describe, sizeof(describe), "PMI-1 (%s)",
+             server_has_range ? "LeanMPI's mpiexec: addresses fetched in batches" : "one get per key");
     if (command("cmd=get_my_kvsname\n", "my_kvsname", reply, sizeof(reply)) ||
         field(reply, "kvsname", kvsname, sizeof(kvsname)))
         return -1;
@@ -270,6 +275,8 @@ int lmpi_pmi_get_from(int owner, const char *key, char *value, size_t len)
         return -1;
     return field(reply, "value", value, len);
 }
+
+const char *lmpi_pmi_describe(void) { return describe; }
 
 int lmpi_pmi_get_range(const char *prefix, int from, int count, char *values, size_t len, int *got)
 {

@@ -38,9 +38,12 @@ static struct {
     const char *(*error_string)(pmix_status_t);
     pmix_proc_t me;
     bool on;
+    char path[4096];
 } px;
 
 bool lmpi_pmix_active(void) { return px.on; }
+
+const char *lmpi_pmix_library(void) { return px.path; }
 
 /* The libpmix the launcher itself has loaded: the parent of a rank is the
  * PMIx server (prted, slurmstepd) unless a wrapper sits in between. */
@@ -69,12 +72,13 @@ static bool launcher_library(char *path, size_t len)
 
 static int open_library(char *err, size_t errlen)
 {
-    char path[4096];
+    char *path = px.path;
+    size_t pathlen = sizeof(px.path);
     const char *env = getenv("LMPI_PMIX_LIB");
     if (env && *env)
-        snprintf(path, sizeof(path), "%s", env);
-    else if (!launcher_library(path, sizeof(path)))
-        snprintf(path, sizeof(path), "libpmix.so.2");
+        snprintf(path, pathlen, "%s", env);
+    else if (!launcher_library(path, pathlen))
+        snprintf(path, pathlen, "libpmix.so.2");
     px.lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     if (!px.lib) {
         snprintf(err, errlen, "started by a PMIx launcher (PMIX_NAMESPACE=%s) but libpmix cannot be opened: %s",

@@ -11,6 +11,8 @@
 
 bool lmpi_pmix_active(void);
 int lmpi_pmix_init(lmpi_pmi_info *info, char *err, size_t errlen);
+/* The libpmix file opened (the launcher's own, LMPI_PMIX_LIB or libpmix.so.2). */
+const char *lmpi_pmix_library(void);
 int lmpi_pmix_put(const char *key, const char *value);
 /* owner < 0: search every rank of the namespace */
 int lmpi_pmix_get(int owner, const char *key, char *value, size_t len);

@@ -358,6 +358,7 @@ static void memory_report(void)
             lmpi_nodemap_mode_name(&av->nodes), av->nodes.nnodes, lmpi_nodemap_bytes(&av->nodes));
     const char *net = lmpi_tr_net_describe();
     fprintf(stdout, "  transports: shm inside the node%s%s\n", net ? ", between nodes " : "", net ? net : "");
+    fprintf(stdout, "  process manager: %s\n", lmpi_pmi_describe());
     fprintf(stdout, "  rank maps alive on rank 0:");
     for (int m = 0; m < LMPI_RM_NMODES; m++)
         if (m != LMPI_RM_BSTRIDE)
