@@ -1,5 +1,6 @@
 #!/bin/sh
-# slurm.sh BUILD   LeanMPI programs launched by Slurm's srun --mpi=pmix.
+# slurm.sh BUILD   LeanMPI programs launched by Slurm's srun --mpi=pmix (and
+# --mpi=pmi2, whose server also speaks PMI-1).
 # Uses a running Slurm where sinfo answers; otherwise, as root with slurmctld,
 # slurmd and munged installed (Debian: slurmd slurmctld munge), starts a
 # one-node cluster of this machine under a private configuration and stops it
@@ -84,6 +85,16 @@ for t in t_pt2pt t_coll t_comm t_rma t_datatype t_io; do
     name=$t
     timeout 120 $S -n 4 "$T/$t" >"$out" 2>&1 || bad "exit status $?: $(tail -5 "$out")"
 done
+# Slurm's pmi2 plugin also answers the PMI-1 wire protocol of our client
+if srun --mpi=list 2>&1 | grep -q pmi2; then
+    for t in t_pt2pt t_coll; do
+        name="$t (pmi2)"
+        timeout 120 srun --mpi=pmi2 --overcommit -n 4 "$T/$t" >"$out" 2>&1 || bad "exit status $?: $(tail -5 "$out")"
+    done
+    name="t_dpm connect (pmi2)"
+    timeout 120 srun --mpi=pmi2 --overcommit -n 2 "$T/t_dpm" connect >"$out" 2>&1 ||
+        bad "exit status $?: $(tail -5 "$out")"
+fi
 name=abort
 timeout 60 $S -n 4 "$T/t_fail" abort >"$out" 2>&1
 st=$?
