@@ -59,8 +59,10 @@ static struct {
 
 /* Largest payload of one packet: a packet must fit rxm's eager buffers (16
  * KiB, FI_OFI_RXM_BUFFER_SIZE), or rxm runs its own rendezvous under ours
- * (16 KiB ping-pong 31 us instead of 11).  Larger rxm buffers would cost
- * their size times the ~4200 that rxm keeps per process (32 KiB: 145 MB). */
+ * (16 KiB ping-pong 31 us instead of 11).  Debian's rxm (1.17) keeps ~4200
+ * of them per process: 32 KiB would cost 145 MB, its 16 KiB 95 MB; 8 KiB
+ * (54 MB) made 12 KiB messages 34 us instead of 15 (MPICH 13), so the
+ * default stays.  A newer libfabric (LMPI_OFI_LIB) holds 25 MB. */
 #define PAYLOAD (16 * 1024 - (int)WIRE_HDR_BYTES)
 #define WIRE_HDR_BYTES 56 /* wire_prefix + lmpi_pkt_hdr (checked below) */
 #define RX_BUFS 32
@@ -156,12 +158,6 @@ static lmpi_status load_libfabric(void)
     struct sigaction before[sizeof(crash) / sizeof(crash[0])];
     for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
         sigaction(crash[i], NULL, &before[i]);
-    /* rxm keeps about 4200 eager buffers per process: at its default 16 KiB
-     * that is 95 MB resident per rank (8 KiB: 54 MB), and the page faults
-     * were a third of a 64-rank start-up over 4 hosts (4.2-4.9 s, 3.6 s at
-     * 8 KiB).  Our larger packets still go, through rxm's segmentation.  A
-     * user's setting wins. */
-    setenv("FI_OFI_RXM_BUFFER_SIZE", "8192", 0);
     const char *name = lmpi_config.ofi_lib && *lmpi_config.ofi_lib ? lmpi_config.ofi_lib : "libfabric.so.1";
     void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
