@@ -20,6 +20,7 @@
 #include "runtime/errhandler.h"
 #include "runtime/request.h"
 #include "transport/shm/shm.h"
+#include "transport/shm/bridge.h"
 #include "transport/transport.h"
 
 lmpi_runtime lmpi_rt;
@@ -28,6 +29,7 @@ _Noreturn void lmpi_abort_job(int code, const char *why)
 {
     fflush(stdout);
     fflush(stderr);
+    lmpi_bridge_unlink();
     lmpi_pmi_abort(code, why);
     _exit(code);
 }

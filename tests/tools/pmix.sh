@@ -15,6 +15,8 @@ P=${LMPI_PRTERUN:-/opt/peers/openmpi/bin/prterun}
 L="$P --allow-run-as-root --oversubscribe --bind-to none"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+before=$(ls /dev/shm | grep "^lmpi-prterun" || true)
+[ -n "$before" ] || before="-"
 failed=0
 bad() { echo "FAIL [$name]: $*" >&2; failed=1; }
 now() { date +%s.%N; }
@@ -56,5 +58,8 @@ st=$?
 [ "$st" != 0 ] && grep -q "libpmix cannot be opened: /nonexistent/libpmix.so" "$out" ||
     bad "no library: status $st: $(cat "$out")"
 
+name=leftovers
+left=$(ls /dev/shm | grep "^lmpi-prterun" | grep -v -x -F "$before")
+[ -z "$left" ] || bad "left in /dev/shm: $left"
 [ "$failed" = 0 ] || exit 1
 echo "pmix: passed"

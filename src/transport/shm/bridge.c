@@ -286,6 +286,12 @@ pid_t lmpi_bridge_pid(int index)
     return lmpi_bridge_is_peer(index) && map_peer(index - br.base) ? br.peers[index - br.base].pid : -1;
 }
 
+void lmpi_bridge_unlink(void)
+{
+    if (br.inbox)
+        shm_unlink(br.name);
+}
+
 void lmpi_bridge_close(void)
 {
     for (int s = 0; s < br.npeers; s++)

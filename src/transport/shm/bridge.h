@@ -29,6 +29,9 @@ lmpi_status lmpi_bridge_open(const char *kvsname, int rank);
 bool lmpi_bridge_is_open(void);
 /* Unlink and unmap the inbox, detach every peer. */
 void lmpi_bridge_close(void);
+/* The job is ending abnormally: remove the inbox's name now (only our
+ * mpiexec cleans up after a killed job; prterun and srun do not). */
+void lmpi_bridge_unlink(void);
 
 /* Name the inbox of (kvsname, rank) as a peer, mapped when something is
  * first sent to it; returns its transport index (-1: out of memory). */
