@@ -31,11 +31,19 @@
 #include <unistd.h>
 
 #include "pmi/pmi.h"
+/* PMIX_RETURN(call): return call's result when a PMIx server started this
+ * process (the call is not compiled without libpmix's headers). */
 #ifdef LMPI_HAVE_PMIX
 #include "pmi/pmix_client.h"
 #define PMIX_ON() lmpi_pmix_active()
+#define PMIX_RETURN(call)                                                                                  \
+    do {                                                                                                   \
+        if (lmpi_pmix_active())                                                                            \
+            return call;                                                                                   \
+    } while (0)
 #else
 #define PMIX_ON() false
+#define PMIX_RETURN(call) ((void)0)
 #endif
 
 static int pmi_fd = -1;
@@ -230,10 +238,7 @@ int lmpi_pmi_init(lmpi_pmi_info *info, char *err, size_t errlen)
 
 int lmpi_pmi_put(const char *key, const char *value)
 {
-#ifdef LMPI_HAVE_PMIX
-    if (PMIX_ON())
-        return lmpi_pmix_put(key, value);
-#endif
+    PMIX_RETURN(lmpi_pmix_put(key, value));
     if (pmi_fd < 0) {
         kv *e = malloc(sizeof(*e));
         if (!e)
@@ -255,12 +260,8 @@ int lmpi_pmi_get(const char *key, char *value, size_t len) { return lmpi_pmi_get
 
 int lmpi_pmi_get_from(int owner, const char *key, char *value, size_t len)
 {
-#ifdef LMPI_HAVE_PMIX
-    if (PMIX_ON())
-        return lmpi_pmix_get(owner, key, value, len);
-#else
-    (void)owner;
-#endif
+    (void)owner; /* PMI-1's keys are one space: only PMIx needs it */
+    PMIX_RETURN(lmpi_pmix_get(owner, key, value, len));
     if (pmi_fd < 0) {
         for (kv *e = local_kvs; e; e = e->next)
             if (!strcmp(e->key, key)) {
@@ -293,10 +294,7 @@ int lmpi_pmi_get_range(const char *prefix, int from, int count, char *values, si
 
 int lmpi_pmi_barrier(void)
 {
-#ifdef LMPI_HAVE_PMIX
-    if (PMIX_ON())
-        return lmpi_pmix_fence();
-#endif
+    PMIX_RETURN(lmpi_pmix_fence());
     if (pmi_fd < 0)
         return 0;
     char reply[256];
@@ -333,10 +331,7 @@ int lmpi_pmi_finalize(void)
         free(local_kvs);
         local_kvs = n;
     }
-#ifdef LMPI_HAVE_PMIX
-    if (PMIX_ON())
-        return lmpi_pmix_finalize();
-#endif
+    PMIX_RETURN(lmpi_pmix_finalize());
     if (pmi_fd < 0)
         return 0;
     char reply[256];
@@ -348,10 +343,7 @@ int lmpi_pmi_finalize(void)
 
 int lmpi_pmi_node_map(int size, int *node_of)
 {
-#ifdef LMPI_HAVE_PMIX
-    if (PMIX_ON())
-        return lmpi_pmix_node_map(size, node_of);
-#endif
+    PMIX_RETURN(lmpi_pmix_node_map(size, node_of));
     char mapping[1024];
     if (size < 2 || lmpi_pmi_get("PMI_process_mapping", mapping, sizeof(mapping)) != 0)
         return -1;
@@ -467,10 +459,7 @@ static int wire_safe(const char *v) { return v && *v && !strpbrk(v, " \n="); }
 int lmpi_pmi_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char **keys, const char **values,
                    int *spawned, char *err, size_t errlen)
 {
-#ifdef LMPI_HAVE_PMIX
-    if (PMIX_ON())
-        return lmpi_pmix_spawn(count, apps, npreput, keys, values, spawned, err, errlen);
-#endif
+    PMIX_RETURN(lmpi_pmix_spawn(count, apps, npreput, keys, values, spawned, err, errlen));
     if (ensure_server(err, errlen) != 0)
         return -1;
     size_t cap = 65536, at = 0;
@@ -554,10 +543,7 @@ static int name_request(const char *what, const char *service, const char *port,
 
 int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t errlen)
 {
-#ifdef LMPI_HAVE_PMIX
-    if (PMIX_ON())
-        return lmpi_pmix_publish(service, port, err, errlen);
-#endif
+    PMIX_RETURN(lmpi_pmix_publish(service, port, err, errlen));
     char reply[1024];
     int rc = name_request("publish", service, port, reply, sizeof(reply), err, errlen);
     if (rc > 0)
@@ -567,10 +553,7 @@ int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t er
 
 int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size_t errlen)
 {
-#ifdef LMPI_HAVE_PMIX
-    if (PMIX_ON())
-        return lmpi_pmix_lookup(service, port, len, err, errlen);
-#endif
+    PMIX_RETURN(lmpi_pmix_lookup(service, port, len, err, errlen));
     char reply[2600];
     int rc = name_request("lookup", service, NULL, reply, sizeof(reply), err, errlen);
     if (rc == 0 && field(reply, "port", port, len) != 0)
@@ -582,10 +565,7 @@ int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size
 
 int lmpi_pmi_unpublish(const char *service, char *err, size_t errlen)
 {
-#ifdef LMPI_HAVE_PMIX
-    if (PMIX_ON())
-        return lmpi_pmix_unpublish(service, err, errlen);
-#endif
+    PMIX_RETURN(lmpi_pmix_unpublish(service, err, errlen));
     char reply[1024];
     int rc = name_request("unpublish", service, NULL, reply, sizeof(reply), err, errlen);
     if (rc > 0)

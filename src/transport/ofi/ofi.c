@@ -294,7 +294,9 @@ static lmpi_status open_endpoint(void)
     return LMPI_OK;
 }
 
-static void key_of(int rank, char *key, size_t len) { snprintf(key, len, "lmpi-ofi-%d", rank); }
+#define ADDR_KEY "lmpi-ofi-" /* + the rank: its address, in hex */
+
+static void key_of(int rank, char *key, size_t len) { snprintf(key, len, ADDR_KEY "%d", rank); }
 
 lmpi_status lmpi_ofi_open(int me, int n)
 {
@@ -347,17 +349,14 @@ static lmpi_status decode_address(int r, const char *hex, size_t hexlen, unsigne
 lmpi_status lmpi_ofi_connect(void)
 {
     unsigned char *names = lmpi_malloc((size_t)ofi.n * ADDR_MAX, LMPI_MEM_OTHER);
-    char *values = lmpi_malloc(4096, LMPI_MEM_OTHER);
-    if (!names || !values) {
-        lmpi_free(names);
-        lmpi_free(values);
+    if (!names)
         return LMPI_ERR_NO_MEM;
-    }
+    char values[4096]; /* one PMI line */
     size_t len = 0;
     lmpi_status st = LMPI_OK;
     for (int r = 0; r < ofi.n && st == LMPI_OK;) {
         int got = 0;
-        if (lmpi_pmi_get_range("lmpi-ofi-", r, ofi.n - r, values, 4096, &got) == 0 && got > 0) {
+        if (lmpi_pmi_get_range(ADDR_KEY, r, ofi.n - r, values, sizeof(values), &got) == 0 && got > 0) {
             const char *p = values;
             for (int i = 0; i < got && st == LMPI_OK; i++) {
                 size_t l = strcspn(p, ",");
@@ -379,7 +378,6 @@ lmpi_status lmpi_ofi_connect(void)
         if (k != ofi.n)
             st = fail("inserting the ranks' addresses", k < 0 ? k : -FI_EINVAL);
     }
-    lmpi_free(values);
     lmpi_free(names);
     return st;
 }
