@@ -9,6 +9,7 @@
 #include "binding/check.h"
 #include "binding/gen/impl.h"
 #include "coll/algos.h"
+#include "coll/calls.h"
 #include "coll/node.h"
 #include "coll/shmcoll.h"
 #include "coll/short.h"
@@ -362,13 +363,23 @@ static lmpi_status get_op(MPI_Op h, lmpi_datatype *dt, lmpi_op **op)
 }
 
 /* Does a small blocking collective take the communicator's shared-memory
- * area?  (The first call on a communicator is collective: shmcoll.c.) */
-static lmpi_status shm_path(lmpi_comm *comm, const MPI_Request *request, MPI_Count count, const lmpi_datatype *dt,
-                            bool *shm)
+ * area?  (Attached by the call's start: calls.c.) */
+static bool shm_path(lmpi_comm *comm, const MPI_Request *request, MPI_Count count, const lmpi_datatype *dt)
 {
-    *shm = false;
-    return request || !lmpi_coll_short_ok(comm, count, dt) ? LMPI_OK : lmpi_coll_shm_try(comm, count, dt, shm);
+    return !request && lmpi_coll_short_ok(comm, count, dt) && lmpi_coll_shm_use(comm, count, dt);
 }
+
+/* The body of every blocking collective: one call number (calls.c),
+ * whatever happens in CALL. */
+#define BLOCKING(comm, kind, call)                                          \
+    do {                                                                    \
+        uint32_t base_;                                                     \
+        lmpi_status st_ = lmpi_coll_call_begin(comm, kind, &base_);         \
+        if (st_ == LMPI_OK)                                                 \
+            st_ = (call);                                                   \
+        lmpi_coll_call_end(comm, base_);                                    \
+        return st_;                                                         \
+    } while (0)
 
 static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
                             MPI_Request *request, bool persist);
@@ -412,9 +423,7 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
         NEW_SCHED(comm);
         return lmpi_sched_finish(s, lmpi_coll_node_bcast(s, comm, node, roots, buf, count, dt, root), request, persist);
     }
-    bool shm;
-    TRY(shm_path(comm, request, count, dt, &shm));
-    if (shm)
+    if (shm_path(comm, request, count, dt))
         return lmpi_coll_shm_bcast(buf, count, dt, root, comm);
     if (!request && lmpi_coll_short_ok(comm, count, dt))
         return lmpi_coll_short_bcast(buf, count, dt, root, comm);
@@ -431,7 +440,7 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
 
 lmpi_status lmpi_impl_Bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm)
 {
-    return do_bcast(buf, count, dt, root, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_AREA, do_bcast(buf, count, dt, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ibcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
@@ -467,9 +476,7 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
         return lmpi_sched_finish(s, lmpi_coll_node_reduce(s, comm, node, roots, sbuf, rbuf, count, dt, op, root), request,
                       persist);
     }
-    bool shm;
-    TRY(shm_path(comm, request, count, dt, &shm));
-    if (shm) /* rank order: any operation */
+    if (shm_path(comm, request, count, dt)) /* rank order: any operation */
         return lmpi_coll_shm_reduce(sbuf, rbuf, count, dt, op, root, comm);
     if (!request && op->commutative && lmpi_coll_short_ok(comm, count, dt))
         return lmpi_coll_short_reduce(sbuf, rbuf, count, dt, op, root, comm);
@@ -482,7 +489,7 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
 lmpi_status lmpi_impl_Reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op, int root,
                              lmpi_comm *comm)
 {
-    return do_reduce(sbuf, rbuf, count, dt, op, root, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_AREA, do_reduce(sbuf, rbuf, count, dt, op, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ireduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op, int root,
@@ -544,9 +551,7 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
         NEW_SCHED(comm);
         return lmpi_sched_finish(s, lmpi_coll_node_allreduce(s, node, roots, sbuf, rbuf, count, dt, op), request, persist);
     }
-    bool shm;
-    TRY(shm_path(comm, request, count, dt, &shm));
-    if (shm) /* rank order: any operation */
+    if (shm_path(comm, request, count, dt)) /* rank order: any operation */
         return lmpi_coll_shm_allreduce(sbuf, rbuf, count, dt, op, comm);
     if (!request && op->commutative && lmpi_coll_short_ok(comm, count, dt))
         return lmpi_coll_short_allreduce(sbuf, rbuf, count, dt, op, comm);
@@ -574,7 +579,7 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
 lmpi_status lmpi_impl_Allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
                                 lmpi_comm *comm)
 {
-    return do_allreduce(sbuf, rbuf, count, dt, op, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_AREA, do_allreduce(sbuf, rbuf, count, dt, op, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iallreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
@@ -597,7 +602,7 @@ static lmpi_status do_gather(const void *sbuf, MPI_Count scount, lmpi_datatype *
 lmpi_status lmpi_impl_Gather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                              lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    return do_gather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, root, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_gather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Igather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -609,7 +614,7 @@ lmpi_status lmpi_impl_Igather(const void *sbuf, MPI_Count scount, lmpi_datatype 
 lmpi_status lmpi_impl_Gatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, lmpi_iarray rcounts,
                               lmpi_iarray displs, lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    return do_gather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, root, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_gather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Igatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
@@ -633,7 +638,7 @@ static lmpi_status do_scatter(const void *sbuf, blocks sb, lmpi_datatype *sdt, v
 lmpi_status lmpi_impl_Scatter(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                               lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    return do_scatter(sbuf, (blocks){.count = scount}, sdt, rbuf, rcount, rdt, root, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_scatter(sbuf, (blocks){.count = scount}, sdt, rbuf, rcount, rdt, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iscatter(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -645,7 +650,7 @@ lmpi_status lmpi_impl_Iscatter(const void *sbuf, MPI_Count scount, lmpi_datatype
 lmpi_status lmpi_impl_Scatterv(const void *sbuf, lmpi_iarray scounts, lmpi_iarray displs, lmpi_datatype *sdt,
                                void *rbuf, MPI_Count rcount, lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    return do_scatter(sbuf, (blocks){scounts, displs, 0}, sdt, rbuf, rcount, rdt, root, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_scatter(sbuf, (blocks){scounts, displs, 0}, sdt, rbuf, rcount, rdt, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iscatterv(const void *sbuf, lmpi_iarray scounts, lmpi_iarray displs, lmpi_datatype *sdt,
@@ -675,7 +680,7 @@ static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatyp
 lmpi_status lmpi_impl_Allgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                                 lmpi_datatype *rdt, lmpi_comm *comm)
 {
-    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_allgather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iallgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
@@ -687,7 +692,7 @@ lmpi_status lmpi_impl_Iallgather(const void *sbuf, MPI_Count scount, lmpi_dataty
 lmpi_status lmpi_impl_Allgatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
                                  lmpi_iarray rcounts, lmpi_iarray displs, lmpi_datatype *rdt, lmpi_comm *comm)
 {
-    return do_allgather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_allgather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iallgatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
@@ -715,7 +720,7 @@ static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, 
 lmpi_status lmpi_impl_Alltoall(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                                lmpi_datatype *rdt, lmpi_comm *comm)
 {
-    return do_alltoall(sbuf, (blocks){.count = scount}, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_alltoall(sbuf, (blocks){.count = scount}, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ialltoall(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -728,8 +733,8 @@ lmpi_status lmpi_impl_Alltoallv(const void *sbuf, lmpi_iarray scounts, lmpi_iarr
                                 void *rbuf, lmpi_iarray rcounts, lmpi_iarray rdispls, lmpi_datatype *rdt,
                                 lmpi_comm *comm)
 {
-    return do_alltoall(sbuf, (blocks){scounts, sdispls, 0}, sdt, rbuf, (blocks){rcounts, rdispls, 0}, rdt, comm,
-                       NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_alltoall(sbuf, (blocks){scounts, sdispls, 0}, sdt, rbuf, (blocks){rcounts, rdispls, 0}, rdt, comm,
+                       NULL, false));
 }
 
 lmpi_status lmpi_impl_Ialltoallv(const void *sbuf, lmpi_iarray scounts, lmpi_iarray sdispls, lmpi_datatype *sdt,
@@ -755,7 +760,7 @@ static lmpi_status do_scan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_d
 
 lmpi_status lmpi_impl_Scan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op, lmpi_comm *comm)
 {
-    return do_scan(sbuf, rbuf, count, dt, op, comm, false, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_scan(sbuf, rbuf, count, dt, op, comm, false, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iscan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
@@ -767,7 +772,7 @@ lmpi_status lmpi_impl_Iscan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_
 lmpi_status lmpi_impl_Exscan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
                              lmpi_comm *comm)
 {
-    return do_scan(sbuf, rbuf, count, dt, op, comm, true, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_scan(sbuf, rbuf, count, dt, op, comm, true, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iexscan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
@@ -805,7 +810,7 @@ static lmpi_status do_barrier(lmpi_comm *comm, MPI_Request *request, bool persis
 
 lmpi_status lmpi_impl_Ibarrier(lmpi_comm *comm, MPI_Request *request) { return do_barrier(comm, request, false); }
 
-lmpi_status lmpi_impl_Barrier(lmpi_comm *comm)
+static lmpi_status blocking_barrier(lmpi_comm *comm)
 {
     if (comm->is_inter || lmpi_config.coll_short == 0)
         return do_barrier(comm, NULL, false);
@@ -814,10 +819,11 @@ lmpi_status lmpi_impl_Barrier(lmpi_comm *comm)
     TRY(lmpi_coll_node_aware(comm, &node, &roots, &node_aware));
     if (node_aware)
         return lmpi_coll_node_short_barrier(node, roots);
-    bool shm;
-    TRY(shm_path(comm, NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), &shm));
-    return shm ? lmpi_coll_shm_barrier(comm) : lmpi_coll_short_barrier(comm);
+    return shm_path(comm, NULL, 0, lmpi_datatype_from_handle(MPI_BYTE)) ? lmpi_coll_shm_barrier(comm)
+                                                                         : lmpi_coll_short_barrier(comm);
 }
+
+lmpi_status lmpi_impl_Barrier(lmpi_comm *comm) { BLOCKING(comm, LMPI_COLL_AREA, blocking_barrier(comm)); }
 
 /* ---- reduce_scatter: a reduction to rank 0, then a scatter of the blocks ---- */
 static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lmpi_datatype *dt, MPI_Op oph,
@@ -862,7 +868,7 @@ static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lm
 lmpi_status lmpi_impl_Reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, lmpi_datatype *dt,
                                            MPI_Op op, lmpi_comm *comm)
 {
-    return do_reduce_scatter(sbuf, rbuf, (blocks){.count = rcount}, dt, op, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_reduce_scatter(sbuf, rbuf, (blocks){.count = rcount}, dt, op, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ireduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, lmpi_datatype *dt,
@@ -874,7 +880,7 @@ lmpi_status lmpi_impl_Ireduce_scatter_block(const void *sbuf, void *rbuf, MPI_Co
 lmpi_status lmpi_impl_Reduce_scatter(const void *sbuf, void *rbuf, lmpi_iarray rcounts, lmpi_datatype *dt, MPI_Op op,
                                      lmpi_comm *comm)
 {
-    return do_reduce_scatter(sbuf, rbuf, (blocks){rcounts, rcounts, 0}, dt, op, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_reduce_scatter(sbuf, rbuf, (blocks){rcounts, rcounts, 0}, dt, op, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ireduce_scatter(const void *sbuf, void *rbuf, lmpi_iarray rcounts, lmpi_datatype *dt,
@@ -1077,7 +1083,7 @@ lmpi_status lmpi_impl_Alltoallw(const void *sbuf, lmpi_iarray scounts, lmpi_iarr
                                 void *rbuf, lmpi_iarray rcounts, lmpi_iarray rdispls, const MPI_Datatype rtypes[],
                                 lmpi_comm *comm)
 {
-    return do_alltoallw(sbuf, (wargs){scounts, sdispls, rcounts, rdispls, stypes, rtypes}, rbuf, comm, NULL, false);
+    BLOCKING(comm, LMPI_COLL_PLAIN, do_alltoallw(sbuf, (wargs){scounts, sdispls, rcounts, rdispls, stypes, rtypes}, rbuf, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ialltoallw(const void *sbuf, lmpi_iarray scounts, lmpi_iarray sdispls,

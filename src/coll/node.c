@@ -16,7 +16,7 @@
 
 /* Every member reaches the same answer: it depends on the node layout of
  * the communicator only. */
-lmpi_status lmpi_coll_node_aware(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roots, bool *use)
+lmpi_status lmpi_coll_node_layout(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roots, bool *use)
 {
     *use = false;
     if (!lmpi_config.coll_node_aware || c->is_inter || (c->flags & LMPI_COMM_INTERNAL) || c->size < 3)
@@ -25,6 +25,12 @@ lmpi_status lmpi_coll_node_aware(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roo
     if (st != LMPI_OK)
         return st;
     *use = c->nnodes > 1 && c->nnodes < c->size;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_coll_node_aware(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roots, bool *use)
+{
+    TRY(lmpi_coll_node_layout(c, node, roots, use));
     lmpi_coll_stat.node_aware += *use;
     return LMPI_OK;
 }
@@ -126,18 +132,14 @@ lmpi_status lmpi_coll_node_reduce(lmpi_sched *s, lmpi_comm *c, lmpi_comm *node, 
 static lmpi_status node_gather(const void *sbuf, void *acc, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
                                lmpi_comm *node)
 {
-    bool shm;
-    TRY(lmpi_coll_shm_try(node, count, dt, &shm));
-    if (shm)
+    if (lmpi_coll_shm_use(node, count, dt))
         return lmpi_coll_shm_gather(sbuf, acc, count, dt, op, 0, node);
     return op ? lmpi_coll_short_reduce(sbuf, acc, count, dt, op, 0, node) : lmpi_coll_short_barrier(node);
 }
 
 static lmpi_status node_release(void *buf, MPI_Count count, lmpi_datatype *dt, lmpi_comm *node)
 {
-    bool shm;
-    TRY(lmpi_coll_shm_try(node, count, dt, &shm));
-    return shm ? lmpi_coll_shm_release(buf, count, dt, 0, node) : lmpi_coll_short_bcast(buf, count, dt, 0, node);
+    return lmpi_coll_shm_use(node, count, dt) ? lmpi_coll_shm_release(buf, count, dt, 0, node) : lmpi_coll_short_bcast(buf, count, dt, 0, node);
 }
 
 lmpi_status lmpi_coll_node_short_barrier(lmpi_comm *node, lmpi_comm *roots)

@@ -5,7 +5,9 @@
 #include "coll/steps.h"
 
 /* *USE: whether C's collectives go node-aware (the same answer on every
- * member); NODE and ROOTS get its internal communicators. */
+ * member); NODE and ROOTS get its internal communicators.  _aware counts
+ * the collective that asks in MPI_T (lmpi_coll_node_aware). */
+lmpi_status lmpi_coll_node_layout(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roots, bool *use);
 lmpi_status lmpi_coll_node_aware(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roots, bool *use);
 lmpi_status lmpi_coll_node_barrier(lmpi_sched *s, lmpi_comm *node, lmpi_comm *roots);
 lmpi_status lmpi_coll_node_allreduce(lmpi_sched *s, lmpi_comm *node, lmpi_comm *roots, const void *sbuf, void *rbuf,

@@ -2,6 +2,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "coll/calls.h"
 #include "coll/sched.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
@@ -384,7 +385,8 @@ static bool advance(lmpi_sched *s)
  * emulated MPI_Comm_iagree) still matches each with its own kind. */
 static void sched_tag(lmpi_sched *s, bool nonblocking)
 {
-    lmpi_coll_tagged = true;
+    if (nonblocking)
+        lmpi_coll_counted = true;
     if (!s->tag)
         s->tag = nonblocking ? LMPI_COLL_TAG_NBC | (int)(s->comm->nbc_seq++ & LMPI_COLL_SEQ_MASK)
                              : LMPI_COLL_TAG_BLOCKING | (int)(s->comm->coll_seq++ & LMPI_COLL_SEQ_MASK);

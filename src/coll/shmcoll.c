@@ -1,19 +1,25 @@
 /* Small blocking collectives through a shared-memory area per communicator.
  *
- * The area (from the segment's pool, taken at the communicator's first such
- * collective) holds, in rings of DEPTH, slots for each member and output
- * buffers, each with a flag line (stamp: 0 = empty, else the collective it
- * holds; readers: members still to copy an output).  The rings let a root
- * run DEPTH collectives ahead (a loop of broadcasts or reductions does not
- * become lockstep).
+ * The area (from the segment's pool, taken at the communicator's first
+ * blocking barrier, bcast, reduce or allreduce) holds, in rings of DEPTH,
+ * slots for each member and output buffers, each with a stamp (0 = empty,
+ * else the call number of the collective it holds), and one progress line
+ * per member.  The rings let a root run DEPTH collectives ahead (a loop of
+ * broadcasts or reductions does not become lockstep).
  *
- * Two halves make every collective.  Gather: a member waits for its slot to
- * be empty, fills it and stamps it; the root takes the slots in rank order
- * (any operation, commutative or not, combines right) and empties them.
- * Release: the root waits until everyone has read the output that last used
- * this ring position, writes it, sets the reader count and stamps it; the
- * others copy it out and count down.  Stamps are a per-communicator sequence that every member
- * advances alike, so a slow member never reads a newer collective's data.
+ * Two halves make every collective.  Gather: a member fills its slot and
+ * stamps it; the root takes the slots in rank order (any operation,
+ * commutative or not, combines right).  Release: the root writes the output
+ * and stamps it; the others copy it out.  Stamps are the communicator's
+ * call numbers (calls.h), which every member advances alike, also in a call
+ * that failed its argument checks at this member only.
+ *
+ * A ring position is written again DEPTH call numbers later at the
+ * earliest, once every member's progress line says it is done with all
+ * calls up to the old one.  A member marks its progress when it enters an
+ * operation (all earlier calls are done) and when it skips a failed call,
+ * so one that never read an output (it failed that call) does not hold the
+ * ring forever, as a count of readers would.
  *
  * Compared with messages (short.c) a k-member allreduce is two waits per
  * member instead of log2 k exchanges, and nothing goes through the
@@ -27,6 +33,7 @@
 #include "coll/steps.h"
 #include "coll/short.h"
 #include "runtime/config.h"
+#include "pt2pt/pt2pt.h"
 #include "runtime/request.h"
 #include "transport/shm/shm.h"
 
@@ -45,9 +52,8 @@ typedef struct {
 
 /* One cache line per flag: its writer and its readers only. */
 typedef struct {
-    _Atomic uint64_t stamp;   /* 0: empty; else the collective whose data it holds */
-    _Atomic uint32_t readers; /* out buffers: members still to copy it */
-    char pad[LINE - 12];
+    _Atomic uint64_t stamp; /* 0: empty; else the call whose data it holds (progress lines: done up to) */
+    char pad[LINE - 8];
 } flag_line;
 
 _Static_assert(sizeof(area_header) == LINE && sizeof(flag_line) == LINE, "area lines");
@@ -56,24 +62,29 @@ _Static_assert(sizeof(area_header) == LINE && sizeof(flag_line) == LINE, "area l
 struct lmpi_coll_area {
     area_header *h;
     uint64_t off;
-    uint64_t seq;
+    uint64_t all_done; /* every member was done up to here when last looked */
+    lmpi_request offer; /* AREA_PENDING: the receive of rank 0's offset */
 };
 
-enum { AREA_UNKNOWN, AREA_ATTACHED, AREA_NONE };
+/* PENDING: this member failed the call that attached the area; rank 0's
+ * offset waits in its queue until its next such call. */
+enum { AREA_UNKNOWN, AREA_ATTACHED, AREA_NONE, AREA_PENDING };
 
-/* Layout after the header: DEPTH out flags, k x DEPTH in flags, DEPTH out
- * buffers, k x DEPTH slots.  Collective number s uses ring position s % DEPTH
- * everywhere (every member numbers its collectives alike). */
-static flag_line *out_flag(area_header *h, uint64_t s) { return (flag_line *)(h + 1) + s % DEPTH; }
+/* Layout after the header: k progress lines, DEPTH out flags, k x DEPTH in
+ * flags, DEPTH out buffers, k x DEPTH slots.  Call number s uses ring
+ * position s % DEPTH everywhere. */
+static flag_line *done_line(area_header *h, int i) { return (flag_line *)(h + 1) + i; }
+
+static flag_line *out_flag(area_header *h, uint64_t s) { return (flag_line *)(h + 1) + h->k + s % DEPTH; }
 
 static flag_line *in_flag(area_header *h, int i, uint64_t s)
 {
-    return (flag_line *)(h + 1) + DEPTH + (size_t)i * DEPTH + s % DEPTH;
+    return (flag_line *)(h + 1) + h->k + DEPTH + (size_t)i * DEPTH + s % DEPTH;
 }
 
 static char *out_buf(area_header *h, uint64_t s)
 {
-    return (char *)((flag_line *)(h + 1) + DEPTH * (1 + (size_t)h->k)) + (s % DEPTH) * h->slot;
+    return (char *)((flag_line *)(h + 1) + h->k + DEPTH * (1 + (size_t)h->k)) + (s % DEPTH) * h->slot;
 }
 
 static char *slot_of(area_header *h, int i, uint64_t s)
@@ -83,7 +94,7 @@ static char *slot_of(area_header *h, int i, uint64_t s)
 
 static size_t area_bytes(int k, size_t slot)
 {
-    return sizeof(area_header) + (size_t)DEPTH * (1 + (size_t)k) * (LINE + slot);
+    return sizeof(area_header) + (size_t)k * LINE + (size_t)DEPTH * (1 + (size_t)k) * (LINE + slot);
 }
 
 #define WAIT_UNTIL(cond)                                        \
@@ -117,68 +128,140 @@ static bool one_node(const lmpi_comm *c)
     return true;
 }
 
-/* Rank 0 takes the area; everyone learns its offset (0: none). */
+/* The area at OFF (0: none) becomes C's. */
+static void take(lmpi_comm *c, lmpi_coll_area *a, uint64_t off)
+{
+    if (!off) {
+        lmpi_free(a);
+        c->coll_area = NULL;
+        c->coll_area_state = AREA_NONE;
+        return;
+    }
+    a->h = lmpi_shm_at(off);
+    a->off = off;
+    a->all_done = 0;
+    c->coll_area = a;
+    c->coll_area_state = AREA_ATTACHED;
+}
+
+/* Rank 0 takes the area and sends its offset (0: none) to each member
+ * itself, so that no member forwards it.  The others receive it when they
+ * first use the area: a member whose arguments fail this call (before or
+ * after this point) never holds the others up, nor waits for a rank 0 that
+ * skipped the call.  Inside call number c->coll_calls: everyone is done
+ * with the calls before it. */
 static lmpi_status attach(lmpi_comm *c)
 {
-    int k = c->size;
+    uint32_t ctx = c->context_id + LMPI_CTX_COLL;
+    int tag = lmpi_coll_short_tag(c), k = c->size;
+    lmpi_coll_area *a = lmpi_calloc(1, sizeof(*a), LMPI_MEM_COLL);
+    if (!a) { /* the others may use the area: this member cannot take messages instead */
+        lmpi_err_detail("out of memory attaching a collective area");
+        return LMPI_ERR_NO_MEM;
+    }
+    if (c->rank != 0) {
+        lmpi_icoll_post_recv(&a->offer, c, ctx, tag, &a->off, sizeof(a->off), 0);
+        c->coll_area = a;
+        c->coll_area_state = AREA_PENDING;
+        return LMPI_OK;
+    }
     size_t slot = (slot_limit() + LINE - 1) / LINE * LINE;
     size_t bytes = area_bytes(k, slot);
-    uint64_t off = 0;
-    if (c->rank == 0 && (off = lmpi_shm_pool_alloc(bytes))) {
+    uint64_t off = lmpi_shm_pool_alloc(bytes);
+    if (off) {
         area_header *h = lmpi_shm_at(off);
         h->k = (uint32_t)k;
         h->slot = (uint32_t)slot;
         h->bytes = bytes;
+        for (int i = 0; i < k; i++)
+            atomic_store_explicit(&done_line(h, i)->stamp, c->coll_calls - 1, memory_order_relaxed);
         atomic_store_explicit(&h->refs, (uint32_t)k, memory_order_release);
     }
-    lmpi_status st = lmpi_coll_short_bcast(&off, 1, lmpi_datatype_from_handle(MPI_UINT64_T), 0, c);
-    if (st != LMPI_OK)
-        return st;
-    if (!off) {
+    lmpi_status st = LMPI_OK;
+    for (int r = 1; r < k && st == LMPI_OK; r++)
+        st = lmpi_icoll_send(c, ctx, tag, &off, sizeof(off), r);
+    take(c, a, off);
+    return st;
+}
+
+lmpi_status lmpi_coll_shm_prepare(lmpi_comm *c)
+{
+    if (c->coll_area_state != AREA_UNKNOWN || !lmpi_config.coll_shm)
+        return LMPI_OK;
+    /* the node communicators of node-aware collectives always; a user's
+     * communicator from LMPI_COLL_SHM_MIN_RANKS on (below, two hops through
+     * the area lost to log2 k message exchanges: measured in
+     * docs/performance.md); never across nodes, real or emulated */
+    bool wanted = (c->flags & LMPI_COMM_INTERNAL) ||
+                  (lmpi_config.coll_shm_min_ranks > 0 && c->size >= lmpi_config.coll_shm_min_ranks);
+    if (c->is_inter || c->size < 2 || !lmpi_shm_segment_size() || !wanted || !one_node(c)) {
         c->coll_area_state = AREA_NONE;
         return LMPI_OK;
     }
-    lmpi_coll_area *a = lmpi_malloc(sizeof(*a), LMPI_MEM_COLL);
-    if (!a) { /* the others use the area: this member cannot take messages instead */
-        lmpi_err_detail("out of memory attaching a collective area");
-        return LMPI_ERR_NO_MEM;
-    }
-    a->h = lmpi_shm_at(off);
-    a->off = off;
-    a->seq = 0;
-    c->coll_area = a;
-    c->coll_area_state = AREA_ATTACHED;
-    return LMPI_OK;
+    return attach(c);
 }
 
-lmpi_status lmpi_coll_shm_try(lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt, bool *use)
+bool lmpi_coll_shm_use(lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt)
 {
-    *use = false;
-    if (!lmpi_config.coll_shm || c->is_inter || c->size < 2 || c->coll_area_state == AREA_NONE ||
-        !dt->contiguous || (size_t)(count * dt->size) > slot_limit() || !lmpi_shm_segment_size())
-        return LMPI_OK;
-    if (c->coll_area_state == AREA_UNKNOWN) {
-        /* the node communicators of node-aware collectives always; a user's
-         * communicator from LMPI_COLL_SHM_MIN_RANKS on (below, two hops
-         * through the area lost to log2 k message exchanges: measured in
-         * docs/performance.md); never across nodes, real or emulated */
-        bool wanted = (c->flags & LMPI_COMM_INTERNAL) ||
-                      (lmpi_config.coll_shm_min_ranks > 0 && c->size >= lmpi_config.coll_shm_min_ranks);
-        if (!wanted || !one_node(c)) {
-            c->coll_area_state = AREA_NONE;
-            return LMPI_OK;
-        }
-        TRY(attach(c));
-        if (c->coll_area_state != AREA_ATTACHED)
-            return LMPI_OK;
+    if (!lmpi_config.coll_shm || !dt->contiguous)
+        return false;
+    if (c->coll_area_state == AREA_PENDING) /* rank 0 sent it in the attaching call */
+        take(c, c->coll_area,
+             lmpi_icoll_finish_recv(&c->coll_area->offer) == LMPI_OK ? c->coll_area->off : 0);
+    return c->coll_area_state == AREA_ATTACHED && (size_t)(count * dt->size) <= c->coll_area->h->slot;
+}
+
+/* This member is done with every call up to DONE. */
+static void mark_done(area_header *h, int me, uint64_t done)
+{
+    _Atomic uint64_t *p = &done_line(h, me)->stamp;
+    if (atomic_load_explicit(p, memory_order_relaxed) < done)
+        atomic_store_explicit(p, done, memory_order_release);
+}
+
+void lmpi_coll_shm_skip(lmpi_comm *c)
+{
+    if (c->coll_area_state == AREA_ATTACHED)
+        mark_done(c->coll_area->h, c->rank, c->coll_calls);
+}
+
+static uint64_t least_done(area_header *h)
+{
+    uint64_t least = UINT64_MAX;
+    for (uint32_t i = 0; i < h->k; i++) {
+        uint64_t d = atomic_load_explicit(&done_line(h, (int)i)->stamp, memory_order_acquire);
+        least = d < least ? d : least;
     }
-    *use = (size_t)(count * dt->size) <= c->coll_area->h->slot;
-    return LMPI_OK;
+    return least;
+}
+
+/* Before writing ring position seq % DEPTH: every member is done with the
+ * call that used it before (DEPTH or more call numbers back). */
+static void wait_ring(lmpi_coll_area *a, uint64_t seq)
+{
+    if (a->all_done + DEPTH >= seq)
+        return;
+    WAIT_UNTIL((a->all_done = least_done(a->h)) + DEPTH >= seq);
 }
 
 void lmpi_coll_shm_detach(lmpi_comm *c)
 {
     lmpi_coll_area *a = c->coll_area;
+    if (c->coll_area_state == AREA_PENDING) {
+        /* rank 0 sent the offset before it finished the attaching call, so
+         * it is here unless rank 0 skipped that call (an erroneous program:
+         * then forget it); drop the hold rank 0 counted for this member */
+        for (int i = 0; i < 64 && !a->offer.complete && lmpi_shm_segment_size(); i++)
+            lmpi_progress_poll();
+        if (a->offer.complete && a->off) {
+            take(c, a, a->off);
+        } else {
+            if (!a->offer.complete)
+                lmpi_pt2pt_cancel_recv(&a->offer);
+            lmpi_free(a);
+            a = NULL;
+        }
+    }
     /* after MPI_Finalize has unmapped the segment there is nothing to give back */
     if (a && lmpi_shm_segment_size() && atomic_fetch_sub_explicit(&a->h->refs, 1, memory_order_acq_rel) == 1)
         lmpi_shm_pool_free(a->off, (size_t)a->h->bytes);
@@ -194,14 +277,15 @@ lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, 
                                  int root, lmpi_comm *c)
 {
     area_header *h = c->coll_area->h;
-    uint64_t seq = ++c->coll_area->seq;
+    uint64_t seq = c->coll_calls;
     size_t bytes = op ? (size_t)(count * dt->size) : 0;
     int me = c->rank, k = c->size;
     const char *mine = op ? lmpi_dt_contig_ptr(sbuf == MPI_IN_PLACE ? rbuf : sbuf, dt) : NULL;
     lmpi_coll_stat.shm_path++;
+    mark_done(h, me, seq - 1);
     if (me != root) {
         flag_line *f = in_flag(h, me, seq);
-        WAIT_UNTIL(atomic_load_explicit(&f->stamp, memory_order_acquire) == 0);
+        wait_ring(c->coll_area, seq);
         if (bytes)
             memcpy(slot_of(h, me, seq), mine, bytes);
         atomic_store_explicit(&f->stamp, seq, memory_order_release);
@@ -226,8 +310,6 @@ lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, 
             memcpy(acc, x, bytes);
         else if (op && i != k - 1 && status == LMPI_OK)
             status = lmpi_op_apply(op, typed(x, dt), typed(acc, dt), count, dt);
-        if (i != root)
-            atomic_store_explicit(&f->stamp, 0, memory_order_release);
     }
     return status;
 }
@@ -235,23 +317,22 @@ lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, 
 lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c)
 {
     area_header *h = c->coll_area->h;
-    uint64_t seq = ++c->coll_area->seq;
+    uint64_t seq = c->coll_calls;
     size_t bytes = (size_t)(count * dt->size);
     char *p = buf ? (char *)lmpi_dt_contig_ptr(buf, dt) : NULL;
     lmpi_coll_stat.shm_path++;
+    mark_done(h, c->rank, seq - 1);
     flag_line *f = out_flag(h, seq);
     if (c->rank == root) {
-        WAIT_UNTIL(atomic_load_explicit(&f->readers, memory_order_acquire) == 0);
+        wait_ring(c->coll_area, seq);
         if (bytes)
             memcpy(out_buf(h, seq), p, bytes);
-        atomic_store_explicit(&f->readers, (uint32_t)(c->size - 1), memory_order_relaxed);
         atomic_store_explicit(&f->stamp, seq, memory_order_release);
         return LMPI_OK;
     }
     WAIT_UNTIL(atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);
     if (bytes)
         memcpy(p, out_buf(h, seq), bytes);
-    atomic_fetch_sub_explicit(&f->readers, 1, memory_order_release);
     return LMPI_OK;
 }
 

@@ -10,13 +10,19 @@
 #include "coll/op.h"
 #include "comm/comm.h"
 
-/* *USE: whether COUNT elements of DT (contiguous, at most LMPI_COLL_SHORT
- * bytes) take the shared-memory path on C, an intracommunicator whose
- * members all share this node.  The first call on C is collective: C's
- * rank 0 takes an area from the segment's pool and tells the others; when
- * the pool is full, C keeps using messages (every member learns the same
- * answer). */
-lmpi_status lmpi_coll_shm_try(lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt, bool *use);
+/* At every blocking collective that may take the area (calls.c), before
+ * anything else: the first one on C is collective, C's rank 0 takes an area
+ * from the segment's pool and tells the others (offset 0: the pool is full,
+ * C keeps using messages; every member learns the same answer).  Only for
+ * intracommunicators whose members all share this node.  Waits for
+ * nobody: a member learns rank 0's answer at its first use. */
+lmpi_status lmpi_coll_shm_prepare(lmpi_comm *c);
+/* Whether COUNT elements of DT (contiguous, at most LMPI_COLL_SHORT bytes)
+ * take C's area: the same answer at every member that passes the same
+ * signature. */
+bool lmpi_coll_shm_use(lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt);
+/* This member will not take part in C's current call (it failed here). */
+void lmpi_coll_shm_skip(lmpi_comm *c);
 
 lmpi_status lmpi_coll_shm_barrier(lmpi_comm *c);
 lmpi_status lmpi_coll_shm_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c);

@@ -23,12 +23,16 @@ typedef struct {
  * node-aware collective's node and node-roots phases) the schedules of the
  * parent use the parent's numbers in the same context, so these take
  * another range. */
-static xfer begin(lmpi_comm *c)
+int lmpi_coll_short_tag(lmpi_comm *c)
 {
     int range = (c->flags & LMPI_COMM_INTERNAL) ? 0x20000000 : LMPI_COLL_TAG_BLOCKING;
+    return range | (int)(c->coll_seq++ & LMPI_COLL_SEQ_MASK);
+}
+
+static xfer begin(lmpi_comm *c)
+{
     lmpi_coll_stat.short_path++;
-    lmpi_coll_tagged = true;
-    return (xfer){c, c->context_id + LMPI_CTX_COLL, range | (int)(c->coll_seq++ & LMPI_COLL_SEQ_MASK)};
+    return (xfer){c, c->context_id + LMPI_CTX_COLL, lmpi_coll_short_tag(c)};
 }
 
 bool lmpi_coll_short_fits(MPI_Count count, const lmpi_datatype *dt)

@@ -11,6 +11,9 @@
 /* True when COUNT elements of DT on C take the direct path: an
  * intracommunicator, contiguous data, at most LMPI_COLL_SHORT bytes. */
 bool lmpi_coll_short_ok(const lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt);
+/* The tag of C's next message step (the collective context): one of the
+ * current call's block (calls.h). */
+int lmpi_coll_short_tag(lmpi_comm *c);
 /* The size and layout test alone. */
 bool lmpi_coll_short_fits(MPI_Count count, const lmpi_datatype *dt);
 lmpi_status lmpi_coll_short_barrier(lmpi_comm *c);

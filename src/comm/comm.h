@@ -60,6 +60,7 @@ struct lmpi_comm {
     lmpi_errhandler *errh;
     uint32_t coll_seq; /* tags successive (blocking) collectives apart */
     uint32_t nbc_seq;  /* ... and nonblocking and persistent ones */
+    uint64_t coll_calls; /* blocking collectives called (src/coll/calls.c) */
     lmpi_attr *attrs;
     lmpi_info *info;     /* hints set by the user (NULL: none) */
     char *name;          /* NULL: no name set */

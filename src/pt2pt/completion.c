@@ -575,6 +575,8 @@ static void cancel_one(lmpi_request *r)
     }
 }
 
+void lmpi_pt2pt_cancel_recv(lmpi_request *r) { cancel_one(r); }
+
 lmpi_status lmpi_impl_Cancel(MPI_Request *request)
 {
     lmpi_request *r;

@@ -43,6 +43,9 @@ lmpi_match_queue *lmpi_pt2pt_queue(lmpi_comm *comm, uint32_t ctx);
 /* MPI_Cancel of a send: dropped if not sent yet, else asked back from the
  * receiver; the request completes (cancelled or not) when that is known. */
 void lmpi_pt2pt_cancel_send(lmpi_request *r);
+/* Takes a receive that has not matched out of its queue (an internal
+ * request of the library's own: nothing to tell anyone). */
+void lmpi_pt2pt_cancel_recv(lmpi_request *r);
 /* A receive request takes a message found by a (matched) probe. */
 void lmpi_pt2pt_recv_unexpected(lmpi_request *r, lmpi_unexpected *u);
 void lmpi_pt2pt_status_of_unexpected(const lmpi_unexpected *u, MPI_Status *st);

@@ -49,13 +49,10 @@ void lmpi_errhandler_release(lmpi_errhandler *e);
 lmpi_comm *lmpi_errh_for(lmpi_comm *comm, int fn_has_comm);
 
 int lmpi_binding_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *comm);
-/* A collective failing at this rank: when it failed before taking its
- * sequence number (an argument check), take it anyway, so that the next
- * collective on coll matches the others' (set by the schedules and the short
- * path when they take one; cleared on entry to a collective). */
-extern _Thread_local bool lmpi_coll_tagged;
-int lmpi_coll_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *errh, lmpi_comm *coll,
-                    int nonblocking);
+/* A collective failing at this rank: when it failed before taking its call
+ * number (an argument check), take it anyway, so that the next collective on
+ * coll matches the others' (KIND: an lmpi_coll_kind; src/coll/calls.h). */
+int lmpi_coll_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *errh, lmpi_comm *coll, int kind);
 /* The next error a binding raises goes to c's handler (a request's
  * communicator, found while completing it). */
 void lmpi_err_blame_comm(lmpi_comm *c);

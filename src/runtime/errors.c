@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "binding/gen/impl.h"
+#include "coll/calls.h"
 #include "comm/comm.h"
 #include "runtime/config.h"
 #include "runtime/errhandler.h"
@@ -511,17 +512,10 @@ void lmpi_err_blame_object(lmpi_errhandler *e, void *handle)
     init_handle = handle;
 }
 
-_Thread_local bool lmpi_coll_tagged;
-
-int lmpi_coll_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *errh, lmpi_comm *coll,
-                    int nonblocking)
+int lmpi_coll_error(const char *fn, const char *arg, lmpi_status st, lmpi_comm *errh, lmpi_comm *coll, int kind)
 {
-    if (!lmpi_coll_tagged && coll && coll->magic == LMPI_MAGIC_COMM) {
-        if (nonblocking)
-            coll->nbc_seq++;
-        else
-            coll->coll_seq++;
-    }
+    if (!lmpi_coll_counted && coll && coll->magic == LMPI_MAGIC_COMM)
+        lmpi_coll_call_skip(coll, (lmpi_coll_kind)kind);
     return lmpi_binding_error(fn, arg, st, errh);
 }
 

@@ -1,6 +1,8 @@
 /* Bad input to every function of the foundation returns the right error
  * class under MPI_ERRORS_RETURN; user handlers and error codes work. */
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpitest.h"
@@ -20,6 +22,64 @@ static void my_handler(MPI_Comm *comm, int *code, ...)
     handler_code = *code;
 }
 
+/* Collectives that fail their argument checks at one rank only leave the
+ * communicator usable: the calls after them line up and carry the right
+ * data.  The failing rank is one the others do not need in that very call:
+ * rank 1 in bcasts from 0 (a leaf of every small bcast's tree, flat or
+ * node-aware), rank 0 as the root of reductions and gathers (the leader of
+ * its node).  Every path by size (the shared-memory area, short messages,
+ * schedules) and layout (one node, node-aware), more than the area's ring
+ * depth of times, so that a failed call that left a stamp or a reader
+ * count behind blocks a later one. */
+static void failed_collectives(MPI_Comm comm, int rank, int size)
+{
+    enum { BIG = 1 << 15 };
+    static int buf[BIG];
+    int *out = malloc(sizeof(int) * BIG * (size_t)size); /* a gather's */
+    const int sizes[] = {1, 64, 1024, BIG};
+    for (int si = 0; si < 4; si++) {
+        int n = sizes[si];
+        for (int it = 0; it < 20; it++) {
+            int v = 1000 * si + it, rc;
+            for (int i = 0; i < n; i++)
+                buf[i] = rank == 0 ? v + i : -1;
+            /* big collectives need every rank (a bcast's scatter + allgather,
+             * the root's receives from senders in rendezvous): fail small ones */
+            bool fail = n < BIG;
+            if (fail) {
+                rc = MPI_Bcast(buf, rank == 1 ? -1 : n, MPI_INT, 0, comm);
+                CHECK_EQ(cls(rc), rank == 1 ? MPI_ERR_COUNT : MPI_SUCCESS);
+                if (rank != 1)
+                    CHECK_EQ(buf[n - 1], v + n - 1);
+            }
+            /* the root fails: the others' contributions are left unread */
+            for (int i = 0; i < n; i++)
+                buf[i] = rank + i;
+            rc = MPI_Reduce(buf, out, n, MPI_INT, rank == 0 && fail ? MPI_OP_NULL : MPI_SUM, 0, comm);
+            CHECK_EQ(cls(rc), rank == 0 && fail ? MPI_ERR_OP : MPI_SUCCESS);
+            rc = MPI_Gather(buf, n, MPI_INT, out, n, rank == 0 && fail ? MPI_DATATYPE_NULL : MPI_INT, 0,
+                            comm);
+            CHECK_EQ(cls(rc), rank == 0 && fail ? MPI_ERR_TYPE : MPI_SUCCESS);
+            rc = MPI_Barrier(comm);
+            CHECK_EQ(rc, MPI_SUCCESS);
+            /* ... and the next ones work everywhere, with the right data */
+            for (int i = 0; i < n; i++)
+                buf[i] = rank + it;
+            CHECK_EQ(MPI_Allreduce(buf, out, n, MPI_INT, MPI_SUM, comm), MPI_SUCCESS);
+            CHECK_EQ(out[0], size * (size - 1) / 2 + size * it);
+            CHECK_EQ(out[n - 1], out[0]);
+            for (int i = 0; i < n; i++)
+                buf[i] = rank == size - 1 ? v - i : -1;
+            CHECK_EQ(MPI_Bcast(buf, n, MPI_INT, size - 1, comm), MPI_SUCCESS);
+            CHECK_EQ(buf[n - 1], v - (n - 1));
+            CHECK_EQ(MPI_Reduce(&rank, &rc, 1, MPI_INT, MPI_MAX, 1, comm), MPI_SUCCESS);
+            if (rank == 1)
+                CHECK_EQ(rc, size - 1);
+        }
+    }
+    free(out);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -28,6 +88,23 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    if (argc > 1 && !strcmp(argv[1], "coll")) {
+        failed_collectives(MPI_COMM_WORLD, rank, size);
+        /* a failure in the very call that sets up a communicator's
+         * shared-memory area: at a member (rank 1) and at rank 0, which
+         * hands the area out */
+        for (int who = 1; who >= 0; who--) {
+            MPI_Comm d;
+            MPI_Comm_dup(MPI_COMM_WORLD, &d);
+            int one = 1, sum = 0;
+            int rc = who ? MPI_Bcast(&one, rank == 1 ? -1 : 1, MPI_INT, 0, d)
+                         : MPI_Reduce(&one, &sum, 1, MPI_INT, rank == 0 ? MPI_OP_NULL : MPI_SUM, 0, d);
+            CHECK_EQ(cls(rc), rank == who ? (who ? MPI_ERR_COUNT : MPI_ERR_OP) : MPI_SUCCESS);
+            failed_collectives(d, rank, size);
+            MPI_Comm_free(&d);
+        }
+        return mpitest_finish("t_errors coll");
+    }
     MPI_Request req;
     MPI_Status st;
 
