@@ -4,7 +4,7 @@
 # the netns-ssh launcher-exec) and by MPICH's Hydra.
 #   mixed        shm + ofi on one host (LMPI_NET=ofi between emulated nodes)
 #   ours2        our mpiexec, 2 hosts x 3 ranks: pt2pt, collectives, communicators,
-#                datatypes, I/O, 4 MiB ring
+#                datatypes, I/O, 4 MiB ring; remote rank 0 reads mpiexec's stdin
 #   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs
 #   hydra2       mpiexec.hydra across 2 hosts
 #   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
@@ -77,6 +77,13 @@ for case in "$@"; do
         ;;
     ours2)
         programs $M --host lmpi-h0:3,lmpi-h1:3 -n 6 -genv T_NODE_SIZE 3
+        # rank 0 on another host reads mpiexec's standard input, whole (2 MB:
+        # more than the relay and the socket hold at once); the others read none
+        head -c 2000000 /dev/urandom >"$err"
+        want=$(md5sum <"$err")
+        got=$($M --host lmpi-h0:1,lmpi-h1:1 -n 2 sh -c 'if [ "$PMI_RANK" = 0 ]; then md5sum; else wc -c; fi' <"$err" |
+            sort | tr '\n' ' ')
+        [ "$got" = "0 $want " ] || bad "stdin of remote rank 0: got '$got', want '0 $want '"
         ;;
     ours4)
         programs $M --host lmpi-h0:2,lmpi-h1:2,lmpi-h2:2,lmpi-h3:2 -n 8 -genv T_NODE_SIZE 2

@@ -174,6 +174,13 @@ static struct {
     char secret[LMPI_PROXY_SECRET + 1];
     int *pending;               /* accepted connections that have not introduced themselves */
     int npending;
+    /* our standard input, relayed to rank 0 when another host runs it */
+    struct {
+        int fd;       /* the stream its proxy opened for it (-1: none, or closed) */
+        size_t len, off;
+        bool eof;     /* ours ended: the stream is shut once the rest is written */
+        char buf[16384];
+    } stdin_relay;
 } job;
 
 static double now(void)
@@ -1663,6 +1670,7 @@ static void start_proxies(void)
 {
     char addr[64], port[16], self[4096];
     listen_address(addr, sizeof(addr));
+    job.stdin_relay.fd = -1;
     job.listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET};
     socklen_t sl = sizeof(sa);
@@ -1782,6 +1790,14 @@ static void accept_host_connection(void)
         fcntl(fd, F_SETFL, O_NONBLOCK);
         return;
     }
+    if (intro && sscanf(line, "rank %79s %d %d", secret, &a, &b) == 3 && secret_ok(secret) && a == 0 &&
+        job.ranks[0].host >= 0 && b == 3 && job.stdin_relay.fd < 0 && !job.stdin_relay.eof &&
+        lmpi_proxy_send(fd, "ok\n") == 0) {
+        shutdown(fd, SHUT_RD); /* input only goes out */
+        fcntl(fd, F_SETFL, O_NONBLOCK);
+        job.stdin_relay.fd = fd;
+        return;
+    }
     if (intro && sscanf(line, "rank %79s %d %d", secret, &a, &b) == 3 && secret_ok(secret) && a >= 0 &&
         a < job.n && job.ranks[a].host >= 0 && b >= 0 && b < 3) {
         rank_t *rk = &job.ranks[a];
@@ -1798,6 +1814,52 @@ static void accept_host_connection(void)
                     "something it may not have\n",
             who_ip);
     close(fd);
+}
+
+/* Remote rank 0's standard input: what we read waits in the buffer until
+ * the stream takes it (we read no more meanwhile); our end of input, or
+ * rank 0 closing its stdin, ends the relay. */
+static void stdin_relay_close(void)
+{
+    if (job.stdin_relay.fd >= 0)
+        close(job.stdin_relay.fd);
+    job.stdin_relay.fd = -1;
+    job.stdin_relay.eof = true;
+}
+
+static void stdin_relay_write(void)
+{
+    while (job.stdin_relay.off < job.stdin_relay.len) {
+        ssize_t w = send(job.stdin_relay.fd, job.stdin_relay.buf + job.stdin_relay.off,
+                         job.stdin_relay.len - job.stdin_relay.off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (w <= 0) {
+            stdin_relay_close();
+            return;
+        }
+        job.stdin_relay.off += (size_t)w;
+    }
+    job.stdin_relay.len = job.stdin_relay.off = 0;
+    if (job.stdin_relay.eof)
+        stdin_relay_close();
+}
+
+static void stdin_relay_read(void)
+{
+    ssize_t n = read(0, job.stdin_relay.buf, sizeof(job.stdin_relay.buf));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        job.stdin_relay.eof = true;
+        stdin_relay_write(); /* nothing pending: closes the stream, rank 0 reads end of file */
+        return;
+    }
+    job.stdin_relay.len = (size_t)n;
+    job.stdin_relay.off = 0;
+    stdin_relay_write();
 }
 
 /* Its ranks will report nothing more: they count as ended (the failure
@@ -1920,8 +1982,8 @@ int main(int argc, char **argv)
                 open_fds = true;
         if (job.running == 0 && !open_fds)
             break;
-        if (3 * job.nprocs + job.nhosts + 2 > cap_fd) {
-            cap_fd = 3 * job.cap_procs + job.nhosts + 2;
+        if (3 * job.nprocs + job.nhosts + 4 > cap_fd) {
+            cap_fd = 3 * job.cap_procs + job.nhosts + 4;
             pfd = realloc(pfd, sizeof(*pfd) * (size_t)cap_fd);
             owner = realloc(owner, sizeof(*owner) * (size_t)cap_fd);
             if (!pfd || !owner)
@@ -1941,6 +2003,13 @@ int main(int argc, char **argv)
                     pfd[nfd].events = POLLIN;
                     owner[nfd++] = -3 - h;
                 }
+            /* owners INT_MIN: our stdin, INT_MIN + 1: rank 0's stream */
+            if (job.stdin_relay.fd >= 0) {
+                bool pending = job.stdin_relay.len > 0;
+                pfd[nfd].fd = pending ? job.stdin_relay.fd : 0;
+                pfd[nfd].events = pending ? POLLOUT : POLLIN;
+                owner[nfd++] = pending ? INT_MIN + 1 : INT_MIN;
+            }
         }
         for (int r = 0; r < job.nprocs; r++) {
             rank_t *rk = &job.ranks[r];
@@ -1983,6 +2052,15 @@ int main(int argc, char **argv)
                 continue;
             if (owner[i] == -2) {
                 accept_host_connection();
+                continue;
+            }
+            if (owner[i] == INT_MIN || owner[i] == INT_MIN + 1) {
+                if (job.stdin_relay.fd < 0)
+                    continue;
+                if (owner[i] == INT_MIN)
+                    stdin_relay_read();
+                else
+                    stdin_relay_write();
                 continue;
             }
             if (owner[i] <= -3) {

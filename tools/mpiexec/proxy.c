@@ -5,8 +5,9 @@
  * line, which every user of the host can read), connects back to mpiexec,
  * and learns which ranks to start and how.  For each rank it opens three
  * more connections, each introduced by the secret, and hands them to the
- * rank as its PMI socket (PMI_FD), standard output and standard error: the
- * proxy relays nothing, and mpiexec serves a remote rank exactly as a local
+ * rank as its PMI socket (PMI_FD), standard output and standard error (and
+ * rank 0's standard input, which mpiexec relays from its own): the proxy
+ * relays nothing, and mpiexec serves a remote rank exactly as a local
  * one.  It starts the ranks with the host's shared-memory segment (a memfd
  * of this host), reports their pids and exit statuses, signals them when
  * told, and kills them all when the connection to mpiexec is lost. */
@@ -201,18 +202,23 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
     /* this host's segment: its ranks inherit it, nobody else can name it */
     int seg = memfd_create("lmpi-host", MFD_CLOEXEC);
     for (int i = 0; i < nr; i++) {
-        int fds[3];
-        for (int s = 0; s < 3; s++) {
+        int fds[4] = {-1, -1, -1, -1}, nstreams = ranks[i].rank == 0 ? 4 : 3;
+        char ok[8];
+        for (int s = 0; s < nstreams; s++) {
             fds[s] = lmpi_proxy_connect(addr, port);
             if (fds[s] < 0 || lmpi_proxy_send(fds[s], "rank %s %d %d\n", secret, ranks[i].rank, s) != 0)
                 proxy_die(host, "cannot connect rank %d's streams to mpiexec", ranks[i].rank);
         }
+        /* rank 0's input: mpiexec says ok before it sends any (a rank reading
+         * stdin must not read that word) */
+        if (fds[3] >= 0 && (lmpi_proxy_read_line(fds[3], ok, sizeof(ok)) < 0 || strcmp(ok, "ok")))
+            proxy_die(host, "mpiexec refused rank 0's standard input");
         pid_t pid = fork();
         if (pid < 0)
             proxy_die(host, "fork failed for rank %d: %s", ranks[i].rank, strerror(errno));
         if (pid == 0) {
             lmpi_launch_child_prepare(1);
-            int devnull = open("/dev/null", O_RDONLY);
+            int devnull = fds[3] >= 0 ? fds[3] : open("/dev/null", O_RDONLY);
             if (devnull >= 0)
                 dup2(devnull, 0);
             dup2(fds[1], 1);
@@ -237,7 +243,7 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
         }
         setpgid(pid, pid);
         ranks[i].pid = pid;
-        for (int s = 0; s < 3; s++)
+        for (int s = 0; s < nstreams; s++)
             close(fds[s]);
         lmpi_proxy_send(ctl, "pid %d %d\n", ranks[i].rank, (int)pid);
     }
