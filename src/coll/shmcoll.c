@@ -66,8 +66,8 @@ struct lmpi_coll_area {
     lmpi_request offer; /* AREA_PENDING: the receive of rank 0's offset */
 };
 
-/* PENDING: this member failed the call that attached the area; rank 0's
- * offset waits in its queue until its next such call. */
+/* PENDING: rank 0 has sent (or will send, in the attaching call) the
+ * area's offset; this member receives it at its first use of the area. */
 enum { AREA_UNKNOWN, AREA_ATTACHED, AREA_NONE, AREA_PENDING };
 
 /* Layout after the header: k progress lines, DEPTH out flags, k x DEPTH in
