@@ -59,9 +59,9 @@
       "machine talk through shared memory) or ofi (libfabric between emulated nodes too: mixed " \
       "shm+ofi runs on one machine).")                                                            \
     X(ofi_eager_max, "LMPI_OFI_EAGER_MAX", SIZE, "16k",                                           \
-      "Largest message sent eagerly to a rank on another node (at most 16 KiB less a 56-byte "    \
-      "header); larger ones are read by the receiver with an RMA read, or streamed in packets "   \
-      "of that size where the provider has no RMA.")                                              \
+      "Largest message sent eagerly to a rank on another node (at most 16 KiB); larger ones are " \
+      "read by the receiver with an RMA read, or streamed in packets of that size where the "     \
+      "provider has no RMA.")                                                                      \
     X(ofi_lib, "LMPI_OFI_LIB", STRING, "libfabric.so.1",                                          \
       "The libfabric the network transport opens (a file name or path): a site's own build, or "  \
       "one whose providers do not probe the machine at start-up (Debian's loads verbs, psm and "  \

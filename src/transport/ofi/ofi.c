@@ -57,13 +57,16 @@ static struct {
 #define fi_fabric fab.fabric
 #define fi_strerror fab.strerror
 
-/* Largest payload of one packet: a packet must fit rxm's eager buffers (16
- * KiB, FI_OFI_RXM_BUFFER_SIZE), or rxm runs its own rendezvous under ours
- * (16 KiB ping-pong 31 us instead of 11).  Debian's rxm (1.17) keeps ~4200
- * of them per process: 32 KiB would cost 145 MB, its 16 KiB 95 MB; 8 KiB
- * (54 MB) made 12 KiB messages 34 us instead of 15 (MPICH 13), so the
- * default stays.  A newer libfabric (LMPI_OFI_LIB) holds 25 MB. */
-#define PAYLOAD (16 * 1024 - (int)WIRE_HDR_BYTES)
+/* Largest payload of one packet: a packet must fit rxm's eager buffers
+ * (FI_OFI_RXM_BUFFER_SIZE), or rxm runs its own rendezvous under ours (16
+ * KiB ping-pong 31 us instead of 11).  Its default, 16 KiB, would leave a
+ * 16 KiB message, the peers' last eager size, to our rendezvous (45 us
+ * against MPICH's 10), so we ask for 16 KiB plus our header
+ * (load_libfabric).  Debian's rxm (1.17) keeps ~4200 buffers per process:
+ * 32 KiB would cost 145 MB, 16 KiB 95 MB; 8 KiB (54 MB) made 12 KiB
+ * messages 34 us instead of 15 (MPICH 13).  A newer libfabric
+ * (LMPI_OFI_LIB) holds 25 MB. */
+#define PAYLOAD (16 * 1024)
 #define WIRE_HDR_BYTES 56 /* wire_prefix + lmpi_pkt_hdr (checked below) */
 #define RX_BUFS 32
 #define TX_BUFS 32
@@ -159,6 +162,13 @@ static lmpi_status load_libfabric(void)
     for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
         sigaction(crash[i], NULL, &before[i]);
     const char *name = lmpi_config.ofi_lib && *lmpi_config.ofi_lib ? lmpi_config.ofi_lib : "libfabric.so.1";
+    /* rxm's eager buffers hold a 16 KiB payload plus its header; ours
+     * comes on top, so a 16 KiB message would go through rxm's own
+     * rendezvous: its buffers grow by our header (a user's setting wins) */
+    char rxm_buf[32];
+    snprintf(rxm_buf, sizeof(rxm_buf), "%d", (int)(PAYLOAD + WIRE_HDR_BYTES));
+    setenv("FI_OFI_RXM_BUFFER_SIZE", rxm_buf, 0);
+    setenv("FI_OFI_RXM_EAGER_LIMIT", rxm_buf, 0);
     void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
         sigaction(crash[i], &before[i], NULL);
