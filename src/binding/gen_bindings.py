@@ -313,7 +313,8 @@ SINGLE_COMPLETION = {'Recv', 'Mrecv', 'Probe', 'Iprobe', 'Mprobe', 'Improbe', 'W
 # shared-memory areas, which a failing rank still attaches with the others.
 COLLECTIVES = {'Barrier', 'Bcast', 'Gather', 'Gatherv', 'Scatter', 'Scatterv', 'Allgather', 'Allgatherv',
                'Alltoall', 'Alltoallv', 'Alltoallw', 'Reduce', 'Allreduce', 'Reduce_scatter',
-               'Reduce_scatter_block', 'Scan', 'Exscan'}
+               'Reduce_scatter_block', 'Scan', 'Exscan', 'Neighbor_allgather', 'Neighbor_allgatherv',
+               'Neighbor_alltoall', 'Neighbor_alltoallv', 'Neighbor_alltoallw'}
 
 
 AREA_COLLECTIVES = {'Barrier', 'Bcast', 'Reduce', 'Allreduce'}
@@ -325,7 +326,7 @@ def collective_kind(f):
         return 'LMPI_COLL_AREA'
     if f.short in COLLECTIVES:
         return 'LMPI_COLL_PLAIN'
-    if f.short.startswith('I') and f.short[1:] in COLLECTIVES:
+    if f.short.startswith('I') and f.short[1:2].upper() + f.short[2:] in COLLECTIVES:
         return 'LMPI_COLL_NONBLOCKING'
     return None
 

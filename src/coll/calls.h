@@ -21,6 +21,18 @@ extern _Thread_local bool lmpi_coll_counted;
 lmpi_status lmpi_coll_call_begin(lmpi_comm *c, lmpi_coll_kind kind, uint32_t *base);
 void lmpi_coll_call_end(lmpi_comm *c, uint32_t base);
 
+/* The body of every blocking collective: one call number, whatever happens
+ * in CALL (which returns its status). */
+#define LMPI_COLL_BLOCKING(comm, kind, call)                                \
+    do {                                                                    \
+        uint32_t base_;                                                     \
+        lmpi_status st_ = lmpi_coll_call_begin(comm, kind, &base_);         \
+        if (st_ == LMPI_OK)                                                 \
+            st_ = (call);                                                   \
+        lmpi_coll_call_end(comm, base_);                                    \
+        return st_;                                                         \
+    } while (0)
+
 /* A call that failed at this rank before it took its number: take it, do
  * the collective parts of BEGIN (the others did), and nothing else. */
 void lmpi_coll_call_skip(lmpi_comm *c, lmpi_coll_kind kind);

@@ -369,17 +369,7 @@ static bool shm_path(lmpi_comm *comm, const MPI_Request *request, MPI_Count coun
     return !request && lmpi_coll_short_ok(comm, count, dt) && lmpi_coll_shm_use(comm, count, dt);
 }
 
-/* The body of every blocking collective: one call number (calls.c),
- * whatever happens in CALL. */
-#define BLOCKING(comm, kind, call)                                          \
-    do {                                                                    \
-        uint32_t base_;                                                     \
-        lmpi_status st_ = lmpi_coll_call_begin(comm, kind, &base_);         \
-        if (st_ == LMPI_OK)                                                 \
-            st_ = (call);                                                   \
-        lmpi_coll_call_end(comm, base_);                                    \
-        return st_;                                                         \
-    } while (0)
+#define BLOCKING LMPI_COLL_BLOCKING
 
 static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
                             MPI_Request *request, bool persist);

@@ -15,6 +15,7 @@
 
 #include "binding/check.h"
 #include "binding/gen/impl.h"
+#include "coll/calls.h"
 #include "coll/sched.h"
 #include "coll/short.h"
 #include "topo/vtopo.h"
@@ -314,7 +315,7 @@ lmpi_status lmpi_impl_Neighbor_allgather(const void *sendbuf, MPI_Count sendcoun
                                          void *recvbuf, MPI_Count recvcount, lmpi_datatype *recvtype, lmpi_comm *comm)
 {
     nb_args a = GATHER_ARGS(NB_ALLGATHER);
-    return build(comm, &a, NULL, false);
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, build(comm, &a, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ineighbor_allgather(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
@@ -338,7 +339,7 @@ lmpi_status lmpi_impl_Neighbor_alltoall(const void *sendbuf, MPI_Count sendcount
                                         void *recvbuf, MPI_Count recvcount, lmpi_datatype *recvtype, lmpi_comm *comm)
 {
     nb_args a = GATHER_ARGS(NB_ALLTOALL);
-    return build(comm, &a, NULL, false);
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, build(comm, &a, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ineighbor_alltoall(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
@@ -370,7 +371,7 @@ lmpi_status lmpi_impl_Neighbor_allgatherv(const void *sendbuf, MPI_Count sendcou
                                           lmpi_datatype *recvtype, lmpi_comm *comm)
 {
     nb_args a = GATHERV_ARGS;
-    return build(comm, &a, NULL, false);
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, build(comm, &a, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ineighbor_allgatherv(const void *sendbuf, MPI_Count sendcount, lmpi_datatype *sendtype,
@@ -403,7 +404,7 @@ lmpi_status lmpi_impl_Neighbor_alltoallv(const void *sendbuf, lmpi_iarray sendco
                                          lmpi_iarray rdispls, lmpi_datatype *recvtype, lmpi_comm *comm)
 {
     nb_args a = ALLTOALLV_ARGS;
-    return build(comm, &a, NULL, false);
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, build(comm, &a, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ineighbor_alltoallv(const void *sendbuf, lmpi_iarray sendcounts, lmpi_iarray sdispls,
@@ -437,7 +438,7 @@ lmpi_status lmpi_impl_Neighbor_alltoallw(const void *sendbuf, lmpi_iarray sendco
                                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], lmpi_comm *comm)
 {
     nb_args a = ALLTOALLW_ARGS;
-    return build(comm, &a, NULL, false);
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, build(comm, &a, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ineighbor_alltoallw(const void *sendbuf, lmpi_iarray sendcounts, const MPI_Aint sdispls[],

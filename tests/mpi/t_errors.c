@@ -80,6 +80,50 @@ static void failed_collectives(MPI_Comm comm, int rank, int size)
     free(out);
 }
 
+/* The same for nonblocking collectives (their own sequence) and for
+ * neighborhood collectives: rank 1 fails an ibcast (a leaf), and a
+ * neighbor allgather on a graph where it has no neighbours. */
+static void failed_other_collectives(int rank, int size)
+{
+    for (int it = 0; it < 3; it++) {
+        int v = rank == 0 ? 40 + it : -1;
+        MPI_Request r = MPI_REQUEST_NULL;
+        int rc = MPI_Ibcast(&v, rank == 1 ? -1 : 1, MPI_INT, 0, MPI_COMM_WORLD, &r);
+        CHECK_EQ(cls(rc), rank == 1 ? MPI_ERR_COUNT : MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        v = rank == 0 ? 50 + it : -1;
+        CHECK_EQ(MPI_Ibcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        CHECK_EQ(v, 50 + it);
+    }
+    if (size < 3)
+        return;
+    /* a ring of every rank but 1 */
+    int others = size - 1, me = rank == 0 ? 0 : rank - 1, src = -1, dst = -1;
+    if (rank != 1) {
+        int prev = (me + others - 1) % others, next = (me + 1) % others;
+        src = prev == 0 ? 0 : prev + 1;
+        dst = next == 0 ? 0 : next + 1;
+    }
+    int deg = rank == 1 ? 0 : 1;
+    MPI_Comm g;
+    CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, deg, &src, MPI_UNWEIGHTED, deg, &dst, MPI_UNWEIGHTED,
+                                            MPI_INFO_NULL, 0, &g),
+             MPI_SUCCESS);
+    MPI_Comm_set_errhandler(g, MPI_ERRORS_RETURN);
+    for (int it = 0; it < 3; it++) {
+        int mine = rank * 10 + it, got = -1;
+        int rc = MPI_Neighbor_allgather(&mine, rank == 1 ? -1 : 1, MPI_INT, &got, 1, MPI_INT, g);
+        CHECK_EQ(cls(rc), rank == 1 ? MPI_ERR_COUNT : MPI_SUCCESS);
+        if (rank != 1)
+            CHECK_EQ(got, src * 10 + it);
+        int sum = 0;
+        CHECK_EQ(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, g), MPI_SUCCESS);
+        CHECK_EQ(sum, 10 * size * (size - 1) / 2 + size * it);
+    }
+    MPI_Comm_free(&g);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -90,6 +134,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     if (argc > 1 && !strcmp(argv[1], "coll")) {
         failed_collectives(MPI_COMM_WORLD, rank, size);
+        failed_other_collectives(rank, size);
         /* a failure in the very call that sets up a communicator's
          * shared-memory area: at a member (rank 1) and at rank 0, which
          * hands the area out */

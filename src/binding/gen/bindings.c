@@ -6291,6 +6291,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 {
     static const char fn[] = "MPI_Iallgather";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6299,10 +6300,10 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6310,7 +6311,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     st = lmpi_impl_Iallgather ? lmpi_impl_Iallgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iallgather")));
@@ -6319,6 +6320,7 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 {
     static const char fn[] = "MPI_Iallgather_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6327,10 +6329,10 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6338,7 +6340,7 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     st = lmpi_impl_Iallgather ? lmpi_impl_Iallgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iallgather_c")));
@@ -6347,6 +6349,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 {
     static const char fn[] = "MPI_Iallgatherv";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6355,10 +6358,10 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6366,7 +6369,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     st = lmpi_impl_Iallgatherv ? lmpi_impl_Iallgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iallgatherv")));
@@ -6375,6 +6378,7 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 {
     static const char fn[] = "MPI_Iallgatherv_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6383,10 +6387,10 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6394,7 +6398,7 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     st = lmpi_impl_Iallgatherv ? lmpi_impl_Iallgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iallgatherv_c")));
@@ -6403,6 +6407,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 {
     static const char fn[] = "MPI_Iallreduce";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -6410,14 +6415,14 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6425,7 +6430,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     st = lmpi_impl_Iallreduce ? lmpi_impl_Iallreduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iallreduce")));
@@ -6434,6 +6439,7 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 {
     static const char fn[] = "MPI_Iallreduce_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -6441,14 +6447,14 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6456,7 +6462,7 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
     st = lmpi_impl_Iallreduce ? lmpi_impl_Iallreduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iallreduce_c")));
@@ -6465,6 +6471,7 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
     static const char fn[] = "MPI_Ialltoall";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6473,10 +6480,10 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6484,7 +6491,7 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     st = lmpi_impl_Ialltoall ? lmpi_impl_Ialltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ialltoall")));
@@ -6493,6 +6500,7 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 {
     static const char fn[] = "MPI_Ialltoall_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6501,10 +6509,10 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6512,7 +6520,7 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     st = lmpi_impl_Ialltoall ? lmpi_impl_Ialltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ialltoall_c")));
@@ -6521,6 +6529,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 {
     static const char fn[] = "MPI_Ialltoallv";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6529,10 +6538,10 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6540,7 +6549,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
     st = lmpi_impl_Ialltoallv ? lmpi_impl_Ialltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ialltoallv")));
@@ -6549,6 +6558,7 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
 {
     static const char fn[] = "MPI_Ialltoallv_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6557,10 +6567,10 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6568,7 +6578,7 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
     st = lmpi_impl_Ialltoallv ? lmpi_impl_Ialltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ialltoallv_c")));
@@ -6577,16 +6587,17 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
 {
     static const char fn[] = "MPI_Ialltoallw";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6594,7 +6605,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
     st = lmpi_impl_Ialltoallw ? lmpi_impl_Ialltoallw(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ialltoallw")));
@@ -6603,16 +6614,17 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
 {
     static const char fn[] = "MPI_Ialltoallw_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6620,7 +6632,7 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
     st = lmpi_impl_Ialltoallw ? lmpi_impl_Ialltoallw(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ialltoallw_c")));
@@ -6629,16 +6641,17 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     static const char fn[] = "MPI_Ibarrier";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6646,7 +6659,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     st = lmpi_impl_Ibarrier ? lmpi_impl_Ibarrier(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ibarrier")));
@@ -6655,6 +6668,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 {
     static const char fn[] = "MPI_Ibcast";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
@@ -6662,12 +6676,12 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6675,7 +6689,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
     st = lmpi_impl_Ibcast ? lmpi_impl_Ibcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ibcast")));
@@ -6684,6 +6698,7 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
 {
     static const char fn[] = "MPI_Ibcast_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
@@ -6691,12 +6706,12 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6704,7 +6719,7 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
     st = lmpi_impl_Ibcast ? lmpi_impl_Ibcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ibcast_c")));
@@ -6793,6 +6808,7 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 {
     static const char fn[] = "MPI_Iexscan";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -6800,14 +6816,14 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6815,7 +6831,7 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     st = lmpi_impl_Iexscan ? lmpi_impl_Iexscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iexscan")));
@@ -6824,6 +6840,7 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
 {
     static const char fn[] = "MPI_Iexscan_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -6831,14 +6848,14 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6846,7 +6863,7 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
     st = lmpi_impl_Iexscan ? lmpi_impl_Iexscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iexscan_c")));
@@ -6855,6 +6872,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     static const char fn[] = "MPI_Igather";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6863,12 +6881,12 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6876,7 +6894,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     st = lmpi_impl_Igather ? lmpi_impl_Igather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Igather")));
@@ -6885,6 +6903,7 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 {
     static const char fn[] = "MPI_Igather_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6893,12 +6912,12 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6906,7 +6925,7 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     st = lmpi_impl_Igather ? lmpi_impl_Igather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Igather_c")));
@@ -6915,6 +6934,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     static const char fn[] = "MPI_Igatherv";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6923,12 +6943,12 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6936,7 +6956,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     st = lmpi_impl_Igatherv ? lmpi_impl_Igatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Igatherv")));
@@ -6945,6 +6965,7 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 {
     static const char fn[] = "MPI_Igatherv_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -6953,12 +6974,12 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -6966,7 +6987,7 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     st = lmpi_impl_Igatherv ? lmpi_impl_Igatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Igatherv_c")));
@@ -7068,6 +7089,7 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     static const char fn[] = "MPI_Ineighbor_allgather";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -7076,22 +7098,22 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7099,7 +7121,7 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
     st = lmpi_impl_Ineighbor_allgather ? lmpi_impl_Ineighbor_allgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ineighbor_allgather")));
@@ -7108,6 +7130,7 @@ int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     static const char fn[] = "MPI_Ineighbor_allgather_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -7116,22 +7139,22 @@ int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7139,7 +7162,7 @@ int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     st = lmpi_impl_Ineighbor_allgather ? lmpi_impl_Ineighbor_allgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ineighbor_allgather_c")));
@@ -7148,6 +7171,7 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 {
     static const char fn[] = "MPI_Ineighbor_allgatherv";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -7156,18 +7180,18 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7175,7 +7199,7 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
     st = lmpi_impl_Ineighbor_allgatherv ? lmpi_impl_Ineighbor_allgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ineighbor_allgatherv")));
@@ -7184,6 +7208,7 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 {
     static const char fn[] = "MPI_Ineighbor_allgatherv_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -7192,18 +7217,18 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7211,7 +7236,7 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
     st = lmpi_impl_Ineighbor_allgatherv ? lmpi_impl_Ineighbor_allgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ineighbor_allgatherv_c")));
@@ -7220,6 +7245,7 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
 {
     static const char fn[] = "MPI_Ineighbor_alltoall";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -7228,22 +7254,22 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7251,7 +7277,7 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
     st = lmpi_impl_Ineighbor_alltoall ? lmpi_impl_Ineighbor_alltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ineighbor_alltoall")));
@@ -7260,6 +7286,7 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
     static const char fn[] = "MPI_Ineighbor_alltoall_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -7268,22 +7295,22 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7291,7 +7318,7 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
     st = lmpi_impl_Ineighbor_alltoall ? lmpi_impl_Ineighbor_alltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ineighbor_alltoall_c")));
@@ -7300,6 +7327,7 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
 {
     static const char fn[] = "MPI_Ineighbor_alltoallv";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -7308,14 +7336,14 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7323,7 +7351,7 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
     st = lmpi_impl_Ineighbor_alltoallv ? lmpi_impl_Ineighbor_alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ineighbor_alltoallv")));
@@ -7332,6 +7360,7 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
 {
     static const char fn[] = "MPI_Ineighbor_alltoallv_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -7340,14 +7369,14 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7355,7 +7384,7 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
     st = lmpi_impl_Ineighbor_alltoallv ? lmpi_impl_Ineighbor_alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ineighbor_alltoallv_c")));
@@ -7364,16 +7393,17 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
 {
     static const char fn[] = "MPI_Ineighbor_alltoallw";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7381,7 +7411,7 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
     st = lmpi_impl_Ineighbor_alltoallw ? lmpi_impl_Ineighbor_alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 4 }, sdispls, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 4 }, rdispls, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ineighbor_alltoallw")));
@@ -7390,16 +7420,17 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
 {
     static const char fn[] = "MPI_Ineighbor_alltoallw_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7407,7 +7438,7 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
     st = lmpi_impl_Ineighbor_alltoallw ? lmpi_impl_Ineighbor_alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 8 }, sdispls, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 8 }, rdispls, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ineighbor_alltoallw_c")));
@@ -7844,6 +7875,7 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 {
     static const char fn[] = "MPI_Ireduce";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
@@ -7851,12 +7883,12 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7864,7 +7896,7 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     st = lmpi_impl_Ireduce ? lmpi_impl_Ireduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ireduce")));
@@ -7873,6 +7905,7 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
 {
     static const char fn[] = "MPI_Ireduce_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = lmpi_datatype_or_null(datatype);
     lmpi_comm *comm_obj = NULL;
@@ -7880,12 +7913,12 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7893,7 +7926,7 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
     st = lmpi_impl_Ireduce ? lmpi_impl_Ireduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ireduce_c")));
@@ -7902,6 +7935,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
 {
     static const char fn[] = "MPI_Ireduce_scatter";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -7909,12 +7943,12 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7922,7 +7956,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
     st = lmpi_impl_Ireduce_scatter ? lmpi_impl_Ireduce_scatter(sendbuf, recvbuf, (lmpi_iarray){ recvcounts, 4 }, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ireduce_scatter")));
@@ -7931,6 +7965,7 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
 {
     static const char fn[] = "MPI_Ireduce_scatter_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -7938,12 +7973,12 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7951,7 +7986,7 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
     st = lmpi_impl_Ireduce_scatter ? lmpi_impl_Ireduce_scatter(sendbuf, recvbuf, (lmpi_iarray){ recvcounts, 8 }, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ireduce_scatter_c")));
@@ -7960,6 +7995,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 {
     static const char fn[] = "MPI_Ireduce_scatter_block";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -7967,14 +8003,14 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -7982,7 +8018,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
     st = lmpi_impl_Ireduce_scatter_block ? lmpi_impl_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ireduce_scatter_block")));
@@ -7991,6 +8027,7 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
 {
     static const char fn[] = "MPI_Ireduce_scatter_block_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -7998,14 +8035,14 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8013,7 +8050,7 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
     st = lmpi_impl_Ireduce_scatter_block ? lmpi_impl_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Ireduce_scatter_block_c")));
@@ -8122,6 +8159,7 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 {
     static const char fn[] = "MPI_Iscan";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -8129,14 +8167,14 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8144,7 +8182,7 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     st = lmpi_impl_Iscan ? lmpi_impl_Iscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iscan")));
@@ -8153,6 +8191,7 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 {
     static const char fn[] = "MPI_Iscan_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *datatype_obj = NULL;
     lmpi_comm *comm_obj = NULL;
@@ -8160,14 +8199,14 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(datatype, &datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_count(count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "count", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8175,7 +8214,7 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     st = lmpi_impl_Iscan ? lmpi_impl_Iscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iscan_c")));
@@ -8184,6 +8223,7 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     static const char fn[] = "MPI_Iscatter";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -8192,12 +8232,12 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8205,7 +8245,7 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     st = lmpi_impl_Iscatter ? lmpi_impl_Iscatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iscatter")));
@@ -8214,6 +8254,7 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 {
     static const char fn[] = "MPI_Iscatter_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -8222,12 +8263,12 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8235,7 +8276,7 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     st = lmpi_impl_Iscatter ? lmpi_impl_Iscatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iscatter_c")));
@@ -8244,6 +8285,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
 {
     static const char fn[] = "MPI_Iscatterv";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -8252,12 +8294,12 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8265,7 +8307,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
     st = lmpi_impl_Iscatterv ? lmpi_impl_Iscatterv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ displs, 4 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iscatterv")));
@@ -8274,6 +8316,7 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 {
     static const char fn[] = "MPI_Iscatterv_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = lmpi_datatype_or_null(sendtype);
     lmpi_datatype *recvtype_obj = lmpi_datatype_or_null(recvtype);
@@ -8282,12 +8325,12 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         errh_comm = comm_obj;
         st = lmpi_check_rank(root, comm_obj, LMPI_RANK_ROOT);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "root", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "root", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
         st = lmpi_check_ptr(request);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "request", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8295,7 +8338,7 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     st = lmpi_impl_Iscatterv ? lmpi_impl_Iscatterv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ displs, 8 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_NONBLOCKING);
     return MPI_SUCCESS;
 }
 int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak, alias("PMPI_Iscatterv_c")));
@@ -8809,6 +8852,7 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 {
     static const char fn[] = "MPI_Neighbor_allgather";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -8817,20 +8861,20 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8838,7 +8882,7 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
     st = lmpi_impl_Neighbor_allgather ? lmpi_impl_Neighbor_allgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     return MPI_SUCCESS;
 }
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Neighbor_allgather")));
@@ -8847,6 +8891,7 @@ int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
     static const char fn[] = "MPI_Neighbor_allgather_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -8855,20 +8900,20 @@ int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8876,7 +8921,7 @@ int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
     st = lmpi_impl_Neighbor_allgather ? lmpi_impl_Neighbor_allgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     return MPI_SUCCESS;
 }
 int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Neighbor_allgather_c")));
@@ -8965,6 +9010,7 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     static const char fn[] = "MPI_Neighbor_allgatherv";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -8973,16 +9019,16 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -8990,7 +9036,7 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
     st = lmpi_impl_Neighbor_allgatherv ? lmpi_impl_Neighbor_allgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     return MPI_SUCCESS;
 }
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Neighbor_allgatherv")));
@@ -8999,6 +9045,7 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     static const char fn[] = "MPI_Neighbor_allgatherv_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -9007,16 +9054,16 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -9024,7 +9071,7 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     st = lmpi_impl_Neighbor_allgatherv ? lmpi_impl_Neighbor_allgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     return MPI_SUCCESS;
 }
 int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Neighbor_allgatherv_c")));
@@ -9105,6 +9152,7 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 {
     static const char fn[] = "MPI_Neighbor_alltoall";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -9113,20 +9161,20 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -9134,7 +9182,7 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
     st = lmpi_impl_Neighbor_alltoall ? lmpi_impl_Neighbor_alltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     return MPI_SUCCESS;
 }
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Neighbor_alltoall")));
@@ -9143,6 +9191,7 @@ int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 {
     static const char fn[] = "MPI_Neighbor_alltoall_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -9151,20 +9200,20 @@ int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_count(sendcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_count(recvcount);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvcount", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_buffer(sendbuf, sendcount, sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_buffer(recvbuf, recvcount, recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvbuf", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -9172,7 +9221,7 @@ int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
     st = lmpi_impl_Neighbor_alltoall ? lmpi_impl_Neighbor_alltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     return MPI_SUCCESS;
 }
 int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Neighbor_alltoall_c")));
@@ -9261,6 +9310,7 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 {
     static const char fn[] = "MPI_Neighbor_alltoallv";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -9269,12 +9319,12 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -9282,7 +9332,7 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
     st = lmpi_impl_Neighbor_alltoallv ? lmpi_impl_Neighbor_alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     return MPI_SUCCESS;
 }
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Neighbor_alltoallv")));
@@ -9291,6 +9341,7 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     static const char fn[] = "MPI_Neighbor_alltoallv_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_datatype *sendtype_obj = NULL;
     lmpi_datatype *recvtype_obj = NULL;
@@ -9299,12 +9350,12 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         errh_comm = comm_obj;
         st = lmpi_check_datatype(sendtype, &sendtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "sendtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         st = lmpi_check_datatype(recvtype, &recvtype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "recvtype", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
@@ -9312,7 +9363,7 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
     st = lmpi_impl_Neighbor_alltoallv ? lmpi_impl_Neighbor_alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     return MPI_SUCCESS;
 }
 int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Neighbor_alltoallv_c")));
@@ -9385,13 +9436,14 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 {
     static const char fn[] = "MPI_Neighbor_alltoallw";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -9400,7 +9452,7 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
     st = lmpi_impl_Neighbor_alltoallw ? lmpi_impl_Neighbor_alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 4 }, sdispls, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 4 }, rdispls, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     return MPI_SUCCESS;
 }
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak, alias("PMPI_Neighbor_alltoallw")));
@@ -9409,13 +9461,14 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     static const char fn[] = "MPI_Neighbor_alltoallw_c";
     lmpi_status st;
+    lmpi_coll_counted = false;
     lmpi_comm *errh_comm = NULL;
     lmpi_comm *comm_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -9424,7 +9477,7 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
     st = lmpi_impl_Neighbor_alltoallw ? lmpi_impl_Neighbor_alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 8 }, sdispls, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 8 }, rdispls, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
     return MPI_SUCCESS;
 }
 int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak, alias("PMPI_Neighbor_alltoallw_c")));
