@@ -369,8 +369,6 @@ static bool shm_path(lmpi_comm *comm, const MPI_Request *request, MPI_Count coun
     return !request && lmpi_coll_short_ok(comm, count, dt) && lmpi_coll_shm_use(comm, count, dt);
 }
 
-#define BLOCKING LMPI_COLL_BLOCKING
-
 static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
                             MPI_Request *request, bool persist);
 
@@ -430,7 +428,7 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
 
 lmpi_status lmpi_impl_Bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_AREA, do_bcast(buf, count, dt, root, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_AREA, do_bcast(buf, count, dt, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ibcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *comm,
@@ -479,7 +477,7 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
 lmpi_status lmpi_impl_Reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op, int root,
                              lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_AREA, do_reduce(sbuf, rbuf, count, dt, op, root, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_AREA, do_reduce(sbuf, rbuf, count, dt, op, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ireduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op, int root,
@@ -569,7 +567,7 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
 lmpi_status lmpi_impl_Allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
                                 lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_AREA, do_allreduce(sbuf, rbuf, count, dt, op, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_AREA, do_allreduce(sbuf, rbuf, count, dt, op, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iallreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
@@ -592,7 +590,7 @@ static lmpi_status do_gather(const void *sbuf, MPI_Count scount, lmpi_datatype *
 lmpi_status lmpi_impl_Gather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                              lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_gather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, root, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_gather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Igather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -604,7 +602,7 @@ lmpi_status lmpi_impl_Igather(const void *sbuf, MPI_Count scount, lmpi_datatype 
 lmpi_status lmpi_impl_Gatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, lmpi_iarray rcounts,
                               lmpi_iarray displs, lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_gather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, root, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_gather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Igatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
@@ -628,7 +626,7 @@ static lmpi_status do_scatter(const void *sbuf, blocks sb, lmpi_datatype *sdt, v
 lmpi_status lmpi_impl_Scatter(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                               lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_scatter(sbuf, (blocks){.count = scount}, sdt, rbuf, rcount, rdt, root, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_scatter(sbuf, (blocks){.count = scount}, sdt, rbuf, rcount, rdt, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iscatter(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -640,7 +638,7 @@ lmpi_status lmpi_impl_Iscatter(const void *sbuf, MPI_Count scount, lmpi_datatype
 lmpi_status lmpi_impl_Scatterv(const void *sbuf, lmpi_iarray scounts, lmpi_iarray displs, lmpi_datatype *sdt,
                                void *rbuf, MPI_Count rcount, lmpi_datatype *rdt, int root, lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_scatter(sbuf, (blocks){scounts, displs, 0}, sdt, rbuf, rcount, rdt, root, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_scatter(sbuf, (blocks){scounts, displs, 0}, sdt, rbuf, rcount, rdt, root, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iscatterv(const void *sbuf, lmpi_iarray scounts, lmpi_iarray displs, lmpi_datatype *sdt,
@@ -670,7 +668,7 @@ static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatyp
 lmpi_status lmpi_impl_Allgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                                 lmpi_datatype *rdt, lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_allgather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_allgather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iallgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
@@ -682,7 +680,7 @@ lmpi_status lmpi_impl_Iallgather(const void *sbuf, MPI_Count scount, lmpi_dataty
 lmpi_status lmpi_impl_Allgatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
                                  lmpi_iarray rcounts, lmpi_iarray displs, lmpi_datatype *rdt, lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_allgather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_allgather(sbuf, scount, sdt, rbuf, (blocks){rcounts, displs, 0}, rdt, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iallgatherv(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
@@ -710,7 +708,7 @@ static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, 
 lmpi_status lmpi_impl_Alltoall(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                                lmpi_datatype *rdt, lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_alltoall(sbuf, (blocks){.count = scount}, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_alltoall(sbuf, (blocks){.count = scount}, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ialltoall(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
@@ -723,7 +721,7 @@ lmpi_status lmpi_impl_Alltoallv(const void *sbuf, lmpi_iarray scounts, lmpi_iarr
                                 void *rbuf, lmpi_iarray rcounts, lmpi_iarray rdispls, lmpi_datatype *rdt,
                                 lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_alltoall(sbuf, (blocks){scounts, sdispls, 0}, sdt, rbuf, (blocks){rcounts, rdispls, 0}, rdt, comm,
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_alltoall(sbuf, (blocks){scounts, sdispls, 0}, sdt, rbuf, (blocks){rcounts, rdispls, 0}, rdt, comm,
                        NULL, false));
 }
 
@@ -750,7 +748,7 @@ static lmpi_status do_scan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_d
 
 lmpi_status lmpi_impl_Scan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op, lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_scan(sbuf, rbuf, count, dt, op, comm, false, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_scan(sbuf, rbuf, count, dt, op, comm, false, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iscan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
@@ -762,7 +760,7 @@ lmpi_status lmpi_impl_Iscan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_
 lmpi_status lmpi_impl_Exscan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
                              lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_scan(sbuf, rbuf, count, dt, op, comm, true, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_scan(sbuf, rbuf, count, dt, op, comm, true, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iexscan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, MPI_Op op,
@@ -813,7 +811,7 @@ static lmpi_status blocking_barrier(lmpi_comm *comm)
                                                                          : lmpi_coll_short_barrier(comm);
 }
 
-lmpi_status lmpi_impl_Barrier(lmpi_comm *comm) { BLOCKING(comm, LMPI_COLL_AREA, blocking_barrier(comm)); }
+lmpi_status lmpi_impl_Barrier(lmpi_comm *comm) { LMPI_COLL_BLOCKING(comm, LMPI_COLL_AREA, blocking_barrier(comm)); }
 
 /* ---- reduce_scatter: a reduction to rank 0, then a scatter of the blocks ---- */
 static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lmpi_datatype *dt, MPI_Op oph,
@@ -858,7 +856,7 @@ static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lm
 lmpi_status lmpi_impl_Reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, lmpi_datatype *dt,
                                            MPI_Op op, lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_reduce_scatter(sbuf, rbuf, (blocks){.count = rcount}, dt, op, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_reduce_scatter(sbuf, rbuf, (blocks){.count = rcount}, dt, op, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ireduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, lmpi_datatype *dt,
@@ -870,7 +868,7 @@ lmpi_status lmpi_impl_Ireduce_scatter_block(const void *sbuf, void *rbuf, MPI_Co
 lmpi_status lmpi_impl_Reduce_scatter(const void *sbuf, void *rbuf, lmpi_iarray rcounts, lmpi_datatype *dt, MPI_Op op,
                                      lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_reduce_scatter(sbuf, rbuf, (blocks){rcounts, rcounts, 0}, dt, op, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_reduce_scatter(sbuf, rbuf, (blocks){rcounts, rcounts, 0}, dt, op, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ireduce_scatter(const void *sbuf, void *rbuf, lmpi_iarray rcounts, lmpi_datatype *dt,
@@ -1073,7 +1071,7 @@ lmpi_status lmpi_impl_Alltoallw(const void *sbuf, lmpi_iarray scounts, lmpi_iarr
                                 void *rbuf, lmpi_iarray rcounts, lmpi_iarray rdispls, const MPI_Datatype rtypes[],
                                 lmpi_comm *comm)
 {
-    BLOCKING(comm, LMPI_COLL_PLAIN, do_alltoallw(sbuf, (wargs){scounts, sdispls, rcounts, rdispls, stypes, rtypes}, rbuf, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_alltoallw(sbuf, (wargs){scounts, sdispls, rcounts, rdispls, stypes, rtypes}, rbuf, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ialltoallw(const void *sbuf, lmpi_iarray scounts, lmpi_iarray sdispls,
