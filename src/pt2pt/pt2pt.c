@@ -32,6 +32,8 @@ typedef struct outbox_entry {
     int dest;
     lmpi_pkt_hdr hdr;
     lmpi_request *req;
+    size_t plen;     /* OUT_PACKET: payload bytes that follow */
+    char payload[];
 } outbox_entry;
 
 static struct {
@@ -292,12 +294,16 @@ static lmpi_status send_data(int dest, const lmpi_pkt_hdr *h, const lmpi_request
     return lmpi_tr_send_pkt_fill(dest, h, n, pack_fill, &a);
 }
 
-static void outbox_push(out_kind kind, int dest, const lmpi_pkt_hdr *hdr, lmpi_request *req)
+static outbox_entry *outbox_push_with(out_kind kind, int dest, const lmpi_pkt_hdr *hdr, lmpi_request *req,
+                                      const void *payload, size_t plen)
 {
-    outbox_entry *e = lmpi_malloc(sizeof(*e), LMPI_MEM_REQUEST);
+    outbox_entry *e = lmpi_malloc(sizeof(*e) + plen, LMPI_MEM_REQUEST);
     if (!e)
         lmpi_abort_job(MPI_ERR_NO_MEM, "out of memory queueing a message");
     e->next = NULL;
+    e->plen = plen;
+    if (plen)
+        memcpy(e->payload, payload, plen);
     e->kind = kind;
     e->dest = dest;
     e->hdr = *hdr;
@@ -307,6 +313,12 @@ static void outbox_push(out_kind kind, int dest, const lmpi_pkt_hdr *hdr, lmpi_r
     else
         outbox.head = e;
     outbox.tail = e;
+    return e;
+}
+
+static void outbox_push(out_kind kind, int dest, const lmpi_pkt_hdr *hdr, lmpi_request *req)
+{
+    outbox_push_with(kind, dest, hdr, req, NULL, 0);
 }
 
 /* Try to send one outbox entry; true when it is finished. */
@@ -315,7 +327,7 @@ static bool outbox_try(outbox_entry *e)
     lmpi_request *r = e->req;
     switch (e->kind) {
     case OUT_PACKET:
-        return lmpi_tr_send_pkt(e->dest, &e->hdr, NULL, 0) == LMPI_OK;
+        return lmpi_tr_send_pkt(e->dest, &e->hdr, e->plen ? e->payload : NULL, e->plen) == LMPI_OK;
     case OUT_EAGER:
         if (send_data(e->dest, &e->hdr, r, 0, r->bytes) != LMPI_OK)
             return false;
@@ -364,6 +376,14 @@ static void send_control(int dest, const lmpi_pkt_hdr *hdr)
     if (outbox.head || lmpi_tr_send_pkt(dest, hdr, NULL, 0) != LMPI_OK)
         outbox_push(OUT_PACKET, dest, hdr, NULL);
 }
+
+void lmpi_pt2pt_send_packet(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
+{
+    if (outbox.head || lmpi_tr_send_pkt(dest, hdr, payload, len) != LMPI_OK)
+        outbox_push_with(OUT_PACKET, dest, hdr, NULL, payload, len);
+}
+
+lmpi_pkt_handler lmpi_pt2pt_rma_handler;
 
 lmpi_status lmpi_pt2pt_isend(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm, uint32_t ctx,
                              lmpi_send_mode mode, lmpi_bsend_segment *bseg, lmpi_request **out)
@@ -720,6 +740,10 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
         }
         return;
     }
+    case LMPI_PKT_RMA:
+        if (lmpi_pt2pt_rma_handler)
+            lmpi_pt2pt_rma_handler(src, h, payload, len);
+        return;
     default:
         lmpi_abort_job(MPI_ERR_INTERN, "corrupt packet from the shared-memory transport");
     }

@@ -37,6 +37,12 @@ bool lmpi_pt2pt_try_send(const void *buf, size_t bytes, int dest, int tag, lmpi_
 /* Wait for a send or receive request, copy its status, release it. */
 lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status);
 int lmpi_pt2pt_progress_outbox(void);
+/* One packet (payload copied when it has to wait), in order behind
+ * everything this process sent before: one-sided operations in messages
+ * (rma/am.c) go this way, and their arrivals (LMPI_PKT_RMA) to the handler
+ * the RMA layer registers here. */
+void lmpi_pt2pt_send_packet(int dest, const struct lmpi_pkt_hdr *hdr, const void *payload, size_t len);
+extern void (*lmpi_pt2pt_rma_handler)(int src, const struct lmpi_pkt_hdr *hdr, const void *payload, size_t len);
 void lmpi_pt2pt_finalize(void);
 
 lmpi_match_queue *lmpi_pt2pt_queue(lmpi_comm *comm, uint32_t ctx);

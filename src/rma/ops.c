@@ -64,6 +64,13 @@ static lmpi_status resolve(const lmpi_win *w, int t, MPI_Aint disp, MPI_Count co
     MPI_Aint lo = 0, hi = 0;
     if (count > 0 && dt->size > 0)
         span_of(count, dt, &lo, &hi);
+    if (w->am && t != w->rank && (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || !w->same_size || !w->same_disp)) {
+        /* in messages, another member's size and regions are its own: it checks, and the
+         * next flush, unlock, fence or complete reports what it refused */
+        ref->addr = NULL;
+        ref->pid = 0;
+        return LMPI_OK;
+    }
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
         if (hi > lo && !dynamic_covers(w, t, (uint64_t)(disp + lo), (uint64_t)(disp + hi))) {
             lmpi_err_detail("target_disp %#lx (+%ld bytes) is not inside a region rank %d attached", (unsigned long)disp,
@@ -351,6 +358,27 @@ static lmpi_status natural(lmpi_datatype *b, MPI_Count n, char *packed, char **n
     return LMPI_OK;
 }
 
+lmpi_status lmpi_rma_combine(lmpi_op *op, lmpi_datatype *b, MPI_Count n, char *inout, const char *in)
+{
+    if (op->predefined == (int)(uintptr_t)MPI_REPLACE) {
+        memcpy(inout, in, (size_t)(n * b->size));
+        return LMPI_OK;
+    }
+    char *nat_cur = NULL, *nat_in = NULL;
+    lmpi_status st = natural(b, n, inout, &nat_cur, true);
+    if (st == LMPI_OK)
+        st = natural(b, n, (char *)in, &nat_in, true);
+    if (st == LMPI_OK)
+        st = lmpi_op_apply(op, nat_in, nat_cur, n, b);
+    if (st == LMPI_OK)
+        natural(b, n, inout, &nat_cur, false);
+    if (nat_cur && nat_cur != inout)
+        lmpi_free(nat_cur);
+    if (nat_in && nat_in != in)
+        lmpi_free(nat_in);
+    return st;
+}
+
 /* Accumulate and get_accumulate (rbuf set) with any op the standard allows. */
 static lmpi_status do_acc(lmpi_win *w, const lmpi_rma_op *op, const target_ref *ref)
 {
@@ -388,7 +416,7 @@ static lmpi_status do_acc(lmpi_win *w, const lmpi_rma_op *op, const target_ref *
         }
     } else {
         lmpi_win_slot *s = lmpi_win_slot_of(w, op->target);
-        char lcur[STACK_BYTES], *tcur = NULL, *nat_cur = NULL, *nat_in = NULL;
+        char lcur[STACK_BYTES], *tcur = NULL;
         char *cur = scratch((size_t)bytes, lcur, &tcur);
         if (!cur) {
             st = LMPI_ERR_NO_MEM;
@@ -399,25 +427,11 @@ static lmpi_status do_acc(lmpi_win *w, const lmpi_rma_op *op, const target_ref *
         if (st == LMPI_OK && res)
             memcpy(res, cur, (size_t)bytes);
         if (st == LMPI_OK && !noop) {
-            if (op->op->predefined == (int)(uintptr_t)MPI_REPLACE) {
-                memcpy(cur, in, (size_t)bytes);
-            } else {
-                st = natural(b, n, cur, &nat_cur, true);
-                if (st == LMPI_OK)
-                    st = natural(b, n, in, &nat_in, true);
-                if (st == LMPI_OK)
-                    st = lmpi_op_apply(op->op, nat_in, nat_cur, n, b);
-                if (st == LMPI_OK)
-                    natural(b, n, cur, &nat_cur, false);
-            }
+            st = lmpi_rma_combine(op->op, b, n, cur, in);
             if (st == LMPI_OK)
                 st = target_io(ref, op->tcount, op->tdt, cur, true);
         }
         acc_unlock(s);
-        if (nat_cur && nat_cur != cur)
-            lmpi_free(nat_cur);
-        if (nat_in && nat_in != in)
-            lmpi_free(nat_in);
         lmpi_free(tcur);
     }
     if (st == LMPI_OK && res)
@@ -465,6 +479,11 @@ static lmpi_status do_cas(lmpi_win *w, const lmpi_rma_op *op, const target_ref *
 /* Carry out OP at REF (resolved, range checked). */
 static lmpi_status perform_at(lmpi_win *w, const lmpi_rma_op *op, const target_ref *at)
 {
+    if (w->am) {
+        LMPI_TRY(lmpi_rma_am_open(w, op->target));
+        lmpi_rma_stat.issued++;
+        return lmpi_rma_am_issue(w, op);
+    }
     if (w->delayed || w->rs_counts) {
         LMPI_TRY(lmpi_rma_open_target(w, op->target));
     } else if (w->access == LMPI_EPOCH_LOCK_ALL) {
@@ -732,6 +751,8 @@ static lmpi_status submit(MPI_Win win, lmpi_rma_op *op, MPI_Request *request)
         st = lmpi_rma_drain(w);
         if (st == LMPI_OK)
             st = perform_at(w, op, &ref);
+        if (st == LMPI_OK && w->am) /* its answer, and those before it */
+            st = lmpi_rma_am_quiet(w);
     } else if (st == LMPI_OK) {
         st = post(w, op, &ref);
     }

@@ -72,6 +72,10 @@ static bool try_lock(lmpi_win *w, lmpi_win_slot *s, int type)
 
 static void acquire(lmpi_win *w, int target, int type)
 {
+    if (w->am) {
+        lmpi_rma_am_lock(w, target, type);
+        return;
+    }
     lmpi_win_slot *s = lmpi_win_slot_of(w, target);
     if (try_lock(w, s, type))
         return;
@@ -107,6 +111,10 @@ static void acquire(lmpi_win *w, int target, int type)
 
 static void release(lmpi_win *w, int target, int type)
 {
+    if (w->am) {
+        lmpi_rma_am_unlock(w, target, type);
+        return;
+    }
     lmpi_win_slot *s = lmpi_win_slot_of(w, target);
     atomic_fetch_sub_explicit(&s->lock, type == MPI_LOCK_EXCLUSIVE ? LMPI_RMA_EXCL : 1, memory_order_release);
 }
@@ -142,6 +150,8 @@ enum { LINE_NOT_YET = -3, LINE_MESSAGES = -1 };
  * (posted, not yet completed by it), LINE_MESSAGES, or LINE_NOT_YET. */
 static int read_line(lmpi_win *w, int t)
 {
+    if (w->am) /* nobody's line is in reach: posts are messages */
+        return LINE_MESSAGES;
     lmpi_win_slot *s = lmpi_win_slot_of(w, t);
     uint32_t g1 = atomic_load_explicit(&s->post_gen, memory_order_acquire);
     if (g1 & 1)
@@ -209,6 +219,8 @@ lmpi_status lmpi_rma_open_target(lmpi_win *w, int target)
         break;
     }
     case LMPI_EPOCH_LOCK_ALL:
+        if (w->am)
+            return lmpi_rma_am_open(w, target);
         if (w->open_pending) {
             atomic_fetch_add(&w->seg->all_word, 1);
             w->open_pending = false;
@@ -301,10 +313,12 @@ lmpi_status lmpi_impl_Win_unlock(int rank, MPI_Win win)
     /* the release (an atomic read-modify-write) orders the epoch's stores */
     if (h->acquired)
         release(w, rank, h->type);
+    if (w->am) /* the operations and the release answered */
+        st = lmpi_rma_am_quiet(w);
     *h = w->held[--w->nheld];
     if (w->nheld == 0)
         w->access = LMPI_EPOCH_NONE;
-    return LMPI_OK;
+    return lmpi_win_fail(w, st);
 }
 
 lmpi_status lmpi_impl_Win_lock_all(int assert, MPI_Win win)
@@ -320,7 +334,7 @@ lmpi_status lmpi_impl_Win_lock_all(int assert, MPI_Win win)
     }
     w->access = LMPI_EPOCH_LOCK_ALL;
     w->lock_all_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
-    w->open_pending = !w->lock_all_nocheck;
+    w->open_pending = !w->lock_all_nocheck && !w->am; /* in messages: per target, at its first operation */
     if (!w->delayed && w->open_pending) {
         atomic_fetch_add(&w->seg->all_word, 1);
         w->open_pending = false;
@@ -340,11 +354,17 @@ lmpi_status lmpi_impl_Win_unlock_all(MPI_Win win)
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
     atomic_thread_fence(memory_order_release);
-    if (!w->lock_all_nocheck && !w->open_pending)
+    if (w->am) {
+        for (int i = 0; i < w->nheld; i++)
+            release(w, w->held[i].rank, w->held[i].type);
+        w->nheld = 0;
+        st = lmpi_rma_am_quiet(w);
+    } else if (!w->lock_all_nocheck && !w->open_pending) {
         atomic_fetch_sub(&w->seg->all_word, 1);
+    }
     w->open_pending = false;
     w->access = LMPI_EPOCH_NONE;
-    return LMPI_OK;
+    return lmpi_win_fail(w, st);
 }
 
 /* ---- flushes -------------------------------------------------------------------- */
@@ -374,6 +394,8 @@ static lmpi_status flush(MPI_Win win, int rank, bool one)
      * synchronization that makes them visible to the target (a lock release,
      * a message, a barrier) is an atomic read-modify-write that orders them */
     lmpi_status st = lmpi_win_pending(w) ? lmpi_rma_drain(w) : LMPI_OK;
+    if (st == LMPI_OK && w->am) /* every target answered (one count per window: all of them) */
+        st = lmpi_rma_am_quiet(w);
     atomic_thread_fence(memory_order_acq_rel);
     return lmpi_win_fail(w, st);
 }
@@ -431,11 +453,16 @@ lmpi_status lmpi_impl_Win_fence(int assert, MPI_Win win)
         st = rs_fence(w, assert);
     } else {
         st = lmpi_rma_drain(w);
+        if (st == LMPI_OK && w->am) /* ours are done at their targets before we enter the barrier */
+            st = lmpi_rma_am_quiet(w);
         /* nothing before and nothing after: no synchronization at all */
         if (st == LMPI_OK && (assert & (MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) !=
                                  (MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) {
             atomic_thread_fence(memory_order_seq_cst);
-            lmpi_win_barrier(w);
+            if (w->am)
+                st = lmpi_impl_Barrier(w->comm);
+            else
+                lmpi_win_barrier(w);
         }
         w->fences++;
     }
@@ -494,7 +521,8 @@ lmpi_status lmpi_impl_Win_post(MPI_Group group, int assert, MPI_Win win)
     /* the line (or the messages) go out after this member's own accesses */
     atomic_thread_fence(memory_order_seq_cst);
     post_line(w, ranks, n);
-    for (int i = 0; st == LMPI_OK && n > LMPI_RMA_POST_INLINE && i < n && !(assert & MPI_MODE_NOCHECK); i++)
+    bool messages = n > LMPI_RMA_POST_INLINE || w->am;
+    for (int i = 0; st == LMPI_OK && messages && i < n && !(assert & MPI_MODE_NOCHECK); i++)
         st = lmpi_impl_Send(NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), ranks[i], TAG_POST, w->comm);
     lmpi_free(ranks);
     if (st != LMPI_OK)
@@ -540,6 +568,8 @@ lmpi_status lmpi_impl_Win_complete(MPI_Win win)
     lmpi_status st = lmpi_rma_drain(w);
     if (st == LMPI_OK && w->open_pending) /* no operations: the posts still have to be taken */
         st = lmpi_rma_open_target(w, -1);
+    if (st == LMPI_OK && w->am) /* gets answered; the completes then follow our operations */
+        st = lmpi_rma_am_quiet(w);
     atomic_thread_fence(memory_order_seq_cst);
     for (int i = 0; st == LMPI_OK && i < w->nstart; i++)
         st = complete_to(w, w->start_ranks[i], w->start_ranks[w->nstart + i]);
@@ -555,7 +585,7 @@ lmpi_status lmpi_impl_Win_complete(MPI_Win win)
 static lmpi_status take_completes(lmpi_win *w, bool block)
 {
     lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
-    if (w->npost <= LMPI_RMA_POST_INLINE) { /* the group's bits in our own line */
+    if (w->npost <= LMPI_RMA_POST_INLINE && !w->am) { /* the group's bits in our own line */
         uint32_t all = w->npost == 32 ? ~0u : (1u << w->npost) - 1;
         unsigned spins = 0;
         while (atomic_load_explicit(&me->post_done, memory_order_acquire) != all) {

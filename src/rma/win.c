@@ -60,7 +60,7 @@ lmpi_status lmpi_win_fail(lmpi_win *w, lmpi_status st)
 
 lmpi_win_region *lmpi_win_regions(const lmpi_win *w, int r)
 {
-    return (lmpi_win_region *)((char *)w->seg + w->seg->regions_off) + (size_t)r * LMPI_RMA_MAX_REGIONS;
+    return (lmpi_win_region *)((char *)w->seg + w->seg->regions_off) + (size_t)(w->am ? 0 : r) * LMPI_RMA_MAX_REGIONS;
 }
 
 void lmpi_rma_relax(unsigned *spins)
@@ -169,7 +169,7 @@ static _Atomic uint32_t segments_made;
  * file, the others map it by name, and the name is gone once all have it. */
 static lmpi_status map_segment(lmpi_win *w, size_t bytes, bool small)
 {
-    if (w->size == 1) { /* nobody to share with: the heap */
+    if (w->size == 1 || w->am) { /* nobody to share with: the heap */
         void *p = NULL;
         if (posix_memalign(&p, 4096, bytes) != 0) {
             lmpi_err_detail("cannot allocate %zu bytes for the window", bytes);
@@ -251,6 +251,8 @@ static void destroy(lmpi_win *w)
     } else if (w->seg) {
         munmap(w->seg, w->seg->bytes);
     }
+    if (w->amst)
+        lmpi_rma_am_detach(w);
     if (w->comm) {
         MPI_Comm h = w->comm->handle;
         lmpi_impl_Comm_free(&h);
@@ -265,7 +267,8 @@ static void destroy(lmpi_win *w)
     lmpi_free(w);
 }
 
-static lmpi_status check_args(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, lmpi_comm *comm, lmpi_info **in)
+static lmpi_status check_args(int flavor, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, lmpi_comm *comm,
+                              lmpi_info **in)
 {
     if (size < 0) {
         lmpi_err_detail("size %ld is negative", (long)size);
@@ -279,7 +282,15 @@ static lmpi_status check_args(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
         lmpi_err_detail("comm is an intercommunicator (windows need an intracommunicator)");
         return LMPI_ERR_COMM;
     }
-    LMPI_TRY(lmpi_comm_need_one_host(comm, "a window (RMA works through shared memory)"));
+    if (flavor == MPI_WIN_FLAVOR_SHARED) {
+        int elsewhere;
+        if (!lmpi_comm_one_host(comm, &elsewhere)) {
+            lmpi_err_detail("comm spans hosts (ranks %d and %d run on different hosts): MPI_Win_allocate_shared "
+                            "needs memory every member can load from",
+                            comm->rank, elsewhere);
+            return LMPI_ERR_RMA_SHARED;
+        }
+    }
     return lmpi_info_arg(info, in);
 }
 
@@ -305,7 +316,10 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
     w->disp_unit = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 1 : disp_unit;
     w->disp_unit_int = (int)w->disp_unit;
     apply_info(w, info);
-    w->delayed = lmpi_rma_issue_algo_now() == LMPI_RMA_ISSUE_DELAYED;
+    int elsewhere;
+    /* members on other hosts are reached by messages; every member decides alike */
+    w->am = flavor != MPI_WIN_FLAVOR_SHARED && w->size > 1 && (lmpi_config.rma_messages || !lmpi_comm_one_host(comm, &elsewhere));
+    w->delayed = !w->am && lmpi_rma_issue_algo_now() == LMPI_RMA_ISSUE_DELAYED;
     w->polling = lmpi_rma_lock_algo_now() == LMPI_RMA_LOCK_POLLING;
 
     /* do sizes and disp units agree?  (declared by info, else detected) */
@@ -325,7 +339,10 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
     size_t unit = contiguous ? 1 : LMPI_RMA_LINE;
     size_t my_bytes = align_up((size_t)w->win_size, unit);
     uint64_t stride = 0, my_off = 0, total = 0;
-    if (in_segment) {
+    int members = w->am ? 1 : w->size; /* in messages, the segment is this member's alone */
+    if (in_segment && w->am) {
+        stride = total = my_bytes;
+    } else if (in_segment) {
         if (w->same_size) {
             stride = my_bytes;
             my_off = (uint64_t)w->rank * stride;
@@ -344,9 +361,9 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
         }
     }
     size_t head = align_up(sizeof(lmpi_win_seg), LMPI_RMA_LINE);
-    size_t slots = (size_t)w->size * sizeof(lmpi_win_slot);
+    size_t slots = (size_t)members * sizeof(lmpi_win_slot);
     size_t regions =
-        flavor == MPI_WIN_FLAVOR_DYNAMIC ? (size_t)w->size * LMPI_RMA_MAX_REGIONS * sizeof(lmpi_win_region) : 0;
+        flavor == MPI_WIN_FLAVOR_DYNAMIC ? (size_t)members * LMPI_RMA_MAX_REGIONS * sizeof(lmpi_win_region) : 0;
     /* data starts on a page: copies into it then share the page offset of
      * page-aligned user buffers, which memcpy moves fastest */
     size_t data_off = align_up(head + slots + regions, in_segment ? 4096 : LMPI_RMA_LINE);
@@ -357,22 +374,22 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
         return st;
     }
     lmpi_win_seg *s = w->seg;
-    if (w->rank == 0) {
-        s->nranks = (uint32_t)w->size;
+    if (w->rank == 0 || w->am) {
+        s->nranks = (uint32_t)members;
         s->bytes = bytes;
         s->slots_off = head;
         s->regions_off = head + slots;
         s->data_off = data_off;
         s->stride = w->same_size ? stride : 0;
         s->magic = LMPI_MAGIC_WIN;
-        atomic_store(&s->attached, (uint32_t)w->size);
+        atomic_store(&s->attached, (uint32_t)members);
     }
     /* the segment is zero; everyone's slot and header are read only after
      * the barrier below */
     w->slots = (lmpi_win_slot *)((char *)s + head);
     w->data = (char *)s + data_off;
-    w->shared_data = in_segment;
-    lmpi_win_slot *me = &w->slots[w->rank];
+    w->shared_data = in_segment && !w->am; /* loads and stores reach every member's data */
+    lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
     me->size = (uint64_t)w->win_size;
     me->disp_unit = (uint64_t)w->disp_unit;
     me->pid = (int32_t)getpid();
@@ -382,7 +399,7 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
     else
         w->base = base;
     me->base = (uint64_t)(uintptr_t)w->base;
-    if (lmpi_rma_fence_algo_now() == LMPI_RMA_FENCE_RS) {
+    if (!w->am && lmpi_rma_fence_algo_now() == LMPI_RMA_FENCE_RS) {
         /* the paper's reduce-scatter fence keeps a count per target */
         w->rs_counts = lmpi_calloc((size_t)w->size, sizeof(uint32_t), LMPI_MEM_RMA);
         if (!w->rs_counts) {
@@ -392,9 +409,13 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
     }
     /* this member's share of the segment: its slot, its region table, its
      * data and its part of the header */
-    w->accounted = (int64_t)(sizeof(lmpi_win_slot) + regions / (size_t)w->size + my_bytes +
-                             (data_off - slots - regions) / (size_t)w->size);
+    w->accounted = (int64_t)(sizeof(lmpi_win_slot) + regions / (size_t)members + my_bytes +
+                             (data_off - slots - regions) / (size_t)members);
     lmpi_mem_account(LMPI_MEM_RMA, w->accounted);
+    if (w->am && (st = lmpi_rma_am_attach(w)) != LMPI_OK) { /* before the barrier: others may address us after it */
+        destroy(w);
+        return st;
+    }
     st = lmpi_impl_Barrier(w->comm);
     if (st != LMPI_OK) {
         destroy(w);
@@ -408,7 +429,7 @@ static lmpi_status create_entry(int flavor, void *base, MPI_Aint size, MPI_Aint 
                                 lmpi_comm *comm, void *baseptr, MPI_Win *win)
 {
     lmpi_info *in;
-    LMPI_TRY(check_args(size, disp_unit, info, comm, &in));
+    LMPI_TRY(check_args(flavor, size, disp_unit, info, comm, &in));
     if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && !base) {
         lmpi_err_detail("base is NULL with size %ld", (long)size);
         return LMPI_ERR_BUFFER;
@@ -530,6 +551,13 @@ lmpi_status lmpi_impl_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, MP
         lmpi_err_detail("%s is NULL", !size ? "size" : !disp_unit ? "disp_unit" : "baseptr");
         return lmpi_win_fail(w, LMPI_ERR_ARG);
     }
+    if (w->am) { /* in messages: only this member's own memory is in reach (MPI 4.1: others size 0, NULL) */
+        bool mine = rank == w->rank || (rank == MPI_PROC_NULL && w->rank == 0);
+        *disp_unit = w->disp_unit;
+        *size = mine ? w->win_size : 0;
+        *(void **)baseptr = mine ? w->base : NULL;
+        return LMPI_OK;
+    }
     int r = rank;
     if (r == MPI_PROC_NULL) { /* the first member with memory */
         r = 0;
@@ -566,7 +594,7 @@ lmpi_status lmpi_impl_Win_attach(MPI_Win win, void *base, MPI_Aint size)
         lmpi_err_detail("base is NULL");
         return lmpi_win_fail(w, LMPI_ERR_RMA_ATTACH);
     }
-    lmpi_win_slot *me = &w->slots[w->rank];
+    lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
     lmpi_win_region *t = lmpi_win_regions(w, w->rank);
     uint32_t n = atomic_load_explicit(&me->nregions, memory_order_relaxed);
     uint64_t b = (uint64_t)(uintptr_t)base, e = b + (uint64_t)size;
@@ -597,7 +625,7 @@ lmpi_status lmpi_impl_Win_detach(MPI_Win win, const void *base)
         lmpi_err_detail("win was not made by MPI_Win_create_dynamic");
         return lmpi_win_fail(w, LMPI_ERR_RMA_FLAVOR);
     }
-    lmpi_win_slot *me = &w->slots[w->rank];
+    lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
     lmpi_win_region *t = lmpi_win_regions(w, w->rank);
     uint32_t n = atomic_load_explicit(&me->nregions, memory_order_relaxed);
     for (uint32_t i = 0; i < n; i++)

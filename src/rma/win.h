@@ -143,6 +143,7 @@ typedef struct lmpi_win {
     bool delayed : 1; /* LMPI_RMA_ISSUE=delayed, read at creation */
     bool polling : 1; /* LMPI_RMA_LOCK=polling */
     bool heap : 1;    /* a lone member's segment is plain memory */
+    bool am : 1;      /* operations travel in messages (am.c): the segment is this member's alone */
     uint64_t fences; /* fences completed (reduce-scatter: epoch number) */
     int *start_ranks; /* the access group, sorted window ranks */
     int nstart;
@@ -156,6 +157,7 @@ typedef struct lmpi_win {
     char *name; /* NULL until MPI_Win_set_name */
     int64_t accounted;
     uint64_t pool_off; /* the segment is a piece of the transport's pool (0: its own mapping) */
+    struct lmpi_rma_am *amst; /* am.c's state, for windows whose operations are messages */
 } lmpi_win;
 
 static inline int lmpi_win_pending(const lmpi_win *w) { return w->pool ? w->pool->n : 0; }
@@ -174,7 +176,8 @@ lmpi_status lmpi_win_fail(lmpi_win *w, lmpi_status st);
 bool lmpi_win_predefined_attr(MPI_Win win, int keyval, void **out);
 struct lmpi_attr **lmpi_win_attrs(MPI_Win win);
 
-static inline lmpi_win_slot *lmpi_win_slot_of(const lmpi_win *w, int r) { return &w->slots[r]; }
+/* A member's slot.  A window in messages has only this member's own. */
+static inline lmpi_win_slot *lmpi_win_slot_of(const lmpi_win *w, int r) { return &w->slots[w->am ? 0 : r]; }
 lmpi_win_region *lmpi_win_regions(const lmpi_win *w, int r);
 
 /* The barrier of the window's members in its segment. */
@@ -187,6 +190,24 @@ lmpi_status lmpi_rma_drain(lmpi_win *w);
 /* Make TARGET accessible in the current epoch (delayed issue, reduce-scatter
  * fence): acquire a deferred lock, wait for a deferred post or fence. */
 lmpi_status lmpi_rma_open_target(lmpi_win *w, int target);
+
+/* inout = in op inout over n elements of basic type b, both packed
+ * (MPI_REPLACE copies; pair types go through their natural layout). */
+lmpi_status lmpi_rma_combine(lmpi_op *op, lmpi_datatype *b, MPI_Count n, char *inout, const char *in);
+
+/* am.c: windows whose operations travel in messages (members on several
+ * hosts, or LMPI_RMA_MESSAGES=1). */
+lmpi_status lmpi_rma_am_attach(lmpi_win *w); /* before the creating barrier */
+void lmpi_rma_am_detach(lmpi_win *w);
+lmpi_status lmpi_rma_am_issue(lmpi_win *w, const lmpi_rma_op *op);
+/* Wait until every operation of this process on w is answered; the first
+ * error a target answered (MPI_ERR_RMA_RANGE) is returned here. */
+lmpi_status lmpi_rma_am_quiet(lmpi_win *w);
+lmpi_status lmpi_rma_am_lock(lmpi_win *w, int target, int type);
+/* Sends the release; lmpi_rma_am_quiet waits for it. */
+void lmpi_rma_am_unlock(lmpi_win *w, int target, int type);
+/* Lock_all: the target's shared lock at its first operation. */
+lmpi_status lmpi_rma_am_open(lmpi_win *w, int target);
 
 /* Statistics for MPI_T. */
 typedef struct {

@@ -155,6 +155,10 @@
     X(rma_issue, "LMPI_RMA_ISSUE", STRING, "eager",                                                \
       "RMA operations: eager (issued when posted) or delayed (buffered in a bounded pool, issued "\
       "at the next flush, epoch end or when the pool is full).")                                 \
+    X(rma_messages, "LMPI_RMA_MESSAGES", BOOL, "0",                                                \
+      "1 carries every window's operations in messages, as windows whose members span hosts "    \
+      "always do (no shared segment; the target applies them when it polls). For tests and "     \
+      "comparisons; 0 uses loads, stores and CPU atomics on one host.")                          \
     X(rma_pool, "LMPI_RMA_POOL", INT, "1024",                                                      \
       "Delayed issue: buffered operations per window before the pool is drained (back-pressure "  \
       "keeps an epoch of millions of operations in bounded memory).")                             \

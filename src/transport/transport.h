@@ -24,6 +24,7 @@ typedef enum {
     LMPI_PKT_CANCEL_REPLY, /* flags LMPI_PKT_CANCELLED: it was taken back */
     LMPI_PKT_CTRL,         /* between process groups, for dynamic process management (bridge.h) */
     LMPI_PKT_PULLED,       /* local, from the transport: an asynchronous pull into rreq is done */
+    LMPI_PKT_RMA,          /* a one-sided operation carried in messages (rma/am.c; tag: what) */
 } lmpi_pkt_type;
 
 /* flags: SYNC: the sender waits for the match; PACKED: an announced message

@@ -4,7 +4,8 @@
 # the netns-ssh launcher-exec) and by MPICH's Hydra.
 #   mixed        shm + ofi on one host (LMPI_NET=ofi between emulated nodes)
 #   ours2        our mpiexec, 2 hosts x 3 ranks: pt2pt, collectives, communicators,
-#                datatypes, I/O, 4 MiB ring; remote rank 0 reads mpiexec's stdin
+#                datatypes, I/O, RMA (in messages), 4 MiB ring; remote rank 0 reads
+#                mpiexec's stdin
 #   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs
 #   hydra2       mpiexec.hydra across 2 hosts
 #   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
@@ -58,6 +59,7 @@ programs() { # programs LAUNCH... : the MPI program tests, node size from T_NODE
     run t_comm "$@" "$T/t_comm"
     run t_datatype "$@" "$T/t_datatype"
     run t_io "$@" "$T/t_io"
+    run t_rma "$@" "$T/t_rma"
     run ring "$@" "$B/examples/ring" 4194304 3
 }
 
