@@ -409,6 +409,9 @@ lmpi_status lmpi_impl_Comm_split_type(lmpi_comm *comm, int split_type, int key, 
         c->info = lmpi_info_new();
         if (!c->info || lmpi_info_put(c->info, "mpi_hw_resource_type", type) != LMPI_OK)
             return LMPI_ERR_NO_MEM;
+        /* MPI 4.1 7.4.2: unguided, the caller's info names the level it was split at */
+        if (split_type == MPI_COMM_TYPE_HW_UNGUIDED && i && lmpi_info_put(i, "mpi_hw_resource_type", type) != LMPI_OK)
+            return LMPI_ERR_NO_MEM;
     }
     return st;
 }

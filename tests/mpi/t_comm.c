@@ -194,8 +194,16 @@ static void test_split_type(void)
     int expect = nodesize ? (rank / nodesize + 1) * nodesize <= size ? nodesize : size % nodesize : size;
     CHECK_EQ(n, expect);
     MPI_Comm_free(&shm);
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, MPI_INFO_NULL, &hw);
-    if (hw != MPI_COMM_NULL) { /* a strict subset */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, info, &hw);
+    if (hw != MPI_COMM_NULL) { /* a strict subset; the info names the level (MPI 4.1) */
+        char level[MPI_MAX_INFO_VAL];
+        int flag = 0;
+        MPI_Info_get_string(info, "mpi_hw_resource_type", &(int){sizeof(level)}, level, &flag);
+        CHECK(flag);
+        if (nodesize)
+            CHECK(!strcmp(level, "mpi_shared_memory"));
         MPI_Comm_size(hw, &n);
         CHECK(n < size);
         if (nodesize)
@@ -204,7 +212,7 @@ static void test_split_type(void)
     } else {
         CHECK(!nodesize || nodesize >= size);
     }
-    MPI_Info info;
+    MPI_Info_free(&info);
     MPI_Info_create(&info);
     MPI_Info_set(info, "mpi_hw_resource_type", "Machine");
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &hw);
