@@ -7,6 +7,7 @@
  *   rma_bench sync [quick]    any ranks: fence time, exclusive lock/unlock
  *                             pairs with every rank contending, window
  *                             creation time per flavour
+ *   (across hosts, windows of MPI_Win_allocate_shared are left out)
  *   rma_bench passive         2 ranks: rank 1 computes for 2 s without
  *                             calling MPI; rank 0's lock, put, accumulate,
  *                             unlock on it (create and allocate windows)
@@ -22,6 +23,7 @@
 #include <string.h>
 
 static int rank, size, quick;
+static int world_shares; /* every rank on one host: MPI_Win_allocate_shared over the world works */
 static double budget;
 
 enum { FL_ALLOCATE, FL_CREATE, FL_SHARED, FL_DYNAMIC };
@@ -133,6 +135,8 @@ static void latencies(void)
     memset(buf, 1, 65536);
     for (int f = 0; f < 4; f++) {
         window w;
+        if (f == FL_SHARED && !world_shares)
+            continue;
         open_win(&w, f, 65536);
         for (int s = 0; s < 3; s++)
             for (int get = 0; get < 2; get++)
@@ -315,6 +319,8 @@ static void sync_metrics(void)
     fflush(stdout);
     close_win(&w, FL_ALLOCATE);
     for (int f = 0; f < 4; f++) {
+        if (f == FL_SHARED && !world_shares)
+            continue;
         t = create_run(f, iterations(create_run(f, 2)) / 4 + 1);
         if (rank == 0)
             printf("RESULT win_create_time flavor=%s ranks=%d value=%.4f\n", flavors[f], size, t * 1e6);
@@ -365,6 +371,12 @@ int main(int argc, char **argv)
     quick = argc > 2 && !strcmp(argv[2], "quick");
     const char *b = getenv("BENCH_SECONDS");
     budget = b ? atof(b) : quick ? 0.02 : 0.1;
+    MPI_Comm node;
+    int node_size;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    world_shares = node_size == size;
     if (!strcmp(what, "lat") && size >= 2) {
         latencies();
         pair_metrics();

@@ -318,7 +318,7 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
     apply_info(w, info);
     int elsewhere;
     /* members on other hosts are reached by messages; every member decides alike */
-    w->am = flavor != MPI_WIN_FLAVOR_SHARED && w->size > 1 && (lmpi_config.rma_messages || !lmpi_comm_one_host(comm, &elsewhere));
+    w->am = flavor != MPI_WIN_FLAVOR_SHARED && (lmpi_config.rma_messages || !lmpi_comm_one_host(comm, &elsewhere));
     w->delayed = !w->am && lmpi_rma_issue_algo_now() == LMPI_RMA_ISSUE_DELAYED;
     w->polling = lmpi_rma_lock_algo_now() == LMPI_RMA_LOCK_POLLING;
 

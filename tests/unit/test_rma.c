@@ -1,8 +1,9 @@
 /* The RMA module without mpiexec (a singleton): Table II's metadata model,
  * the lock word protocol (values of the words after each call), the bounded
  * pool of delayed issue, element-wise atomics on derived layouts, dynamic
- * windows' region checks. */
+ * windows' region checks, and the path in messages to itself. */
 #include <mpi.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rma/win.h"
@@ -143,6 +144,68 @@ static void dynamic_regions(void)
     MPI_Win_free(&win);
 }
 
+/* The path in messages (rma/am.c), to this process itself: operations of
+ * several packets along a strided target, fetching ones, a lock, and a
+ * displacement the target refuses, reported at the next quiet. */
+static void in_messages(void)
+{
+    bool was = lmpi_config.rma_messages;
+    lmpi_config.rma_messages = true;
+    enum { M = 5000 }; /* 40 KB: three packets of 16 KiB */
+    long *base, *src = malloc(M * sizeof(long)), *dst = malloc(M * sizeof(long));
+    MPI_Win win;
+    MPI_Win_allocate(M * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    lmpi_win *w = (lmpi_win *)win;
+    CHECK(w->am);
+    CHECK(!w->shared_data);
+    for (int i = 0; i < M; i++) {
+        base[i] = -1;
+        src[i] = i;
+    }
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    MPI_Put(src, M - 1, MPI_LONG, 0, 1, M - 1, MPI_LONG, win);
+    MPI_Win_flush(0, win);
+    CHECK_EQ(base[0], -1);
+    CHECK_EQ(base[1], 0);
+    CHECK_EQ(base[M - 1], M - 2);
+    MPI_Get(dst, M, MPI_LONG, 0, 0, M, MPI_LONG, win);
+    MPI_Win_flush(0, win);
+    CHECK(!memcmp(dst, base, M * sizeof(long)));
+    /* 2000 runs: every other long */
+    MPI_Datatype vec;
+    MPI_Type_vector(M / 2, 1, 2, MPI_LONG, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Accumulate(src, M / 2, MPI_LONG, 0, 0, 1, vec, MPI_SUM, win);
+    MPI_Get_accumulate(src, M / 2, MPI_LONG, dst, M / 2, MPI_LONG, 0, 0, 1, vec, MPI_SUM, win);
+    MPI_Win_flush(0, win);
+    int bad = 0;
+    for (int i = 0; i < M / 2; i++) {
+        bad += dst[i] != (2 * i == 0 ? -1 : 2 * i - 1) + i; /* after the first accumulate */
+        bad += base[2 * i] != (2 * i == 0 ? -1 : 2 * i - 1) + 2 * i;
+        bad += base[2 * i + 1] != 2 * i;
+    }
+    CHECK_EQ(bad, 0);
+    long one = 1, old = 0, cmp = 2, swap = 77;
+    MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, 3, MPI_SUM, win);
+    MPI_Compare_and_swap(&swap, &cmp, &dst[0], MPI_LONG, 0, 3, win);
+    MPI_Win_flush(0, win);
+    CHECK_EQ(old, 2);
+    CHECK_EQ(dst[0], 3); /* 2 + 1: no swap */
+    CHECK_EQ(base[3], 3);
+    /* what the target refuses comes back at the next quiet */
+    lmpi_rma_op bad_op = {.kind = LMPI_RMA_PUT, .target = 0, .disp = M, .obuf = src, .ocount = 1, .tcount = 1,
+                          .odt = lmpi_datatype_from_handle(MPI_LONG), .tdt = lmpi_datatype_from_handle(MPI_LONG)};
+    CHECK_EQ(lmpi_rma_am_issue(w, &bad_op), LMPI_OK);
+    CHECK_EQ(lmpi_rma_am_quiet(w), LMPI_ERR_RMA_RANGE);
+    CHECK_EQ(lmpi_rma_am_quiet(w), LMPI_OK); /* reported once */
+    MPI_Win_unlock(0, win);
+    MPI_Type_free(&vec);
+    MPI_Win_free(&win);
+    free(src);
+    free(dst);
+    lmpi_config.rma_messages = was;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -150,6 +213,7 @@ int main(int argc, char **argv)
     lock_words();
     delayed_pool();
     dynamic_regions();
+    in_messages();
     MPI_Finalize();
     return unit_finish("test_rma");
 }
