@@ -33,6 +33,7 @@
 #include "runtime/request.h"
 #include "transport/shm/bridge.h"
 #include "transport/shm/shm.h"
+#include "transport/transport.h"
 
 #define UNATTACHED UINT64_MAX
 #define PORT_PREFIX "lmpi-port:"
@@ -655,6 +656,19 @@ static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer, int *
 static lmpi_status establish_one(bool accepting, const char *port_name, int root, lmpi_comm *comm,
                                  MPI_Comm *newcomm);
 
+/* The bridge between process groups is shared memory: a job whose ranks
+ * span hosts refuses at every member alike (nobody waits for a peer that
+ * cannot come). */
+static lmpi_status need_one_host(const char *fn)
+{
+    if (LMPI_LIKELY(!lmpi_tr_net.hosts))
+        return LMPI_OK;
+    lmpi_err_detail("%s: this job's ranks run on several hosts, and dynamic processes between hosts are not "
+                    "implemented (the bridge between process groups is shared memory)",
+                    fn);
+    return LMPI_ERR_UNSUPPORTED_OPERATION;
+}
+
 /* One connect or accept at a time in a process: threads that connect at
  * once would otherwise propose the same context id (each proposes the
  * process's next free id before either has taken it). */
@@ -677,6 +691,7 @@ static lmpi_status establish_one(bool accepting, const char *port_name, int root
                         lmpi_comm_display_name(comm));
         return LMPI_ERR_COMM;
     }
+    LMPI_TRY(need_one_host(accepting ? "MPI_Comm_accept" : "MPI_Comm_connect"));
     lmpi_status st = ensure_inbox();
     lmpi_rankmap peer_map;
     bool have_peer = false;
@@ -891,6 +906,7 @@ static lmpi_status spawn(int count, char *cmds[], char **argvs[], const int maxp
         lmpi_err_detail("%s is an intercommunicator; spawn needs an intracommunicator", lmpi_comm_display_name(comm));
         return LMPI_ERR_COMM;
     }
+    LMPI_TRY(need_one_host("MPI_Comm_spawn"));
     char port_name[MPI_MAX_PORT_NAME] = "";
     int32_t res[3] = {LMPI_OK, 0, 0}; /* status, asked for, started */
     if (comm->rank == root) {

@@ -318,7 +318,8 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
     apply_info(w, info);
     int elsewhere;
     /* members on other hosts are reached by messages; every member decides alike */
-    w->am = flavor != MPI_WIN_FLAVOR_SHARED && (lmpi_config.rma_messages || !lmpi_comm_one_host(comm, &elsewhere));
+    w->am = flavor != MPI_WIN_FLAVOR_SHARED && (lmpi_config.rma_messages || info_true(info, "lmpi_rma_messages") ||
+                                                 !lmpi_comm_one_host(comm, &elsewhere));
     w->delayed = !w->am && lmpi_rma_issue_algo_now() == LMPI_RMA_ISSUE_DELAYED;
     w->polling = lmpi_rma_lock_algo_now() == LMPI_RMA_LOCK_POLLING;
 
@@ -366,7 +367,7 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
         flavor == MPI_WIN_FLAVOR_DYNAMIC ? (size_t)members * LMPI_RMA_MAX_REGIONS * sizeof(lmpi_win_region) : 0;
     /* data starts on a page: copies into it then share the page offset of
      * page-aligned user buffers, which memcpy moves fastest */
-    size_t data_off = align_up(head + slots + regions, in_segment ? 4096 : LMPI_RMA_LINE);
+    size_t data_off = align_up(head + slots + regions, in_segment && !w->am ? 4096 : LMPI_RMA_LINE);
     size_t bytes = data_off + (size_t)total;
     st = map_segment(w, bytes, !in_segment && bytes <= 16384);
     if (st != LMPI_OK) {

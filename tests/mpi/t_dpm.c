@@ -636,6 +636,32 @@ static void case_cycles(void)
     MPI_T_finalize();
 }
 
+/* A job across hosts (multihost.sh): spawn, accept and connect fail at
+ * every member with MPI_ERR_UNSUPPORTED_OPERATION, at once and alike (the
+ * bridge between groups is shared memory); the job goes on. */
+static void case_hosts(void)
+{
+    MPI_Comm inter = MPI_COMM_NULL;
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    double t0 = MPI_Wtime();
+    check_code(MPI_Comm_spawn(self_path, MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+                              MPI_ERRCODES_IGNORE),
+               MPI_ERR_UNSUPPORTED_OPERATION);
+    CHECK(inter == MPI_COMM_NULL);
+    if (rank == 0)
+        MPI_Open_port(MPI_INFO_NULL, port);
+    check_code(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter), MPI_ERR_UNSUPPORTED_OPERATION);
+    check_code(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter), MPI_ERR_UNSUPPORTED_OPERATION);
+    CHECK(MPI_Wtime() - t0 < 5.0);
+    if (rank == 0)
+        MPI_Close_port(port);
+    int one = 1, sum = 0;
+    CHECK_EQ(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_SUCCESS);
+    CHECK_EQ(sum, size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -656,7 +682,7 @@ int main(int argc, char **argv)
     } cases[] = {{"spawn", case_spawn, 1},   {"multiple", case_multiple, 1}, {"connect", case_connect, 1},
                  {"join", case_join, 1},     {"errors", case_errors, 1},     {"sessions", case_sessions, 1},
                  {"late", case_late, 1},         {"threads", case_threads, 1},     {"universe", case_universe, 0},
-                 {"cycles", case_cycles, 0}};
+                 {"cycles", case_cycles, 0},       {"hosts", case_hosts, 0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if (only ? !strcmp(only, cases[i].name) : cases[i].by_default)
             cases[i].fn();
