@@ -135,6 +135,9 @@ static void wait_below(struct lmpi_rma_am *am, uint64_t n)
 lmpi_status lmpi_rma_am_quiet(lmpi_win *w)
 {
     struct lmpi_rma_am *am = w->amst;
+    /* a process spinning on its own window (flush to itself, sync) must let
+     * others' operations in: poll at least once */
+    lmpi_progress_poll();
     wait_below(am, 0);
     lmpi_status st = am->error;
     if (st != LMPI_OK) {

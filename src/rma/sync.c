@@ -7,6 +7,7 @@
 #include "binding/gen/impl.h"
 #include "rma/win.h"
 #include "runtime/config.h"
+#include "runtime/request.h"
 
 enum { TAG_POST = 1, TAG_COMPLETE = 2 };
 
@@ -409,6 +410,8 @@ lmpi_status lmpi_impl_Win_sync(MPI_Win win)
 {
     lmpi_win *w;
     LMPI_TRY(lmpi_win_arg(win, &w));
+    if (w->am) /* in messages, others' operations land when this process polls */
+        lmpi_progress_poll();
     atomic_thread_fence(memory_order_seq_cst);
     return LMPI_OK;
 }

@@ -810,6 +810,35 @@ static void case_big(void)
     free(res);
 }
 
+/* mpi4py.util.sync's wait: a rank spins on its own window memory with a
+ * flush to itself and MPI_Win_sync while another rank writes the flag (in
+ * messages, those calls are where the write lands). */
+static void case_spin(void)
+{
+    if (size < 2)
+        return;
+    int *base;
+    MPI_Win win;
+    MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    *base = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    if (rank == 0) {
+        MPI_Win_sync(win);
+        while (((volatile int *)base)[0] == 0) {
+            MPI_Win_flush(0, win);
+            MPI_Win_sync(win);
+        }
+        CHECK_EQ(*base, 7);
+    } else if (rank == 1) {
+        int flag = 7;
+        MPI_Accumulate(&flag, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_REPLACE, win);
+        MPI_Win_flush(0, win);
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -824,7 +853,7 @@ int main(int argc, char **argv)
     } cases[] = {{"ops", case_ops},       {"mutex", case_mutex},       {"list", case_list},
                  {"passive", case_passive}, {"requests", case_requests}, {"attrs", case_attrs},
                  {"pscw_test", case_pscw_test}, {"errors", case_errors}, {"many", case_many},
-                 {"big", case_big}};
+                 {"big", case_big},         {"spin", case_spin}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if (only ? !strcmp(only, cases[i].name) : strcmp(cases[i].name, "many") != 0)
             cases[i].fn();
