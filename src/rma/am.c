@@ -151,23 +151,12 @@ lmpi_status lmpi_rma_am_quiet(lmpi_win *w)
 
 /* ---- origin ------------------------------------------------------------------------ */
 
-static void wait_flag(volatile int *flag)
-{
-    unsigned spins = 0;
-    while (!*flag) {
-        if (lmpi_progress_poll() > 0)
-            spins = 0;
-        else
-            lmpi_progress_idle(&spins);
-    }
-}
-
 lmpi_status lmpi_rma_am_lock(lmpi_win *w, int target, int type)
 {
     volatile int granted = 0;
     send_to(lmpi_comm_world_rank(w->comm, target), w->amst, AM_LOCK, (uint64_t)(uintptr_t)&granted, 0,
             (uint64_t)type, NULL, 0);
-    wait_flag(&granted);
+    lmpi_progress_wait_flag(&granted);
     return LMPI_OK;
 }
 
