@@ -8,9 +8,10 @@
  * at window creation: a packet is a prefix, up to AM_RUNS runs and the data
  * of those runs.  The target applies it in its progress engine, one packet
  * at a time, which makes accumulates element-wise atomic against each other.
- * Each request is answered (an ACK, or a REPLY with data), so an origin
- * keeps one count per window: flushes, unlocks, fences and completes wait
- * until it is zero.  Locks live at the target (a holder count and a FIFO of
+ * Requests are answered (an ACK, or a REPLY with data), so an origin keeps
+ * one count per window: flushes, unlocks, fences and completes wait until
+ * it is zero.  After the first put or accumulate to a target, the next ones
+ * to it go unanswered until an AM_FLUSH closes them (answers come in order).  Locks live at the target (a holder count and a FIFO of
  * waiters); lock_all takes a shared lock at a target's first operation.
  *
  * Per process this keeps O(1) state per window (the count, the target's
@@ -23,7 +24,10 @@
 #include "runtime/request.h"
 #include "transport/transport.h"
 
-enum { AM_PUT = 1, AM_GET, AM_ACC, AM_GACC, AM_CAS, AM_LOCK, AM_UNLOCK, AM_ACK, AM_REPLY, AM_GRANT };
+enum { AM_PUT = 1, AM_GET, AM_ACC, AM_GACC, AM_CAS, AM_LOCK, AM_UNLOCK, AM_ACK, AM_REPLY, AM_GRANT, AM_FLUSH };
+
+/* sreq of a put or accumulate that wants no answer unless it is refused */
+#define AM_SILENT ((uint64_t)1)
 
 #define AM_RUNS 32
 /* Requests one process keeps unanswered per window: what waits in its
@@ -56,6 +60,12 @@ struct lmpi_rma_am {
     uint32_t ctx;
     /* as an origin */
     uint64_t outstanding; /* requests sent and not answered yet */
+    /* Puts and accumulates after the first to a target go unanswered while
+     * they go to it: one AM_FLUSH after them (at a quiet, or when another
+     * target comes) is answered after all of them.  Half the packets of a
+     * stream of puts. */
+    int silent_world; /* that target's world rank, or -1 */
+    uint32_t silent_n;
     lmpi_status error;    /* the first error a target answered */
     int error_rank;
     /* as a target */
@@ -84,6 +94,7 @@ lmpi_status lmpi_rma_am_attach(lmpi_win *w)
         return LMPI_ERR_NO_MEM;
     am->win = w;
     am->ctx = w->comm->context_id;
+    am->silent_world = -1;
     am->next = windows;
     windows = am;
     w->amst = am;
@@ -131,10 +142,39 @@ static void wait_below(struct lmpi_rma_am *am, uint64_t n)
     }
 }
 
+/* Ask the target of unanswered puts and accumulates for one answer after them. */
+static void close_silent(struct lmpi_rma_am *am)
+{
+    if (am->silent_world < 0 || am->silent_n == 0) {
+        am->silent_world = -1;
+        return;
+    }
+    if (am->outstanding >= AM_IN_FLIGHT) /* targets taken in turn: each switch asks for an answer */
+        wait_below(am, AM_IN_FLIGHT / 2);
+    am->outstanding++;
+    send_to(am->silent_world, am, AM_FLUSH, 0, 0, 0, NULL, 0);
+    am->silent_world = -1;
+    am->silent_n = 0;
+}
+
+/* A request that will be answered goes to world rank dest: it is answered
+ * after everything sent there before, silent ones included. */
+static void expect_answer(struct lmpi_rma_am *am, int dest)
+{
+    if (am->outstanding >= AM_IN_FLIGHT)
+        wait_below(am, AM_IN_FLIGHT / 2);
+    am->outstanding++;
+    if (dest == am->silent_world) {
+        am->silent_world = -1;
+        am->silent_n = 0;
+    }
+}
+
 /* Poll until every request of this process on the window is answered. */
 lmpi_status lmpi_rma_am_quiet(lmpi_win *w)
 {
     struct lmpi_rma_am *am = w->amst;
+    close_silent(am);
     /* a process spinning on its own window (flush to itself, sync) must let
      * others' operations in: poll at least once */
     lmpi_progress_poll();
@@ -162,8 +202,9 @@ lmpi_status lmpi_rma_am_lock(lmpi_win *w, int target, int type)
 
 void lmpi_rma_am_unlock(lmpi_win *w, int target, int type)
 {
-    w->amst->outstanding++; /* answered once the target let go, after everything before it */
-    send_to(lmpi_comm_world_rank(w->comm, target), w->amst, AM_UNLOCK, 0, 0, (uint64_t)type, NULL, 0);
+    int dest = lmpi_comm_world_rank(w->comm, target);
+    expect_answer(w->amst, dest); /* answered once the target let go, after everything before it */
+    send_to(dest, w->amst, AM_UNLOCK, 0, 0, (uint64_t)type, NULL, 0);
 }
 
 /* Under lock_all, a target's shared lock is taken at its first operation
@@ -252,14 +293,26 @@ lmpi_status lmpi_rma_am_issue(lmpi_win *w, const lmpi_rma_op *op)
             lmpi_dt_pack(op->obuf, op->ocount, op->odt, pos, done, data);
             len += (size_t)done;
         }
-        if (res)
+        uint64_t sreq = (uint64_t)(uintptr_t)res;
+        if (res) {
             res->pieces++;
-        if (am->outstanding >= AM_IN_FLIGHT)
-            wait_below(am, AM_IN_FLIGHT / 2);
-        am->outstanding++;
+            expect_answer(am, dest);
+        } else if (am->silent_world == dest && am->silent_n < AM_IN_FLIGHT) {
+            am->silent_n++;
+            sreq = AM_SILENT;
+        } else {
+            /* the first to a target is answered (a put and a flush: one round trip), the
+             * ones after it to the same target go silent until the next quiet */
+            bool full = am->silent_world == dest;
+            close_silent(am);
+            if (full) /* bounded: never more than this unanswered in the outbox */
+                wait_below(am, 0);
+            expect_answer(am, dest);
+            am->silent_world = dest;
+            am->silent_n = 0;
+        }
         lmpi_pkt_hdr h = {.type = LMPI_PKT_RMA, .rank = w->rank, .tag = kind_tag[op->kind], .ctx = am->ctx,
-                          .len = (uint64_t)done, .sreq = (uint64_t)(uintptr_t)res, .rreq = rreq,
-                          .addr = (uint64_t)op->disp};
+                          .len = (uint64_t)done, .sreq = sreq, .rreq = rreq, .addr = (uint64_t)op->disp};
         lmpi_pt2pt_send_packet(dest, &h, pkt, len);
         if (done == 0) /* cannot happen with a committed type: never loop forever */
             break;
@@ -307,6 +360,8 @@ static void answer(int src, struct lmpi_rma_am *am, const lmpi_pkt_hdr *h, lmpi_
                    size_t len, int64_t pos)
 {
     bool reply = h->tag == AM_GET || h->tag == AM_GACC || h->tag == AM_CAS;
+    if (h->sreq == AM_SILENT && st == LMPI_OK)
+        return;
     send_to(src, am, reply ? AM_REPLY : AM_ACK, h->sreq, (uint64_t)st, (uint64_t)pos, st == LMPI_OK ? data : NULL,
             st == LMPI_OK ? len : 0);
 }
@@ -446,6 +501,8 @@ static void deliver(int src, const lmpi_pkt_hdr *h, const void *payload, size_t 
             am->error = (lmpi_status)h->rreq;
             am->error_rank = h->rank;
         }
+        if (h->sreq == AM_SILENT) /* a refusal: the count waits for the flush's answer */
+            return;
         if (r) {
             if (h->rreq == LMPI_OK && len)
                 lmpi_dt_unpack(r->buf, r->count, r->dt, (MPI_Count)h->addr, (MPI_Count)len, payload);
@@ -465,6 +522,9 @@ static void deliver(int src, const lmpi_pkt_hdr *h, const void *payload, size_t 
         return;
     case AM_UNLOCK:
         unlock_request(am, (int)h->addr);
+        send_to(src, am, AM_ACK, 0, LMPI_OK, 0, NULL, 0);
+        return;
+    case AM_FLUSH: /* everything before it from src is applied */
         send_to(src, am, AM_ACK, 0, LMPI_OK, 0, NULL, 0);
         return;
     default:

@@ -198,6 +198,11 @@ static void in_messages(void)
     CHECK_EQ(lmpi_rma_am_issue(w, &bad_op), LMPI_OK);
     CHECK_EQ(lmpi_rma_am_quiet(w), LMPI_ERR_RMA_RANGE);
     CHECK_EQ(lmpi_rma_am_quiet(w), LMPI_OK); /* reported once */
+    /* after a first put to a target the next ones go unanswered: a refusal still comes back */
+    MPI_Put(src, 1, MPI_LONG, 0, 0, 1, MPI_LONG, win);
+    CHECK_EQ(lmpi_rma_am_issue(w, &bad_op), LMPI_OK);
+    MPI_Put(src, 1, MPI_LONG, 0, 1, 1, MPI_LONG, win);
+    CHECK_EQ(lmpi_rma_am_quiet(w), LMPI_ERR_RMA_RANGE);
     MPI_Win_unlock(0, win);
     MPI_Type_free(&vec);
     MPI_Win_free(&win);
