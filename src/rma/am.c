@@ -33,6 +33,9 @@ enum { AM_PUT = 1, AM_GET, AM_ACC, AM_GACC, AM_CAS, AM_LOCK, AM_UNLOCK, AM_ACK, 
 /* Requests one process keeps unanswered per window: what waits in its
  * outbox (memory) stays bounded in an epoch of millions of operations. */
 #define AM_IN_FLIGHT 1024
+/* Packets up to this size are built on the stack (the prefix and room for
+ * every run take 528 bytes: an 8-byte put fits). */
+#define AM_SMALL_PACKET 1024
 /* Runs are computed against this made-up base, so an offset is an address
  * minus it (true lower bounds may be negative). */
 #define AM_BASE ((uintptr_t)1 << 40)
@@ -216,17 +219,11 @@ lmpi_status lmpi_rma_am_open(lmpi_win *w, int target)
     for (int i = w->nheld - 1; i >= 0; i--)
         if (w->held[i].rank == target)
             return LMPI_OK;
-    if (w->nheld == w->held_cap) {
-        int cap = w->held_cap ? 2 * w->held_cap : 4;
-        lmpi_win_held *h = lmpi_realloc(w->held, (size_t)cap * sizeof(*h), LMPI_MEM_RMA);
-        if (!h)
-            return LMPI_ERR_NO_MEM;
-        w->held = h;
-        w->held_cap = cap;
-    }
-    LMPI_TRY(lmpi_rma_am_lock(w, target, MPI_LOCK_SHARED));
-    w->held[w->nheld++] = (lmpi_win_held){.rank = target, .type = MPI_LOCK_SHARED, .acquired = true};
-    return LMPI_OK;
+    lmpi_win_held *h = lmpi_win_hold(w);
+    if (!h)
+        return LMPI_ERR_NO_MEM;
+    *h = (lmpi_win_held){.rank = target, .type = MPI_LOCK_SHARED, .acquired = true};
+    return lmpi_rma_am_lock(w, target, MPI_LOCK_SHARED);
 }
 
 static am_result *result_of(const lmpi_rma_op *op)
@@ -264,10 +261,15 @@ lmpi_status lmpi_rma_am_issue(lmpi_win *w, const lmpi_rma_op *op)
         room = (size_t)bytes;
     else if (b && b->size > 0) /* accumulates: whole elements in every packet */
         room -= room % (size_t)b->size;
-    char *pkt = lmpi_malloc(sends_data ? max : head, LMPI_MEM_RMA);
+    /* the packet: on the stack for the common small operation, no malloc on its path */
+    size_t need = head + (!sends_data ? 0 : op->kind == LMPI_RMA_CAS ? 2 * (size_t)bytes
+                                           : (size_t)bytes < room ? (size_t)bytes : room);
+    char small[AM_SMALL_PACKET];
+    char *pkt = need <= sizeof(small) ? small : lmpi_malloc(need, LMPI_MEM_RMA);
     am_result *res = answers_data ? result_of(op) : NULL;
     if (!pkt || (answers_data && !res)) {
-        lmpi_free(pkt);
+        if (pkt != small)
+            lmpi_free(pkt);
         lmpi_free(res);
         return LMPI_ERR_NO_MEM;
     }
@@ -318,7 +320,8 @@ lmpi_status lmpi_rma_am_issue(lmpi_win *w, const lmpi_rma_op *op)
             break;
         pos += done;
     }
-    lmpi_free(pkt);
+    if (pkt != small)
+        lmpi_free(pkt);
     return LMPI_OK;
 }
 

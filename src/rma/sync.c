@@ -120,6 +120,19 @@ static void release(lmpi_win *w, int target, int type)
     atomic_fetch_sub_explicit(&s->lock, type == MPI_LOCK_EXCLUSIVE ? LMPI_RMA_EXCL : 1, memory_order_release);
 }
 
+lmpi_win_held *lmpi_win_hold(lmpi_win *w)
+{
+    if (w->nheld == w->held_cap) {
+        int cap = w->held_cap ? 2 * w->held_cap : 4;
+        lmpi_win_held *h = lmpi_realloc(w->held, (size_t)cap * sizeof(*h), LMPI_MEM_RMA);
+        if (!h)
+            return NULL;
+        w->held = h;
+        w->held_cap = cap;
+    }
+    return &w->held[w->nheld++];
+}
+
 static lmpi_win_held *held_of(lmpi_win *w, int rank)
 {
     for (int i = 0; i < w->nheld; i++)
@@ -279,15 +292,9 @@ lmpi_status lmpi_impl_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
         lmpi_err_detail("rank %d is locked already by this process", rank);
         return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
     }
-    if (w->nheld == w->held_cap) {
-        int cap = w->held_cap ? 2 * w->held_cap : 4;
-        lmpi_win_held *h = lmpi_realloc(w->held, (size_t)cap * sizeof(*h), LMPI_MEM_RMA);
-        if (!h)
-            return lmpi_win_fail(w, LMPI_ERR_NO_MEM);
-        w->held = h;
-        w->held_cap = cap;
-    }
-    lmpi_win_held *h = &w->held[w->nheld++];
+    lmpi_win_held *h = lmpi_win_hold(w);
+    if (!h)
+        return lmpi_win_fail(w, LMPI_ERR_NO_MEM);
     *h = (lmpi_win_held){.rank = rank, .type = lock_type, .nocheck = (assert & MPI_MODE_NOCHECK) != 0};
     w->access = LMPI_EPOCH_LOCK;
     if (!w->delayed && !h->nocheck) {

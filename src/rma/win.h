@@ -185,6 +185,9 @@ void lmpi_win_barrier(lmpi_win *w);
 /* Spin politely: poll progress, then yield (more ranks than cores). */
 void lmpi_rma_relax(unsigned *spins);
 
+/* A new entry at the end of w->held (NULL: no memory); the caller fills it. */
+lmpi_win_held *lmpi_win_hold(lmpi_win *w);
+
 /* Carry out the buffered operations (delayed issue; sync.c calls it). */
 lmpi_status lmpi_rma_drain(lmpi_win *w);
 /* Make TARGET accessible in the current epoch (delayed issue, reduce-scatter
