@@ -744,6 +744,9 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
         if (lmpi_pt2pt_rma_handler)
             lmpi_pt2pt_rma_handler(src, h, payload, len);
         return;
+    case LMPI_PKT_NET:
+        lmpi_tr_net_packet(src, h, payload, len);
+        return;
     default:
         lmpi_abort_job(MPI_ERR_INTERN, "corrupt packet from the shared-memory transport");
     }

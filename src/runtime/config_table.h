@@ -62,6 +62,10 @@
       "Largest message sent eagerly to a rank on another node (at most 16 KiB); larger ones are " \
       "read by the receiver with an RMA read, or streamed in packets of that size where the "     \
       "provider has no RMA.")                                                                      \
+    X(ofi_connect, "LMPI_OFI_CONNECT", STRING, "first-use",                                    \
+      "When ranks open the network: first-use (one rank per node at start-up, every other rank "  \
+      "at its first message to or from another node, through its node's first rank) or all "      \
+      "(every rank at start-up, addresses inserted in world order: nothing stored per peer).")     \
     X(ofi_lib, "LMPI_OFI_LIB", STRING, "libfabric.so.1",                                          \
       "The libfabric the network transport opens (a file name or path): a site's own build, or "  \
       "one whose providers do not probe the machine at start-up (Debian's loads verbs, psm and "  \

@@ -355,8 +355,10 @@ static void memory_report(void)
     fprintf(stdout, "  (shm is this rank's share of the node segment: %zu bytes / %d ranks)\n",
             lmpi_shm_segment_size(), w->size);
     const lmpi_av *av = lmpi_av_world();
-    fprintf(stdout, "  address vector: %d entries of %zu bytes stored (%s), node map %s (%d nodes, %zu bytes)\n",
-            av->size, lmpi_av_entry_bytes(av), av->entries ? "table" : "computed from the rank",
+    size_t net_bytes = lmpi_tr_net_entry_bytes();
+    fprintf(stdout, "  address vector: %d entries of %zu bytes stored (%s%s), node map %s (%d nodes, %zu bytes)\n",
+            av->size, lmpi_av_entry_bytes(av) + net_bytes, av->entries ? "table" : "computed from the rank",
+            net_bytes ? "; the fabric index of the ranks reached, set at first contact" : "",
             lmpi_nodemap_mode_name(&av->nodes), av->nodes.nnodes, lmpi_nodemap_bytes(&av->nodes));
     const char *net = lmpi_tr_net_describe();
     fprintf(stdout, "  transports: shm inside the node%s%s\n", net ? ", between nodes " : "", net ? net : "");

@@ -46,14 +46,16 @@ void lmpi_tr_net_forget(void)
 }
 
 #if LMPI_HAVE_OFI
-lmpi_status lmpi_ofi_open(int me, int n);
+lmpi_status lmpi_ofi_open(int me, int n, const int *node_of);
 lmpi_status lmpi_ofi_connect(void);
 void lmpi_ofi_close(void);
 const char *lmpi_ofi_describe(void);
+void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len);
+size_t lmpi_ofi_entry_bytes(void);
 #else
-static lmpi_status lmpi_ofi_open(int me, int n)
+static lmpi_status lmpi_ofi_open(int me, int n, const int *node_of)
 {
-    (void)me, (void)n;
+    (void)me, (void)n, (void)node_of;
     lmpi_err_detail("ranks are on different hosts, and this LeanMPI was built without a network transport "
                     "(libfabric-dev was missing when it was built)");
     return LMPI_ERR_UNSUPPORTED_OPERATION;
@@ -61,13 +63,18 @@ static lmpi_status lmpi_ofi_open(int me, int n)
 static lmpi_status lmpi_ofi_connect(void) { return LMPI_ERR_UNSUPPORTED_OPERATION; }
 static void lmpi_ofi_close(void) {}
 static const char *lmpi_ofi_describe(void) { return NULL; }
+static void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
+{
+    (void)src, (void)h, (void)payload, (void)len;
+}
+static size_t lmpi_ofi_entry_bytes(void) { return 0; }
 #endif
 
 lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me, bool hosts)
 {
     LMPI_TRY(lmpi_tr_net_locals(node_of, n, me));
     lmpi_tr_net.hosts = hosts;
-    return lmpi_ofi_open(me, n);
+    return lmpi_ofi_open(me, n, node_of);
 }
 
 lmpi_status lmpi_tr_net_connect(void)
@@ -84,3 +91,10 @@ void lmpi_tr_net_stop(void)
 }
 
 const char *lmpi_tr_net_describe(void) { return lmpi_tr_net.on ? lmpi_ofi_describe() : NULL; }
+
+void lmpi_tr_net_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
+{
+    lmpi_ofi_packet(src, h, payload, len);
+}
+
+size_t lmpi_tr_net_entry_bytes(void) { return lmpi_tr_net.on ? lmpi_ofi_entry_bytes() : 0; }

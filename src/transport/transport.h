@@ -25,6 +25,7 @@ typedef enum {
     LMPI_PKT_CTRL,         /* between process groups, for dynamic process management (bridge.h) */
     LMPI_PKT_PULLED,       /* local, from the transport: an asynchronous pull into rreq is done */
     LMPI_PKT_RMA,          /* a one-sided operation carried in messages (rma/am.c; tag: what) */
+    LMPI_PKT_NET,          /* the network transport's own: connecting on first use (ofi.c; tag: what) */
 } lmpi_pkt_type;
 
 /* flags: SYNC: the sender waits for the match; PACKED: an announced message
@@ -112,12 +113,20 @@ typedef struct {
 extern lmpi_tr_net_state lmpi_tr_net;
 
 /* Start the network transport for the ranks whose node differs from mine
- * (node_of: every world rank's node); publishes this process's address
- * through PMI.  lmpi_tr_net_connect (after a PMI barrier) learns the
- * others'. */
+ * (node_of: every world rank's node).  The processes that open it now
+ * (every node's first rank; every rank with LMPI_OFI_CONNECT=all) publish
+ * their address through PMI; lmpi_tr_net_connect (after a PMI barrier)
+ * turns the transport on, and with "all" inserts every address. */
 lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me, bool hosts);
 lmpi_status lmpi_tr_net_connect(void);
 void lmpi_tr_net_stop(void);
+/* An LMPI_PKT_NET packet (a connection asked for or answered), from either
+ * transport: point-to-point hands them here. */
+void lmpi_tr_net_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len);
+/* Bytes the network transport stores per world rank for addressing (0
+ * when addresses were inserted in world order: the fabric address of rank
+ * r is r). */
+size_t lmpi_tr_net_entry_bytes(void);
 /* The part of start that decides which ranks are this node's, and its
  * undoing (unit tests set lmpi_tr_net.on themselves). */
 lmpi_status lmpi_tr_net_locals(const int *node_of, int n, int me);

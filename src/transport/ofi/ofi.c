@@ -2,11 +2,31 @@
  * carrying our packets (a pt2pt header plus a bounded payload) as untagged
  * messages, so matching stays ours (src/match).
  *
- * Addresses: every process publishes its endpoint name through PMI; after
- * the start-up barrier each inserts all of them in world order into an
- * FI_AV_TABLE address vector, where an address is its insertion index: the
- * fi_addr of world rank r is r, and nothing is stored per peer above
- * libfabric (the AV paper's 0 bytes per entry).
+ * When processes open it (LMPI_OFI_CONNECT): opening libfabric costs
+ * every process its providers' start-up (Debian's probes verbs and psm:
+ * 0.3 s and 80 ms of processor time each) and the provider's buffers (rxm:
+ * 25-95 MB), which is most of a multi-host job's start when every rank pays
+ * it (256 ranks over 4 hosts: 36 s against 0.43 s on one host).  So by
+ * default only each node's first rank opens at start-up and publishes its
+ * address; any other rank opens at its first message to or from another
+ * node.  Connecting on first use (src/transport/README.md):
+ *   - A, sending first to B on another node, opens its endpoint, reads the
+ *     address of B's node's first rank F from PMI (published at start-up),
+ *     inserts it and sends F a HELLO (A's address: F can answer).
+ *   - If B is not F, A sends F an ASK for B (with A's address), and holds
+ *     its packets for B here; F hands the ASK to B through shared memory.
+ *   - B opens its endpoint if it had not, inserts A and sends A a HELLO with
+ *     its address; A inserts B and sends what it held, in order.
+ * So a rank has inserted every rank that sends to it before their first
+ * packet arrives (a HELLO precedes it, or came with the ASK), and replies
+ * (CTS, FIN, RMA answers, reads) always find the address.  Addresses are
+ * inserted as they are learnt, so fi_of maps a world rank to its fabric
+ * address (4 bytes per rank, pages touched only for the peers reached).
+ * With LMPI_OFI_CONNECT=all every process opens at start-up and, after the
+ * PMI barrier, inserts every address in world order into an FI_AV_TABLE
+ * address vector, where an address is its insertion index: the fi_addr of
+ * world rank r is r, and nothing is stored per peer above libfabric (the AV
+ * paper's 0 bytes per entry).
  *
  * Buffers: RX_BUFS receive buffers stay posted; a packet is copied into one
  * of TX_BUFS send buffers (the header, then the payload, packed in place by
@@ -35,6 +55,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "av/av.h"
 #include "pmi/pmi.h"
 #include "runtime/config.h"
 #include "transport/transport.h"
@@ -109,6 +130,26 @@ typedef struct offered {
     int dest;
 } offered;
 
+/* A packet held until its destination's address is known (or a busy
+ * shared-memory queue frees a cell for a passed-on ASK), and the packets
+ * held for one peer, in order. */
+typedef struct held {
+    struct held *next;
+    lmpi_pkt_hdr hdr;
+    size_t len;
+    char data[];
+} held;
+
+typedef struct waiting {
+    struct waiting *next;
+    int peer;
+    held *head, *tail;
+} waiting;
+
+/* LMPI_PKT_NET packets (tag) */
+enum { NET_HELLO = 1, NET_ASK };
+#define ASKED (-1) /* fi_of: an ASK for this rank is on its way */
+
 #define TR_KEYED 1 /* lmpi_pkt_hdr.tr: rreq is the key of the sender's registered buffer */
 
 #define WIRE_HDR (sizeof(wire_prefix) + sizeof(lmpi_pkt_hdr))
@@ -134,7 +175,14 @@ static struct {
     offered *offers;
     int me, n;
     size_t eager_max;
-    char describe[96];
+    char describe[128];
+    /* connecting on first use; fi_of NULL: every address was inserted in world order */
+    int32_t *fi_of;   /* world rank -> its fabric address + 1; 0: not known, ASKED */
+    int32_t *leaders; /* each node's first rank */
+    int connected;    /* addresses inserted */
+    waiting *waiting;
+    unsigned char name[ADDR_MAX]; /* this endpoint's address */
+    size_t name_len;
 } ofi;
 
 /* The job cannot go on without the network: stop it, saying why. */
@@ -258,8 +306,9 @@ static lmpi_status choose_provider(void)
     if (!ofi.info)
         return LMPI_ERR_NO_MEM;
     ofi.virt = (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
-    snprintf(ofi.describe, sizeof(ofi.describe), "ofi %s on %s%s", ofi.info->fabric_attr->prov_name,
-             ofi.info->domain_attr->name ? ofi.info->domain_attr->name : "?", ofi.rma ? ", rendezvous by RMA read" : "");
+    snprintf(ofi.describe, sizeof(ofi.describe), "ofi %s on %s%s%s", ofi.info->fabric_attr->prov_name,
+             ofi.info->domain_attr->name ? ofi.info->domain_attr->name : "?", ofi.rma ? ", rendezvous by RMA read" : "",
+             ofi.fi_of ? ", connected on first use" : "");
     return LMPI_OK;
 }
 
@@ -308,22 +357,67 @@ static lmpi_status open_endpoint(void)
 
 static void key_of(int rank, char *key, size_t len) { snprintf(key, len, ADDR_KEY "%d", rank); }
 
-lmpi_status lmpi_ofi_open(int me, int n)
+/* This process's endpoint, opened once (at start-up, or at its first
+ * message to or from another node). */
+static lmpi_status open_now(void)
+{
+    if (ofi.ep)
+        return LMPI_OK;
+    LMPI_TRY(load_libfabric());
+    LMPI_TRY(choose_provider());
+    LMPI_TRY(open_endpoint());
+    ofi.name_len = sizeof(ofi.name);
+    int rc = fi_getname(&ofi.ep->fid, ofi.name, &ofi.name_len);
+    if (rc != 0)
+        return fail("fi_getname", rc);
+    return LMPI_OK;
+}
+
+/* Opening on first use happens inside a send or a poll: a failure there
+ * (the provider went away, memory) stops the job, saying why. */
+static void open_or_die(void)
+{
+    if (open_now() == LMPI_OK)
+        return;
+    char why[300];
+    lmpi_err_detail_get(why, sizeof(why));
+    die("rank %d cannot open the network transport: %s", ofi.me, why);
+}
+
+lmpi_status lmpi_ofi_open(int me, int n, const int *node_of)
 {
     ofi.me = me;
     ofi.n = n;
     ofi.eager_max = (size_t)lmpi_config.ofi_eager_max < PAYLOAD ? (size_t)lmpi_config.ofi_eager_max : PAYLOAD;
-    LMPI_TRY(load_libfabric());
-    LMPI_TRY(choose_provider());
-    LMPI_TRY(open_endpoint());
-    unsigned char name[ADDR_MAX];
-    size_t len = sizeof(name);
-    int rc = fi_getname(&ofi.ep->fid, name, &len);
-    if (rc != 0)
-        return fail("fi_getname", rc);
+    const char *when = lmpi_config.ofi_connect ? lmpi_config.ofi_connect : "first-use";
+    bool first_use = strcmp(when, "first-use") == 0;
+    if (!first_use && strcmp(when, "all") != 0) {
+        lmpi_err_detail("LMPI_OFI_CONNECT=%s: expected first-use or all", when);
+        return LMPI_ERR_ARG;
+    }
+    bool opens = true;
+    if (first_use) {
+        int nnodes = 0;
+        for (int r = 0; r < n; r++)
+            nnodes = node_of[r] + 1 > nnodes ? node_of[r] + 1 : nnodes;
+        ofi.leaders = lmpi_malloc((size_t)nnodes * sizeof(int32_t), LMPI_MEM_OFI);
+        /* zero pages until touched: only the peers reached cost memory */
+        ofi.fi_of = lmpi_calloc((size_t)n, sizeof(int32_t), LMPI_MEM_AV);
+        if (!ofi.leaders || !ofi.fi_of)
+            return LMPI_ERR_NO_MEM;
+        for (int k = 0; k < nnodes; k++)
+            ofi.leaders[k] = -1;
+        for (int r = n - 1; r >= 0; r--)
+            ofi.leaders[node_of[r]] = r;
+        opens = ofi.leaders[node_of[me]] == me;
+        snprintf(ofi.describe, sizeof(ofi.describe), "ofi, opened at this rank's first message to another node");
+    }
+    if (!opens)
+        return LMPI_OK;
+    LMPI_TRY(open_now());
     char hex[2 * ADDR_MAX + 1], key[32];
-    for (size_t i = 0; i < len; i++)
-        snprintf(hex + 2 * i, 3, "%02x", name[i]);
+    for (size_t i = 0; i < ofi.name_len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", ofi.name[i]);
     key_of(me, key, sizeof(key));
     if (lmpi_pmi_put(key, hex) != 0) {
         lmpi_err_detail("cannot publish this process's network address through the process manager");
@@ -332,9 +426,9 @@ lmpi_status lmpi_ofi_open(int me, int n)
     return LMPI_OK;
 }
 
-/* Rank r's address from its hex text into names (every address has the
+/* Rank r's address from its hex text into out (every address has the
  * same length, *len, set by the first). */
-static lmpi_status decode_address(int r, const char *hex, size_t hexlen, unsigned char *names, size_t *len)
+static lmpi_status decode_address(int r, const char *hex, size_t hexlen, unsigned char *out, size_t *len)
 {
     size_t l = hexlen / 2;
     if (l == 0 || l > ADDR_MAX || hexlen % 2 || (*len && l != *len)) {
@@ -348,7 +442,7 @@ static lmpi_status decode_address(int r, const char *hex, size_t hexlen, unsigne
             lmpi_err_detail("rank %d published a malformed network address", r);
             return LMPI_ERR_OTHER;
         }
-        names[(size_t)r * l + i] = (unsigned char)v;
+        out[i] = (unsigned char)v;
     }
     return LMPI_OK;
 }
@@ -358,6 +452,8 @@ static lmpi_status decode_address(int r, const char *hex, size_t hexlen, unsigne
  * 256 ranks took 1.1 s of start-up with one get per rank), else one by one. */
 lmpi_status lmpi_ofi_connect(void)
 {
+    if (ofi.fi_of)
+        return LMPI_OK; /* on first use */
     unsigned char *names = lmpi_malloc((size_t)ofi.n * ADDR_MAX, LMPI_MEM_OTHER);
     if (!names)
         return LMPI_ERR_NO_MEM;
@@ -370,7 +466,7 @@ lmpi_status lmpi_ofi_connect(void)
             const char *p = values;
             for (int i = 0; i < got && st == LMPI_OK; i++) {
                 size_t l = strcspn(p, ",");
-                st = decode_address(r + i, p, l, names, &len);
+                st = decode_address(r + i, p, l, names + (size_t)(r + i) * len, &len);
                 p += l + (p[l] == ',');
             }
             r += got;
@@ -380,7 +476,7 @@ lmpi_status lmpi_ofi_connect(void)
         key_of(r, key, sizeof(key));
         if (lmpi_pmi_get_from(r, key, hex, sizeof(hex)) != 0)
             hex[0] = '\0';
-        st = decode_address(r, hex, strlen(hex), names, &len);
+        st = decode_address(r, hex, strlen(hex), names + (size_t)r * len, &len);
         r++;
     }
     if (st == LMPI_OK) {
@@ -392,10 +488,162 @@ lmpi_status lmpi_ofi_connect(void)
     return st;
 }
 
+/* ---- connecting on first use ------------------------------------------- */
+
+static bool known(int r) { return !ofi.fi_of || ofi.fi_of[r] > 0; }
+
+static fi_addr_t fabric_addr(int r) { return ofi.fi_of ? (fi_addr_t)(ofi.fi_of[r] - 1) : (fi_addr_t)r; }
+
+static waiting *waiting_for(int peer)
+{
+    for (waiting *w = ofi.waiting; w; w = w->next)
+        if (w->peer == peer)
+            return w;
+    return NULL;
+}
+
+static void reach(int dest);
+
+/* Keep a copy of a packet for peer (at the front: a HELLO, which nothing
+ * queued before it depends on); the first one for a rank not asked for yet
+ * starts connecting to it. */
+static lmpi_status hold(int peer, const lmpi_pkt_hdr *hdr, const void *payload, size_t len, lmpi_pkt_fill fill,
+                        void *arg, bool front)
+{
+    held *h = lmpi_malloc(sizeof(*h) + len, LMPI_MEM_OFI);
+    waiting *w = waiting_for(peer);
+    if (!w && h && (w = lmpi_calloc(1, sizeof(*w), LMPI_MEM_OFI))) {
+        w->peer = peer;
+        w->next = ofi.waiting;
+        ofi.waiting = w;
+    }
+    if (!h || !w) {
+        lmpi_free(h);
+        return LMPI_ERR_PENDING; /* no memory now: the caller retries */
+    }
+    h->hdr = *hdr;
+    h->len = len;
+    h->next = NULL;
+    if (fill && len)
+        fill(h->data, len, arg);
+    else if (len)
+        memcpy(h->data, payload, len);
+    if (front) {
+        h->next = w->head;
+        w->head = h;
+        if (!w->tail)
+            w->tail = h;
+    } else {
+        if (w->tail)
+            w->tail->next = h;
+        else
+            w->head = h;
+        w->tail = h;
+    }
+    if (lmpi_tr_remote(peer) && ofi.fi_of[peer] == 0)
+        reach(peer);
+    return LMPI_OK;
+}
+
+static lmpi_status send_now(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
+
+/* Send what waits for peers now known, in order; a busy peer keeps the rest. */
+static void flush_held(void)
+{
+    for (waiting **p = &ofi.waiting; *p;) {
+        waiting *w = *p;
+        bool remote = lmpi_tr_remote(w->peer);
+        while (w->head && (!remote || known(w->peer))) {
+            held *h = w->head;
+            lmpi_status st = remote ? send_now(w->peer, &h->hdr, h->data, h->len)
+                                    : lmpi_shm_send_pkt(w->peer, &h->hdr, h->data, h->len);
+            if (st == LMPI_ERR_PENDING)
+                break;
+            w->head = h->next;
+            lmpi_free(h);
+        }
+        if (w->head) {
+            p = &w->next;
+        } else {
+            *p = w->next;
+            lmpi_free(w);
+        }
+    }
+}
+
+/* A packet of ours (HELLO or ASK, with this endpoint's address), sent or held. */
+static void send_net(int dest, int what, int about)
+{
+    lmpi_pkt_hdr h = {.type = LMPI_PKT_NET, .tag = what, .rank = ofi.me, .addr = (uint64_t)about, .len = ofi.name_len};
+    if (send_now(dest, &h, ofi.name, ofi.name_len) == LMPI_ERR_PENDING)
+        hold(dest, &h, ofi.name, ofi.name_len, NULL, NULL, true);
+}
+
+static void insert_peer(int r, const unsigned char *addr, size_t len)
+{
+    if (ofi.fi_of[r] > 0)
+        return;
+    if (len != ofi.name_len)
+        die("rank %d sent a network address of %zu bytes, this provider's have %zu", r, len, ofi.name_len);
+    fi_addr_t fa = FI_ADDR_NOTAVAIL;
+    int k = fi_av_insert(ofi.av, addr, 1, &fa, 0, NULL);
+    if (k != 1 || fa == FI_ADDR_NOTAVAIL || fa >= INT32_MAX)
+        die("libfabric (%s): inserting rank %d's address failed", ofi.describe, r);
+    ofi.fi_of[r] = (int32_t)fa + 1;
+    ofi.connected++;
+}
+
+/* The first packet for dest, a rank on another node: see the top of the file. */
+static void reach(int dest)
+{
+    open_or_die();
+    int first = ofi.leaders[lmpi_nodemap_node(&lmpi_av_world()->nodes, (uint32_t)dest)];
+    if (ofi.fi_of[first] <= 0) {
+        char key[32], hex[2 * ADDR_MAX + 1];
+        unsigned char addr[ADDR_MAX];
+        size_t len = 0;
+        key_of(first, key, sizeof(key));
+        if (lmpi_pmi_get_from(first, key, hex, sizeof(hex)) != 0 ||
+            decode_address(first, hex, strlen(hex), addr, &len) != LMPI_OK)
+            die("rank %d cannot reach rank %d: the process manager has no network address for rank %d, the first on "
+                "its node",
+                ofi.me, dest, first);
+        insert_peer(first, addr, len);
+        send_net(first, NET_HELLO, ofi.me);
+    }
+    if (dest != first) {
+        ofi.fi_of[dest] = ASKED;
+        send_net(first, NET_ASK, dest);
+    }
+}
+
+void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
+{
+    int asker = h->rank, target = (int)h->addr;
+    if (!ofi.fi_of || asker < 0 || asker >= ofi.n || h->addr >= (uint64_t)ofi.n)
+        die("a malformed connection packet came from rank %d", src);
+    if (h->tag == NET_HELLO) {
+        insert_peer(src, payload, len);
+    } else if (h->tag == NET_ASK && target != ofi.me) {
+        if (lmpi_tr_remote(target))
+            die("rank %d asked rank %d for rank %d, which is on another node", asker, ofi.me, target);
+        if (lmpi_shm_send_pkt(target, h, payload, len) == LMPI_ERR_PENDING) /* pass it on */
+            hold(target, h, payload, len, NULL, NULL, false);
+    } else if (h->tag == NET_ASK) {
+        open_or_die();
+        insert_peer(asker, payload, len);
+        send_net(asker, NET_HELLO, ofi.me);
+    } else {
+        die("a malformed connection packet came from rank %d", src);
+    }
+}
+
+size_t lmpi_ofi_entry_bytes(void) { return ofi.fi_of ? sizeof(int32_t) : 0; }
+
 /* Hand the packet in b (len bytes of data) to the provider. */
 static lmpi_status post_send(int dest, buffer *b, size_t len)
 {
-    ssize_t rc = fi_send(ofi.ep, b->data, len, ofi.desc, (fi_addr_t)dest, &b->head.ctx);
+    ssize_t rc = fi_send(ofi.ep, b->data, len, ofi.desc, fabric_addr(dest), &b->head.ctx);
     if (rc == 0) {
         ofi.tx_out++;
         return LMPI_OK;
@@ -465,7 +713,7 @@ static void offer_done(int dest, uint64_t sreq)
         }
 }
 
-lmpi_status lmpi_ofi_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
+static lmpi_status send_now(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
 {
     lmpi_pkt_hdr keyed;
     offered *o = NULL;
@@ -489,8 +737,20 @@ lmpi_status lmpi_ofi_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *pay
     return st;
 }
 
+/* Held: the peer is not known yet, or packets for it wait already. */
+static bool must_hold(int dest) { return ofi.fi_of && (ofi.fi_of[dest] <= 0 || (ofi.waiting && waiting_for(dest))); }
+
+lmpi_status lmpi_ofi_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
+{
+    if (LMPI_UNLIKELY(must_hold(dest)))
+        return hold(dest, hdr, payload, len, NULL, NULL, false);
+    return send_now(dest, hdr, payload, len);
+}
+
 lmpi_status lmpi_ofi_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg)
 {
+    if (LMPI_UNLIKELY(must_hold(dest)))
+        return hold(dest, hdr, NULL, len, fill, arg, false);
     buffer *b = take_tx(dest, hdr);
     if (!b)
         return LMPI_ERR_PENDING;
@@ -505,7 +765,7 @@ size_t lmpi_ofi_eager_max(void) { return ofi.eager_max; }
 
 int lmpi_ofi_pull(int src, const lmpi_pkt_hdr *rts, void *local, size_t len, uint64_t token)
 {
-    if (!(rts->tr & TR_KEYED))
+    if (!(rts->tr & TR_KEYED) || !known(src))
         return -1;
     read_op *op = lmpi_calloc(1, sizeof(*op), LMPI_MEM_OFI);
     if (!op)
@@ -521,7 +781,7 @@ int lmpi_ofi_pull(int src, const lmpi_pkt_hdr *rts, void *local, size_t len, uin
         lmpi_free(op);
         return -1;
     }
-    ssize_t rc = fi_read(ofi.ep, local, len, desc, (fi_addr_t)src, rts->addr, rts->rreq, &op->head.ctx);
+    ssize_t rc = fi_read(ofi.ep, local, len, desc, fabric_addr(src), rts->addr, rts->rreq, &op->head.ctx);
     if (rc == 0)
         return 1;
     /* busy (or refused): the sender streams it instead */
@@ -572,6 +832,10 @@ static void completion(op_head *head, size_t len)
 
 int lmpi_ofi_poll(void)
 {
+    if (LMPI_UNLIKELY(ofi.waiting))
+        flush_held();
+    if (!ofi.cq)
+        return 0; /* not opened yet */
     struct fi_cq_msg_entry e[16];
     ssize_t k = fi_cq_read(ofi.cq, e, 16);
     if (k == -FI_EAGAIN)
@@ -603,8 +867,17 @@ const char *lmpi_ofi_describe(void) { return ofi.describe; }
  * for the last packets of the closing barrier), then close. */
 void lmpi_ofi_close(void)
 {
-    for (int spins = 0; ofi.ep && ofi.tx_out > 0 && spins < 10000000; spins++)
+    for (int spins = 0; ofi.ep && (ofi.tx_out > 0 || ofi.waiting) && spins < 10000000; spins++)
         lmpi_ofi_poll();
+    while (ofi.waiting) {
+        waiting *w = ofi.waiting;
+        ofi.waiting = w->next;
+        for (held *h = w->head, *next; h; h = next) {
+            next = h->next;
+            lmpi_free(h);
+        }
+        lmpi_free(w);
+    }
     while (ofi.offers) {
         offered *o = ofi.offers;
         ofi.offers = o->next;
@@ -620,5 +893,7 @@ void lmpi_ofi_close(void)
     if (ofi.info)
         fi_freeinfo(ofi.info);
     lmpi_free(ofi.mem);
+    lmpi_free(ofi.fi_of);
+    lmpi_free(ofi.leaders);
     memset(&ofi, 0, sizeof(ofi));
 }
