@@ -130,7 +130,15 @@ static double latency_run(window *w, int sync, int get, int bytes, char *buf, in
 
 static void latencies(void)
 {
-    const int sizes[] = {8, 65536};
+    /* BENCH_RMA_SIZES=8,1024,... (at most 8, each up to 64 KiB) to place a threshold */
+    int sizes[8] = {8, 65536}, nsizes = 2;
+    const char *list = getenv("BENCH_RMA_SIZES");
+    if (list)
+        for (nsizes = 0; *list && nsizes < 8; list += strcspn(list, ","), list += *list == ',') {
+            int v = atoi(list);
+            if (v > 0 && v <= 65536)
+                sizes[nsizes++] = v;
+        }
     char *buf = malloc(65536);
     memset(buf, 1, 65536);
     for (int f = 0; f < 4; f++) {
@@ -140,7 +148,7 @@ static void latencies(void)
         open_win(&w, f, 65536);
         for (int s = 0; s < 3; s++)
             for (int get = 0; get < 2; get++)
-                for (int b = 0; b < 2; b++) {
+                for (int b = 0; b < nsizes; b++) {
                     if (quick && b == 1)
                         continue;
                     double one = latency_run(&w, s, get, sizes[b], buf, 20);
@@ -178,22 +186,23 @@ static double atomic_run(window *w, int cas, int n)
 
 /* Both ranks issue bursts of 8-byte puts or accumulates at each other,
  * flushing at the end of each burst; operations per second per process. */
-static double rate_run(window *w, int acc, MPI_Datatype type, MPI_Op op, int n)
+/* Puts of BYTES (accumulates of one TYPE) in bursts of 1000, each burst
+ * flushed: operations per second. */
+static double rate_run(window *w, int acc, MPI_Datatype type, MPI_Op op, int bytes, int n)
 {
     const int burst = 1000;
     int peer = (rank + 1) % size;
-    char v[8];
-    memset(v, 0, 8);
+    static char v[16384];
     MPI_Win_lock_all(0, w->win);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < burst; k++) {
-            MPI_Aint d = (MPI_Aint)(k % 512) * 8;
+            MPI_Aint d = (MPI_Aint)(k % (65536 / bytes)) * bytes;
             if (acc)
                 MPI_Accumulate(v, 1, type, peer, d, 1, type, op, w->win);
             else
-                MPI_Put(v, 8, MPI_BYTE, peer, d, 8, MPI_BYTE, w->win);
+                MPI_Put(v, bytes, MPI_BYTE, peer, d, bytes, MPI_BYTE, w->win);
         }
         MPI_Win_flush(peer, w->win);
     }
@@ -231,26 +240,33 @@ static double pscw_run(window *w, int n)
 static void pair_metrics(void)
 {
     window w;
-    open_win(&w, FL_ALLOCATE, 4096);
+    open_win(&w, FL_ALLOCATE, 65536);
     for (int cas = 0; cas < 2; cas++) {
         double t = atomic_run(&w, cas, iterations(atomic_run(&w, cas, 20)));
         if (rank == 0)
             printf("RESULT %s flavor=allocate value=%.4f\n", cas ? "cas_latency" : "fop_latency", t * 1e6);
     }
-    double r = rate_run(&w, 0, MPI_BYTE, MPI_SUM, 1);
-    int n = (int)(budget * r / 1000) + 1;
-    r = rate_run(&w, 0, MPI_BYTE, MPI_SUM, n);
-    if (rank == 0)
-        printf("RESULT put_rate bytes=8 value=%.0f\n", r);
+    /* larger puts: where a transport switches paths (across hosts: messages
+     * below LMPI_RMA_WIRE_MIN, the provider's RMA from there) */
+    const int rate_sizes[] = {8, 1024, 4096, 16384};
+    double r;
+    int n;
+    for (int b = 0; b < (quick ? 1 : 4); b++) {
+        r = rate_run(&w, 0, MPI_BYTE, MPI_SUM, rate_sizes[b], 1);
+        n = (int)(budget * r / 1000) + 1;
+        r = rate_run(&w, 0, MPI_BYTE, MPI_SUM, rate_sizes[b], n);
+        if (rank == 0)
+            printf("RESULT put_rate bytes=%d value=%.0f\n", rate_sizes[b], r);
+    }
     const char *opn[] = {"sum", "replace"};
     MPI_Op ops[] = {MPI_SUM, MPI_REPLACE};
     const char *tyn[] = {"int64", "double"};
     MPI_Datatype tys[] = {MPI_INT64_T, MPI_DOUBLE};
     for (int o = 0; o < 2; o++)
         for (int ty = 0; ty < 2; ty++) {
-            r = rate_run(&w, 1, tys[ty], ops[o], 1);
+            r = rate_run(&w, 1, tys[ty], ops[o], 8, 1);
             n = (int)(budget * r / 1000) + 1;
-            r = rate_run(&w, 1, tys[ty], ops[o], n);
+            r = rate_run(&w, 1, tys[ty], ops[o], 8, n);
             if (rank == 0)
                 printf("RESULT acc_rate bytes=8 op=%s type=%s value=%.0f\n", opn[o], tyn[ty], r);
         }
@@ -308,7 +324,7 @@ static double create_run(int flavor, int n)
 static void sync_metrics(void)
 {
     window w;
-    open_win(&w, FL_ALLOCATE, 4096);
+    open_win(&w, FL_ALLOCATE, 65536);
     double t = fence_run(&w, iterations(fence_run(&w, 10)));
     if (rank == 0)
         printf("RESULT fence_time ranks=%d value=%.4f\n", size, t * 1e6);

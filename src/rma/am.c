@@ -14,13 +14,21 @@
  * to it go unanswered until an AM_FLUSH closes them (answers come in order).  Locks live at the target (a holder count and a FIFO of
  * waiters); lock_all takes a shared lock at a target's first operation.
  *
+ * Large puts and gets to a rank on another host go by the network's own
+ * RMA (wire_issue) where the provider writes and reads by offset under a
+ * key every member registers alike (the window's context id): nothing is
+ * exchanged per member.  They count in the same per-window count, their
+ * completion (data at the target) taking the place of an answer.
+ *
  * Per process this keeps O(1) state per window (the count, the target's
  * lock and its waiters), as the shared-memory path does. */
 #include <string.h>
 
+#include "binding/gen/impl.h"
 #include "comm/comm.h"
 #include "pt2pt/pt2pt.h"
 #include "rma/win.h"
+#include "runtime/config.h"
 #include "runtime/request.h"
 #include "transport/transport.h"
 
@@ -71,6 +79,9 @@ struct lmpi_rma_am {
     uint32_t silent_n;
     lmpi_status error;    /* the first error a target answered */
     int error_rank;
+    void *mr;  /* this member's part registered for the network's RMA */
+    bool wire; /* ... and every member's: large puts and gets use it */
+    uint64_t wire_out; /* of outstanding: the network's writes and reads */
     /* as a target */
     bool excl;
     int shared;
@@ -105,8 +116,37 @@ lmpi_status lmpi_rma_am_attach(lmpi_win *w)
     return LMPI_OK;
 }
 
+/* Does the window reach a member over the network? */
+static bool spans_network(const lmpi_win *w)
+{
+    for (int r = 0; r < w->size; r++)
+        if (lmpi_tr_remote(lmpi_comm_world_rank(w->comm, r)))
+            return true;
+    return false;
+}
+
+lmpi_status lmpi_rma_am_ready(lmpi_win *w)
+{
+    struct lmpi_rma_am *am = w->amst;
+    /* offsets need one displacement unit, and the origin's range check
+     * one size (a target checks nothing the network writes) */
+    if (lmpi_config.rma_wire_min > 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC && w->same_size && w->same_disp &&
+        w->win_size > 0 && spans_network(w))
+        am->mr = lmpi_tr_win_register(w->base, (size_t)w->win_size, am->ctx);
+    int mine = am->mr != NULL, all = 0;
+    LMPI_TRY(lmpi_impl_Allreduce(&mine, &all, 1, lmpi_datatype_from_handle(MPI_INT), MPI_MIN, w->comm));
+    am->wire = all != 0;
+    if (!am->wire && am->mr) {
+        lmpi_tr_win_deregister(am->mr);
+        am->mr = NULL;
+    }
+    return LMPI_OK;
+}
+
 void lmpi_rma_am_detach(lmpi_win *w)
 {
+    if (w->amst && w->amst->mr)
+        lmpi_tr_win_deregister(w->amst->mr);
     for (struct lmpi_rma_am **p = &windows; *p; p = &(*p)->next)
         if (*p == w->amst) {
             *p = w->amst->next;
@@ -134,16 +174,18 @@ static void send_to(int world, struct lmpi_rma_am *am, int tag, uint64_t sreq, u
     lmpi_pt2pt_send_packet(world, &h, payload, len);
 }
 
-static void wait_below(struct lmpi_rma_am *am, uint64_t n)
+static void wait_count(const uint64_t *count, uint64_t n)
 {
     unsigned spins = 0;
-    while (am->outstanding > n) {
+    while (*(const volatile uint64_t *)count > n) {
         if (lmpi_progress_poll() > 0)
             spins = 0;
         else
             lmpi_progress_idle(&spins);
     }
 }
+
+static void wait_below(struct lmpi_rma_am *am, uint64_t n) { wait_count(&am->outstanding, n); }
 
 /* Ask the target of unanswered puts and accumulates for one answer after them. */
 static void close_silent(struct lmpi_rma_am *am)
@@ -206,6 +248,8 @@ lmpi_status lmpi_rma_am_lock(lmpi_win *w, int target, int type)
 void lmpi_rma_am_unlock(lmpi_win *w, int target, int type)
 {
     int dest = lmpi_comm_world_rank(w->comm, target);
+    /* the network's writes are ordered with nothing: done before the release goes */
+    wait_count(&w->amst->wire_out, 0);
     expect_answer(w->amst, dest); /* answered once the target let go, after everything before it */
     send_to(dest, w->amst, AM_UNLOCK, 0, 0, (uint64_t)type, NULL, 0);
 }
@@ -244,10 +288,57 @@ static am_result *result_of(const lmpi_rma_op *op)
 static const int kind_tag[] = {[LMPI_RMA_PUT] = AM_PUT, [LMPI_RMA_GET] = AM_GET, [LMPI_RMA_ACC] = AM_ACC,
                                [LMPI_RMA_GACC] = AM_GACC, [LMPI_RMA_CAS] = AM_CAS};
 
+static void wire_done(void *arg)
+{
+    struct lmpi_rma_am *am = arg;
+    am->outstanding--;
+    am->wire_out--;
+}
+
+/* A large put or get by the network's RMA: the origin's side contiguous,
+ * the target's in at most AM_RUNS runs, one write or read each.  False
+ * when it does not fit (or DEST is not connected yet): messages carry it. */
+static bool wire_issue(lmpi_win *w, struct lmpi_rma_am *am, const lmpi_rma_op *op, int dest, MPI_Count bytes)
+{
+    bool put = op->kind == LMPI_RMA_PUT;
+    lmpi_datatype *odt = op->odt; /* a get's result buffer too (rbuf) */
+    if (!odt->contiguous || op->ocount * odt->size != bytes)
+        return false;
+    struct iovec iov[AM_RUNS];
+    MPI_Count done = 0;
+    int n = lmpi_dt_iov((void *)AM_BASE, op->tcount, op->tdt, 0, bytes, iov, AM_RUNS, &done);
+    if (done != bytes)
+        return false;
+    char *local = (char *)(put ? (void *)op->obuf : op->rbuf) + odt->true_lb;
+    uint64_t base = (uint64_t)op->disp * (uint64_t)w->disp_unit;
+    for (int i = 0; i < n; i++) {
+        if (am->outstanding >= AM_IN_FLIGHT)
+            wait_below(am, AM_IN_FLIGHT / 2);
+        am->outstanding++;
+        am->wire_out++;
+        uint64_t off = base + (uint64_t)((uintptr_t)iov[i].iov_base - AM_BASE);
+        if (!lmpi_tr_win_rma(dest, put, local, iov[i].iov_len, am->ctx, off, wire_done, am)) {
+            am->outstanding--;
+            am->wire_out--;
+            if (i == 0)
+                return false;
+            /* cannot happen once connected; never lose the rest */
+            lmpi_abort_job(MPI_ERR_INTERN, "a one-sided operation lost its connection half-way");
+        }
+        local += iov[i].iov_len;
+    }
+    lmpi_rma_stat.wire++;
+    return true;
+}
+
 lmpi_status lmpi_rma_am_issue(lmpi_win *w, const lmpi_rma_op *op)
 {
     struct lmpi_rma_am *am = w->amst;
     int dest = lmpi_comm_world_rank(w->comm, op->target);
+    if (am->wire && (op->kind == LMPI_RMA_PUT || op->kind == LMPI_RMA_GET) &&
+        op->tcount * op->tdt->size >= (MPI_Count)lmpi_config.rma_wire_min && lmpi_tr_remote(dest) &&
+        wire_issue(w, am, op, dest, op->tcount * op->tdt->size))
+        return LMPI_OK;
     size_t max = lmpi_tr_max_payload(dest);
     MPI_Count bytes = op->tcount * op->tdt->size;
     const lmpi_datatype *b = lmpi_op_basic_type(op->tdt);

@@ -417,7 +417,7 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
         destroy(w);
         return st;
     }
-    st = lmpi_impl_Barrier(w->comm);
+    st = w->am ? lmpi_rma_am_ready(w) : lmpi_impl_Barrier(w->comm);
     if (st != LMPI_OK) {
         destroy(w);
         return st;

@@ -200,7 +200,10 @@ lmpi_status lmpi_rma_combine(lmpi_op *op, lmpi_datatype *b, MPI_Count n, char *i
 
 /* am.c: windows whose operations travel in messages (members on several
  * hosts, or LMPI_RMA_MESSAGES=1). */
-lmpi_status lmpi_rma_am_attach(lmpi_win *w); /* before the creating barrier */
+lmpi_status lmpi_rma_am_attach(lmpi_win *w); /* before lmpi_rma_am_ready */
+/* Collective, the creating barrier: every member attached; agree on the
+ * network's RMA for large puts and gets (all registered, or none uses it). */
+lmpi_status lmpi_rma_am_ready(lmpi_win *w);
 void lmpi_rma_am_detach(lmpi_win *w);
 lmpi_status lmpi_rma_am_issue(lmpi_win *w, const lmpi_rma_op *op);
 /* Wait until every operation of this process on w is answered; the first
@@ -214,7 +217,7 @@ lmpi_status lmpi_rma_am_open(lmpi_win *w, int target);
 
 /* Statistics for MPI_T. */
 typedef struct {
-    uint64_t issued, buffered, lock_waits, pool_drains;
+    uint64_t issued, buffered, lock_waits, pool_drains, wire;
 } lmpi_rma_stats;
 extern lmpi_rma_stats lmpi_rma_stat;
 

@@ -163,6 +163,11 @@
       "1 carries every window's operations in messages, as windows whose members span hosts "    \
       "always do (no shared segment; the target applies them when it polls). For tests and "     \
       "comparisons; 0 uses loads, stores and CPU atomics on one host.")                          \
+    X(rma_wire_min, "LMPI_RMA_WIRE_MIN", SIZE, "4k",                                              \
+      "Puts and gets of at least this many bytes to a rank on another host go by the network's "  \
+      "own RMA writes and reads, where the provider offers them without per-member keys "         \
+      "(tcp here), the window is not dynamic and its parts agree in size and displacement unit; " \
+      "smaller ones, accumulates and the rest go in messages. 0: always messages.")               \
     X(rma_pool, "LMPI_RMA_POOL", INT, "1024",                                                      \
       "Delayed issue: buffered operations per window before the pool is drained (back-pressure "  \
       "keeps an epoch of millions of operations in bounded memory).")                             \

@@ -55,7 +55,8 @@ static uint64_t read_rma(int which)
     return which == 0   ? lmpi_rma_stat.issued
            : which == 1 ? lmpi_rma_stat.buffered
            : which == 2 ? lmpi_rma_stat.lock_waits
-                        : lmpi_rma_stat.pool_drains;
+           : which == 3 ? lmpi_rma_stat.pool_drains
+                        : lmpi_rma_stat.wire;
 }
 static uint64_t read_topo(int which)
 {
@@ -105,6 +106,8 @@ static const pvar_def pvars[] = {
      MPI_T_PVAR_CLASS_COUNTER, read_rma, 2},
     {"lmpi_rma_pool_drains", "times buffered RMA operations were issued (flush, epoch end, full pool)",
      MPI_T_PVAR_CLASS_COUNTER, read_rma, 3},
+    {"lmpi_rma_wire", "puts and gets to other hosts carried by the network's own RMA (LMPI_RMA_WIRE_MIN)",
+     MPI_T_PVAR_CLASS_COUNTER, read_rma, 4},
     {"lmpi_topo_reorders", "topology creations with reorder=1 that changed the ranks", MPI_T_PVAR_CLASS_COUNTER,
      read_topo, 0},
     {"lmpi_topo_hop_bytes", "the last reordering: weighted hop-bytes of the mapping kept", MPI_T_PVAR_CLASS_LEVEL,

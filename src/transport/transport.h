@@ -154,10 +154,47 @@ size_t lmpi_ofi_max_payload(void);
 size_t lmpi_ofi_eager_max(void);
 int lmpi_ofi_pull(int src, const lmpi_pkt_hdr *rts, void *local, size_t len, uint64_t token);
 int lmpi_ofi_poll(void);
+void *lmpi_ofi_win_register(void *base, size_t len, uint32_t id);
+void lmpi_ofi_win_deregister(void *mr);
+int lmpi_ofi_win_rma(int dest, bool write, void *local, size_t len, uint32_t id, uint64_t off, void (*done)(void *),
+                     void *arg);
 #define LMPI_NET_CALL(peer, net_call, shm_call) (lmpi_tr_remote(peer) ? (net_call) : (shm_call))
 #else
 #define LMPI_NET_CALL(peer, net_call, shm_call) ((void)(peer), (shm_call))
 #endif
+
+/* Windows whose members span hosts, by the network's own RMA where the
+ * provider writes and reads remote memory by offset under keys we choose
+ * (nothing exchanged per member).  Register LEN bytes at BASE as window ID
+ * (the same id at every member): a handle, or NULL when this process cannot
+ * (no such provider; the endpoint opens here if it was not).  A write or
+ * read of LEN bytes at offset OFF of rank DEST's registration: 1 when
+ * started (DONE(ARG) runs in a later poll once the data is at the target,
+ * or here), 0 when it cannot go now (no connection to DEST yet: send the
+ * operation in messages, which connect it). */
+static inline void *lmpi_tr_win_register(void *base, size_t len, uint32_t id)
+{
+#if LMPI_HAVE_OFI
+    return lmpi_tr_net.on ? lmpi_ofi_win_register(base, len, id) : NULL;
+#else
+    (void)base, (void)len, (void)id;
+    return NULL;
+#endif
+}
+static inline void lmpi_tr_win_deregister(void *mr)
+{
+#if LMPI_HAVE_OFI
+    lmpi_ofi_win_deregister(mr);
+#else
+    (void)mr;
+#endif
+}
+static inline int lmpi_tr_win_rma(int dest, bool write, void *local, size_t len, uint32_t id, uint64_t off,
+                                  void (*done)(void *), void *arg)
+{
+    return LMPI_NET_CALL(dest, lmpi_ofi_win_rma(dest, write, local, len, id, off, done, arg),
+                         ((void)write, (void)local, (void)len, (void)id, (void)off, (void)done, (void)arg, 0));
+}
 
 static inline lmpi_status lmpi_tr_send_pkt(int dest, const lmpi_pkt_hdr *h, const void *p, size_t len)
 {

@@ -839,6 +839,35 @@ static void case_spin(void)
     MPI_Win_free(&win);
 }
 
+/* Counters read relative to the handle's allocation: allocate before the
+ * cases run, read after. */
+static MPI_T_pvar_session wire_session;
+static MPI_T_pvar_handle wire_handle = MPI_T_PVAR_HANDLE_NULL;
+
+static void wire_watch(void)
+{
+    int provided, count, idx;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_T_pvar_session_create(&wire_session);
+    idx = mpitest_pvar_index("lmpi_rma_wire");
+    CHECK(idx >= 0);
+    if (idx >= 0)
+        MPI_T_pvar_handle_alloc(wire_session, idx, NULL, &wire_handle, &count);
+}
+
+static void wire_was_used(void)
+{
+    unsigned long long mine = 0, all = 0;
+    if (wire_handle != MPI_T_PVAR_HANDLE_NULL) {
+        MPI_T_pvar_read(wire_session, wire_handle, &mine);
+        MPI_T_pvar_handle_free(wire_session, &wire_handle);
+    }
+    MPI_T_pvar_session_free(&wire_session);
+    MPI_T_finalize();
+    MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(all > 0);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -854,8 +883,12 @@ int main(int argc, char **argv)
                  {"passive", case_passive}, {"requests", case_requests}, {"attrs", case_attrs},
                  {"pscw_test", case_pscw_test}, {"errors", case_errors}, {"many", case_many},
                  {"big", case_big},         {"spin", case_spin}};
+    if (getenv("T_RMA_WIRE"))
+        wire_watch();
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if (only ? !strcmp(only, cases[i].name) : strcmp(cases[i].name, "many") != 0)
             cases[i].fn();
+    if (getenv("T_RMA_WIRE")) /* the network's own RMA must have carried some puts and gets */
+        wire_was_used();
     return mpitest_finish("t_rma");
 }

@@ -101,7 +101,7 @@ typedef struct {
     uint32_t pad;
 } wire_prefix;
 
-enum { OP_SEND, OP_RECV, OP_READ };
+enum { OP_SEND, OP_RECV, OP_READ, OP_WIN };
 
 /* What a completion's op_context points at: a packet buffer or a read. */
 typedef struct {
@@ -122,6 +122,13 @@ typedef struct {
     uint64_t token;
     struct fid_mr *local_mr;
 } read_op;
+
+/* A window's write or read in flight (lmpi_ofi_win_rma). */
+typedef struct {
+    op_head head;
+    void (*done)(void *);
+    void *arg;
+} win_op;
 
 typedef struct offered {
     struct offered *next;
@@ -170,6 +177,7 @@ static struct {
     buffer *free_tx;
     int tx_out; /* sends not completed yet */
     bool rma;   /* the provider reads remote memory */
+    bool win;   /* ... and writes it, addressed by offset under a key we choose (windows) */
     bool virt;  /* ... addressed by virtual address (else by offset from the start) */
     uint64_t next_key;
     offered *offers;
@@ -279,9 +287,12 @@ static lmpi_status choose_provider(void)
     struct fi_info *list = NULL;
     int rc = -FI_ENODATA;
     /* reading remote memory where offered (rendezvous without copies), else messages only */
-    for (int with_rma = 1; with_rma >= 0 && (rc != 0 || !list); with_rma--) {
-        rc = try_getinfo(with_rma ? FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ : FI_MSG, &list);
-        ofi.rma = with_rma && rc == 0 && list;
+    static const uint64_t wanted_caps[] = {FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE | FI_REMOTE_WRITE,
+                                            FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ, FI_MSG};
+    for (int i = 0; i < 3 && (rc != 0 || !list); i++) {
+        rc = try_getinfo(wanted_caps[i], &list);
+        ofi.rma = i < 2 && rc == 0 && list;
+        ofi.win = i == 0 && rc == 0 && list;
     }
     const char *wanted = getenv("FI_PROVIDER");
     if (rc != 0 || !list) {
@@ -306,6 +317,9 @@ static lmpi_status choose_provider(void)
     if (!ofi.info)
         return LMPI_ERR_NO_MEM;
     ofi.virt = (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    /* windows need nothing exchanged per member: the target's offset and a
+     * key every member registers alike (no provider keys, no addresses) */
+    ofi.win = ofi.win && !(ofi.info->domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_LOCAL));
     snprintf(ofi.describe, sizeof(ofi.describe), "ofi %s on %s%s%s", ofi.info->fabric_attr->prov_name,
              ofi.info->domain_attr->name ? ofi.info->domain_attr->name : "?", ofi.rma ? ", rendezvous by RMA read" : "",
              ofi.fi_of ? ", connected on first use" : "");
@@ -808,6 +822,14 @@ static void completion(op_head *head, size_t len)
         read_done((read_op *)head);
         return;
     }
+    if (head->op == OP_WIN) {
+        win_op *op = (win_op *)head;
+        void (*done)(void *) = op->done;
+        void *arg = op->arg;
+        lmpi_free(op);
+        done(arg);
+        return;
+    }
     buffer *b = (buffer *)head;
     if (head->op == OP_SEND) {
         ofi.tx_out--;
@@ -862,6 +884,51 @@ int lmpi_ofi_poll(void)
 }
 
 const char *lmpi_ofi_describe(void) { return ofi.describe; }
+
+/* ---- windows spanning hosts: the provider's RMA ------------------------- */
+
+/* Window keys stay clear of the rendezvous registrations' (counted from 0). */
+#define WIN_KEY(id) ((UINT64_C(1) << 62) | (uint64_t)(id))
+
+void *lmpi_ofi_win_register(void *base, size_t len, uint32_t id)
+{
+    if (!len || open_now() != LMPI_OK || !ofi.win)
+        return NULL;
+    struct fid_mr *mr = NULL;
+    if (fi_mr_reg(ofi.domain, base, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, WIN_KEY(id), 0, &mr, NULL) != 0)
+        return NULL;
+    return mr;
+}
+
+void lmpi_ofi_win_deregister(void *mr)
+{
+    if (mr)
+        fi_close(&((struct fid_mr *)mr)->fid);
+}
+
+int lmpi_ofi_win_rma(int dest, bool write, void *local, size_t len, uint32_t id, uint64_t off, void (*done)(void *),
+                     void *arg)
+{
+    if (!ofi.ep || !known(dest) || must_hold(dest))
+        return 0; /* not connected yet: messages connect it */
+    win_op *op = lmpi_malloc(sizeof(*op), LMPI_MEM_OFI);
+    if (!op)
+        return 0;
+    *op = (win_op){.head = {.op = OP_WIN, .peer = dest}, .done = done, .arg = arg};
+    struct iovec iov = {.iov_base = local, .iov_len = len};
+    struct fi_rma_iov rma = {.addr = off, .len = len, .key = WIN_KEY(id)};
+    struct fi_msg_rma msg = {.msg_iov = &iov, .iov_count = 1, .addr = fabric_addr(dest), .rma_iov = &rma,
+                             .rma_iov_count = 1, .context = &op->head.ctx};
+    /* a flush means done at the target: the provider answers once the data is there */
+    ssize_t rc;
+    while ((rc = write ? fi_writemsg(ofi.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE)
+                       : fi_readmsg(ofi.ep, &msg, FI_COMPLETION)) == -FI_EAGAIN)
+        lmpi_ofi_poll();
+    if (rc != 0)
+        die("libfabric (%s): a one-sided %s of %zu bytes at rank %d failed: %s", ofi.describe,
+            write ? "write" : "read", len, dest, fi_strerror((int)-rc));
+    return 1;
+}
 
 /* At the end: let every send of ours finish (a peer may still be waiting
  * for the last packets of the closing barrier), then close. */
