@@ -66,6 +66,11 @@
       "When ranks open the network: first-use (one rank per node at start-up, every other rank "  \
       "at its first message to or from another node, through its node's first rank) or all "      \
       "(every rank at start-up, addresses inserted in world order: nothing stored per peer).")     \
+    X(ofi_introducer_us, "LMPI_OFI_INTRODUCER_US", INT, "50000",                                  \
+      "First-use connections go through each node's first rank: while it is outside MPI, a thread "\
+      "of it polls the network (under the lock MPI calls then take), every 1 ms after it found "   \
+      "something, backing off to this many microseconds while idle, so that first contacts "       \
+      "between other ranks do not wait for it to call MPI. 0: no thread.")                         \
     X(ofi_lib, "LMPI_OFI_LIB", STRING, "libfabric.so.1",                                          \
       "The libfabric the network transport opens (a file name or path): a site's own build, or "  \
       "one whose providers do not probe the machine at start-up (Debian's loads verbs, psm and "  \

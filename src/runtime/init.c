@@ -257,11 +257,15 @@ static lmpi_status start_runtime(int required, int *provided)
         lmpi_config.spin_time = 0;
     /* Decide the lock kind last: everything above ran single-threaded. */
     lmpi_rt.thread_multiple = level == MPI_THREAD_MULTIPLE;
+    lmpi_rt.lock_calls = lmpi_rt.thread_multiple;
     lmpi_rt.state = LMPI_STATE_READY;
     /* a spawned process connects to its parents here */
     st = lmpi_dpm_init();
     if (st != LMPI_OK)
         return st;
+    /* last: from here a thread of ours may poll whenever this one is
+     * outside MPI (it takes the lock the bindings now take) */
+    lmpi_tr_net_ready();
     if (provided)
         *provided = level;
     return LMPI_OK;
@@ -387,7 +391,8 @@ static lmpi_status end_runtime(void)
         return st;
     lmpi_rt.thread_multiple = false;
     lmpi_dpm_finalize();
-    lmpi_tr_net_stop();
+    lmpi_tr_net_stop(); /* joins the introducer first */
+    lmpi_rt.lock_calls = false;
     lmpi_shm_finalize();
     lmpi_pmi_finalize();
     lmpi_sched_finalize();

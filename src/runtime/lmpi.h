@@ -205,6 +205,7 @@ typedef struct lmpi_runtime {
     int universe_size;
     int thread_level;
     bool thread_multiple; /* lock kind: a mutex only under MPI_THREAD_MULTIPLE */
+    bool lock_calls;      /* ... or while a thread of ours polls too (the network's introducer) */
     pthread_t main_thread;
     int node_id;
     int local_rank;
@@ -224,14 +225,16 @@ static inline bool lmpi_runtime_ready(void)
 }
 
 /* The global lock: taken at the binding boundary only when the thread level
- * is MPI_THREAD_MULTIPLE, so single-threaded runs pay one predicted branch.
- * Re-entry from the same thread (a user callback calling MPI) is allowed. */
+ * is MPI_THREAD_MULTIPLE or a thread of ours polls beside the user's (the
+ * network transport's introducer, ofi.c), so single-threaded runs pay one
+ * predicted branch.  Re-entry from the same thread (a user callback calling
+ * MPI) is allowed. */
 extern pthread_mutex_t lmpi_big_lock;
 extern _Thread_local bool lmpi_lock_held;
 
 static inline int lmpi_lock_enter(void)
 {
-    if (LMPI_LIKELY(!lmpi_rt.thread_multiple) || lmpi_lock_held)
+    if (LMPI_LIKELY(!lmpi_rt.lock_calls) || lmpi_lock_held)
         return 0;
     pthread_mutex_lock(&lmpi_big_lock);
     lmpi_lock_held = true;

@@ -59,9 +59,11 @@ void lmpi_progress_idle(unsigned *idle)
 {
     uint64_t budget = (uint64_t)lmpi_config.spin_time * 1000u;
     unsigned n = (*idle)++;
-    /* Oversubscribed: yield at once.  Other threads may want the big lock:
-     * let go of it (and the processor) after a short spin. */
-    if (budget == 0 || (lmpi_lock_held && n >= 100)) {
+    /* Oversubscribed: yield at once.  Other user threads may want the big
+     * lock: let go of it (and the processor) after a short spin.  (The
+     * network's introducer needs it only while this thread is outside MPI:
+     * a waiter polls for itself.) */
+    if (budget == 0 || (lmpi_rt.thread_multiple && lmpi_lock_held && n >= 100)) {
         lmpi_lock_yield();
         return;
     }

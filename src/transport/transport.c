@@ -48,6 +48,7 @@ void lmpi_tr_net_forget(void)
 #if LMPI_HAVE_OFI
 lmpi_status lmpi_ofi_open(int me, int n, const int *node_of);
 lmpi_status lmpi_ofi_connect(void);
+void lmpi_ofi_ready(void);
 void lmpi_ofi_close(void);
 const char *lmpi_ofi_describe(void);
 void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len);
@@ -61,6 +62,7 @@ static lmpi_status lmpi_ofi_open(int me, int n, const int *node_of)
     return LMPI_ERR_UNSUPPORTED_OPERATION;
 }
 static lmpi_status lmpi_ofi_connect(void) { return LMPI_ERR_UNSUPPORTED_OPERATION; }
+static void lmpi_ofi_ready(void) {}
 static void lmpi_ofi_close(void) {}
 static const char *lmpi_ofi_describe(void) { return NULL; }
 static void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
@@ -82,6 +84,12 @@ lmpi_status lmpi_tr_net_connect(void)
     LMPI_TRY(lmpi_ofi_connect());
     lmpi_tr_net.on = true;
     return LMPI_OK;
+}
+
+void lmpi_tr_net_ready(void)
+{
+    if (lmpi_tr_net.on)
+        lmpi_ofi_ready();
 }
 
 void lmpi_tr_net_stop(void)

@@ -119,6 +119,10 @@ extern lmpi_tr_net_state lmpi_tr_net;
  * turns the transport on, and with "all" inserts every address. */
 lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me, bool hosts);
 lmpi_status lmpi_tr_net_connect(void);
+/* The end of MPI_Init: a node's first rank that introduces the others
+ * (first-use connections) starts a thread that polls the network while
+ * this one is outside MPI (lmpi_rt.lock_calls from then on). */
+void lmpi_tr_net_ready(void);
 void lmpi_tr_net_stop(void);
 /* An LMPI_PKT_NET packet (a connection asked for or answered), from either
  * transport: point-to-point hands them here. */

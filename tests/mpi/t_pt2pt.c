@@ -1,6 +1,8 @@
 /* Point-to-point basics: blocking and nonblocking, wildcards, PROC_NULL,
  * truncation, Get_count, ordering, self-sends, every protocol size. */
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mpitest.h"
 
@@ -273,11 +275,81 @@ static void first_contact(void)
     free(r);
 }
 
+/* 4 ranks on 2 nodes of 2 (LMPI_NODE_SIZE=2 over the network, first-use
+ * connections): the nodes' first ranks (0 and 2) stay outside MPI until
+ * ranks 1 and 3 have made their first contact, which goes through them.
+ * MPI's progress rule says it completes anyway; without the introducer
+ * thread of the first ranks this waits until they give up (30 s) and fails.
+ * The first ranks learn the flag files' names from each other and pass them
+ * on inside their node: nothing before connects 1 and 3. */
+static void busy_first_rank(void)
+{
+    CHECK(size == 4);
+    if (size != 4)
+        return;
+    char token[64] = "";
+    if (rank % 2 == 0) {
+        MPI_Group world, firsts;
+        MPI_Comm firsts_comm;
+        int ranks[2] = {0, 2};
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_incl(world, 2, ranks, &firsts);
+        MPI_Comm_create_group(MPI_COMM_WORLD, firsts, 7, &firsts_comm);
+        if (rank == 0)
+            snprintf(token, sizeof(token), "/tmp/lmpi-t_pt2pt-%ld-%ld", (long)getpid(), (long)time(NULL));
+        MPI_Bcast(token, sizeof(token), MPI_CHAR, 0, firsts_comm);
+        MPI_Send(token, sizeof(token), MPI_CHAR, rank + 1, 8, MPI_COMM_WORLD);
+        MPI_Comm_free(&firsts_comm);
+        MPI_Group_free(&firsts);
+        MPI_Group_free(&world);
+        /* outside MPI from here until both flags are there */
+        char f1[96], f3[96];
+        snprintf(f1, sizeof(f1), "%s.1", token);
+        snprintf(f3, sizeof(f3), "%s.3", token);
+        int waited_ms = 0;
+        while ((access(f1, F_OK) != 0 || access(f3, F_OK) != 0) && waited_ms < 30000) {
+            usleep(1000);
+            waited_ms++;
+        }
+        CHECK(waited_ms < 30000);
+    } else {
+        MPI_Recv(token, sizeof(token), MPI_CHAR, rank - 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        enum { BIG = 1 << 18 };
+        int other = rank == 1 ? 3 : 1;
+        int *out = malloc(BIG * sizeof(int)), *in = calloc(BIG, sizeof(int));
+        for (int i = 0; i < BIG; i++)
+            out[i] = rank * 1000 + i;
+        int small = rank, got = -1;
+        MPI_Sendrecv(&small, 1, MPI_INT, other, 9, &got, 1, MPI_INT, other, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK(got == other);
+        MPI_Sendrecv(out, BIG, MPI_INT, other, 10, in, BIG, MPI_INT, other, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK(in[0] == other * 1000 && in[BIG - 1] == other * 1000 + BIG - 1);
+        free(out);
+        free(in);
+        char flag[96];
+        snprintf(flag, sizeof(flag), "%s.%d", token, rank);
+        FILE *f = fopen(flag, "w");
+        CHECK(f != NULL);
+        if (f)
+            fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1 || rank == 3) {
+        char flag[96];
+        snprintf(flag, sizeof(flag), "%s.%d", token, rank);
+        unlink(flag);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 1 && !strcmp(argv[1], "busy_first_rank")) {
+        busy_first_rank();
+        return mpitest_finish("t_pt2pt");
+    }
     first_contact();
     MPI_Barrier(MPI_COMM_WORLD);
     sizes_between_neighbours();

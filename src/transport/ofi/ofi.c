@@ -42,11 +42,13 @@
  * pt2pt sends back releases the registration.  Without FI_RMA the receiver
  * asks for a stream and the sender sends packets of up to PAYLOAD bytes. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -930,10 +932,78 @@ int lmpi_ofi_win_rma(int dest, bool write, void *local, size_t len, uint32_t id,
     return 1;
 }
 
+/* ---- the introducer ---------------------------------------------------- */
+
+/* With first-use connections a node's first rank passes every ASK for one
+ * of its node-mates on.  MPI's progress rule says a matched send and
+ * receive complete whatever a third process does, so a first rank busy
+ * outside MPI must not hold up first contacts between others: a thread of
+ * it polls the network when the lock the bindings take is free (the user's
+ * thread is outside MPI; inside, it polls for itself).  It polls only the
+ * network, so no user callback (reduction operators in schedules,
+ * generalized requests) ever runs on it; what it receives for this rank is
+ * delivered as a second user thread's MPI_Test would. */
+static struct {
+    pthread_t thread;
+    bool running;
+    int stop; /* atomic */
+} introducer;
+
+/* The pause between looks starts at 1 ms and doubles while there is
+ * nothing to do (the user's thread inside MPI, or nothing arrived), up to
+ * LMPI_OFI_INTRODUCER_US: a thread waking every millisecond beside ranks
+ * that busy-poll every core cost them up to a fifth of their message rate
+ * in alternated runs; a first contact through a busy first rank waits at
+ * most that long instead of until it calls MPI. */
+static void *introduce(void *arg)
+{
+    (void)arg;
+    long most = lmpi_config.ofi_introducer_us, us = most < 1000 ? most : 1000;
+    while (!__atomic_load_n(&introducer.stop, __ATOMIC_ACQUIRE)) {
+        struct timespec pause = {us / 1000000, (us % 1000000) * 1000};
+        nanosleep(&pause, NULL);
+        int found = 0;
+        if (pthread_mutex_trylock(&lmpi_big_lock) == 0) {
+            lmpi_lock_held = true;
+            if (!__atomic_load_n(&introducer.stop, __ATOMIC_ACQUIRE))
+                found = lmpi_ofi_poll();
+            lmpi_lock_held = false;
+            pthread_mutex_unlock(&lmpi_big_lock);
+        }
+        us = found > 0 ? (most < 1000 ? most : 1000) : (2 * us < most ? 2 * us : most);
+    }
+    return NULL;
+}
+
+void lmpi_ofi_ready(void)
+{
+    /* only the ranks that introduce: first ranks, opened at start-up */
+    if (!ofi.fi_of || !ofi.ep || lmpi_config.ofi_introducer_us <= 0 || introducer.running)
+        return;
+    bool locked = lmpi_rt.lock_calls;
+    lmpi_rt.lock_calls = true;
+    introducer.stop = 0;
+    if (pthread_create(&introducer.thread, NULL, introduce, NULL) != 0) {
+        lmpi_rt.lock_calls = locked; /* first contacts through us then wait for our MPI calls */
+        return;
+    }
+    introducer.running = true;
+}
+
+static void introducer_stop(void)
+{
+    if (!introducer.running)
+        return;
+    __atomic_store_n(&introducer.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(introducer.thread, NULL);
+    introducer.running = false;
+}
+
 /* At the end: let every send of ours finish (a peer may still be waiting
  * for the last packets of the closing barrier), then close. */
 void lmpi_ofi_close(void)
 {
+    introducer_stop();
     for (int spins = 0; ofi.ep && (ofi.tx_out > 0 || ofi.waiting) && spins < 10000000; spins++)
         lmpi_ofi_poll();
     while (ofi.waiting) {
