@@ -125,11 +125,13 @@ typedef struct {
     struct fid_mr *local_mr;
 } read_op;
 
-/* A window's write or read in flight (lmpi_ofi_win_rma). */
-typedef struct {
+/* A window's write or read in flight (lmpi_ofi_win_rma); kept for the
+ * next one once complete (no allocation per operation). */
+typedef struct win_op {
     op_head head;
     void (*done)(void *);
     void *arg;
+    struct win_op *next; /* on the spare list */
 } win_op;
 
 typedef struct offered {
@@ -183,6 +185,7 @@ static struct {
     bool virt;  /* ... addressed by virtual address (else by offset from the start) */
     uint64_t next_key;
     offered *offers;
+    win_op *spare_win_ops;
     int me, n;
     size_t eager_max;
     char describe[128];
@@ -826,10 +829,9 @@ static void completion(op_head *head, size_t len)
     }
     if (head->op == OP_WIN) {
         win_op *op = (win_op *)head;
-        void (*done)(void *) = op->done;
-        void *arg = op->arg;
-        lmpi_free(op);
-        done(arg);
+        op->next = ofi.spare_win_ops;
+        ofi.spare_win_ops = op;
+        op->done(op->arg);
         return;
     }
     buffer *b = (buffer *)head;
@@ -913,8 +915,10 @@ int lmpi_ofi_win_rma(int dest, bool write, void *local, size_t len, uint32_t id,
 {
     if (!ofi.ep || !known(dest) || must_hold(dest))
         return 0; /* not connected yet: messages connect it */
-    win_op *op = lmpi_malloc(sizeof(*op), LMPI_MEM_OFI);
-    if (!op)
+    win_op *op = ofi.spare_win_ops;
+    if (op)
+        ofi.spare_win_ops = op->next;
+    else if (!(op = lmpi_malloc(sizeof(*op), LMPI_MEM_OFI)))
         return 0;
     *op = (win_op){.head = {.op = OP_WIN, .peer = dest}, .done = done, .arg = arg};
     struct iovec iov = {.iov_base = local, .iov_len = len};
@@ -1019,6 +1023,11 @@ void lmpi_ofi_close(void)
         offered *o = ofi.offers;
         ofi.offers = o->next;
         withdraw(o);
+    }
+    while (ofi.spare_win_ops) {
+        win_op *op = ofi.spare_win_ops;
+        ofi.spare_win_ops = op->next;
+        lmpi_free(op);
     }
     /* endpoint first, the fabric last: each depends on the ones after it */
     struct fid *fids[] = {ofi.ep ? &ofi.ep->fid : NULL,         ofi.mr ? &ofi.mr->fid : NULL,
