@@ -1,5 +1,6 @@
 /* Point-to-point basics: blocking and nonblocking, wildcards, PROC_NULL,
  * truncation, Get_count, ordering, self-sends, every protocol size. */
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -341,6 +342,19 @@ static void busy_first_rank(void)
     }
 }
 
+/* MPI (and what it loads: Debian's libfabric brings psm, whose library
+ * installs backtrace printers for SIGINT, SIGTERM and the crash signals)
+ * leaves the program's signal handlers as they were: the defaults here. */
+static void signal_handlers_kept(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        struct sigaction sa;
+        sigaction(sigs[i], NULL, &sa);
+        CHECK_EQ(sa.sa_handler == SIG_DFL ? 0 : sigs[i], 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -367,5 +381,6 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         busy_sender();
     }
+    signal_handlers_kept();
     return mpitest_finish("t_pt2pt");
 }

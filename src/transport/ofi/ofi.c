@@ -212,16 +212,19 @@ static void die(const char *fmt, ...)
 
 static buffer *buf_at(int i) { return (buffer *)(ofi.mem + (size_t)i * BUF_SIZE); }
 
-/* Open libfabric, keeping the crash-signal handlers the process had: a
- * provider library's own (psm's backtrace printer) must not replace them. */
+/* Open libfabric, keeping the signal handlers the process had: a provider
+ * library's own must not replace them.  Debian's psm installs a backtrace
+ * printer for SIGSEGV, SIGBUS, SIGILL, SIGABRT and also SIGINT and SIGTERM,
+ * so a job stopped by its launcher (SIGTERM) ran it, calling malloc inside
+ * whatever malloc the signal interrupted ("malloc(): unaligned fastbin
+ * chunk detected" from ranks stopped while opening). */
 static lmpi_status load_libfabric(void)
 {
     if (fab.getinfo)
         return LMPI_OK;
-    static const int crash[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-    struct sigaction before[sizeof(crash) / sizeof(crash[0])];
-    for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
-        sigaction(crash[i], NULL, &before[i]);
+    struct sigaction before[32];
+    for (int sig = 1; sig < 32; sig++)
+        sigaction(sig, NULL, &before[sig]);
     const char *name = lmpi_config.ofi_lib && *lmpi_config.ofi_lib ? lmpi_config.ofi_lib : "libfabric.so.1";
     /* rxm's eager buffers hold a 16 KiB payload plus its header; ours
      * comes on top, so a 16 KiB message would go through rxm's own
@@ -231,8 +234,9 @@ static lmpi_status load_libfabric(void)
     setenv("FI_OFI_RXM_BUFFER_SIZE", rxm_buf, 0);
     setenv("FI_OFI_RXM_EAGER_LIMIT", rxm_buf, 0);
     void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
-        sigaction(crash[i], &before[i], NULL);
+    for (int sig = 1; sig < 32; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            sigaction(sig, &before[sig], NULL);
     if (!lib) {
         lmpi_err_detail("ranks are on different nodes and the network transport needs libfabric: %s "
                         "(install libfabric1, or name one in LMPI_OFI_LIB)",
