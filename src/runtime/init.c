@@ -237,6 +237,10 @@ static lmpi_status start_runtime(int required, int *provided)
     st = lmpi_shm_init(info.rank, info.size, leader, nlocal, info.kvsname);
     if (st == LMPI_OK && net)
         st = lmpi_tr_net_connect(); /* after shm's PMI barrier: every address is published */
+    /* The segment's descriptor is not for the user's own children.  Unset
+     * only now: the network's opening thread (lmpi_tr_net_start) reads the
+     * environment (libfabric's getenv) until lmpi_tr_net_connect joins it. */
+    unsetenv("LMPI_SHM_FD");
     if (st == LMPI_OK && lmpi_config.vnode_link && *lmpi_config.vnode_link) {
         double lat, bw;
         if (sscanf(lmpi_config.vnode_link, "%lf:%lf", &lat, &bw) == 2 && lat >= 0 && bw > 0) {

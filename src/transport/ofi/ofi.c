@@ -194,6 +194,7 @@ static struct {
     int32_t *leaders; /* each node's first rank */
     int connected;    /* addresses inserted */
     waiting *waiting;
+    bool opens;                   /* at start-up (each node's first rank, or all) */
     unsigned char name[ADDR_MAX]; /* this endpoint's address */
     size_t name_len;
 } ofi;
@@ -212,6 +213,18 @@ static void die(const char *fmt, ...)
 
 static buffer *buf_at(int i) { return (buffer *)(ofi.mem + (size_t)i * BUF_SIZE); }
 
+/* rxm's eager buffers hold a 16 KiB payload plus its header; ours comes on
+ * top, so a 16 KiB message would go through rxm's own rendezvous: its
+ * buffers grow by our header (a user's setting wins).  Set before libfabric
+ * is loaded, by the thread that calls MPI (setenv races getenv). */
+static void rxm_defaults(void)
+{
+    char rxm_buf[32];
+    snprintf(rxm_buf, sizeof(rxm_buf), "%d", (int)(PAYLOAD + WIRE_HDR_BYTES));
+    setenv("FI_OFI_RXM_BUFFER_SIZE", rxm_buf, 0);
+    setenv("FI_OFI_RXM_EAGER_LIMIT", rxm_buf, 0);
+}
+
 /* Open libfabric, keeping the signal handlers the process had: a provider
  * library's own must not replace them.  Debian's psm installs a backtrace
  * printer for SIGSEGV, SIGBUS, SIGILL, SIGABRT and also SIGINT and SIGTERM,
@@ -226,13 +239,6 @@ static lmpi_status load_libfabric(void)
     for (int sig = 1; sig < 32; sig++)
         sigaction(sig, NULL, &before[sig]);
     const char *name = lmpi_config.ofi_lib && *lmpi_config.ofi_lib ? lmpi_config.ofi_lib : "libfabric.so.1";
-    /* rxm's eager buffers hold a 16 KiB payload plus its header; ours
-     * comes on top, so a 16 KiB message would go through rxm's own
-     * rendezvous: its buffers grow by our header (a user's setting wins) */
-    char rxm_buf[32];
-    snprintf(rxm_buf, sizeof(rxm_buf), "%d", (int)(PAYLOAD + WIRE_HDR_BYTES));
-    setenv("FI_OFI_RXM_BUFFER_SIZE", rxm_buf, 0);
-    setenv("FI_OFI_RXM_EAGER_LIMIT", rxm_buf, 0);
     void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     for (int sig = 1; sig < 32; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
@@ -380,12 +386,8 @@ static lmpi_status open_endpoint(void)
 
 static void key_of(int rank, char *key, size_t len) { snprintf(key, len, ADDR_KEY "%d", rank); }
 
-/* This process's endpoint, opened once (at start-up, or at its first
- * message to or from another node). */
-static lmpi_status open_now(void)
+static lmpi_status open_here(void)
 {
-    if (ofi.ep)
-        return LMPI_OK;
     LMPI_TRY(load_libfabric());
     LMPI_TRY(choose_provider());
     LMPI_TRY(open_endpoint());
@@ -394,6 +396,55 @@ static lmpi_status open_now(void)
     if (rc != 0)
         return fail("fi_getname", rc);
     return LMPI_OK;
+}
+
+/* Start-up opens in the background: Debian's libfabric takes 0.3 s to
+ * load and probe (psm's library calibrates its clock asleep, verbs reads
+ * /proc/kallsyms twice), time in which the other ranks are still starting
+ * and making shared memory; the first rank publishes its address once
+ * both are done (lmpi_ofi_connect). */
+static struct {
+    pthread_t thread;
+    bool running;
+    lmpi_status st;
+    char why[300];
+} opener;
+
+static void *open_in_background(void *unused)
+{
+    (void)unused;
+    opener.st = open_here();
+    if (opener.st != LMPI_OK)
+        lmpi_err_detail_get(opener.why, sizeof(opener.why));
+    return NULL;
+}
+
+static void open_start(void)
+{
+    rxm_defaults();
+    opener.running = pthread_create(&opener.thread, NULL, open_in_background, NULL) == 0;
+}
+
+static lmpi_status open_joined(void)
+{
+    if (!opener.running)
+        return LMPI_OK;
+    pthread_join(opener.thread, NULL);
+    opener.running = false;
+    if (opener.st != LMPI_OK)
+        lmpi_err_detail("%s", opener.why);
+    return opener.st;
+}
+
+/* This process's endpoint, opened once (at start-up, or at its first
+ * message to or from another node). */
+static lmpi_status open_now(void)
+{
+    LMPI_TRY(open_joined());
+    if (ofi.ep)
+        return LMPI_OK;
+    rxm_defaults();
+    return open_here();
 }
 
 /* Opening on first use happens inside a send or a poll: a failure there
@@ -435,13 +486,21 @@ lmpi_status lmpi_ofi_open(int me, int n, const int *node_of)
         opens = ofi.leaders[node_of[me]] == me;
         snprintf(ofi.describe, sizeof(ofi.describe), "ofi, opened at this rank's first message to another node");
     }
-    if (!opens)
-        return LMPI_OK;
+    ofi.opens = opens;
+    if (opens)
+        open_start();
+    return LMPI_OK;
+}
+
+/* The address this process opened at start-up, for the others to read
+ * after the next PMI barrier. */
+static lmpi_status publish_address(void)
+{
     LMPI_TRY(open_now());
     char hex[2 * ADDR_MAX + 1], key[32];
     for (size_t i = 0; i < ofi.name_len; i++)
         snprintf(hex + 2 * i, 3, "%02x", ofi.name[i]);
-    key_of(me, key, sizeof(key));
+    key_of(ofi.me, key, sizeof(key));
     if (lmpi_pmi_put(key, hex) != 0) {
         lmpi_err_detail("cannot publish this process's network address through the process manager");
         return LMPI_ERR_OTHER;
@@ -470,11 +529,20 @@ static lmpi_status decode_address(int r, const char *hex, size_t hexlen, unsigne
     return LMPI_OK;
 }
 
-/* After the PMI barrier: every rank's address, inserted in world order.
- * Fetched many per round trip where the process manager can (our mpiexec:
- * 256 ranks took 1.1 s of start-up with one get per rank), else one by one. */
+/* After shared memory is made: the addresses opened at start-up are
+ * published and, past one more PMI barrier (a process manager shows what
+ * was put before a barrier), every rank's is inserted in world order (or,
+ * on first use, read when needed).  Fetched many per round trip where the
+ * process manager can (our mpiexec: 256 ranks took 1.1 s of start-up with
+ * one get per rank), else one by one. */
 lmpi_status lmpi_ofi_connect(void)
 {
+    if (ofi.opens)
+        LMPI_TRY(publish_address());
+    if (lmpi_pmi_barrier() != 0) {
+        lmpi_err_detail("process manager barrier failed while publishing network addresses");
+        return LMPI_ERR_OTHER;
+    }
     if (ofi.fi_of)
         return LMPI_OK; /* on first use */
     unsigned char *names = lmpi_malloc((size_t)ofi.n * ADDR_MAX, LMPI_MEM_OTHER);
@@ -1011,6 +1079,7 @@ static void introducer_stop(void)
  * for the last packets of the closing barrier), then close. */
 void lmpi_ofi_close(void)
 {
+    (void)open_joined(); /* after a start-up that failed elsewhere */
     introducer_stop();
     for (int spins = 0; ofi.ep && (ofi.tx_out > 0 || ofi.waiting) && spins < 10000000; spins++)
         lmpi_ofi_poll();

@@ -214,8 +214,7 @@ static lmpi_status segment_fd(int me, int leader, int nlocal, const char *job, i
             lmpi_err_detail("LMPI_SHM_FD=%s is not a shared-memory file of this user", inherited);
             return LMPI_ERR_OTHER;
         }
-        fcntl(*fd, F_SETFD, FD_CLOEXEC);
-        unsetenv("LMPI_SHM_FD");
+        fcntl(*fd, F_SETFD, FD_CLOEXEC); /* (start_runtime unsets the variable) */
         if (me == leader && ftruncate(*fd, (off_t)shm.size) != 0) {
             lmpi_err_detail("cannot size the shared-memory segment to %zu bytes: %s", shm.size, strerror(errno));
             return LMPI_ERR_NO_MEM;
