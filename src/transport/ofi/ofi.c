@@ -188,6 +188,7 @@ static struct {
     win_op *spare_win_ops;
     int me, n;
     size_t eager_max;
+    size_t inject_max; /* packets the provider copies when handed over: no send completion */
     char describe[128];
     /* connecting on first use; fi_of NULL: every address was inserted in world order */
     int32_t *fi_of;   /* world rank -> its fabric address + 1; 0: not known, ASKED */
@@ -332,6 +333,7 @@ static lmpi_status choose_provider(void)
     if (!ofi.info)
         return LMPI_ERR_NO_MEM;
     ofi.virt = (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    ofi.inject_max = ofi.info->tx_attr->inject_size;
     /* windows need nothing exchanged per member: the target's offset and a
      * key every member registers alike (no provider keys, no addresses) */
     ofi.win = ofi.win && !(ofi.info->domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_LOCAL));
@@ -734,13 +736,20 @@ size_t lmpi_ofi_entry_bytes(void) { return ofi.fi_of ? sizeof(int32_t) : 0; }
 /* Hand the packet in b (len bytes of data) to the provider. */
 static lmpi_status post_send(int dest, buffer *b, size_t len)
 {
-    ssize_t rc = fi_send(ofi.ep, b->data, len, ofi.desc, fabric_addr(dest), &b->head.ctx);
-    if (rc == 0) {
-        ofi.tx_out++;
-        return LMPI_OK;
+    ssize_t rc;
+    if (len <= ofi.inject_max) { /* copied at once: the buffer is free again */
+        rc = fi_inject(ofi.ep, b->data, len, fabric_addr(dest));
+    } else {
+        rc = fi_send(ofi.ep, b->data, len, ofi.desc, fabric_addr(dest), &b->head.ctx);
+        if (rc == 0) {
+            ofi.tx_out++;
+            return LMPI_OK;
+        }
     }
     b->next = ofi.free_tx;
     ofi.free_tx = b;
+    if (rc == 0)
+        return LMPI_OK;
     if (rc == -FI_EAGAIN)
         return LMPI_ERR_PENDING;
     die("libfabric send to rank %d failed: %s", dest, fi_strerror((int)-rc));
