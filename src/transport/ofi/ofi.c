@@ -1031,8 +1031,32 @@ int lmpi_ofi_win_rma(int dest, bool write, void *local, size_t len, uint32_t id,
 static struct {
     pthread_t thread;
     bool running;
-    int stop; /* atomic */
-} introducer;
+    bool stop; /* under wake_lock */
+    pthread_mutex_t wake_lock;
+    pthread_cond_t wake; /* MPI_Finalize cuts a pause short (on the monotonic clock) */
+} introducer = {.wake_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* A pause of us microseconds, or less if the introducer is told to stop
+ * (a finalizing first rank would otherwise wait out up to
+ * LMPI_OFI_INTRODUCER_US: every job spanning hosts ended 0-50 ms late).
+ * True when it must stop. */
+static bool introducer_pause(long us)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += us / 1000000;
+    until.tv_nsec += (us % 1000000) * 1000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&introducer.wake_lock);
+    while (!introducer.stop && pthread_cond_timedwait(&introducer.wake, &introducer.wake_lock, &until) == 0)
+        ;
+    bool stop = introducer.stop;
+    pthread_mutex_unlock(&introducer.wake_lock);
+    return stop;
+}
 
 /* The pause between looks starts at 1 ms and doubles while there is
  * nothing to do (the user's thread inside MPI, or nothing arrived), up to
@@ -1044,14 +1068,11 @@ static void *introduce(void *arg)
 {
     (void)arg;
     long most = lmpi_config.ofi_introducer_us, us = most < 1000 ? most : 1000;
-    while (!__atomic_load_n(&introducer.stop, __ATOMIC_ACQUIRE)) {
-        struct timespec pause = {us / 1000000, (us % 1000000) * 1000};
-        nanosleep(&pause, NULL);
+    while (!introducer_pause(us)) {
         int found = 0;
         if (pthread_mutex_trylock(&lmpi_big_lock) == 0) {
             lmpi_lock_held = true;
-            if (!__atomic_load_n(&introducer.stop, __ATOMIC_ACQUIRE))
-                found = lmpi_ofi_poll();
+            found = lmpi_ofi_poll();
             lmpi_lock_held = false;
             pthread_mutex_unlock(&lmpi_big_lock);
         }
@@ -1067,8 +1088,14 @@ void lmpi_ofi_ready(void)
         return;
     bool locked = lmpi_rt.lock_calls;
     lmpi_rt.lock_calls = true;
-    introducer.stop = 0;
+    introducer.stop = false;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&introducer.wake, &attr);
+    pthread_condattr_destroy(&attr);
     if (pthread_create(&introducer.thread, NULL, introduce, NULL) != 0) {
+        pthread_cond_destroy(&introducer.wake);
         lmpi_rt.lock_calls = locked; /* first contacts through us then wait for our MPI calls */
         return;
     }
@@ -1079,8 +1106,12 @@ static void introducer_stop(void)
 {
     if (!introducer.running)
         return;
-    __atomic_store_n(&introducer.stop, 1, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&introducer.wake_lock);
+    introducer.stop = true;
+    pthread_cond_signal(&introducer.wake);
+    pthread_mutex_unlock(&introducer.wake_lock);
     pthread_join(introducer.thread, NULL);
+    pthread_cond_destroy(&introducer.wake);
     introducer.running = false;
 }
 
