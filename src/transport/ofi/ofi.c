@@ -328,6 +328,21 @@ static lmpi_status choose_provider(void)
             if ((pass == 0 && !intra_only && !loopback) || (pass == 1 && !intra_only) || pass == 2)
                 pick = i;
         }
+    /* Debian's libfabric (1.17) ranks rxm over tcp's connections before
+     * "net", its own reliable-datagram provider over TCP (renamed tcp in
+     * 1.18, where it comes first).  Between 2 emulated hosts net holds 8.7
+     * MB per process where rxm holds 95 (rxm's ~4200 eager buffers), and
+     * spends three system calls per message where tcp under rxm spends
+     * five (two signal its own wait set): 0-byte ping-pong 7.0 against
+     * 8.2-8.5 us, 16 KiB 11.1 against 13.0-13.6 (docs/performance.md).
+     * FI_PROVIDER=tcp keeps rxm. */
+    if (!(wanted && *wanted) && strcmp(pick->fabric_attr->prov_name, "tcp;ofi_rxm") == 0)
+        for (struct fi_info *i = list; i; i = i->next)
+            if (strcmp(i->fabric_attr->prov_name, "net") == 0 && i->domain_attr->name && pick->domain_attr->name &&
+                strcmp(i->domain_attr->name, pick->domain_attr->name) == 0) {
+                pick = i;
+                break;
+            }
     ofi.info = fi_dupinfo(pick);
     fi_freeinfo(list);
     if (!ofi.info)
