@@ -318,8 +318,7 @@ static bool wire_issue(lmpi_win *w, struct lmpi_rma_am *am, const lmpi_rma_op *o
         am->wire_out++;
         uint64_t off = base + (uint64_t)((uintptr_t)iov[i].iov_base - AM_BASE);
         if (!lmpi_tr_win_rma(dest, put, local, iov[i].iov_len, am->ctx, off, wire_done, am)) {
-            am->outstanding--;
-            am->wire_out--;
+            wire_done(am); /* not started after all */
             if (i == 0)
                 return false;
             /* cannot happen once connected; never lose the rest */
@@ -335,12 +334,11 @@ lmpi_status lmpi_rma_am_issue(lmpi_win *w, const lmpi_rma_op *op)
 {
     struct lmpi_rma_am *am = w->amst;
     int dest = lmpi_comm_world_rank(w->comm, op->target);
+    MPI_Count bytes = op->tcount * op->tdt->size;
     if (am->wire && (op->kind == LMPI_RMA_PUT || op->kind == LMPI_RMA_GET) &&
-        op->tcount * op->tdt->size >= (MPI_Count)lmpi_config.rma_wire_min && lmpi_tr_remote(dest) &&
-        wire_issue(w, am, op, dest, op->tcount * op->tdt->size))
+        bytes >= (MPI_Count)lmpi_config.rma_wire_min && lmpi_tr_remote(dest) && wire_issue(w, am, op, dest, bytes))
         return LMPI_OK;
     size_t max = lmpi_tr_max_payload(dest);
-    MPI_Count bytes = op->tcount * op->tdt->size;
     const lmpi_datatype *b = lmpi_op_basic_type(op->tdt);
     bool noop = op->op && op->op->predefined == (int)(uintptr_t)MPI_NO_OP;
     bool sends_data = op->kind == LMPI_RMA_PUT || op->kind == LMPI_RMA_CAS ||

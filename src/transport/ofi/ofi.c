@@ -216,8 +216,9 @@ static buffer *buf_at(int i) { return (buffer *)(ofi.mem + (size_t)i * BUF_SIZE)
 
 /* rxm's eager buffers hold a 16 KiB payload plus its header; ours comes on
  * top, so a 16 KiB message would go through rxm's own rendezvous: its
- * buffers grow by our header (a user's setting wins).  Set before libfabric
- * is loaded, by the thread that calls MPI (setenv races getenv). */
+ * buffers grow by our header (a user's setting wins).  Set at start-up by
+ * the thread that calls MPI, before any thread of ours loads libfabric
+ * (setenv races getenv). */
 static void rxm_defaults(void)
 {
     char rxm_buf[32];
@@ -438,7 +439,6 @@ static void *open_in_background(void *unused)
 
 static void open_start(void)
 {
-    rxm_defaults();
     opener.running = pthread_create(&opener.thread, NULL, open_in_background, NULL) == 0;
 }
 
@@ -460,7 +460,6 @@ static lmpi_status open_now(void)
     LMPI_TRY(open_joined());
     if (ofi.ep)
         return LMPI_OK;
-    rxm_defaults();
     return open_here();
 }
 
@@ -479,6 +478,7 @@ lmpi_status lmpi_ofi_open(int me, int n, const int *node_of)
 {
     ofi.me = me;
     ofi.n = n;
+    rxm_defaults();
     ofi.eager_max = (size_t)lmpi_config.ofi_eager_max < PAYLOAD ? (size_t)lmpi_config.ofi_eager_max : PAYLOAD;
     const char *when = lmpi_config.ofi_connect ? lmpi_config.ofi_connect : "first-use";
     bool first_use = strcmp(when, "first-use") == 0;
@@ -1082,7 +1082,7 @@ static bool introducer_pause(long us)
 static void *introduce(void *arg)
 {
     (void)arg;
-    long most = lmpi_config.ofi_introducer_us, us = most < 1000 ? most : 1000;
+    long most = lmpi_config.ofi_introducer_us, least = most < 1000 ? most : 1000, us = least;
     while (!introducer_pause(us)) {
         int found = 0;
         if (pthread_mutex_trylock(&lmpi_big_lock) == 0) {
@@ -1091,7 +1091,7 @@ static void *introduce(void *arg)
             lmpi_lock_held = false;
             pthread_mutex_unlock(&lmpi_big_lock);
         }
-        us = found > 0 ? (most < 1000 ? most : 1000) : (2 * us < most ? 2 * us : most);
+        us = found > 0 ? least : (2 * us < most ? 2 * us : most);
     }
     return NULL;
 }
