@@ -29,6 +29,7 @@
 #include "dpm/dpm.h"
 #include "pmi/exec_check.h"
 #include "pmi/pmi.h"
+#include "pt2pt/pt2pt.h"
 #include "runtime/info.h"
 #include "runtime/request.h"
 #include "transport/shm/bridge.h"
@@ -83,6 +84,9 @@ static struct {
     port *ports;
     pending *requests; /* CONNECTs waiting for an accept */
     pending *replies;  /* ACCEPT / REJECT for this process's connects */
+    bool net;          /* processes of other groups may be on other hosts */
+    bool published;    /* this process's network address is in the registry */
+    char host[256];
 } dpm = {.parent = MPI_COMM_NULL};
 
 /* ---- the registry --------------------------------------------------------- */
@@ -183,6 +187,78 @@ static void group_hold(uint32_t pgid, int delta)
     dpm.live--;
 }
 
+/* ---- processes on other hosts ------------------------------------------------
+ * Where a job spans hosts (or its launcher says others may: our mpiexec sets
+ * LMPI_DPM_NET in jobs with remote hosts, spawned ones included), every
+ * process taking part in dynamic process management publishes its network
+ * address and host name in the launcher's name service, under
+ * lmpi-dpm:<kvsname>:<rank>.  A peer first reached (to send, or because
+ * it sent) is looked up there: on another host it becomes a network peer
+ * of the bridge, on this one (or absent: a job that never uses the network)
+ * its inbox is mapped as before. */
+#define REGISTRY_PREFIX "lmpi-dpm:"
+
+static void registry_service(char *out, size_t len, const char *kvsname, int rank)
+{
+    snprintf(out, len, REGISTRY_PREFIX "%s:%d", kvsname, rank);
+}
+
+static lmpi_status registry_publish(void)
+{
+    if (!dpm.net || dpm.published)
+        return LMPI_OK;
+    char service[320], value[600], err[256];
+    LMPI_TRY(lmpi_tr_net_foreign_address(lmpi_rt.world_rank, lmpi_rt.world_size, value, sizeof(value) - 258));
+    size_t l = strlen(value);
+    snprintf(value + l, sizeof(value) - l, "@%s", dpm.host);
+    registry_service(service, sizeof(service), lmpi_rt.kvsname, lmpi_rt.world_rank);
+    if (lmpi_pmi_publish(service, value, err, sizeof(err)) != 0) {
+        lmpi_err_detail("dynamic processes between hosts need a launcher with a name service for the processes' "
+                        "network addresses (LeanMPI's mpiexec has one): publishing %s failed: %s",
+                        service, err);
+        return LMPI_ERR_UNSUPPORTED_OPERATION;
+    }
+    dpm.published = true;
+    return LMPI_OK;
+}
+
+/* (kvsname, rank)'s network address (*len bytes into addr), when it
+ * published one from another host. */
+static bool registry_lookup_remote(const char *kvsname, int rank, unsigned char *addr, size_t *len)
+{
+    if (!dpm.net)
+        return false;
+    char service[320], value[600], err[256];
+    registry_service(service, sizeof(service), kvsname, rank);
+    if (lmpi_pmi_lookup(service, value, sizeof(value), err, sizeof(err)) != 0)
+        return false;
+    char *at = strrchr(value, '@');
+    if (!at || !strcmp(at + 1, dpm.host))
+        return false;
+    size_t hex = (size_t)(at - value);
+    if (hex % 2 || hex / 2 > *len)
+        return false;
+    for (size_t i = 0; i < hex / 2; i++) {
+        unsigned v;
+        if (sscanf(value + 2 * i, "%2x", &v) != 1)
+            return false;
+        addr[i] = (unsigned char)v;
+    }
+    *len = hex / 2;
+    return true;
+}
+
+/* The bridge index of (kvsname, rank): a network peer when it is on
+ * another host, else its inbox, mapped now or on first send. */
+static int bridge_peer(const char *kvsname, int rank, bool map_now)
+{
+    unsigned char addr[256];
+    size_t len = sizeof(addr);
+    if (registry_lookup_remote(kvsname, rank, addr, &len))
+        return lmpi_bridge_attach_net(kvsname, rank, addr, len);
+    return map_now ? lmpi_bridge_attach(kvsname, rank) : lmpi_bridge_reserve(kvsname, rank);
+}
+
 int lmpi_dpm_addr(lmpi_gpid g)
 {
     if (g.pgid == 0)
@@ -192,7 +268,7 @@ int lmpi_dpm_addr(lmpi_gpid g)
         return INT_MAX;
     uint64_t *e = &gr->av.entries[g.lpid];
     if (*e == UNATTACHED) {
-        int idx = lmpi_bridge_reserve(gr->name, (int)g.lpid);
+        int idx = bridge_peer(gr->name, (int)g.lpid, false);
         if (idx < 0)
             return INT_MAX; /* no transport takes it: the send fails */
         *e = (uint64_t)idx;
@@ -373,7 +449,7 @@ static int ctrl_attach(const char *kvsname, int rank)
     for (int i = 0; i < CTRL_CACHE; i++)
         if (ctrl_cache[i].idx > 0 && ctrl_cache[i].rank == rank && !strcmp(ctrl_cache[i].kvsname, kvsname))
             return ctrl_cache[i].idx;
-    int idx = lmpi_bridge_attach(kvsname, rank);
+    int idx = bridge_peer(kvsname, rank, true);
     if (idx < 0)
         return -1;
     int slot = ctrl_cache_next++ % CTRL_CACHE;
@@ -406,10 +482,14 @@ static lmpi_status send_ctrl(const char *kvsname, int rank, uint32_t pgid, ctrl_
     m->rank = lmpi_rt.world_rank;
     m->size = lmpi_rt.world_size;
     lmpi_pkt_hdr h = {.type = LMPI_PKT_CTRL, .tag = (int32_t)m->kind};
-    lmpi_status st;
-    /* the receiver frees cells whenever it polls */
-    while ((st = lmpi_bridge_send(idx, &h, m, sizeof(*m), NULL, NULL)) == LMPI_ERR_PENDING)
-        sched_yield();
+    lmpi_status st = lmpi_bridge_send(idx, &h, m, sizeof(*m), NULL, NULL);
+    /* No cell free in the inbox, or the network still connecting: it waits
+     * in point-to-point's outbox (progress sends it; this may run inside a
+     * poll, where waiting here could not). */
+    if (st == LMPI_ERR_PENDING) {
+        lmpi_pt2pt_send_packet(idx, &h, m, sizeof(*m));
+        st = LMPI_OK;
+    }
     return st == LMPI_OK ? LMPI_OK : LMPI_ERR_PORT;
 }
 
@@ -437,12 +517,15 @@ static void on_ctrl(uint64_t key, int rank, const lmpi_pkt_hdr *hdr, const void 
     }
 }
 
+/* The inbox, and where other hosts may take part, the network address in
+ * the registry. */
 static lmpi_status ensure_inbox(void)
 {
-    if (lmpi_bridge_is_open())
-        return LMPI_OK;
-    lmpi_bridge_set_handlers(resolve_sender, on_ctrl);
-    return lmpi_shm_bridge_open(lmpi_rt.kvsname, lmpi_rt.world_rank);
+    if (!lmpi_bridge_is_open()) {
+        lmpi_bridge_set_handlers(resolve_sender, on_ctrl);
+        LMPI_TRY(lmpi_shm_bridge_open(lmpi_rt.kvsname, lmpi_rt.world_rank));
+    }
+    return registry_publish();
 }
 
 /* ---- ports -------------------------------------------------------------------- */
@@ -561,6 +644,12 @@ static void idle(void)
 
 static bool process_gone(const char *kvsname, int rank)
 {
+    /* on another host: there while its address is published (until its
+     * MPI_Finalize; a killed process's job is stopped by the launcher) */
+    unsigned char addr[256];
+    size_t len = sizeof(addr);
+    if (registry_lookup_remote(kvsname, rank, addr, &len))
+        return false;
     /* the inbox holds the owner's pid */
     int idx = lmpi_bridge_attach(kvsname, rank);
     if (idx < 0)
@@ -656,19 +745,6 @@ static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer, int *
 static lmpi_status establish_one(bool accepting, const char *port_name, int root, lmpi_comm *comm,
                                  MPI_Comm *newcomm);
 
-/* The bridge between process groups is shared memory: a job whose ranks
- * span hosts refuses at every member alike (nobody waits for a peer that
- * cannot come). */
-static lmpi_status need_one_host(const char *fn)
-{
-    if (LMPI_LIKELY(!lmpi_tr_net.hosts))
-        return LMPI_OK;
-    lmpi_err_detail("%s: this job's ranks run on several hosts, and dynamic processes between hosts are not "
-                    "implemented (the bridge between process groups is shared memory)",
-                    fn);
-    return LMPI_ERR_UNSUPPORTED_OPERATION;
-}
-
 /* One connect or accept at a time in a process: threads that connect at
  * once would otherwise propose the same context id (each proposes the
  * process's next free id before either has taken it). */
@@ -691,7 +767,6 @@ static lmpi_status establish_one(bool accepting, const char *port_name, int root
                         lmpi_comm_display_name(comm));
         return LMPI_ERR_COMM;
     }
-    LMPI_TRY(need_one_host(accepting ? "MPI_Comm_accept" : "MPI_Comm_connect"));
     lmpi_status st = ensure_inbox();
     lmpi_rankmap peer_map;
     bool have_peer = false;
@@ -906,7 +981,6 @@ static lmpi_status spawn(int count, char *cmds[], char **argvs[], const int maxp
         lmpi_err_detail("%s is an intercommunicator; spawn needs an intracommunicator", lmpi_comm_display_name(comm));
         return LMPI_ERR_COMM;
     }
-    LMPI_TRY(need_one_host("MPI_Comm_spawn"));
     char port_name[MPI_MAX_PORT_NAME] = "";
     int32_t res[3] = {LMPI_OK, 0, 0}; /* status, asked for, started */
     if (comm->rank == root) {
@@ -1090,6 +1164,9 @@ lmpi_status lmpi_dpm_init(void)
     lmpi_rankmap_set_group_hook(group_hold);
     dpm.my_key = lmpi_bridge_group_key(lmpi_rt.kvsname);
     update_size_hint();
+    dpm.net = LMPI_HAVE_OFI && (lmpi_tr_net.hosts || getenv("LMPI_DPM_NET"));
+    if (gethostname(dpm.host, sizeof(dpm.host) - 1) != 0)
+        snprintf(dpm.host, sizeof(dpm.host), "?");
     if (!getenv("PMI_SPAWNED"))
         return LMPI_OK;
     char port_name[MPI_MAX_PORT_NAME];
@@ -1108,6 +1185,11 @@ lmpi_status lmpi_dpm_init(void)
 void lmpi_dpm_finalize(void)
 {
     ctrl_cache_clear();
+    if (dpm.published) {
+        char service[320], err[256];
+        registry_service(service, sizeof(service), lmpi_rt.kvsname, lmpi_rt.world_rank);
+        lmpi_pmi_unpublish(service, err, sizeof(err));
+    }
     if (dpm.have_parent_map)
         lmpi_rankmap_release(&dpm.parent_map);
     while (dpm.ports)

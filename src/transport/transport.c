@@ -106,3 +106,23 @@ void lmpi_tr_net_packet(int src, const lmpi_pkt_hdr *h, const void *payload, siz
 }
 
 size_t lmpi_tr_net_entry_bytes(void) { return lmpi_tr_net.on ? lmpi_ofi_entry_bytes() : 0; }
+
+lmpi_status lmpi_tr_net_foreign_address(int me, int n, char *hex, size_t len)
+{
+#if LMPI_HAVE_OFI
+    if (!lmpi_tr_net.on) { /* every world rank stays on shared memory */
+        lmpi_tr_net.world = n;
+        lmpi_tr_net.lo = 0;
+        lmpi_tr_net.hi = n;
+        lmpi_tr_net.local_bits = NULL;
+    }
+    LMPI_TRY(lmpi_ofi_foreign_address(me, n, hex, len));
+    lmpi_tr_net.on = true; /* polled from now on */
+    return LMPI_OK;
+#else
+    (void)me, (void)n, (void)hex, (void)len;
+    lmpi_err_detail("this LeanMPI was built without a network transport (libfabric-dev was missing when it was "
+                    "built), so it cannot reach processes of other groups on other hosts");
+    return LMPI_ERR_UNSUPPORTED_OPERATION;
+#endif
+}

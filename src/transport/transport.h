@@ -135,6 +135,11 @@ size_t lmpi_tr_net_entry_bytes(void);
  * undoing (unit tests set lmpi_tr_net.on themselves). */
 lmpi_status lmpi_tr_net_locals(const int *node_of, int n, int me);
 void lmpi_tr_net_forget(void);
+/* This process's network address in hex, for processes of other groups on
+ * other hosts: opens the network transport if the job did not (its ranks
+ * all on one host; then no world rank goes over it).  Unsupported without
+ * libfabric at build time. */
+lmpi_status lmpi_tr_net_foreign_address(int me, int n, char *hex, size_t len);
 /* The network transport's name and provider ("ofi tcp;ofi_rxm"), or NULL when off. */
 const char *lmpi_tr_net_describe(void);
 
@@ -162,6 +167,14 @@ void *lmpi_ofi_win_register(void *base, size_t len, uint32_t id);
 void lmpi_ofi_win_deregister(void *mr);
 int lmpi_ofi_win_rma(int dest, bool write, void *local, size_t len, uint32_t id, uint64_t off, void (*done)(void *),
                      void *arg);
+/* Processes of other groups on other hosts (shm/bridge.h): this process's
+ * address in hex (the endpoint opens if it was not), a peer's inserted and
+ * removed, and a packet to one (group: our group's key). */
+lmpi_status lmpi_ofi_foreign_address(int me, int n, char *hex, size_t len);
+int64_t lmpi_ofi_foreign_insert(const void *addr, size_t len);
+void lmpi_ofi_foreign_remove(int64_t fa);
+lmpi_status lmpi_ofi_send_foreign(int64_t fa, uint32_t group, const lmpi_pkt_hdr *hdr, const void *payload,
+                                  size_t len, lmpi_pkt_fill fill, void *arg);
 #define LMPI_NET_CALL(peer, net_call, shm_call) (lmpi_tr_remote(peer) ? (net_call) : (shm_call))
 #else
 #define LMPI_NET_CALL(peer, net_call, shm_call) ((void)(peer), (shm_call))

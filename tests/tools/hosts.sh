@@ -11,7 +11,8 @@
 #   hosts.sh check      exit 0 when namespaces can be made here, 77 (skip) otherwise
 #
 # The namespaces share the file system and the process table with this
-# machine; the network stack (their own lo, and eth0 on the bridge), the
+# machine, except /etc/hosts: `ip netns exec` shows each /etc/netns/<ns>/hosts,
+# which names every emulated host (as a cluster's hosts resolve each other); the network stack (their own lo, and eth0 on the bridge), the
 # host name and /dev/shm are each command's own: what MPI libraries look at
 # to tell hosts apart, and what keeps shared memory inside a host.
 set -u
@@ -36,6 +37,7 @@ down() {
         ip link del "$v" 2>/dev/null
     done
     ip link del "$BR" 2>/dev/null
+    rm -rf /etc/netns/"$PREFIX"[0-9]*
     return 0
 }
 
@@ -67,6 +69,19 @@ up() {
         ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev eth0
         ip -n "$ns" link set lo up
         ip -n "$ns" link set eth0 up
+        i=$((i + 1))
+    done
+    i=0
+    while [ "$i" -lt "$n" ]; do
+        mkdir -p "/etc/netns/$PREFIX$i"
+        {
+            echo "127.0.0.1 localhost"
+            j=0
+            while [ "$j" -lt "$n" ]; do
+                echo "10.77.0.$((j + 1)) $PREFIX$j"
+                j=$((j + 1))
+            done
+        } >"/etc/netns/$PREFIX$i/hosts"
         i=$((i + 1))
     done
 }

@@ -5,7 +5,8 @@
 #   mixed        shm + ofi on one host (LMPI_NET=ofi between emulated nodes)
 #   ours2        our mpiexec, 2 hosts x 3 ranks: pt2pt, collectives, communicators,
 #                datatypes, I/O, RMA (in messages), 4 MiB ring; remote rank 0 reads
-#                mpiexec's stdin; spawn/accept/connect refused (not between hosts)
+#                mpiexec's stdin; dynamic processes (t_dpm: spawn, accept/connect,
+#                join between hosts; children on mpiexec's machine, 2 ranks per host)
 #   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs
 #   hydra2       mpiexec.hydra across 2 hosts
 #   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
@@ -87,8 +88,9 @@ for case in "$@"; do
         ;;
     ours2)
         programs $M --host lmpi-h0:3,lmpi-h1:3 -n 6 -genv T_NODE_SIZE 3
-        # dynamic processes between hosts: refused alike at every member, the job goes on
-        run t_dpm_hosts $M --host lmpi-h0:1,lmpi-h1:1 -n 2 "$T/t_dpm" hosts
+        # dynamic processes between hosts: the spawned children run on this
+        # machine (mpiexec's), the parents on two others
+        run t_dpm $M --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_dpm"
         # rank 0 on another host reads mpiexec's standard input, whole (2 MB:
         # more than the relay and the socket hold at once); the others read none
         head -c 2000000 /dev/urandom >"$err"

@@ -1965,6 +1965,9 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     if (job.remote) {
+        /* spawned jobs run on this machine, the others' ranks elsewhere:
+         * their processes reach each other over the network (src/dpm) */
+        setenv("LMPI_DPM_NET", "1", 1);
         job.app_argv = argv + first;
         start_proxies();
     } else if (!job.singleton_kvs) {

@@ -60,6 +60,7 @@
 #include "av/av.h"
 #include "pmi/pmi.h"
 #include "runtime/config.h"
+#include "transport/shm/bridge.h"
 #include "transport/transport.h"
 
 /* libfabric is opened when a job first needs the network, not linked: its
@@ -97,10 +98,11 @@ static struct {
 
 /* What precedes our packet header on the wire: untagged messages do not say
  * who sent them, and reading the source address back (FI_SOURCE) would
- * cost a lookup per packet. */
+ * cost a lookup per packet.  A process of another group (dynamic processes
+ * between hosts) gives its group's key (shm/bridge.h), never 0. */
 typedef struct {
-    int32_t src;
-    uint32_t pad;
+    int32_t src;     /* world rank in the sender's group */
+    uint32_t group;  /* 0: the receiver's own world */
 } wire_prefix;
 
 enum { OP_SEND, OP_RECV, OP_READ, OP_WIN };
@@ -474,12 +476,17 @@ static void open_or_die(void)
     die("rank %d cannot open the network transport: %s", ofi.me, why);
 }
 
-lmpi_status lmpi_ofi_open(int me, int n, const int *node_of)
+static void setup(int me, int n)
 {
     ofi.me = me;
     ofi.n = n;
     rxm_defaults();
     ofi.eager_max = (size_t)lmpi_config.ofi_eager_max < PAYLOAD ? (size_t)lmpi_config.ofi_eager_max : PAYLOAD;
+}
+
+lmpi_status lmpi_ofi_open(int me, int n, const int *node_of)
+{
+    setup(me, n);
     const char *when = lmpi_config.ofi_connect ? lmpi_config.ofi_connect : "first-use";
     bool first_use = strcmp(when, "first-use") == 0;
     if (!first_use && strcmp(when, "all") != 0) {
@@ -748,14 +755,15 @@ void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t
 
 size_t lmpi_ofi_entry_bytes(void) { return ofi.fi_of ? sizeof(int32_t) : 0; }
 
-/* Hand the packet in b (len bytes of data) to the provider. */
-static lmpi_status post_send(int dest, buffer *b, size_t len)
+/* Hand the packet in b (len bytes of data) to the provider, for fabric
+ * address fa (world rank dest, or -1: a process of another group). */
+static lmpi_status post_to(fi_addr_t fa, int dest, buffer *b, size_t len)
 {
     ssize_t rc;
     if (len <= ofi.inject_max) { /* copied at once: the buffer is free again */
-        rc = fi_inject(ofi.ep, b->data, len, fabric_addr(dest));
+        rc = fi_inject(ofi.ep, b->data, len, fa);
     } else {
-        rc = fi_send(ofi.ep, b->data, len, ofi.desc, fabric_addr(dest), &b->head.ctx);
+        rc = fi_send(ofi.ep, b->data, len, ofi.desc, fa, &b->head.ctx);
         if (rc == 0) {
             ofi.tx_out++;
             return LMPI_OK;
@@ -767,9 +775,13 @@ static lmpi_status post_send(int dest, buffer *b, size_t len)
         return LMPI_OK;
     if (rc == -FI_EAGAIN)
         return LMPI_ERR_PENDING;
+    if (dest < 0)
+        die("libfabric send to a process of another group failed: %s", fi_strerror((int)-rc));
     die("libfabric send to rank %d failed: %s", dest, fi_strerror((int)-rc));
     return LMPI_ERR_OTHER;
 }
+
+static lmpi_status post_send(int dest, buffer *b, size_t len) { return post_to(fabric_addr(dest), dest, b, len); }
 
 static buffer *take_tx(int dest, const lmpi_pkt_hdr *hdr)
 {
@@ -943,6 +955,11 @@ static void completion(op_head *head, size_t len)
         die("libfabric delivered a packet of %zu bytes, shorter than a header", len);
     memcpy(&w, b->data, sizeof(w));
     memcpy(&h, b->data + sizeof(w), sizeof(h));
+    if (LMPI_UNLIKELY(w.group)) {
+        lmpi_bridge_arrived(w.group, w.src, &h, b->data + WIRE_HDR, len - WIRE_HDR);
+        post_recv(b);
+        return;
+    }
     if (w.src < 0 || w.src >= ofi.n)
         die("libfabric delivered a packet from unknown rank %d", (int)w.src);
     if (ofi.offers && (h.type == LMPI_PKT_FIN || h.type == LMPI_PKT_CTS ||
@@ -970,7 +987,9 @@ int lmpi_ofi_poll(void)
             return 0;
         op_head *op = err.op_context;
         char peer[48] = "";
-        if (op && op->op != OP_RECV)
+        if (op && op->op != OP_RECV && op->peer < 0)
+            snprintf(peer, sizeof(peer), " to a process of another group");
+        else if (op && op->op != OP_RECV)
             snprintf(peer, sizeof(peer), " %s rank %d", op->op == OP_SEND ? "to" : "from", op->peer);
         die("libfabric (%s): a transfer%s failed (the peer's process or host is gone?): %s", ofi.describe, peer,
             fi_cq_strerror(ofi.cq, err.prov_errno, err.err_data, NULL, 0));
@@ -984,6 +1003,53 @@ int lmpi_ofi_poll(void)
 }
 
 const char *lmpi_ofi_describe(void) { return ofi.describe; }
+
+/* ---- other process groups on other hosts (shm/bridge.h) ----------------- */
+
+lmpi_status lmpi_ofi_foreign_address(int me, int n, char *hex, size_t len)
+{
+    if (!ofi.n) /* a job on one host: nothing was set up at start-up */
+        setup(me, n);
+    LMPI_TRY(open_now());
+    if (len < 2 * ofi.name_len + 1)
+        return LMPI_ERR_INTERN;
+    for (size_t i = 0; i < ofi.name_len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", ofi.name[i]);
+    return LMPI_OK;
+}
+
+int64_t lmpi_ofi_foreign_insert(const void *addr, size_t len)
+{
+    fi_addr_t fa = FI_ADDR_NOTAVAIL;
+    if (!ofi.ep || len != ofi.name_len || fi_av_insert(ofi.av, addr, 1, &fa, 0, NULL) != 1 ||
+        fa == FI_ADDR_NOTAVAIL || fa > INT64_MAX)
+        return -1;
+    return (int64_t)fa;
+}
+
+void lmpi_ofi_foreign_remove(int64_t fa)
+{
+    fi_addr_t a = (fi_addr_t)fa;
+    if (ofi.av)
+        fi_av_remove(ofi.av, &a, 1, 0);
+}
+
+lmpi_status lmpi_ofi_send_foreign(int64_t fa, uint32_t group, const lmpi_pkt_hdr *hdr, const void *payload,
+                                  size_t len, lmpi_pkt_fill fill, void *arg)
+{
+    if (len > PAYLOAD)
+        return LMPI_ERR_INTERN;
+    buffer *b = take_tx(-1, hdr);
+    if (!b)
+        return LMPI_ERR_PENDING;
+    wire_prefix w = {.src = ofi.me, .group = group};
+    memcpy(b->data, &w, sizeof(w));
+    if (len && fill)
+        fill(b->data + WIRE_HDR, len, arg);
+    else if (len)
+        memcpy(b->data + WIRE_HDR, payload, len);
+    return post_to((fi_addr_t)fa, -1, b, WIRE_HDR + len);
+}
 
 /* ---- windows spanning hosts: the provider's RMA ------------------------- */
 

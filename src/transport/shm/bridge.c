@@ -55,6 +55,7 @@ typedef struct {
     size_t size;
     pid_t pid;
     int next_free;
+    int64_t net; /* on another host: its fabric address (lmpi_ofi_foreign_insert), else -1 */
 } peer;
 
 static struct {
@@ -77,7 +78,9 @@ uint64_t lmpi_bridge_group_key(const char *kvsname)
     uint64_t h = 1469598103934665603ull;
     for (const unsigned char *p = (const unsigned char *)kvsname; *p; p++)
         h = (h ^ *p) * 1099511628211ull;
-    return h;
+    /* 32 bits, never 0: the network carries it in the word beside the
+     * sender's rank, where 0 means "the receiver's own world" */
+    return ((h ^ (h >> 32)) & 0xffffffffu) | 1u;
 }
 
 void lmpi_bridge_init(int base) { br.base = base; }
@@ -246,10 +249,34 @@ int lmpi_bridge_reserve(const char *kvsname, int rank)
         }
         slot = br.npeers++;
     }
-    br.peers[slot] = (peer){copy, NULL, 0, -1, -1};
+    br.peers[slot] = (peer){copy, NULL, 0, -1, -1, -1};
     br.live++;
     return br.base + slot;
 }
+
+int lmpi_bridge_attach_net(const char *kvsname, int rank, const void *addr, size_t len)
+{
+#if LMPI_HAVE_OFI
+    int64_t fa = lmpi_ofi_foreign_insert(addr, len);
+    if (fa < 0) {
+        lmpi_err_detail("cannot insert the network address of rank %d of %s", rank, kvsname);
+        return -1;
+    }
+    int idx = lmpi_bridge_reserve(kvsname, rank);
+    if (idx < 0)
+        lmpi_ofi_foreign_remove(fa);
+    else
+        br.peers[idx - br.base].net = fa;
+    return idx;
+#else
+    (void)addr, (void)len;
+    lmpi_err_detail("rank %d of %s is on another host, and this LeanMPI was built without a network transport",
+                    rank, kvsname);
+    return -1;
+#endif
+}
+
+bool lmpi_bridge_is_net(int index) { return lmpi_bridge_is_peer(index) && br.peers[index - br.base].net >= 0; }
 
 int lmpi_bridge_attach(const char *kvsname, int rank)
 {
@@ -274,6 +301,10 @@ void lmpi_bridge_detach(int index)
     peer *p = &br.peers[index - br.base];
     if (p->base)
         munmap(p->base, p->size);
+#if LMPI_HAVE_OFI
+    if (p->net >= 0)
+        lmpi_ofi_foreign_remove(p->net);
+#endif
     lmpi_free(p->name);
     p->name = p->base = NULL;
     p->next_free = br.free_slot;
@@ -283,7 +314,9 @@ void lmpi_bridge_detach(int index)
 
 pid_t lmpi_bridge_pid(int index)
 {
-    return lmpi_bridge_is_peer(index) && map_peer(index - br.base) ? br.peers[index - br.base].pid : -1;
+    if (!lmpi_bridge_is_peer(index) || lmpi_bridge_is_net(index))
+        return -1; /* another host's process: no cross-memory attach */
+    return map_peer(index - br.base) ? br.peers[index - br.base].pid : -1;
 }
 
 void lmpi_bridge_unlink(void)
@@ -314,6 +347,10 @@ lmpi_status lmpi_bridge_send(int index, const lmpi_pkt_hdr *hdr, const void *pay
 {
     if (!lmpi_bridge_is_peer(index) || len > BCELL_PAYLOAD)
         return LMPI_ERR_INTERN;
+#if LMPI_HAVE_OFI
+    if (br.peers[index - br.base].net >= 0)
+        return lmpi_ofi_send_foreign(br.peers[index - br.base].net, (uint32_t)br.my_key, hdr, payload, len, fill, arg);
+#endif
     if (!map_peer(index - br.base))
         return LMPI_ERR_OTHER; /* the process is gone */
     char *base = br.peers[index - br.base].base;
@@ -333,6 +370,21 @@ lmpi_status lmpi_bridge_send(int index, const lmpi_pkt_hdr *hdr, const void *pay
     return LMPI_OK;
 }
 
+void lmpi_bridge_arrived(uint64_t key, int rank, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
+{
+    if (hdr->type == LMPI_PKT_CTRL) {
+        if (br.ctrl)
+            br.ctrl(key, rank, hdr, payload, len);
+        return;
+    }
+    int src = br.resolve ? br.resolve(key, rank) : -1;
+    if (src >= 0)
+        lmpi_tr_deliver(src, hdr, payload, len);
+    else
+        fprintf(stderr, "LeanMPI: dropped a packet from rank %d of an unknown process group (key %08llx)\n", rank,
+                (unsigned long long)key);
+}
+
 int lmpi_bridge_poll(void)
 {
     if (!br.inbox)
@@ -346,18 +398,7 @@ int lmpi_bridge_poll(void)
         if (!off)
             break;
         bcell *c = (bcell *)(br.inbox + off);
-        const void *payload = (char *)c + BCELL_HDR;
-        if (c->hdr.type == LMPI_PKT_CTRL) {
-            if (br.ctrl)
-                br.ctrl(c->key, c->rank, &c->hdr, payload, c->len);
-        } else {
-            int src = br.resolve ? br.resolve(c->key, c->rank) : -1;
-            if (src >= 0)
-                lmpi_tr_deliver(src, &c->hdr, payload, c->len);
-            else
-                fprintf(stderr, "LeanMPI: dropped a packet from rank %d of an unknown process group (key %016llx)\n",
-                        c->rank, (unsigned long long)c->key);
-        }
+        lmpi_bridge_arrived(c->key, c->rank, &c->hdr, (char *)c + BCELL_HDR, c->len);
         pool_push(br.inbox, off);
         events++;
     }

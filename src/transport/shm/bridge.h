@@ -10,6 +10,12 @@
  * sender's packets in order.  Rendezvous data is copied once with
  * process_vm_readv, as inside a segment.
  *
+ * A peer on another host (a job spanning hosts, children on another
+ * machine) has no inbox to map: its packets go over the network transport
+ * to its fabric address, carrying our group key and rank as the inbox's
+ * cells do, and arrive through lmpi_bridge_arrived like the inbox's.
+ * Large messages to and from it are streamed (no cross-memory attach).
+ *
  * Peers are transport indices past the node's own ranks (base + slot), so
  * point-to-point addresses them exactly like local ranks. */
 #ifndef LMPI_BRIDGE_H
@@ -39,6 +45,11 @@ int lmpi_bridge_reserve(const char *kvsname, int rank);
 /* The same, mapped now: -1 with an error detail when no such process has
  * an inbox. */
 int lmpi_bridge_attach(const char *kvsname, int rank);
+/* A peer on another host, reached at fabric address ADDR (LEN bytes, as
+ * the network transport's lmpi_ofi_foreign_address gave it): its index, or
+ * -1 with an error detail. */
+int lmpi_bridge_attach_net(const char *kvsname, int rank, const void *addr, size_t len);
+bool lmpi_bridge_is_net(int index);
 void lmpi_bridge_detach(int index);
 bool lmpi_bridge_is_peer(int index);
 pid_t lmpi_bridge_pid(int index);
@@ -49,9 +60,11 @@ lmpi_status lmpi_bridge_send(int index, const lmpi_pkt_hdr *hdr, const void *pay
                              lmpi_pkt_fill fill, void *arg);
 /* Deliver what arrived in the inbox; returns the count. */
 int lmpi_bridge_poll(void);
+/* One packet from (group key, rank), from the inbox or the network. */
+void lmpi_bridge_arrived(uint64_t key, int rank, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
 
-/* Senders are named by (group key, rank): the key is a hash of the group's
- * kvsname.  The resolver turns them into transport indices (attaching when
+/* Senders are named by (group key, rank): the key is a 32-bit hash of the
+ * group's kvsname, never 0.  The resolver turns them into transport indices (attaching when
  * needed); control packets (LMPI_PKT_CTRL) go to the control handler with
  * the sender's name instead of to point-to-point. */
 uint64_t lmpi_bridge_group_key(const char *kvsname);
