@@ -12,12 +12,15 @@
 #
 # The namespaces share the file system and the process table with this
 # machine, except /etc/hosts: `ip netns exec` shows each /etc/netns/<ns>/hosts,
-# which names every emulated host (as a cluster's hosts resolve each other); the network stack (their own lo, and eth0 on the bridge), the
-# host name and /dev/shm are each command's own: what MPI libraries look at
-# to tell hosts apart, and what keeps shared memory inside a host.
+# which names every emulated host (as a cluster's hosts resolve each other).
+# The network stack (their own lo, and eth0 on the bridge), the host name and
+# /dev/shm (a directory of a tmpfs at $SHM, shared by the commands on that
+# host) are each host's own: what MPI libraries look at to tell hosts apart,
+# and what keeps shared memory inside a host.
 set -u
 PREFIX=lmpi-h
 BR=lmpibr0
+SHM=/run/lmpi-hosts # each host's /dev/shm: SHM/<host>
 
 ns_of() {
     case "$1" in
@@ -38,6 +41,8 @@ down() {
     done
     ip link del "$BR" 2>/dev/null
     rm -rf /etc/netns/"$PREFIX"[0-9]*
+    umount "$SHM" 2>/dev/null
+    rm -rf "$SHM"
     return 0
 }
 
@@ -71,6 +76,7 @@ up() {
         ip -n "$ns" link set eth0 up
         i=$((i + 1))
     done
+    mkdir -p "$SHM" && mount -t tmpfs -o mode=755 lmpi-hosts "$SHM" || exit 1
     i=0
     while [ "$i" -lt "$n" ]; do
         mkdir -p "/etc/netns/$PREFIX$i"
@@ -82,6 +88,7 @@ up() {
                 j=$((j + 1))
             done
         } >"/etc/netns/$PREFIX$i/hosts"
+        mkdir -p "$SHM/$PREFIX$i" && chmod 1777 "$SHM/$PREFIX$i"
         i=$((i + 1))
     done
 }
@@ -96,9 +103,11 @@ exec)
     shift
     # its own host name (UTS namespace) and its own /dev/shm (mount and IPC
     # namespaces): MPI libraries tell hosts apart by name, and shared memory
-    # must not reach from one emulated host into another
+    # must not reach from one emulated host into another; every command on
+    # a host sees the same /dev/shm (a job and the jobs it spawns there)
+    [ -d "$SHM/$ns" ] || { echo "hosts.sh: host $ns is not up" >&2; exit 255; }
     exec ip netns exec "$ns" unshare --uts --ipc --mount --propagation private \
-        sh -c 'hostname "$0" && mount -t tmpfs -o mode=1777 lmpi-shm /dev/shm && exec sh -c "$1"' "$ns" "$*"
+        sh -c 'hostname "$0" && mount --bind "$1" /dev/shm && exec sh -c "$2"' "$ns" "$SHM/$ns" "$*"
     ;;
 *)
     sed -n '2,16p' "$0"

@@ -115,6 +115,11 @@ typedef struct {
     int nranks;
     char buf[LMPI_PROXY_LINE];
     size_t len;
+    /* Past the hosts of --host/--hostfile: a spawned job's proxy on one of
+     * them (one per host and application): its job, program, wdir and path. */
+    int job;
+    char **argv;
+    char *wdir, *path;
 } host_t;
 
 typedef struct {
@@ -165,6 +170,9 @@ static struct {
     /* other hosts (--host, --hostfile): a proxy on each starts its ranks */
     host_t *hosts;
     int nhosts;
+    int nhosts_given;           /* the first nhosts_given are --host/--hostfile's; spawned jobs' proxies follow */
+    int spawn_cursor;           /* the host the next spawned process goes to (round robin) */
+    char listen_addr[64], listen_port[16];
     bool remote;                /* some host is not this machine (or --launcher fork) */
     const char *launcher;       /* ssh, rsh or fork */
     const char *launcher_exec;  /* the program behind ssh/rsh (--launcher-exec) */
@@ -819,6 +827,8 @@ static void get_range(rank_t *rk, const job_t *jb, const char *line)
 }
 
 static void launch_job(int j, const app_t *apps, int napps, bool spawned);
+static void launch_spawned_on_hosts(int j, const app_t *apps, int napps);
+static int given_host(const char *name);
 
 /* ---- MPI_Comm_spawn: mcmd=spawn blocks --------------------------------------- */
 static void free_request(spawn_req *q)
@@ -982,8 +992,11 @@ static int do_spawn(int p)
                 char *colon = strchr(h, ':');
                 if (colon)
                     *colon = '\0';
-                if (!is_this_host(h)) {
-                    spawn_fail(rk, "host %s is not this machine", h);
+                if (job.remote ? given_host(h) < 0 : !is_this_host(h)) {
+                    if (job.remote)
+                        spawn_fail(rk, "host %s is not one of the job's hosts (--host, --hostfile)", h);
+                    else
+                        spawn_fail(rk, "host %s is not this machine (give --host to run on others)", h);
                     free(copy);
                     return 0;
                 }
@@ -1028,7 +1041,10 @@ static int do_spawn(int p)
     for (int i = 0; i < q->npre; i++)
         if (q->pre_k[i] && q->pre_v[i])
             kvs_put(nj, q->pre_k[i], q->pre_v[i]);
-    launch_job(j, q->apps, q->napps, true);
+    if (job.remote)
+        launch_spawned_on_hosts(j, q->apps, q->napps);
+    else
+        launch_job(j, q->apps, q->napps, true);
     if (job.verbose)
         fprintf(stderr, "mpiexec: %s spawned job %d (%s): %d processes\n", who(p), j, nj->kvsname, total);
     pmi_reply(rk, "cmd=spawn_result rc=0 nprocs=%d", total);
@@ -1515,15 +1531,8 @@ static void launch_job(int j, const app_t *apps, int napps, bool spawned)
                     fprintf(stderr, "mpiexec: cannot change to %s: %s\n", wdir, strerror(errno));
                     _exit(127);
                 }
-                if (path && !strchr(argv[0], '/')) {
-                    const char *old = getenv("PATH");
-                    size_t len = strlen(path) + (old ? strlen(old) : 0) + 2;
-                    char *np = malloc(len);
-                    if (np) {
-                        snprintf(np, len, "%s%s%s", path, old ? ":" : "", old ? old : "");
-                        setenv("PATH", np, 1);
-                    }
-                }
+                if (path && !strchr(argv[0], '/'))
+                    lmpi_launch_prepend_path(path);
                 execvp(argv[0], argv);
                 fprintf(stderr, "mpiexec: cannot execute '%s': %s\n", argv[0], strerror(errno));
                 _exit(127);
@@ -1666,66 +1675,173 @@ static void assign_hosts(void)
     job.running = job.n;
 }
 
+/* Start host entry h's proxy through the launcher (directly for this
+ * machine or --launcher fork); the job's secret goes on its standard input. */
+static void start_proxy(int h)
+{
+    static char self[4096];
+    if (!self[0]) {
+        ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (sn <= 0)
+            die("cannot find mpiexec's own path: %s", strerror(errno));
+        self[sn] = '\0';
+    }
+    const char *how = job.launcher ? job.launcher : "ssh";
+    host_t *ho = &job.hosts[h];
+    int in[2];
+    if (pipe2(in, O_CLOEXEC) != 0)
+        die("cannot create a pipe for host %s: %s", ho->name, strerror(errno));
+    char idx[16];
+    snprintf(idx, sizeof(idx), "%d", h);
+    bool direct = !strcmp(how, "fork") || is_this_host(ho->name);
+    const char *prog = job.launcher_exec ? job.launcher_exec : how;
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork failed for host %s: %s", ho->name, strerror(errno));
+    if (pid == 0) {
+        lmpi_launch_child_prepare(1);
+        dup2(in[0], 0);
+        if (direct)
+            execl(self, self, "--proxy", job.listen_addr, job.listen_port, idx, (char *)NULL);
+        else
+            execlp(prog, prog, ho->name, self, "--proxy", job.listen_addr, job.listen_port, idx, (char *)NULL);
+        fprintf(stderr, "mpiexec: cannot run the launcher '%s' for host %s: %s\n", direct ? self : prog, ho->name,
+                strerror(errno));
+        _exit(127);
+    }
+    close(in[0]);
+    char line[LMPI_PROXY_SECRET + 2];
+    snprintf(line, sizeof(line), "%s\n", job.secret);
+    write_all(in[1], line, strlen(line));
+    close(in[1]);
+    ho->launcher_pid = pid;
+    if (job.verbose)
+        fprintf(stderr, "mpiexec: host %s: %d ranks%s, proxy started (pid %d%s%s)\n", ho->name, ho->nranks,
+                ho->job ? " of a spawned job" : "", (int)pid, direct ? "" : " through ", direct ? "" : prog);
+}
+
 static void start_proxies(void)
 {
-    char addr[64], port[16], self[4096];
-    listen_address(addr, sizeof(addr));
+    listen_address(job.listen_addr, sizeof(job.listen_addr));
     job.stdin_relay.fd = -1;
     job.listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET};
     socklen_t sl = sizeof(sa);
-    inet_pton(AF_INET, addr, &sa.sin_addr);
+    inet_pton(AF_INET, job.listen_addr, &sa.sin_addr);
     if (job.listen_fd < 0 || bind(job.listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
         listen(job.listen_fd, 4096) != 0 || getsockname(job.listen_fd, (struct sockaddr *)&sa, &sl) != 0)
-        die("cannot listen on %s for the hosts: %s", addr, strerror(errno));
-    snprintf(port, sizeof(port), "%d", ntohs(sa.sin_port));
+        die("cannot listen on %s for the hosts: %s", job.listen_addr, strerror(errno));
+    snprintf(job.listen_port, sizeof(job.listen_port), "%d", ntohs(sa.sin_port));
     unsigned char rnd[LMPI_PROXY_SECRET / 2];
     if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
         die("cannot read random bytes for the job secret: %s", strerror(errno));
     for (size_t i = 0; i < sizeof(rnd); i++)
         snprintf(job.secret + 2 * i, 3, "%02x", rnd[i]);
-    ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (sn <= 0)
-        die("cannot find mpiexec's own path: %s", strerror(errno));
-    self[sn] = '\0';
-    const char *how = job.launcher ? job.launcher : "ssh";
     for (int h = 0; h < job.nhosts; h++) {
-        host_t *ho = &job.hosts[h];
-        if (!ho->nranks) {
-            ho->done = true;
+        if (!job.hosts[h].nranks) {
+            job.hosts[h].done = true;
             continue;
         }
-        int in[2];
-        if (pipe2(in, O_CLOEXEC) != 0)
-            die("cannot create a pipe for host %s: %s", ho->name, strerror(errno));
-        char idx[16];
-        snprintf(idx, sizeof(idx), "%d", h);
-        bool direct = !strcmp(how, "fork") || is_this_host(ho->name);
-        const char *prog = job.launcher_exec ? job.launcher_exec : how;
-        pid_t pid = fork();
-        if (pid < 0)
-            die("fork failed for host %s: %s", ho->name, strerror(errno));
-        if (pid == 0) {
-            lmpi_launch_child_prepare(1);
-            dup2(in[0], 0);
-            if (direct)
-                execl(self, self, "--proxy", addr, port, idx, (char *)NULL);
-            else
-                execlp(prog, prog, ho->name, self, "--proxy", addr, port, idx, (char *)NULL);
-            fprintf(stderr, "mpiexec: cannot run the launcher '%s' for host %s: %s\n", direct ? self : prog,
-                    ho->name, strerror(errno));
-            _exit(127);
-        }
-        close(in[0]);
-        char line[LMPI_PROXY_SECRET + 2];
-        snprintf(line, sizeof(line), "%s\n", job.secret);
-        write_all(in[1], line, strlen(line));
-        close(in[1]);
-        ho->launcher_pid = pid;
-        if (job.verbose)
-            fprintf(stderr, "mpiexec: host %s: %d ranks, proxy started (pid %d%s%s)\n", ho->name, ho->nranks,
-                    (int)pid, direct ? "" : " through ", direct ? "" : prog);
+        start_proxy(h);
     }
+}
+
+/* One of --host/--hostfile's hosts by name (this machine also as
+ * localhost), or -1. */
+static int given_host(const char *name)
+{
+    for (int h = 0; h < job.nhosts_given; h++)
+        if (!strcmp(job.hosts[h].name, name) || (is_this_host(name) && is_this_host(job.hosts[h].name)))
+            return h;
+    return -1;
+}
+
+static char *strdup_or_die(const char *s)
+{
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d)
+        die("out of memory");
+    return d;
+}
+
+/* A spawned job of a job with remote hosts: its processes go to the hosts
+ * its info names (host/hosts), else round robin over the job's hosts from
+ * where the last spawn stopped (as Hydra places them), each started by a
+ * proxy of its own per host and application.  Every proxy is a node of its
+ * own in the PMI mapping (its own shared-memory segment). */
+static void launch_spawned_on_hosts(int j, const app_t *apps, int napps)
+{
+    job_t *jb = &job.jobs[j];
+    jb->first = job.nprocs;
+    int first_entry = job.nhosts, r = 0;
+    for (int a = 0; a < napps; a++) {
+        const app_t *ap = &apps[a];
+        const char *named = app_info(ap, "host") ? app_info(ap, "host") : app_info(ap, "hosts");
+        int picks[64], npicks = 0;
+        if (named) {
+            char *copy = strdup_or_die(named);
+            for (char *h = strtok(copy, ", "); h && npicks < 64; h = strtok(NULL, ", ")) {
+                char *colon = strchr(h, ':');
+                if (colon)
+                    *colon = '\0';
+                picks[npicks++] = given_host(h); /* do_spawn checked each */
+            }
+            free(copy);
+        }
+        int app_entry0 = job.nhosts;
+        for (int k = 0; k < ap->nprocs; k++, r++) {
+            int h = npicks ? picks[k % npicks] : job.spawn_cursor++ % job.nhosts_given;
+            int e = app_entry0;
+            while (e < job.nhosts && strcmp(job.hosts[e].name, job.hosts[h].name))
+                e++;
+            if (e == job.nhosts) {
+                job.hosts = realloc(job.hosts, sizeof(host_t) * (size_t)(job.nhosts + 1));
+                if (!job.hosts)
+                    die("out of memory");
+                host_t *ho = &job.hosts[job.nhosts++];
+                memset(ho, 0, sizeof(*ho));
+                ho->name = strdup_or_die(job.hosts[h].name);
+                ho->ctl_fd = -1;
+                ho->job = j;
+                ho->wdir = strdup_or_die(app_info(ap, "wdir"));
+                ho->path = strdup_or_die(app_info(ap, "path"));
+                ho->argv = calloc((size_t)ap->argc + 2, sizeof(char *));
+                if (!ho->argv)
+                    die("out of memory");
+                ho->argv[0] = strdup_or_die(ap->execname);
+                for (int i = 0; i < ap->argc; i++)
+                    ho->argv[i + 1] = strdup_or_die(ap->argv[i] ? ap->argv[i] : "");
+            }
+            int p = job.nprocs++;
+            rank_t *rk = &job.ranks[p];
+            memset(rk, 0, sizeof(*rk));
+            rk->host = e;
+            rk->job = j;
+            rk->rank = r;
+            rk->appnum = a;
+            rk->pmi_fd = rk->out_fd = rk->err_fd = -1;
+            job.hosts[e].nranks++;
+            job.running++;
+        }
+    }
+    /* node ids: the proxies in order, blocks of consecutive ranks */
+    size_t cap = 64 + 32 * (size_t)jb->n, ml;
+    char *mapping = malloc(cap);
+    if (!mapping)
+        die("out of memory");
+    ml = (size_t)snprintf(mapping, cap, "(vector");
+    for (int k = 0; k < jb->n;) {
+        int e = job.ranks[jb->first + k].host, run = 1;
+        while (k + run < jb->n && job.ranks[jb->first + k + run].host == e)
+            run++;
+        ml += (size_t)snprintf(mapping + ml, cap - ml, ",(%d,1,%d)", e - first_entry, run);
+        k += run;
+    }
+    snprintf(mapping + ml, cap - ml, ")");
+    kvs_put(jb, "PMI_process_mapping", mapping);
+    free(mapping);
+    for (int e = first_entry; e < job.nhosts; e++)
+        start_proxy(e);
 }
 
 /* Constant time: a wrong secret learns nothing from how long it took. */
@@ -1737,32 +1853,47 @@ static bool secret_ok(const char *given)
     return diff == 0;
 }
 
+static bool send_hex(int fd, const char *what, const char *text)
+{
+    char hex[LMPI_PROXY_LINE / 2 - 8];
+    if (strlen(text) * 2 >= sizeof(hex))
+        return false;
+    lmpi_proxy_hex(text, hex, sizeof(hex));
+    return lmpi_proxy_send(fd, "%s %s\n", what, hex) == 0;
+}
+
+/* The job a proxy starts: its size, its ranks ("rank P R": process P of
+ * ours, rank R of its job), the environment (mpiexec's, then -genv), the
+ * program, and for a spawned job "spawned", wdir and path. */
 static void send_job(host_t *ho, int h)
 {
     int fd = ho->ctl_fd;
-    char hex[LMPI_PROXY_LINE / 2 - 8];
-    bool ok = lmpi_proxy_send(fd, "size %d\n", job.n) == 0;
-    for (int r = 0; r < job.n && ok; r++)
-        if (job.ranks[r].host == h)
-            ok = lmpi_proxy_send(fd, "rank %d\n", r) == 0;
+    job_t *jb = &job.jobs[ho->job];
+    bool ok = lmpi_proxy_send(fd, "size %d\n", jb->n) == 0;
+    for (int p = jb->first; p < jb->first + jb->n && ok; p++)
+        if (job.ranks[p].host == h)
+            ok = lmpi_proxy_send(fd, "rank %d %d\n", p, job.ranks[p].rank) == 0;
     for (char **e = environ; *e && ok; e++) {
-        if (!strncmp(*e, "PMI_", 4) || !strncmp(*e, "LMPI_SHM_FD=", 12) || strlen(*e) * 2 >= sizeof(hex))
+        if (!strncmp(*e, "PMI_", 4) || !strncmp(*e, "LMPI_SHM_FD=", 12))
             continue;
-        lmpi_proxy_hex(*e, hex, sizeof(hex));
-        ok = lmpi_proxy_send(fd, "env %s\n", hex) == 0;
+        if (!send_hex(fd, "env", *e))
+            continue; /* too long for a line: this variable stays behind */
     }
-    for (int i = 0; i < job.n_env && ok; i++) {
-        if (strlen(job.env_add[i]) * 2 >= sizeof(hex))
+    for (int i = 0; i < (ho->job ? job.n_env_user : job.n_env) && ok; i++)
+        if (!send_hex(fd, "env", job.env_add[i]))
             die("-genv/-x value too long for another host: %.40s...", job.env_add[i]);
-        lmpi_proxy_hex(job.env_add[i], hex, sizeof(hex));
-        ok = lmpi_proxy_send(fd, "env %s\n", hex) == 0;
-    }
-    for (int i = 0; job.app_argv[i] && ok; i++) {
-        if (strlen(job.app_argv[i]) * 2 >= sizeof(hex))
-            die("argument too long for another host: %.40s...", job.app_argv[i]);
-        lmpi_proxy_hex(job.app_argv[i], hex, sizeof(hex));
-        ok = lmpi_proxy_send(fd, "arg %s\n", hex) == 0;
-    }
+    char **argv = ho->argv ? ho->argv : job.app_argv;
+    for (int i = 0; argv[i] && ok; i++)
+        if (!send_hex(fd, "arg", argv[i])) {
+            if (ho->job)
+                fail(1, "an argument of a spawned program is too long for another host: %.40s...", argv[i]);
+            else
+                die("argument too long for another host: %.40s...", argv[i]);
+            return;
+        }
+    if (ok && ho->job)
+        ok = lmpi_proxy_send(fd, "spawned 1\n") == 0 && (!ho->wdir || send_hex(fd, "wdir", ho->wdir)) &&
+             (!ho->path || send_hex(fd, "path", ho->path));
     if (!ok || lmpi_proxy_send(fd, "go\n") != 0)
         fail(1, "lost host %s's proxy while sending it the job", ho->name);
 }
@@ -1799,7 +1930,7 @@ static void accept_host_connection(void)
         return;
     }
     if (intro && sscanf(line, "rank %79s %d %d", secret, &a, &b) == 3 && secret_ok(secret) && a >= 0 &&
-        a < job.n && job.ranks[a].host >= 0 && b >= 0 && b < 3) {
+        a < job.nprocs && job.ranks[a].host >= 0 && b >= 0 && b < 3) {
         rank_t *rk = &job.ranks[a];
         int *slot = b == 0 ? &rk->pmi_fd : b == 1 ? &rk->out_fd : &rk->err_fd;
         if (*slot < 0 && !rk->exited && lmpi_proxy_send(fd, "ok\n") == 0) {
@@ -1867,7 +1998,7 @@ static void stdin_relay_read(void)
 static void host_lost(int h)
 {
     job.hosts[h].done = true;
-    for (int r = 0; r < job.n; r++)
+    for (int r = 0; r < job.nprocs; r++)
         if (job.ranks[r].host == h && !job.ranks[r].exited) {
             job.ranks[r].exited = true;
             job.running--;
@@ -1885,7 +2016,7 @@ static void read_host(int h)
         close(ho->ctl_fd);
         ho->ctl_fd = -1;
         bool all = true;
-        for (int r = 0; r < job.n; r++)
+        for (int r = 0; r < job.nprocs; r++)
             if (job.ranks[r].host == h && !job.ranks[r].exited)
                 all = false;
         if (!all)
@@ -1898,9 +2029,9 @@ static void read_host(int h)
     while ((nl = memchr(start, '\n', ho->len - (size_t)(start - ho->buf))) != NULL) {
         *nl = '\0';
         int r, v;
-        if (sscanf(start, "pid %d %d", &r, &v) == 2 && r >= 0 && r < job.n && job.ranks[r].host == h)
+        if (sscanf(start, "pid %d %d", &r, &v) == 2 && r >= 0 && r < job.nprocs && job.ranks[r].host == h)
             job.ranks[r].pid = v;
-        else if (sscanf(start, "exit %d %d", &r, &v) == 2 && r >= 0 && r < job.n && job.ranks[r].host == h)
+        else if (sscanf(start, "exit %d %d", &r, &v) == 2 && r >= 0 && r < job.nprocs && job.ranks[r].host == h)
             rank_ended(r, v);
         start = nl + 1;
     }
@@ -1952,6 +2083,7 @@ int main(int argc, char **argv)
         if (!job.ranks)
             die("out of memory");
         job.remote = is_remote_job();
+        job.nhosts_given = job.nhosts;
         if (job.remote) {
             assign_hosts();
         } else {

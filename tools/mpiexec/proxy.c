@@ -109,6 +109,17 @@ void lmpi_launch_child_prepare(int own_group)
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+void lmpi_launch_prepend_path(const char *dir)
+{
+    const char *old = getenv("PATH");
+    size_t len = strlen(dir) + (old ? strlen(old) : 0) + 2;
+    char *np = malloc(len);
+    if (np) {
+        snprintf(np, len, "%s%s%s", dir, old ? ":" : "", old ? old : "");
+        setenv("PATH", np, 1);
+    }
+}
+
 int lmpi_launch_signalfd(void)
 {
     sigset_t mask;
@@ -148,7 +159,8 @@ static char *unhex(const char *in)
 }
 
 typedef struct {
-    int rank;
+    int rank;     /* mpiexec's number for it (its streams, pid and exit lines) */
+    int job_rank; /* PMI_RANK: its rank in its job (a spawned job's differ) */
     pid_t pid;
     bool exited;
 } proxied;
@@ -167,8 +179,9 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
 
     /* the job: size, our ranks, argv, environment */
     int size = 0, nr = 0, argc = 0, nenv = 0;
+    bool spawned = false;
     proxied *ranks = NULL;
-    char **argv = NULL, **env = NULL, line[LMPI_PROXY_LINE];
+    char **argv = NULL, **env = NULL, *wdir = NULL, *path = NULL, line[LMPI_PROXY_LINE];
     for (;;) {
         if (lmpi_proxy_read_line(ctl, line, sizeof(line)) < 0)
             proxy_die(host, "mpiexec refused this proxy or went away");
@@ -184,7 +197,17 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
             ranks = realloc(ranks, sizeof(*ranks) * (size_t)(nr + 1));
             if (!ranks)
                 proxy_die(host, "out of memory");
-            ranks[nr++] = (proxied){.rank = atoi(val)};
+            int p = -1, r = -1;
+            if (sscanf(val, "%d %d", &p, &r) < 1)
+                proxy_die(host, "a malformed job description");
+            ranks[nr++] = (proxied){.rank = p, .job_rank = r >= 0 ? r : p};
+        } else if (!strcmp(line, "spawned")) {
+            spawned = true;
+        } else if (!strcmp(line, "wdir") || !strcmp(line, "path")) {
+            char **dst = line[0] == 'w' ? &wdir : &path;
+            free(*dst);
+            if (!(*dst = unhex(val)))
+                proxy_die(host, "out of memory or a malformed job description");
         } else if (!strcmp(line, "arg") || !strcmp(line, "env")) {
             bool is_arg = line[0] == 'a';
             char ***list = is_arg ? &argv : &env;
@@ -202,7 +225,7 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
     /* this host's segment: its ranks inherit it, nobody else can name it */
     int seg = memfd_create("lmpi-host", MFD_CLOEXEC);
     for (int i = 0; i < nr; i++) {
-        int fds[4] = {-1, -1, -1, -1}, nstreams = ranks[i].rank == 0 ? 4 : 3;
+        int fds[4] = {-1, -1, -1, -1}, nstreams = ranks[i].rank == 0 && !spawned ? 4 : 3;
         char ok[8];
         for (int s = 0; s < nstreams; s++) {
             fds[s] = lmpi_proxy_connect(addr, port);
@@ -228,7 +251,7 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
             char v[32];
             snprintf(v, sizeof(v), "%d", dup(fds[0])); /* without CLOEXEC */
             setenv("PMI_FD", v, 1);
-            snprintf(v, sizeof(v), "%d", ranks[i].rank);
+            snprintf(v, sizeof(v), "%d", ranks[i].job_rank);
             setenv("PMI_RANK", v, 1);
             snprintf(v, sizeof(v), "%d", size);
             setenv("PMI_SIZE", v, 1);
@@ -236,7 +259,16 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
                 snprintf(v, sizeof(v), "%d", dup(seg));
                 setenv("LMPI_SHM_FD", v, 1);
             }
-            unsetenv("PMI_SPAWNED");
+            if (spawned)
+                setenv("PMI_SPAWNED", "1", 1);
+            else
+                unsetenv("PMI_SPAWNED");
+            if (wdir && chdir(wdir) != 0) {
+                fprintf(stderr, "mpiexec: cannot change to %s on host %d: %s\n", wdir, host, strerror(errno));
+                _exit(127);
+            }
+            if (path && !strchr(argv[0], '/'))
+                lmpi_launch_prepend_path(path);
             execvp(argv[0], argv);
             fprintf(stderr, "mpiexec: cannot execute '%s' on host %d: %s\n", argv[0], host, strerror(errno));
             _exit(127);

@@ -22,6 +22,8 @@ void lmpi_launch_child_prepare(int own_group);
 /* Block SIGCHLD, SIGINT, SIGTERM and SIGHUP and return a signalfd that
  * reports them (the event loops of mpiexec and the proxy poll it). */
 int lmpi_launch_signalfd(void);
+/* PATH = dir:PATH (the info key "path" of a spawn), in a child before exec. */
+void lmpi_launch_prepend_path(const char *dir);
 /* Hex of a string (arguments and variables travel as one word each). */
 void lmpi_proxy_hex(const char *in, char *out, size_t len);
 
