@@ -230,8 +230,9 @@ static bool registry_lookup_remote(const char *kvsname, int rank, unsigned char 
         return false;
     char service[320], value[600], err[256];
     registry_service(service, sizeof(service), kvsname, rank);
-    if (lmpi_pmi_lookup(service, value, sizeof(value), err, sizeof(err)) != 0)
+    if (lmpi_pmi_lookup(service, value, sizeof(value), err, sizeof(err)) != 0) {
         return false;
+    }
     char *at = strrchr(value, '@');
     if (!at || !strcmp(at + 1, dpm.host))
         return false;
@@ -955,9 +956,11 @@ static lmpi_status root_spawn(int count, char *cmds[], char **argvs[], const int
     }
     if (st == LMPI_OK) {
         char err[512];
-        const char *k = "PARENT_ROOT_PORT_NAME";
+        /* children learn that their parents may be on other hosts from
+         * their key-value space (Hydra places them on any host of its own) */
+        const char *k[2] = {"PARENT_ROOT_PORT_NAME", "LMPI_DPM_NET"}, *v[2] = {port_name, "1"};
         int n = 0;
-        if (lmpi_pmi_spawn(count, apps, 1, &k, &port_name, &n, err, sizeof(err)) != 0) {
+        if (lmpi_pmi_spawn(count, apps, dpm.net ? 2 : 1, k, v, &n, err, sizeof(err)) != 0) {
             lmpi_err_detail("%s", err);
             st = LMPI_ERR_SPAWN;
         } else {
@@ -1164,7 +1167,9 @@ lmpi_status lmpi_dpm_init(void)
     lmpi_rankmap_set_group_hook(group_hold);
     dpm.my_key = lmpi_bridge_group_key(lmpi_rt.kvsname);
     update_size_hint();
-    dpm.net = LMPI_HAVE_OFI && (lmpi_tr_net.hosts || getenv("LMPI_DPM_NET"));
+    char flag[8];
+    dpm.net = LMPI_HAVE_OFI && (lmpi_tr_net.hosts || getenv("LMPI_DPM_NET") ||
+                                (getenv("PMI_SPAWNED") && lmpi_pmi_get("LMPI_DPM_NET", flag, sizeof(flag)) == 0));
     if (gethostname(dpm.host, sizeof(dpm.host) - 1) != 0)
         snprintf(dpm.host, sizeof(dpm.host), "?");
     if (!getenv("PMI_SPAWNED"))

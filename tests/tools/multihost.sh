@@ -8,7 +8,7 @@
 #                mpiexec's stdin; dynamic processes (t_dpm: spawn, accept/connect,
 #                join between hosts; children on mpiexec's machine, 2 ranks per host)
 #   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs
-#   hydra2       mpiexec.hydra across 2 hosts
+#   hydra2       mpiexec.hydra across 2 hosts (with dynamic processes)
 #   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
 #   kill_rank    SIGKILL of one rank on the second host
 #   kill_host    SIGKILL of every process of the second host (its proxy too)
@@ -106,6 +106,9 @@ for case in "$@"; do
         H=$(command -v mpiexec.hydra) || { echo "SKIP [$case]: no mpiexec.hydra"; skipped=1; continue; }
         programs $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 -hosts lmpi-h0:3,lmpi-h1:3 -n 6 \
             -genv T_NODE_SIZE 3
+        # Hydra places spawned children on its hosts; they learn from their
+        # key-value space that their parents may be on another
+        run t_dpm $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 -hosts lmpi-h0:1,lmpi-h1:1 -n 2 "$T/t_dpm"
         ;;
     prte2)
         O=${LMPI_OMPI_MPIEXEC:-/opt/peers/openmpi/bin/mpiexec}
