@@ -166,7 +166,12 @@ int main(int argc, char **argv)
             exit(0);
         }
         MPI_Barrier(MPI_COMM_WORLD);
-    } else if (!strcmp(mode, "sleep") || !strcmp(mode, "die")) {
+    } else if (!strcmp(mode, "sleep") || !strcmp(mode, "die") || !strcmp(mode, "spawn_sleep")) {
+        if (!strcmp(mode, "spawn_sleep")) { /* and two children that sleep too */
+            char *args[] = {"sleep", NULL};
+            MPI_Comm inter;
+            MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE);
+        }
         MPI_Barrier(MPI_COMM_WORLD);
         if (!strcmp(mode, "die") && rank == 1) {
             usleep(200000);

@@ -12,6 +12,7 @@
 #   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
 #   kill_rank    SIGKILL of one rank on the second host
 #   kill_host    SIGKILL of every process of the second host (its proxy too)
+#   kill_spawned_host  the same where the job has spawned children on both hosts
 #   kill_mpiexec SIGKILL of mpiexec
 #   bad_secret   a connection without the job's secret is refused, the job goes on
 #   bad_input    an unreachable host, a failing launcher-exec, FI_PROVIDER=nonsense
@@ -123,14 +124,19 @@ for case in "$@"; do
             --prtemca plm_ssh_agent "$SSH" --prtemca oob_tcp_if_include 10.77.0.0/24
         left prted
         ;;
-    kill_rank | kill_host | kill_mpiexec)
-        $M --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_faults" sleep >"$out" 2>"$err" &
+    kill_rank | kill_host | kill_mpiexec | kill_spawned_host)
+        if [ $case = kill_spawned_host ]; then
+            # 2 ranks spawn 2 children, one on each host: then lmpi-h1 dies
+            $M --host lmpi-h0:1,lmpi-h1:1 -n 2 "$T/t_faults" spawn_sleep >"$out" 2>"$err" &
+        else
+            $M --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_faults" sleep >"$out" 2>"$err" &
+        fi
         pid=$!
         wait_ready 4
         t0=$(now)
         case $case in
         kill_rank) kill -9 "$(sed -n 's/^rank 3 pid \([0-9]*\) ready$/\1/p' "$out")" ;;
-        kill_host) ip netns pids lmpi-h1 | xargs -r kill -9 ;;
+        kill_host | kill_spawned_host) ip netns pids lmpi-h1 | xargs -r kill -9 ;;
         kill_mpiexec) kill -9 "$pid" ;;
         esac
         wait "$pid"
@@ -138,7 +144,8 @@ for case in "$@"; do
         case $case in
         kill_rank) grep -q "rank 3 (pid [0-9]* on host lmpi-h1) was killed by signal 9" "$err" ||
             bad "no message naming rank 3 and its host: $(cat "$err")" ;;
-        kill_host) grep -q "host lmpi-h1" "$err" || bad "no message naming host lmpi-h1: $(cat "$err")" ;;
+        kill_host | kill_spawned_host)
+            grep -q "host lmpi-h1" "$err" || bad "no message naming host lmpi-h1: $(cat "$err")" ;;
         esac
         [ "$st" != 0 ] || bad "exit status 0"
         left t_faults

@@ -2064,9 +2064,17 @@ static void launcher_ended(pid_t pid, int status)
 int main(int argc, char **argv)
 {
     int first = parse_args(argc, argv);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    /* MPI_UNIVERSE_SIZE without --universe-size: this machine's cores, or
+     * with --host/--hostfile the hosts' slots (as Hydra and Open MPI), at
+     * least -n */
+    long room = sysconf(_SC_NPROCESSORS_ONLN);
+    if (job.nhosts) {
+        room = 0;
+        for (int h = 0; h < job.nhosts; h++)
+            room += job.hosts[h].slots;
+    }
     if (!job.universe_given)
-        job.universe = job.n > cpus ? job.n : (int)cpus;
+        job.universe = job.n > room ? job.n : (int)room;
     if (job.singleton_kvs) {
         adopt_singleton();
     } else {
