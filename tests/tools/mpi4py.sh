@@ -1,7 +1,10 @@
 #!/bin/sh
 # mpi4py's own test suite against LeanMPI: builds mpi4py from PyPI's source
 # with our mpicc into a virtual environment under build/, then runs
-# test/main.py as a singleton and under mpiexec -n 2 and -n 3.
+# test/main.py as a singleton and under mpiexec -n 2 and -n 3, and with
+# MPI4PY_HOSTS=1 (CTest sets it where libfabric was found) across two
+# emulated hosts (tests/tools/hosts.sh; skipped where namespaces cannot be
+# made), dynamic processes between hosts included.
 #
 #   tests/tools/mpi4py.sh [BUILD_DIR] [VERSION]
 #
@@ -62,4 +65,16 @@ run np3 "$b/bin/mpiexec" --timeout 850 -n 3
 # launcher a singleton starts on demand), and again under mpiexec -n 2
 run futures-singleton env
 run futures-np2 "$b/bin/mpiexec" --timeout 850 -n 2
+here=$(cd "$(dirname "$0")" && pwd)
+if [ "${MPI4PY_HOSTS:-0}" = 1 ] && sh "$here/hosts.sh" check >/dev/null 2>&1; then
+    if sh "$here/hosts.sh" up 2; then
+        # the hosts share this machine's 2 cores: waiting ranks yield at once
+        run hosts-np2 env LMPI_SPIN_TIME=0 "$b/bin/mpiexec" --timeout 850 --launcher-exec "$here/netns-ssh" \
+            --iface lmpibr0 --host lmpi-h0:1,lmpi-h1:1 -n 2
+    else
+        echo "mpi4py hosts-np2: could not make the emulated hosts"
+        status=1
+    fi
+    sh "$here/hosts.sh" down
+fi
 exit $status
