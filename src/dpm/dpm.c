@@ -230,9 +230,8 @@ static bool registry_lookup_remote(const char *kvsname, int rank, unsigned char 
         return false;
     char service[320], value[600], err[256];
     registry_service(service, sizeof(service), kvsname, rank);
-    if (lmpi_pmi_lookup(service, value, sizeof(value), err, sizeof(err)) != 0) {
+    if (lmpi_pmi_lookup(service, value, sizeof(value), err, sizeof(err)) != 0)
         return false;
-    }
     char *at = strrchr(value, '@');
     if (!at || !strcmp(at + 1, dpm.host))
         return false;
@@ -1167,9 +1166,11 @@ lmpi_status lmpi_dpm_init(void)
     lmpi_rankmap_set_group_hook(group_hold);
     dpm.my_key = lmpi_bridge_group_key(lmpi_rt.kvsname);
     update_size_hint();
+#if LMPI_HAVE_OFI
     char flag[8];
-    dpm.net = LMPI_HAVE_OFI && (lmpi_tr_net.hosts || getenv("LMPI_DPM_NET") ||
-                                (getenv("PMI_SPAWNED") && lmpi_pmi_get("LMPI_DPM_NET", flag, sizeof(flag)) == 0));
+    dpm.net = lmpi_tr_net.hosts || getenv("LMPI_DPM_NET") ||
+              (getenv("PMI_SPAWNED") && lmpi_pmi_get("LMPI_DPM_NET", flag, sizeof(flag)) == 0);
+#endif
     if (gethostname(dpm.host, sizeof(dpm.host) - 1) != 0)
         snprintf(dpm.host, sizeof(dpm.host), "?");
     if (!getenv("PMI_SPAWNED"))
