@@ -171,7 +171,7 @@ static struct {
     host_t *hosts;
     int nhosts;
     int nhosts_given;           /* the first nhosts_given are --host/--hostfile's; spawned jobs' proxies follow */
-    int spawn_cursor;           /* the host the next spawned process goes to (round robin) */
+    int spawn_cursor;           /* processes spawned so far without a host named (next_slot_host) */
     char listen_addr[64], listen_port[16];
     bool remote;                /* some host is not this machine (or --launcher fork) */
     const char *launcher;       /* ssh, rsh or fork */
@@ -1764,11 +1764,28 @@ static char *strdup_or_die(const char *s)
     return d;
 }
 
+/* The host of the next free slot: the hosts' slots in order, as the first
+ * job's ranks filled them, continuing where they (and earlier spawns)
+ * stopped and cycling when all are taken. */
+static int next_slot_host(void)
+{
+    int total = 0;
+    for (int h = 0; h < job.nhosts_given; h++)
+        total += job.hosts[h].slots;
+    int s = (job.n + job.spawn_cursor++) % total;
+    for (int h = 0; h < job.nhosts_given; h++) {
+        if (s < job.hosts[h].slots)
+            return h;
+        s -= job.hosts[h].slots;
+    }
+    return 0;
+}
+
 /* A spawned job of a job with remote hosts: its processes go to the hosts
- * its info names (host/hosts), else round robin over the job's hosts from
- * where the last spawn stopped (as Hydra places them), each started by a
- * proxy of its own per host and application.  Every proxy is a node of its
- * own in the PMI mapping (its own shared-memory segment). */
+ * its info names (host/hosts), else to the next free slots of the job's
+ * hosts, each host's share started by a proxy of its own per application.
+ * Every proxy is a node of its own in the PMI mapping (its own
+ * shared-memory segment). */
 static void launch_spawned_on_hosts(int j, const app_t *apps, int napps)
 {
     job_t *jb = &job.jobs[j];
@@ -1790,7 +1807,7 @@ static void launch_spawned_on_hosts(int j, const app_t *apps, int napps)
         }
         int app_entry0 = job.nhosts;
         for (int k = 0; k < ap->nprocs; k++, r++) {
-            int h = npicks ? picks[k % npicks] : job.spawn_cursor++ % job.nhosts_given;
+            int h = npicks ? picks[k % npicks] : next_slot_host();
             int e = app_entry0;
             while (e < job.nhosts && strcmp(job.hosts[e].name, job.hosts[h].name))
                 e++;
