@@ -92,6 +92,14 @@ for case in "$@"; do
         # dynamic processes between hosts: the spawned children run on this
         # machine (mpiexec's), the parents on two others
         run t_dpm $M --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_dpm"
+        # a remote rank's last lines arrive even when it exits right after
+        # writing them (its streams used to be reset with mpiexec's greeting
+        # unread, which threw away what was in flight)
+        for i in 1 2 3; do
+            got=$($M --host lmpi-h0:2,lmpi-h1:2 -n 4 sh -c 'hostname >/dev/null; echo first $PMI_RANK; echo last $PMI_RANK' |
+                grep -c '^last ')
+            [ "$got" = 4 ] || bad "remote ranks' last lines: $got of 4 arrived"
+        done
         # rank 0 on another host reads mpiexec's standard input, whole (2 MB:
         # more than the relay and the socket hold at once); the others read none
         head -c 2000000 /dev/urandom >"$err"

@@ -232,10 +232,13 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
             if (fds[s] < 0 || lmpi_proxy_send(fds[s], "rank %s %d %d\n", secret, ranks[i].rank, s) != 0)
                 proxy_die(host, "cannot connect rank %d's streams to mpiexec", ranks[i].rank);
         }
-        /* rank 0's input: mpiexec says ok before it sends any (a rank reading
-         * stdin must not read that word) */
-        if (fds[3] >= 0 && (lmpi_proxy_read_line(fds[3], ok, sizeof(ok)) < 0 || strcmp(ok, "ok")))
-            proxy_die(host, "mpiexec refused rank 0's standard input");
+        /* mpiexec says ok on each stream it accepts (on rank 0's input
+         * before any of it).  Taken here, not left to the rank: a socket
+         * closed with unread bytes is reset, and a reset discards what the
+         * rank wrote last and mpiexec had not read yet (its final lines). */
+        for (int s = 0; s < nstreams; s++)
+            if (lmpi_proxy_read_line(fds[s], ok, sizeof(ok)) < 0 || strcmp(ok, "ok"))
+                proxy_die(host, "mpiexec refused stream %d of rank %d", s, ranks[i].rank);
         pid_t pid = fork();
         if (pid < 0)
             proxy_die(host, "fork failed for rank %d: %s", ranks[i].rank, strerror(errno));
