@@ -7,7 +7,7 @@
 #                datatypes, I/O, RMA (in messages), 4 MiB ring; remote rank 0 reads
 #                mpiexec's stdin; dynamic processes (t_dpm: spawn, accept/connect,
 #                join between hosts; children on mpiexec's machine, 2 ranks per host)
-#   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs
+#   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs; -ppn 1 (cyclic)
 #   hydra2       mpiexec.hydra across 2 hosts (with dynamic processes)
 #   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
 #   kill_rank    SIGKILL of one rank on the second host
@@ -110,6 +110,10 @@ for case in "$@"; do
         ;;
     ours4)
         programs $M --host lmpi-h0:2,lmpi-h1:2,lmpi-h2:2,lmpi-h3:2 -n 8 -genv T_NODE_SIZE 2
+        # one rank per host in turn (-ppn 1, Hydra's): each host's ranks are
+        # not consecutive, so the transport keeps them as a set
+        run t_pt2pt_ppn1 $M -ppn 1 --host lmpi-h0,lmpi-h1,lmpi-h2,lmpi-h3 -n 8 "$T/t_pt2pt"
+        run t_coll_ppn1 $M -ppn 1 --host lmpi-h0,lmpi-h1,lmpi-h2,lmpi-h3 -n 8 "$T/t_coll"
         ;;
     hydra2)
         H=$(command -v mpiexec.hydra) || { echo "SKIP [$case]: no mpiexec.hydra"; skipped=1; continue; }

@@ -221,6 +221,8 @@ static void usage(void)
             "  --oversubscribe         accepted: ranks always may outnumber cores\n"
             "  --host/-hosts H[:N],..  run on these hosts, N slots each (default 1); ranks fill the\n"
             "                          slots in order, cycling when -n is larger\n"
+            "  -ppn N                  with --host: N ranks per host in turn (--map-by ppr:N:node;\n"
+            "                          --map-by node: 1)\n"
             "  --hostfile FILE         the hosts, one per line: H, H:N or H slots=N (also -f)\n"
             "  --launcher ssh|rsh|fork how a host's proxy starts (default ssh; fork: on this machine)\n"
             "  --launcher-exec CMD     the program ssh/rsh stands for: CMD HOST COMMAND\n"
@@ -439,6 +441,16 @@ static int parse_args(int argc, char **argv)
             if (i + 3 >= argc)
                 usage();
             exit(lmpi_proxy_main(argv[i + 1], argv[i + 2], atoi(argv[i + 3])));
+        } else if (!strcmp(a, "-ppn") || !strcmp(a, "--ppn")) {
+            /* Hydra's processes per node: --map-by ppr:N:node */
+            char *end;
+            long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || *end || v < 1 || v > 1 << 20)
+                die("%s needs a process count of at least 1", a);
+            static char ppr[48];
+            snprintf(ppr, sizeof(ppr), "ppr:%ld:node", v);
+            job.map_by = ppr;
+            i++;
         } else if (!strcmp(a, "--network") || !strcmp(a, "--pattern") || !strcmp(a, "--map-by") ||
                    !strcmp(a, "-map-by") || !strcmp(a, "--bind-to") || !strcmp(a, "-bind-to") ||
                    !strcmp(a, "--cores") || !strcmp(a, "--message-size")) {
@@ -1326,9 +1338,9 @@ static void place_ranks(void)
     if (!job.network) {
         if (is_auto || job.pattern)
             die("--map-by auto and --pattern need --network (the nodes to map onto)");
-        if (ppr && job.n > ppr)
+        if (ppr && job.n > ppr && !job.nhosts)
             die("--map-by %s places %d ranks per node and only this node is known (give --network "
-                "to model more)", m, ppr);
+                "to model more, or --host)", m, ppr);
         if (strcmp(m, "slot") && strcmp(m, "core") && strcmp(m, "node") && !ppr)
             die("--map-by %s needs --network; without one the forms are slot, core, node, ppr:N:node", m);
     } else {
@@ -1648,15 +1660,22 @@ static void listen_address(char *out, size_t len)
 }
 
 /* Ranks fill the hosts' slots in order, cycling when there are more ranks
- * than slots; the PMI mapping says which ranks share a host. */
+ * than slots (--map-by slot or core, the default), or N at a time per host
+ * (-ppn N, --map-by ppr:N:node; --map-by node: one); the PMI mapping says
+ * which ranks share a host, one block per cycle where every host takes as
+ * many (so a cyclic placement of 256 ranks still fits a PMI line). */
 static void assign_hosts(void)
 {
-    char mapping[1024] = "(vector";
+    const char *m = job.map_by ? job.map_by : "slot";
+    int ppr = ppr_per_node(m) ? ppr_per_node(m) : !strcmp(m, "node") ? 1 : 0;
+    char mapping[3072] = "(vector";
     size_t ml = strlen(mapping);
     int r = 0;
-    while (r < job.n)
+    while (r < job.n) {
+        int first = r, same = -1;
         for (int h = 0; h < job.nhosts && r < job.n; h++) {
-            int k = job.hosts[h].slots < job.n - r ? job.hosts[h].slots : job.n - r;
+            int per = ppr ? ppr : job.hosts[h].slots;
+            int k = per < job.n - r ? per : job.n - r;
             for (int i = 0; i < k; i++, r++) {
                 rank_t *rk = &job.ranks[r];
                 rk->host = h;
@@ -1664,11 +1683,29 @@ static void assign_hosts(void)
                 rk->pmi_fd = rk->out_fd = rk->err_fd = -1;
             }
             job.hosts[h].nranks += k;
-            int w = snprintf(mapping + ml, sizeof(mapping) - ml, ",(%d,1,%d)", h, k);
-            if (w < 0 || ml + (size_t)w + 2 >= sizeof(mapping))
-                die("too many blocks of ranks on hosts for the PMI mapping: give the hosts more slots");
-            ml += (size_t)w;
+            same = h == 0 ? k : same == k ? k : -2;
+            if (r == job.n && h + 1 < job.nhosts)
+                same = -2; /* a short last cycle */
         }
+        int w;
+        if (same > 0) {
+            w = snprintf(mapping + ml, sizeof(mapping) - ml, ",(0,%d,%d)", job.nhosts, same);
+        } else { /* host by host */
+            w = 0;
+            for (int h = 0, at = first; h < job.nhosts && at < r; h++) {
+                int k = 0;
+                while (at < r && job.ranks[at].host == h)
+                    at++, k++;
+                int wh = snprintf(mapping + ml + (size_t)w, sizeof(mapping) - ml - (size_t)w, ",(%d,1,%d)", h, k);
+                if (wh < 0 || ml + (size_t)(w + wh) + 2 >= sizeof(mapping))
+                    break;
+                w += wh;
+            }
+        }
+        if (w < 0 || ml + (size_t)w + 2 >= sizeof(mapping))
+            die("too many blocks of ranks on hosts for the PMI mapping: give the hosts more slots (or a larger -ppn)");
+        ml += (size_t)w;
+    }
     snprintf(mapping + ml, sizeof(mapping) - ml, ")");
     kvs_put(&job.jobs[0], "PMI_process_mapping", mapping);
     job.nprocs = job.n;
