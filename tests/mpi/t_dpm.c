@@ -90,6 +90,12 @@ static int child(int argc, char **argv, MPI_Comm parent)
         MPI_Send(&v, 1, MPI_INT, psize - 1, 8, parent);
     } else if (!strcmp(mode, "sessions")) {
         failures += sessions_side("lmpi://parent", psize);
+    } else if (!strcmp(mode, "where")) {
+        /* the host this child runs on, to the parents' root */
+        char name[MPI_MAX_PROCESSOR_NAME] = "";
+        int len;
+        MPI_Get_processor_name(name, &len);
+        MPI_Send(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, 7, parent);
     } else if (!strcmp(mode, "args")) {
         /* report appnum and the first argument to the parents' root */
         int *appnum, flag, rec[2];
@@ -649,6 +655,39 @@ static void case_cycles(void)
     MPI_T_finalize();
 }
 
+/* Across hosts under our mpiexec: children go to the host the info key
+ * "host" names (the last rank's), and a host that is not one of the job's
+ * fails the spawn, which the job survives. */
+static void case_hosts(void)
+{
+    char last[MPI_MAX_PROCESSOR_NAME] = "";
+    int len;
+    MPI_Get_processor_name(last, &len);
+    MPI_Bcast(last, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, size - 1, MPI_COMM_WORLD);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "host", last);
+    char *args[] = {"child", "where", NULL};
+    MPI_Comm inter;
+    CHECK_EQ(MPI_Comm_spawn(self_path, args, 2, info, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE), MPI_SUCCESS);
+    for (int c = 0; rank == 0 && c < 2; c++) {
+        char where[MPI_MAX_PROCESSOR_NAME];
+        MPI_Recv(where, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, c, 7, inter, MPI_STATUS_IGNORE);
+        CHECK(!strcmp(where, last));
+    }
+    children_verdict(inter);
+    MPI_Comm_disconnect(&inter);
+    MPI_Info_set(info, "host", "no-such-host.invalid");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    check_code(MPI_Comm_spawn(self_path, args, 1, info, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE),
+               MPI_ERR_SPAWN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Info_free(&info);
+    int one = 1, sum = 0;
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_EQ(sum, size);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -669,7 +708,7 @@ int main(int argc, char **argv)
     } cases[] = {{"spawn", case_spawn, 1},   {"multiple", case_multiple, 1}, {"connect", case_connect, 1},
                  {"join", case_join, 1},     {"errors", case_errors, 1},     {"sessions", case_sessions, 1},
                  {"late", case_late, 1},         {"threads", case_threads, 1},     {"universe", case_universe, 0},
-                 {"cycles", case_cycles, 0}};
+                 {"cycles", case_cycles, 0},       {"hosts", case_hosts, 0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if (only ? !strcmp(only, cases[i].name) : cases[i].by_default)
             cases[i].fn();

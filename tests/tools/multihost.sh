@@ -92,6 +92,7 @@ for case in "$@"; do
         # dynamic processes between hosts: the spawned children run on this
         # machine (mpiexec's), the parents on two others
         run t_dpm $M --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_dpm"
+        run t_dpm_hosts $M --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_dpm" hosts
         # a remote rank's last lines arrive even when it exits right after
         # writing them (its streams used to be reset with mpiexec's greeting
         # unread, which threw away what was in flight)
