@@ -151,7 +151,10 @@ static lmpi_status delete_one(lmpi_attr **list, void *object, int kv)
     *p = a->next;
     keyval *k = &keyvals[kv - KEYVAL_BASE];
     if (k->del) {
+        /* outside the big lock: the attribute is off the list already */
+        int suspended = lmpi_lock_suspend();
         int rc = k->del(object, kv, a->value, k->extra);
+        lmpi_lock_resume(suspended);
         if (rc != MPI_SUCCESS) {
             a->next = *list;
             *list = a;

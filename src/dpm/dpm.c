@@ -29,7 +29,6 @@
 #include "dpm/dpm.h"
 #include "pmi/exec_check.h"
 #include "pmi/pmi.h"
-#include "pt2pt/pt2pt.h"
 #include "runtime/info.h"
 #include "runtime/request.h"
 #include "transport/shm/bridge.h"
@@ -482,14 +481,11 @@ static lmpi_status send_ctrl(const char *kvsname, int rank, uint32_t pgid, ctrl_
     m->rank = lmpi_rt.world_rank;
     m->size = lmpi_rt.world_size;
     lmpi_pkt_hdr h = {.type = LMPI_PKT_CTRL, .tag = (int32_t)m->kind};
-    lmpi_status st = lmpi_bridge_send(idx, &h, m, sizeof(*m), NULL, NULL);
-    /* No cell free in the inbox, or the network still connecting: it waits
-     * in point-to-point's outbox (progress sends it; this may run inside a
-     * poll, where waiting here could not). */
-    if (st == LMPI_ERR_PENDING) {
-        lmpi_pt2pt_send_packet(idx, &h, m, sizeof(*m));
-        st = LMPI_OK;
-    }
+    lmpi_status st;
+    /* the receiver frees cells whenever it polls (a network peer's packet
+     * waits in the network transport instead, never here) */
+    while ((st = lmpi_bridge_send(idx, &h, m, sizeof(*m), NULL, NULL)) == LMPI_ERR_PENDING)
+        sched_yield();
     return st == LMPI_OK ? LMPI_OK : LMPI_ERR_PORT;
 }
 

@@ -249,6 +249,27 @@ static inline void lmpi_lock_leave(int locked)
     }
 }
 
+/* Around a user callback that may wait for a lock of the user's while
+ * another thread holding that lock waits for ours (an attribute's delete
+ * callback in Python needs the GIL; mpi4py's threads hold the GIL while
+ * they enter MPI): the big lock is let go while it runs, then taken back. */
+static inline int lmpi_lock_suspend(void)
+{
+    if (!lmpi_lock_held)
+        return 0;
+    lmpi_lock_held = false;
+    pthread_mutex_unlock(&lmpi_big_lock);
+    return 1;
+}
+
+static inline void lmpi_lock_resume(int suspended)
+{
+    if (suspended) {
+        pthread_mutex_lock(&lmpi_big_lock);
+        lmpi_lock_held = true;
+    }
+}
+
 /* Let other threads (and, under oversubscription, other processes) run while
  * a blocking call waits. */
 void lmpi_lock_yield(void);

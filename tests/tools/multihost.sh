@@ -122,7 +122,8 @@ for case in "$@"; do
             -genv T_NODE_SIZE 3
         # Hydra places spawned children on its hosts; they learn from their
         # key-value space that their parents may be on another
-        run t_dpm $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 -hosts lmpi-h0:1,lmpi-h1:1 -n 2 "$T/t_dpm"
+        run t_dpm env MPIEXEC_TIMEOUT=100 $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 \
+            -hosts lmpi-h0:1,lmpi-h1:1 -n 2 "$T/t_dpm"
         ;;
     prte2)
         O=${LMPI_OMPI_MPIEXEC:-/opt/peers/openmpi/bin/mpiexec}

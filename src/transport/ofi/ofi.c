@@ -159,6 +159,18 @@ typedef struct waiting {
     held *head, *tail;
 } waiting;
 
+/* A packet for a process of another group that the provider could not take
+ * yet (still connecting, or no send buffer free): sent from lmpi_ofi_poll,
+ * in order. */
+typedef struct foreign_held {
+    struct foreign_held *next;
+    int64_t fa;
+    uint32_t group;
+    lmpi_pkt_hdr hdr;
+    size_t len;
+    char data[];
+} foreign_held;
+
 /* LMPI_PKT_NET packets (tag) */
 enum { NET_HELLO = 1, NET_ASK };
 #define ASKED (-1) /* fi_of: an ASK for this rank is on its way */
@@ -197,6 +209,9 @@ static struct {
     int32_t *leaders; /* each node's first rank */
     int connected;    /* addresses inserted */
     waiting *waiting;
+    struct foreign_held *foreign, *foreign_tail; /* packets for other groups' processes, in order */
+    int64_t *doomed; /* their addresses to remove once nothing is on its way */
+    int ndoomed, cap_doomed;
     bool opens;                   /* at start-up (each node's first rank, or all) */
     unsigned char name[ADDR_MAX]; /* this endpoint's address */
     size_t name_len;
@@ -756,11 +771,19 @@ void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t
 size_t lmpi_ofi_entry_bytes(void) { return ofi.fi_of ? sizeof(int32_t) : 0; }
 
 /* Hand the packet in b (len bytes of data) to the provider, for fabric
- * address fa (world rank dest, or -1: a process of another group). */
+ * address fa (world rank dest, or -1: a process of another group).
+ *
+ * A process of another group gets no injected packet: an injected packet
+ * has no completion, so lmpi_ofi_close could not wait for it, and a
+ * provider still connecting holds it inside the endpoint that closing
+ * throws away.  Within the world the closing barrier covers that (a
+ * receiver reaches it only after taking every message it waits for);
+ * across groups nothing does (a spawned child may send its parent a last
+ * message and finalize before the parent looks). */
 static lmpi_status post_to(fi_addr_t fa, int dest, buffer *b, size_t len)
 {
     ssize_t rc;
-    if (len <= ofi.inject_max) { /* copied at once: the buffer is free again */
+    if (len <= ofi.inject_max && dest >= 0) { /* copied at once: the buffer is free again */
         rc = fi_inject(ofi.ep, b->data, len, fa);
     } else {
         rc = fi_send(ofi.ep, b->data, len, ofi.desc, fa, &b->head.ctx);
@@ -969,10 +992,17 @@ static void completion(op_head *head, size_t len)
     post_recv(b);
 }
 
+static void flush_foreign(void);
+static void remove_doomed(void);
+
 int lmpi_ofi_poll(void)
 {
     if (LMPI_UNLIKELY(ofi.waiting))
         flush_held();
+    if (LMPI_UNLIKELY(ofi.foreign))
+        flush_foreign();
+    if (LMPI_UNLIKELY(ofi.ndoomed) && !ofi.foreign && ofi.tx_out == 0)
+        remove_doomed();
     if (!ofi.cq)
         return 0; /* not opened yet */
     struct fi_cq_msg_entry e[16];
@@ -1027,28 +1057,91 @@ int64_t lmpi_ofi_foreign_insert(const void *addr, size_t len)
     return (int64_t)fa;
 }
 
-void lmpi_ofi_foreign_remove(int64_t fa)
+static void remove_doomed(void)
 {
-    fi_addr_t a = (fi_addr_t)fa;
-    if (ofi.av)
+    for (int i = 0; i < ofi.ndoomed; i++) {
+        fi_addr_t a = (fi_addr_t)ofi.doomed[i];
         fi_av_remove(ofi.av, &a, 1, 0);
+    }
+    ofi.ndoomed = 0;
 }
 
-lmpi_status lmpi_ofi_send_foreign(int64_t fa, uint32_t group, const lmpi_pkt_hdr *hdr, const void *payload,
-                                  size_t len, lmpi_pkt_fill fill, void *arg)
+/* The address goes once no packet is held or in flight (a send to an
+ * address removed under it is undefined in libfabric: Debian's tcp
+ * crashes): now, or from a later poll. */
+void lmpi_ofi_foreign_remove(int64_t fa)
 {
-    if (len > PAYLOAD)
-        return LMPI_ERR_INTERN;
+    if (!ofi.av)
+        return;
+    if (ofi.ndoomed == ofi.cap_doomed) {
+        int cap = ofi.cap_doomed ? 2 * ofi.cap_doomed : 16;
+        int64_t *d = lmpi_realloc(ofi.doomed, sizeof(*d) * (size_t)cap, LMPI_MEM_OFI);
+        if (!d)
+            return; /* kept until the endpoint closes */
+        ofi.doomed = d;
+        ofi.cap_doomed = cap;
+    }
+    ofi.doomed[ofi.ndoomed++] = fa;
+    if (!ofi.foreign && ofi.tx_out == 0)
+        remove_doomed();
+}
+
+static lmpi_status foreign_now(int64_t fa, uint32_t group, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
+{
     buffer *b = take_tx(-1, hdr);
     if (!b)
         return LMPI_ERR_PENDING;
     wire_prefix w = {.src = ofi.me, .group = group};
     memcpy(b->data, &w, sizeof(w));
-    if (len && fill)
-        fill(b->data + WIRE_HDR, len, arg);
-    else if (len)
+    if (len)
         memcpy(b->data + WIRE_HDR, payload, len);
     return post_to((fi_addr_t)fa, -1, b, WIRE_HDR + len);
+}
+
+static void flush_foreign(void)
+{
+    while (ofi.foreign && foreign_now(ofi.foreign->fa, ofi.foreign->group, &ofi.foreign->hdr, ofi.foreign->data,
+                                      ofi.foreign->len) == LMPI_OK) {
+        foreign_held *f = ofi.foreign;
+        ofi.foreign = f->next;
+        if (!ofi.foreign)
+            ofi.foreign_tail = NULL;
+        lmpi_free(f);
+    }
+}
+
+/* Never LMPI_ERR_PENDING: what the provider cannot take now waits here
+ * (a copy), so a caller inside a poll (the bridge's control packets) need
+ * not wait for a network only polling can advance. */
+lmpi_status lmpi_ofi_send_foreign(int64_t fa, uint32_t group, const lmpi_pkt_hdr *hdr, const void *payload,
+                                  size_t len, lmpi_pkt_fill fill, void *arg)
+{
+    if (len > PAYLOAD)
+        return LMPI_ERR_INTERN;
+    char *packed = NULL;
+    if (len && fill) {
+        if (!(packed = lmpi_malloc(len, LMPI_MEM_OFI)))
+            return LMPI_ERR_PENDING;
+        fill(packed, len, arg);
+        payload = packed;
+    }
+    lmpi_status st = ofi.foreign ? LMPI_ERR_PENDING : foreign_now(fa, group, hdr, payload, len);
+    if (st == LMPI_ERR_PENDING) {
+        foreign_held *f = lmpi_malloc(sizeof(*f) + len, LMPI_MEM_OFI);
+        if (f) {
+            *f = (foreign_held){.fa = fa, .group = group, .hdr = *hdr, .len = len};
+            if (len)
+                memcpy(f->data, payload, len);
+            if (ofi.foreign_tail)
+                ofi.foreign_tail->next = f;
+            else
+                ofi.foreign = f;
+            ofi.foreign_tail = f;
+            st = LMPI_OK;
+        }
+    }
+    lmpi_free(packed);
+    return st;
 }
 
 /* ---- windows spanning hosts: the provider's RMA ------------------------- */
@@ -1202,7 +1295,7 @@ void lmpi_ofi_close(void)
 {
     (void)open_joined(); /* after a start-up that failed elsewhere */
     introducer_stop();
-    for (int spins = 0; ofi.ep && (ofi.tx_out > 0 || ofi.waiting) && spins < 10000000; spins++)
+    for (int spins = 0; ofi.ep && (ofi.tx_out > 0 || ofi.waiting || ofi.foreign) && spins < 10000000; spins++)
         lmpi_ofi_poll();
     while (ofi.waiting) {
         waiting *w = ofi.waiting;
@@ -1213,6 +1306,12 @@ void lmpi_ofi_close(void)
         }
         lmpi_free(w);
     }
+    while (ofi.foreign) {
+        foreign_held *f = ofi.foreign;
+        ofi.foreign = f->next;
+        lmpi_free(f);
+    }
+    lmpi_free(ofi.doomed);
     while (ofi.offers) {
         offered *o = ofi.offers;
         ofi.offers = o->next;
