@@ -1,7 +1,11 @@
 /* Process management interface: the PMI-1 wire protocol (as spoken by our
  * mpiexec and by MPICH's Hydra), PMIx (Open MPI's prterun, Slurm), or a
  * singleton when no launcher is present.
- * Keys put before lmpi_pmi_barrier() are visible to every rank after it. */
+ * Keys put before lmpi_pmi_barrier() are visible to every rank after it,
+ * which is all it promises: under PMI-1 and PMIx it is also a barrier, but
+ * PMI-2's kvs-fence (Hydra) answers at once, and a get after it waits
+ * until the key is put or every rank has fenced.  So what a key names
+ * must be ready before the key is put. */
 #ifndef LMPI_PMI_H
 #define LMPI_PMI_H
 

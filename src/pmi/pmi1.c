@@ -12,8 +12,9 @@
  *   -> cmd=lookup_name service=S                   <- cmd=lookup_result rc=0 port=P
  *   -> cmd=unpublish_name service=S                <- cmd=unpublish_result rc=0
  * The launcher passes the connected socket in PMI_FD and the rank and size
- * in PMI_RANK and PMI_SIZE.  Without PMI_FD, a process a PMIx server
- * started (PMIX_NAMESPACE) goes through pmix_client.c, and any other is a
+ * in PMI_RANK and PMI_SIZE.  With LMPI_PMI=2 the same socket speaks PMI-2
+ * (pmi2.c).  Without PMI_FD, a process a PMIx server started
+ * (PMIX_NAMESPACE) goes through pmix_client.c, and any other is a
  * singleton. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,6 +32,8 @@
 #include <unistd.h>
 
 #include "pmi/pmi.h"
+#include "pmi/pmi2.h"
+#include "runtime/config.h"
 /* PMIX_RETURN(call): return call's result when a PMIx server started this
  * process (the call is not compiled without libpmix's headers). */
 #ifdef LMPI_HAVE_PMIX
@@ -45,6 +48,12 @@
 #define PMIX_ON() false
 #define PMIX_RETURN(call) ((void)0)
 #endif
+/* PMI2_RETURN(call): the same when the socket speaks PMI-2 (LMPI_PMI=2). */
+#define PMI2_RETURN(call)                                                                                  \
+    do {                                                                                                   \
+        if (lmpi_pmi2_active())                                                                            \
+            return call;                                                                                   \
+    } while (0)
 
 static int pmi_fd = -1;
 static bool server_has_range; /* our mpiexec: cmd=get_range */
@@ -215,6 +224,16 @@ int lmpi_pmi_init(lmpi_pmi_info *info, char *err, size_t errlen)
     }
     if (launcher_values(info, err, errlen) != 0)
         return -1;
+    lmpi_config_ensure_loaded();
+    const char *version = lmpi_config.pmi && *lmpi_config.pmi ? lmpi_config.pmi : "1";
+    if (strcmp(version, "2") == 0) {
+        snprintf(describe, sizeof(describe), "PMI-2");
+        return lmpi_pmi2_init(pmi_fd, info, err, errlen);
+    }
+    if (strcmp(version, "1") != 0) {
+        snprintf(err, errlen, "LMPI_PMI=%s: expected 1 or 2 (the PMI wire protocol to speak)", version);
+        return -1;
+    }
     char reply[1024], v[256];
     if (command("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", reply, sizeof(reply)) ||
         !rc_ok(reply))
@@ -239,6 +258,7 @@ int lmpi_pmi_init(lmpi_pmi_info *info, char *err, size_t errlen)
 int lmpi_pmi_put(const char *key, const char *value)
 {
     PMIX_RETURN(lmpi_pmix_put(key, value));
+    PMI2_RETURN(lmpi_pmi2_put(key, value));
     if (pmi_fd < 0) {
         kv *e = malloc(sizeof(*e));
         if (!e)
@@ -262,6 +282,7 @@ int lmpi_pmi_get_from(int owner, const char *key, char *value, size_t len)
 {
     (void)owner; /* PMI-1's keys are one space: only PMIx needs it */
     PMIX_RETURN(lmpi_pmix_get(owner, key, value, len));
+    PMI2_RETURN(lmpi_pmi2_get(key, value, len));
     if (pmi_fd < 0) {
         for (kv *e = local_kvs; e; e = e->next)
             if (!strcmp(e->key, key)) {
@@ -295,6 +316,7 @@ int lmpi_pmi_get_range(const char *prefix, int from, int count, char *values, si
 int lmpi_pmi_barrier(void)
 {
     PMIX_RETURN(lmpi_pmix_fence());
+    PMI2_RETURN(lmpi_pmi2_fence());
     if (pmi_fd < 0)
         return 0;
     char reply[256];
@@ -309,6 +331,10 @@ void lmpi_pmi_abort(int code, const char *msg)
         return;
     }
 #endif
+    if (lmpi_pmi2_active()) {
+        lmpi_pmi2_abort(code, msg);
+        return;
+    }
     if (pmi_fd < 0)
         return;
     char cmd[1024];
@@ -332,6 +358,10 @@ int lmpi_pmi_finalize(void)
         local_kvs = n;
     }
     PMIX_RETURN(lmpi_pmix_finalize());
+    if (lmpi_pmi2_active()) {
+        pmi_fd = -1; /* closed by pmi2.c */
+        return lmpi_pmi2_finalize();
+    }
     if (pmi_fd < 0)
         return 0;
     char reply[256];
@@ -345,7 +375,10 @@ int lmpi_pmi_node_map(int size, int *node_of)
 {
     PMIX_RETURN(lmpi_pmix_node_map(size, node_of));
     char mapping[1024];
-    if (size < 2 || lmpi_pmi_get("PMI_process_mapping", mapping, sizeof(mapping)) != 0)
+    if (size < 2)
+        return -1;
+    if (lmpi_pmi2_active() ? lmpi_pmi2_job_attr("PMI_process_mapping", mapping, sizeof(mapping)) != 0
+                           : lmpi_pmi_get("PMI_process_mapping", mapping, sizeof(mapping)) != 0)
         return -1;
     return lmpi_pmi_parse_mapping(mapping, size, node_of);
 }
@@ -460,6 +493,7 @@ int lmpi_pmi_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char 
                    int *spawned, char *err, size_t errlen)
 {
     PMIX_RETURN(lmpi_pmix_spawn(count, apps, npreput, keys, values, spawned, err, errlen));
+    PMI2_RETURN(lmpi_pmi2_spawn(count, apps, npreput, keys, values, spawned, err, errlen));
     if (ensure_server(err, errlen) != 0)
         return -1;
     size_t cap = 65536, at = 0;
@@ -544,6 +578,7 @@ static int name_request(const char *what, const char *service, const char *port,
 int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t errlen)
 {
     PMIX_RETURN(lmpi_pmix_publish(service, port, err, errlen));
+    PMI2_RETURN(lmpi_pmi2_publish(service, port, err, errlen));
     char reply[1024];
     int rc = name_request("publish", service, port, reply, sizeof(reply), err, errlen);
     if (rc > 0)
@@ -554,6 +589,7 @@ int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t er
 int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size_t errlen)
 {
     PMIX_RETURN(lmpi_pmix_lookup(service, port, len, err, errlen));
+    PMI2_RETURN(lmpi_pmi2_lookup(service, port, len, err, errlen));
     char reply[2600];
     int rc = name_request("lookup", service, NULL, reply, sizeof(reply), err, errlen);
     if (rc == 0 && field(reply, "port", port, len) != 0)
@@ -566,6 +602,7 @@ int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size
 int lmpi_pmi_unpublish(const char *service, char *err, size_t errlen)
 {
     PMIX_RETURN(lmpi_pmix_unpublish(service, err, errlen));
+    PMI2_RETURN(lmpi_pmi2_unpublish(service, err, errlen));
     char reply[1024];
     int rc = name_request("unpublish", service, NULL, reply, sizeof(reply), err, errlen);
     if (rc > 0)

@@ -71,6 +71,10 @@
       "of it polls the network (under the lock MPI calls then take), every 1 ms after it found "   \
       "something, backing off to this many microseconds while idle, so that first contacts "       \
       "between other ranks do not wait for it to call MPI. 0: no thread.")                         \
+    X(pmi, "LMPI_PMI", STRING, "1",                                                               \
+      "The wire protocol spoken to a launcher that passes PMI_FD: 1 (PMI-1: LeanMPI's mpiexec, "   \
+      "Hydra, Slurm's pmi2 plugin) or 2 (PMI-2: Hydra, Slurm's srun --mpi=pmi2).  Processes "      \
+      "a PMIx launcher starts speak PMIx whatever this says.")                                     \
     X(ofi_lib, "LMPI_OFI_LIB", STRING, "libfabric.so.1",                                          \
       "The libfabric the network transport opens (a file name or path): a site's own build, or "  \
       "one whose providers do not probe the machine at start-up (Debian's loads verbs, psm and "  \
