@@ -953,9 +953,11 @@ static lmpi_status root_spawn(int count, char *cmds[], char **argvs[], const int
         char err[512];
         /* children learn that their parents may be on other hosts from
          * their key-value space (Hydra places them on any host of its own) */
-        const char *k[2] = {"PARENT_ROOT_PORT_NAME", "LMPI_DPM_NET"}, *v[2] = {port_name, "1"};
+        /* always put, 0 or 1: under PMI-2 Hydra holds a get of a key that
+         * no one put until every child has fenced, which some never do */
+        const char *k[2] = {"PARENT_ROOT_PORT_NAME", "LMPI_DPM_NET"}, *v[2] = {port_name, dpm.net ? "1" : "0"};
         int n = 0;
-        if (lmpi_pmi_spawn(count, apps, dpm.net ? 2 : 1, k, v, &n, err, sizeof(err)) != 0) {
+        if (lmpi_pmi_spawn(count, apps, 2, k, v, &n, err, sizeof(err)) != 0) {
             lmpi_err_detail("%s", err);
             st = LMPI_ERR_SPAWN;
         } else {
@@ -1165,7 +1167,8 @@ lmpi_status lmpi_dpm_init(void)
 #if LMPI_HAVE_OFI
     char flag[8];
     dpm.net = lmpi_tr_net.hosts || getenv("LMPI_DPM_NET") ||
-              (getenv("PMI_SPAWNED") && lmpi_pmi_get("LMPI_DPM_NET", flag, sizeof(flag)) == 0);
+              (getenv("PMI_SPAWNED") && lmpi_pmi_get("LMPI_DPM_NET", flag, sizeof(flag)) == 0 &&
+               !strcmp(flag, "1"));
 #endif
     if (gethostname(dpm.host, sizeof(dpm.host) - 1) != 0)
         snprintf(dpm.host, sizeof(dpm.host), "?");

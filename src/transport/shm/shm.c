@@ -203,7 +203,7 @@ static const char *segment_key(int leader, char *key, size_t len)
 /* The segment's file: the memfd our mpiexec gave every rank (no name at
  * all), or, under other launchers and for singletons, a new name with a
  * random part that rank 0 creates exclusively and publishes through PMI. */
-static lmpi_status segment_fd(int me, int leader, int nlocal, const char *job, int *fd, char *name, size_t len)
+static lmpi_status segment_fd(int me, int leader, const char *job, int *fd, char *name, size_t len)
 {
     name[0] = '\0';
     const char *inherited = getenv("LMPI_SHM_FD");
@@ -244,14 +244,7 @@ static lmpi_status segment_fd(int me, int leader, int nlocal, const char *job, i
         shm_unlink(name);
         return LMPI_ERR_NO_MEM;
     }
-    char key[32];
-    if (nlocal > 1 && lmpi_pmi_put(segment_key(leader, key, sizeof(key)), name) != 0) {
-        lmpi_err_detail("cannot publish the shared-memory segment's name through the process manager");
-        close(*fd);
-        shm_unlink(name);
-        return LMPI_ERR_OTHER;
-    }
-    return LMPI_OK;
+    return LMPI_OK; /* its name is published once the segment is formatted */
 }
 
 int lmpi_shm_open_ours(const char *name, size_t min_size, size_t *size)
@@ -301,7 +294,7 @@ lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job
     lmpi_bridge_init(n);
     shm.size = probe.size;
     int fd = -1;
-    lmpi_status st = segment_fd(me, leader, nlocal, job, &fd, name, sizeof(name));
+    lmpi_status st = segment_fd(me, leader, job, &fd, name, sizeof(name));
     if (st != LMPI_OK)
         return st;
     if (me == leader) {
@@ -316,6 +309,16 @@ lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job
         shm.hdr = (seg_header *)shm.base;
         *shm.hdr = probe;
         format_segment();
+        /* Published only now: under PMI-2 (Hydra) the barrier below is a
+         * fence of the key-value space, not a barrier, and a rank may read
+         * the name as soon as it is put. */
+        char key[32];
+        if (name[0] && nlocal > 1 && lmpi_pmi_put(segment_key(leader, key, sizeof(key)), name) != 0) {
+            lmpi_err_detail("cannot publish the shared-memory segment's name through the process manager");
+            munmap(shm.base, shm.size);
+            shm_unlink(name);
+            return LMPI_ERR_OTHER;
+        }
     }
     if (n > 1 && lmpi_pmi_barrier() != 0) {
         lmpi_err_detail("process manager barrier failed during shared-memory setup");
