@@ -1,5 +1,6 @@
 #!/bin/sh
-# LeanMPI programs run under MPICH's Hydra (PMI-1 wire protocol).
+# LeanMPI programs run under MPICH's Hydra: the PMI-1 wire protocol, and
+# PMI-2 (LMPI_PMI=2).
 b=$1
 found=0
 for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
@@ -15,6 +16,18 @@ for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
     timeout 60 "$h" -n 2 "$b/tests/t_dpm" || { echo "FAIL: t_dpm (spawn, connect/accept, names) under $h"; exit 1; }
     # MPI-IO: the shared pointer's window and the node map under Hydra's PMI
     timeout 60 "$h" -n 3 "$b/tests/t_io" || { echo "FAIL: t_io under $h"; exit 1; }
+    # the PMI-2 wire protocol on the same launcher (LMPI_PMI=2): its fence
+    # is no barrier, and a get of a key no one put waits for every rank
+    for t in t_pt2pt t_coll t_comm; do
+        LMPI_PMI=2 timeout 60 "$h" -n 4 "$b/tests/$t" || { echo "FAIL: $t under $h with PMI-2"; exit 1; }
+    done
+    LMPI_PMI=2 timeout 100 "$h" -n 2 "$b/tests/t_dpm" || { echo "FAIL: t_dpm under $h with PMI-2"; exit 1; }
+    # MPI_Abort: PMI-2's abort carries no exit code; the job stops, non-zero
+    LMPI_PMI=2 timeout 60 "$h" -n 4 "$b/tests/t_fail" abort >/dev/null 2>&1
+    st=$?
+    case $st in 0 | 124) echo "FAIL: MPI_Abort under $h with PMI-2: exit status $st"; exit 1 ;; esac
+    sleep 0.5
+    pgrep -f "$b/tests/t_fail" && { echo "FAIL: processes left after MPI_Abort under $h with PMI-2"; exit 1; }
 done
 if [ $found = 0 ]; then
     echo "SKIP: no mpiexec.hydra (apt-get install mpich, or pip install mpich==5.0.2)"

@@ -8,7 +8,8 @@
 #                mpiexec's stdin; dynamic processes (t_dpm: spawn, accept/connect,
 #                join between hosts; children on mpiexec's machine, 2 ranks per host)
 #   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs; -ppn 1 (cyclic)
-#   hydra2       mpiexec.hydra across 2 hosts (with dynamic processes)
+#   hydra2       mpiexec.hydra across 2 hosts (with dynamic processes), PMI-1
+#                and PMI-2
 #   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
 #   kill_rank    SIGKILL of one rank on the second host
 #   kill_host    SIGKILL of every process of the second host (its proxy too)
@@ -124,6 +125,12 @@ for case in "$@"; do
         # key-value space that their parents may be on another
         run t_dpm env MPIEXEC_TIMEOUT=100 $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 \
             -hosts lmpi-h0:1,lmpi-h1:1 -n 2 "$T/t_dpm"
+        # the PMI-2 wire protocol (LMPI_PMI=2): addresses through its fence
+        # (which is no barrier) and children placed by Hydra
+        run t_pt2pt_pmi2 env MPIEXEC_TIMEOUT=100 $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 \
+            -hosts lmpi-h0:2,lmpi-h1:2 -n 4 -genv LMPI_PMI 2 "$T/t_pt2pt"
+        run t_dpm_pmi2 env MPIEXEC_TIMEOUT=100 $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 \
+            -hosts lmpi-h0:1,lmpi-h1:1 -n 2 -genv LMPI_PMI 2 "$T/t_dpm"
         ;;
     prte2)
         O=${LMPI_OMPI_MPIEXEC:-/opt/peers/openmpi/bin/mpiexec}

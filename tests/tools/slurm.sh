@@ -1,6 +1,6 @@
 #!/bin/sh
 # slurm.sh BUILD   LeanMPI programs launched by Slurm's srun --mpi=pmix (and
-# --mpi=pmi2, whose server also speaks PMI-1).
+# --mpi=pmi2, whose server speaks PMI-1 and, with LMPI_PMI=2, PMI-2).
 # Uses a running Slurm where sinfo answers; otherwise, as root with slurmctld,
 # slurmd and munged installed (Debian: slurmd slurmctld munge), starts a
 # one-node cluster of this machine under a private configuration and stops it
@@ -27,7 +27,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP PIPE
 command -v srun >/dev/null || { echo "SKIP: no srun (Debian: slurm-client slurmd slurmctld munge)"; exit 77; }
-srun --mpi=list 2>&1 | grep -q pmix || { echo "SKIP: this Slurm has no pmix plugin"; exit 77; }
 
 if ! timeout 10 sinfo >/dev/null 2>&1; then
     [ "$(id -u)" = 0 ] && command -v slurmctld >/dev/null && command -v slurmd >/dev/null &&
@@ -78,6 +77,8 @@ CONF
         { echo "SKIP: the one-node Slurm did not come up: $(tail -2 "$dir/slurmd.log")"; exit 77; }
 fi
 
+# (asked only now: srun needs a configuration to answer)
+srun --mpi=list 2>&1 | grep -q pmix || { echo "SKIP: this Slurm has no pmix plugin"; exit 77; }
 before=$(ls /dev/shm | grep "^lmpi-slurm\.pmix\." || true)
 [ -n "$before" ] || before="-"
 failed=0
@@ -96,6 +97,19 @@ if srun --mpi=list 2>&1 | grep -q pmi2; then
     name="t_dpm connect (pmi2)"
     timeout 120 srun --mpi=pmi2 --overcommit -n 2 "$T/t_dpm" connect >"$out" 2>&1 ||
         bad "exit status $?: $(tail -5 "$out")"
+    # and the PMI-2 wire protocol itself (LMPI_PMI=2)
+    for t in t_pt2pt t_coll t_comm; do
+        name="$t (pmi2, LMPI_PMI=2)"
+        LMPI_PMI=2 timeout 120 srun --mpi=pmi2 --overcommit -n 4 "$T/$t" >"$out" 2>&1 ||
+            bad "exit status $?: $(tail -5 "$out")"
+    done
+    name="t_dpm connect (pmi2, LMPI_PMI=2)"
+    LMPI_PMI=2 timeout 120 srun --mpi=pmi2 --overcommit -n 2 "$T/t_dpm" connect >"$out" 2>&1 ||
+        bad "exit status $?: $(tail -5 "$out")"
+    name="abort (pmi2, LMPI_PMI=2)"
+    LMPI_PMI=2 timeout 60 srun --mpi=pmi2 --overcommit -n 4 "$T/t_fail" abort >"$out" 2>&1
+    st=$?
+    case $st in 0 | 124) bad "exit status $st: $(tail -5 "$out")" ;; esac
 fi
 name=abort
 timeout 60 $S -n 4 "$T/t_fail" abort >"$out" 2>&1
