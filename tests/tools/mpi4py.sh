@@ -1,7 +1,8 @@
 #!/bin/sh
 # mpi4py's own test suite against LeanMPI: builds mpi4py from PyPI's source
 # with our mpicc into a virtual environment under build/, then runs
-# test/main.py as a singleton and under mpiexec -n 2 and -n 3, and with
+# test/main.py as a singleton and under mpiexec -n 2 and -n 3, under Hydra
+# (PMI-1 and PMI-2) where mpiexec.hydra is installed, and with
 # MPI4PY_HOSTS=1 (CTest sets it where libfabric was found) across two
 # emulated hosts (tests/tools/hosts.sh; skipped where namespaces cannot be
 # made), dynamic processes between hosts included.
@@ -65,6 +66,11 @@ run np3 "$b/bin/mpiexec" --timeout 850 -n 3
 # launcher a singleton starts on demand), and again under mpiexec -n 2
 run futures-singleton env
 run futures-np2 "$b/bin/mpiexec" --timeout 850 -n 2
+# under MPICH's Hydra: its PMI-1, and PMI-2 (LMPI_PMI=2)
+if command -v mpiexec.hydra >/dev/null; then
+    run hydra-np2 env MPIEXEC_TIMEOUT=850 mpiexec.hydra -n 2
+    run hydra-pmi2-np2 env MPIEXEC_TIMEOUT=850 LMPI_PMI=2 mpiexec.hydra -n 2
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 if [ "${MPI4PY_HOSTS:-0}" = 1 ] && sh "$here/hosts.sh" check >/dev/null 2>&1; then
     if sh "$here/hosts.sh" up 2; then
