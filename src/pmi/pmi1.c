@@ -70,10 +70,10 @@ typedef struct kv {
 } kv;
 static kv *local_kvs;
 
-static int write_all(const char *s, size_t n)
+int lmpi_pmi_write_all(int fd, const char *s, size_t n)
 {
     while (n > 0) {
-        ssize_t w = write(pmi_fd, s, n);
+        ssize_t w = write(fd, s, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -83,6 +83,8 @@ static int write_all(const char *s, size_t n)
     }
     return 0;
 }
+
+static int write_all(const char *s, size_t n) { return lmpi_pmi_write_all(pmi_fd, s, n); }
 
 static int read_line(char *line, size_t len)
 {

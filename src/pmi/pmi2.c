@@ -105,19 +105,7 @@ int lmpi_pmi2_field(const char *body, const char *key, char *out, size_t len)
     return -1;
 }
 
-static int write_all(const char *s, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(p2.fd, s, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
+static int write_all(const char *s, size_t n) { return lmpi_pmi_write_all(p2.fd, s, n); }
 
 static int read_exact(char *buf, size_t n)
 {

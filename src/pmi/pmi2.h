@@ -26,6 +26,9 @@ int lmpi_pmi2_publish(const char *service, const char *port, char *err, size_t e
 int lmpi_pmi2_lookup(const char *service, char *port, size_t len, char *err, size_t errlen);
 int lmpi_pmi2_unpublish(const char *service, char *err, size_t errlen);
 
+/* All n bytes of s to fd (pmi1.c), retrying where interrupted: 0 or -1. */
+int lmpi_pmi_write_all(int fd, const char *s, size_t n);
+
 /* The value of key in a PMI-2 message body ("cmd=kvs-get-response;found=TRUE;
  * value=v;rc=0;"), where a doubled ';' stands for one in the value: 0, or -1
  * if absent. */
