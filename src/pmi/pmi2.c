@@ -80,26 +80,25 @@ static void add_nth(message *m, const char *key, int i, const char *value)
 int lmpi_pmi2_field(const char *body, const char *key, char *out, size_t len)
 {
     size_t kl = strlen(key);
-    const char *p = body;
-    while (*p) {
-        /* p starts a pair */
-        if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+    for (const char *p = body; *p;) {
+        /* p starts a pair, which runs to a single ';' */
+        bool match = strncmp(p, key, kl) == 0 && p[kl] == '=';
+        if (match)
             p += kl + 1;
-            size_t n = 0;
-            while (*p && !(p[0] == ';' && p[1] != ';')) {
-                if (p[0] == ';') /* ";;": one ';' */
-                    p++;
-                if (n + 1 < len)
-                    out[n++] = *p;
+        size_t n = 0;
+        while (*p && !(p[0] == ';' && p[1] != ';')) {
+            if (p[0] == ';') /* ";;": one ';' */
                 p++;
-            }
+            if (match && n + 1 < len)
+                out[n++] = *p;
+            p++;
+        }
+        if (match) {
             if (len)
                 out[n] = '\0';
             return 0;
         }
-        while (*p && !(p[0] == ';' && p[1] != ';'))
-            p += p[0] == ';' ? 2 : 1;
-        if (*p == ';')
+        if (*p)
             p++;
     }
     return -1;
@@ -340,7 +339,6 @@ int lmpi_pmi2_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char
         add_nth(&m, "ppkey", i, keys[i]);
         add_nth(&m, "ppval", i, values[i]);
     }
-    int total = 0;
     for (int a = 0; a < count; a++) {
         int argc = 0;
         while (apps[a].argv && apps[a].argv[argc])
@@ -355,24 +353,21 @@ int lmpi_pmi2_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char
             add_nth(&m, "infokey", i, apps[a].info_keys[i]);
             add_nth(&m, "infoval", i, apps[a].info_values[i]);
         }
-        total += apps[a].maxprocs;
     }
-    int rc = exchange(&m, "spawn-response");
+    int rc = exchange(&m, "spawn-response"); /* -1 also when m could not go */
     if (m.unsafe)
         snprintf(err, errlen, "'%s' contains a ';', which PMI-2 cannot carry (LMPI_PMI=1 can)", m.unsafe);
     else if (m.full)
         snprintf(err, errlen, "the spawn request is longer than %d bytes", BODY_MAX);
     else if (rc != 0)
         snprintf(err, errlen, "the launcher did not answer the spawn request");
-    else if (!reply_rc_ok())
+    else if (!reply_rc_ok()) {
         reply_error("the launcher refused to spawn", err, errlen);
+        rc = -1;
+    }
     free(m.buf);
-    if (rc != 0 || m.unsafe || m.full)
-        return -1;
-    if (!reply_rc_ok())
-        return -1;
-    *spawned = total;
-    return 0;
+    *spawned = -1; /* as under PMI-1: the answer does not say, so everything asked for */
+    return rc;
 }
 
 /* One name-service request: 0 when the server agreed, 1 when it refused
