@@ -57,9 +57,9 @@ left() {
 run() { # run NAME COMMAND...: must succeed
     name=$1
     shift
-    if ! "$@" >"$out" 2>&1; then
-        bad "$name failed: $(tail -5 "$out")"
-    fi
+    "$@" >"$out" 2>&1
+    st=$?
+    [ $st = 0 ] || bad "$name failed (exit status $st): $(tail -5 "$out")"
 }
 
 programs() { # programs LAUNCH... : the MPI program tests, node size from T_NODE_SIZE
