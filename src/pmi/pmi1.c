@@ -577,6 +577,16 @@ static int name_request(const char *what, const char *service, const char *port,
     return rc_ok(reply) ? 0 : 1;
 }
 
+/* A refused lookup or unpublish: err stays as the caller put it where the
+ * name is not there (msg=<absent>, or none), else it becomes the launcher's
+ * reason (a name server it could not reach, say). */
+static void name_refused(const char *reply, const char *absent, const char *service, char *err, size_t errlen)
+{
+    char msg[512];
+    if (field(reply, "msg", msg, sizeof(msg)) == 0 && strcmp(msg, absent))
+        reply_error(reply, service, err, errlen);
+}
+
 int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t errlen)
 {
     PMIX_RETURN(lmpi_pmix_publish(service, port, err, errlen));
@@ -594,10 +604,14 @@ int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size
     PMI2_RETURN(lmpi_pmi2_lookup(service, port, len, err, errlen));
     char reply[2600];
     int rc = name_request("lookup", service, NULL, reply, sizeof(reply), err, errlen);
-    if (rc == 0 && field(reply, "port", port, len) != 0)
+    /* Hydra with -nameserver answers a name its server does not have with
+     * rc=0 and an empty port */
+    if (rc == 0 && (field(reply, "port", port, len) != 0 || !*port))
         rc = 1;
-    if (rc > 0)
+    if (rc > 0) {
         snprintf(err, errlen, "no port is published under '%s'", service);
+        name_refused(reply, "not_found", service, err, errlen);
+    }
     return rc ? -1 : 0;
 }
 
@@ -607,7 +621,9 @@ int lmpi_pmi_unpublish(const char *service, char *err, size_t errlen)
     PMI2_RETURN(lmpi_pmi2_unpublish(service, err, errlen));
     char reply[1024];
     int rc = name_request("unpublish", service, NULL, reply, sizeof(reply), err, errlen);
-    if (rc > 0)
+    if (rc > 0) {
         snprintf(err, errlen, "'%s' is not published", service);
+        name_refused(reply, "not_published", service, err, errlen);
+    }
     return rc ? -1 : 0;
 }

@@ -404,9 +404,10 @@ int lmpi_pmi2_publish(const char *service, const char *port, char *err, size_t e
 int lmpi_pmi2_lookup(const char *service, char *port, size_t len, char *err, size_t errlen)
 {
     int rc = name_request("lookup", service, NULL, err, errlen);
-    /* Hydra answers port=P, Slurm value=P */
+    /* Hydra answers port=P, Slurm value=P; Hydra with -nameserver answers a
+     * name its server does not have with an empty port */
     if (rc == 0 && (!reply_found() || (lmpi_pmi2_field(p2.reply, "port", port, len) != 0 &&
-                                       lmpi_pmi2_field(p2.reply, "value", port, len) != 0)))
+                                       lmpi_pmi2_field(p2.reply, "value", port, len) != 0) || !*port))
         rc = 1;
     if (rc > 0)
         snprintf(err, errlen, "no port is published under '%s'", service);
