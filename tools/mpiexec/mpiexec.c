@@ -40,6 +40,7 @@
 
 #include <hwloc.h>
 
+#include "nameserver.h"
 #include "pmi/exec_check.h"
 #include "proxy.h"
 #include "topo/mapping.h"
@@ -144,6 +145,7 @@ static struct {
     int universe;        /* MPI_UNIVERSE_SIZE */
     bool universe_given; /* --universe-size: spawns may not exceed it */
     kv_t *names;         /* the name service */
+    lmpi_ns_server nameserver; /* -nameserver: names kept there (host empty: here) */
     int n_names;
     int singleton_fd;    /* --singleton */
     const char *singleton_kvs;
@@ -240,7 +242,9 @@ static void usage(void)
             "                          TZXY, ...), block, cyclic, slot, core, node, ppr:N:node\n"
             "  --bind-to none|core|package  pin each rank here with hwloc (default none)\n"
             "  --universe-size N       MPI_UNIVERSE_SIZE, and the most processes spawns may bring\n"
-            "                          the universe to (also -usize; default: max(-n, cores), no limit)\n");
+            "                          the universe to (also -usize; default: max(-n, cores), no limit)\n"
+            "  -nameserver HOST[:PORT] keep MPI_Publish_name's names in a hydra_nameserver (default\n"
+            "                          port 6392), shared with other jobs, ours or Hydra's, on any host\n");
     exit(1);
 }
 
@@ -492,6 +496,12 @@ static int parse_args(int argc, char **argv)
             job.singleton_fd = atoi(argv[i + 1]);
             job.singleton_kvs = argv[i + 2];
             return argc;
+        } else if (!strcmp(a, "-nameserver") || !strcmp(a, "--nameserver")) {
+            char err[300];
+            if (i + 1 >= argc)
+                usage();
+            if (lmpi_ns_parse(argv[++i], &job.nameserver, err, sizeof(err)) != 0)
+                die("%s %s", a, err);
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             job.verbose = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -1064,10 +1074,49 @@ static int do_spawn(int p)
 }
 
 /* ---- the name service ------------------------------------------------------- */
+
+/* The same three commands answered by hydra_nameserver (-nameserver): the
+ * names are shared with every job that uses it, on any host.  mpiexec waits
+ * for the answer (at most NS_TIMEOUT_MS), as the rank asking does. */
+#define NS_TIMEOUT_MS 5000
+static void name_command_remote(rank_t *rk, const char *cmd, const char *service, const char *port)
+{
+    const char *what = !strcmp(cmd, "publish_name") ? "PUBLISH" : !strcmp(cmd, "lookup_name") ? "LOOKUP" : "UNPUBLISH";
+    const char *words[3] = {what, service, port};
+    const char *result = what[0] == 'P' ? "publish_result" : what[0] == 'L' ? "lookup_result" : "unpublish_result";
+    char reply[2048], err[600];
+    if (lmpi_ns_request(&job.nameserver, words, what[0] == 'P' ? 3 : 2, reply, sizeof(reply), NS_TIMEOUT_MS, err,
+                        sizeof(err)) != 0) {
+        for (char *c = err; *c; c++) /* one PMI word; the rank turns '_' back into spaces */
+            if (*c == ' ' || *c == '=' || *c == '\n')
+                *c = '_';
+        pmi_reply(rk, "cmd=%s rc=-1 msg=%s", result, err);
+    } else if (what[0] == 'L') {
+        if (*reply && !strpbrk(reply, " \n"))
+            pmi_reply(rk, "cmd=lookup_result rc=0 port=%s", reply);
+        else
+            pmi_reply(rk, "cmd=lookup_result rc=-1 msg=not_found");
+    } else if (strcmp(reply, "SUCCESS")) {
+        /* the rank names the service; a word here would lose its '_'s */
+        pmi_reply(rk, "cmd=%s rc=-1 msg=%s_at_the_name_server", result,
+                  what[0] == 'P' ? "already_published" : "not_published");
+    } else {
+        pmi_reply(rk, "cmd=%s rc=0 info=ok", result);
+    }
+}
+
 static void name_command(rank_t *rk, const char *cmd, const char *line)
 {
     char service[512], port[2048];
     bool have = word(line, "service", service, sizeof(service)) != NULL;
+    if (job.nameserver.host[0]) {
+        bool publish = !strcmp(cmd, "publish_name");
+        if (!have || (publish && !word(line, "port", port, sizeof(port))))
+            pmi_reply(rk, "cmd=%.*s_result rc=-1 msg=missing_service_or_port", (int)(strlen(cmd) - 5), cmd);
+        else
+            name_command_remote(rk, cmd, service, publish ? port : NULL);
+        return;
+    }
     int at = have ? kv_find(job.names, job.n_names, service) : -1;
     if (!strcmp(cmd, "publish_name")) {
         if (!have || !word(line, "port", port, sizeof(port)))
@@ -2158,6 +2207,16 @@ int main(int argc, char **argv)
     int sfd = lmpi_launch_signalfd();
     signal(SIGPIPE, SIG_IGN);
 
+    if (job.nameserver.host[0]) {
+        /* jobs that share a name server may run on other hosts: processes
+         * taking part in dynamic process management publish their network
+         * addresses there (src/dpm), and the server must answer now */
+        char reply[64], err[600];
+        const char *words[2] = {"LOOKUP", "lmpi-mpiexec-probe"};
+        if (lmpi_ns_request(&job.nameserver, words, 2, reply, sizeof(reply), NS_TIMEOUT_MS, err, sizeof(err)) != 0)
+            die("-nameserver: %s", err);
+        setenv("LMPI_DPM_NET", "1", 1);
+    }
     if (job.remote) {
         /* spawned jobs run on this machine, the others' ranks elsewhere:
          * their processes reach each other over the network (src/dpm) */
