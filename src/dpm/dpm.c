@@ -29,6 +29,7 @@
 #include "dpm/dpm.h"
 #include "pmi/exec_check.h"
 #include "pmi/pmi.h"
+#include "runtime/config.h"
 #include "runtime/info.h"
 #include "runtime/request.h"
 #include "transport/shm/bridge.h"
@@ -526,14 +527,19 @@ static lmpi_status ensure_inbox(void)
 
 /* ---- ports -------------------------------------------------------------------- */
 
-/* "lmpi-port:<kvsname>:<group size>:<rank>:<tag>": the owner, its group's
- * size (so that a connecting process can register the group before it
- * sends) and the port's tag. */
-static bool parse_port(const char *name, char *kvsname, size_t len, int *gsize, int *rank, uint32_t *tag)
+/* "lmpi-port:<kvsname>:<group size>:<rank>:<tag>@<host>": the owner, its
+ * group's size (so that a connecting process can register the group before
+ * it sends), the port's tag and the owner's host (so that a process that
+ * cannot reach it can say why; host names hold no ':' or '@'). */
+static bool parse_port(const char *name, char *kvsname, size_t len, int *gsize, int *rank, uint32_t *tag,
+                       char *host, size_t hostlen)
 {
     if (!name || strncmp(name, PORT_PREFIX, strlen(PORT_PREFIX)) != 0)
         return false;
-    const char *body = name + strlen(PORT_PREFIX), *end = body + strlen(body);
+    const char *body = name + strlen(PORT_PREFIX), *end = strrchr(body, '@');
+    if (!end || strchr(end, ':') || !end[1] || strlen(end + 1) >= hostlen)
+        return false;
+    snprintf(host, hostlen, "%s", end + 1);
     unsigned long v[3];
     for (int i = 2; i >= 0; i--) {
         const char *c = end - 1;
@@ -568,17 +574,17 @@ static lmpi_status open_port(char *name)
     p->tag = ++dpm.next_port;
     p->next = dpm.ports;
     dpm.ports = p;
-    snprintf(name, MPI_MAX_PORT_NAME, PORT_PREFIX "%s:%d:%d:%u", lmpi_rt.kvsname, lmpi_rt.world_size,
-             lmpi_rt.world_rank, p->tag);
+    snprintf(name, MPI_MAX_PORT_NAME, PORT_PREFIX "%s:%d:%d:%u@%s", lmpi_rt.kvsname, lmpi_rt.world_size,
+             lmpi_rt.world_rank, p->tag, dpm.host);
     return LMPI_OK;
 }
 
 /* A port of this process that is open: its tag. */
 static lmpi_status my_port(const char *name, const char *fn, uint32_t *tag)
 {
-    char kvs[256];
+    char kvs[256], host[256];
     int rank, gsize;
-    if (!parse_port(name, kvs, sizeof(kvs), &gsize, &rank, tag)) {
+    if (!parse_port(name, kvs, sizeof(kvs), &gsize, &rank, tag, host, sizeof(host))) {
         lmpi_err_detail("%s: '%s' is not a port name of MPI_Open_port", fn, name ? name : "(null)");
         return LMPI_ERR_PORT;
     }
@@ -697,10 +703,10 @@ static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer, int *t
 
 static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer, int *tag_out)
 {
-    char kvs[256];
+    char kvs[256], host[256];
     int rank, gsize;
     uint32_t tag;
-    if (!parse_port(port_name, kvs, sizeof(kvs), &gsize, &rank, &tag)) {
+    if (!parse_port(port_name, kvs, sizeof(kvs), &gsize, &rank, &tag, host, sizeof(host))) {
         lmpi_err_detail("MPI_Comm_connect: '%s' is not a port name of MPI_Open_port", port_name ? port_name : "(null)");
         return LMPI_ERR_PORT;
     }
@@ -708,7 +714,14 @@ static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer, int *
     uint32_t pg = lmpi_dpm_group(kvs, gsize);
     if (send_ctrl(kvs, rank, pg, &m) != LMPI_OK) {
         group_hold(pg, 0); /* registered for nothing: let it go again */
-        lmpi_err_detail("MPI_Comm_connect: port %s does not exist (no process %d in %s)", port_name, rank, kvs);
+        if (strcmp(host, dpm.host))
+            lmpi_err_detail("MPI_Comm_connect: port %s is on host %s, and no network address of its process was "
+                            "found%s: processes reach ports on other hosts when both jobs were started with "
+                            "LMPI_DPM_NET=1 (mpiexec sets it with --host or -nameserver) and share a name service "
+                            "(mpiexec -nameserver, Hydra's -nameserver)",
+                            port_name, host, dpm.net ? "" : " (this process was started without LMPI_DPM_NET=1)");
+        else
+            lmpi_err_detail("MPI_Comm_connect: port %s does not exist (no process %d in %s)", port_name, rank, kvs);
         return LMPI_ERR_PORT;
     }
     ctrl_msg r;
@@ -1166,7 +1179,7 @@ lmpi_status lmpi_dpm_init(void)
     update_size_hint();
 #if LMPI_HAVE_OFI
     char flag[8];
-    dpm.net = lmpi_tr_net.hosts || getenv("LMPI_DPM_NET") ||
+    dpm.net = lmpi_tr_net.hosts || lmpi_config.dpm_net ||
               (getenv("PMI_SPAWNED") && lmpi_pmi_get("LMPI_DPM_NET", flag, sizeof(flag)) == 0 &&
                !strcmp(flag, "1"));
 #endif

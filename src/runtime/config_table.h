@@ -71,6 +71,11 @@
       "of it polls the network (under the lock MPI calls then take), every 1 ms after it found "   \
       "something, backing off to this many microseconds while idle, so that first contacts "       \
       "between other ranks do not wait for it to call MPI. 0: no thread.")                         \
+    X(dpm_net, "LMPI_DPM_NET", BOOL, "0",                                                         \
+      "Dynamic processes may meet processes on other hosts: each process taking part publishes "  \
+      "its network address in the launcher's name service.  Our mpiexec sets it in jobs with "     \
+      "remote hosts and with -nameserver; give it (with a shared name service, Hydra's "          \
+      "-nameserver) to Hydra jobs that connect to jobs on other hosts.")                          \
     X(pmi, "LMPI_PMI", STRING, "1",                                                               \
       "The wire protocol spoken to a launcher that passes PMI_FD: 1 (PMI-1: LeanMPI's mpiexec, "   \
       "Hydra, Slurm's pmi2 plugin) or 2 (PMI-2: Hydra, Slurm's srun --mpi=pmi2).  Processes "      \

@@ -5,6 +5,8 @@
  * must leave nothing behind.
  *
  *   t_dpm [case]          as a parent (under mpiexec or as a singleton)
+ *   t_dpm serve|visit     one of two jobs started independently that meet
+ *                         through the name service (T_DPM_SERVICE)
  *   t_dpm child MODE ...  what a spawned copy does (MODE: echo, args, quit) */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -688,6 +690,89 @@ static void case_hosts(void)
     CHECK_EQ(sum, size);
 }
 
+/* Two jobs started independently (t_dpm serve / t_dpm visit, under
+ * launchers sharing a name service, on one host or two) meet through a
+ * published name: the visitor waits for it, then every member exchanges
+ * its rank and host with every remote member, and a merged communicator
+ * sums over both jobs. */
+/* What the other job must see to fail cleanly: the reason, then an abort. */
+static void must(int rc)
+{
+    if (rc == MPI_SUCCESS)
+        return;
+    char why[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_Error_string(rc, why, &len);
+    printf("t_dpm: rank %d: %s\n", rank, why);
+    fflush(stdout);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static void independent_jobs(int serving)
+{
+    const char *service = getenv("T_DPM_SERVICE") ? getenv("T_DPM_SERVICE") : "t_dpm-jobs";
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm inter, merged;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    if (serving) {
+        if (rank == 0) {
+            CHECK_EQ(MPI_Open_port(MPI_INFO_NULL, port), MPI_SUCCESS);
+            must(MPI_Publish_name(service, MPI_INFO_NULL, port));
+        }
+        CHECK_EQ(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter), MPI_SUCCESS);
+    } else {
+        if (rank == 0) {
+            int rc = MPI_ERR_NAME;
+            for (int i = 0; i < 600 && rc != MPI_SUCCESS; i++) { /* the other job may start later */
+                rc = MPI_Lookup_name(service, MPI_INFO_NULL, port);
+                if (rc != MPI_SUCCESS)
+                    usleep(50000);
+            }
+            CHECK_EQ(rc, MPI_SUCCESS);
+        }
+        must(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+    }
+    int rs;
+    MPI_Comm_remote_size(inter, &rs);
+    CHECK(rs >= 1);
+    /* every member sends its rank to every remote member, tagged by side */
+    int mine = (serving ? 1000 : 2000) + rank, *all = malloc(sizeof(int) * (size_t)rs);
+    MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, inter);
+    for (int i = 0; i < rs; i++)
+        CHECK_EQ(all[i], (serving ? 2000 : 1000) + i);
+    free(all);
+    /* a message past the eager limit between the two jobs */
+    char *big = malloc(BIG);
+    if (rank == 0) {
+        if (serving) {
+            memset(big, 0x5a, BIG);
+            CHECK_EQ(MPI_Send(big, BIG, MPI_CHAR, 0, 9, inter), MPI_SUCCESS);
+        } else {
+            CHECK_EQ(MPI_Recv(big, BIG, MPI_CHAR, 0, 9, inter, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK(big[0] == 0x5a && big[BIG - 1] == 0x5a);
+        }
+    }
+    free(big);
+    int one = 1, sum = 0;
+    CHECK_EQ(MPI_Intercomm_merge(inter, serving, &merged), MPI_SUCCESS);
+    CHECK_EQ(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, merged), MPI_SUCCESS);
+    CHECK_EQ(sum, size + rs);
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    printf("t_dpm %s: rank %d of %d on %s met %d remote processes\n", serving ? "serve" : "visit", rank, size, host,
+           rs);
+    MPI_Comm_free(&merged);
+    MPI_Comm_disconnect(&inter);
+    if (serving && rank == 0) {
+        CHECK_EQ(MPI_Unpublish_name(service, MPI_INFO_NULL, port), MPI_SUCCESS);
+        CHECK_EQ(MPI_Close_port(port), MPI_SUCCESS);
+    }
+}
+
+static void case_serve(void) { independent_jobs(1); }
+static void case_visit(void) { independent_jobs(0); }
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -708,7 +793,8 @@ int main(int argc, char **argv)
     } cases[] = {{"spawn", case_spawn, 1},   {"multiple", case_multiple, 1}, {"connect", case_connect, 1},
                  {"join", case_join, 1},     {"errors", case_errors, 1},     {"sessions", case_sessions, 1},
                  {"late", case_late, 1},         {"threads", case_threads, 1},     {"universe", case_universe, 0},
-                 {"cycles", case_cycles, 0},       {"hosts", case_hosts, 0}};
+                 {"cycles", case_cycles, 0},       {"hosts", case_hosts, 0},         {"serve", case_serve, 0},
+                 {"visit", case_visit, 0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if (only ? !strcmp(only, cases[i].name) : cases[i].by_default)
             cases[i].fn();

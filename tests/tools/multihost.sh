@@ -10,6 +10,8 @@
 #   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs; -ppn 1 (cyclic)
 #   hydra2       mpiexec.hydra across 2 hosts (with dynamic processes), PMI-1
 #                and PMI-2
+#   jobs2        independently started jobs, one per host, meet through a
+#                shared hydra_nameserver (mpiexec -nameserver; Hydra too)
 #   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
 #   kill_rank    SIGKILL of one rank on the second host
 #   kill_host    SIGKILL of every process of the second host (its proxy too)
@@ -131,6 +133,43 @@ for case in "$@"; do
             -hosts lmpi-h0:2,lmpi-h1:2 -n 4 -genv LMPI_PMI 2 "$T/t_pt2pt"
         run t_dpm_pmi2 env MPIEXEC_TIMEOUT=100 $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 \
             -hosts lmpi-h0:1,lmpi-h1:1 -n 2 -genv LMPI_PMI 2 "$T/t_dpm"
+        ;;
+    jobs2)
+        # jobs started independently, one per host, meet through a shared
+        # hydra_nameserver: ours with ours, Hydra's with ours (Hydra's ranks
+        # are told LMPI_DPM_NET=1; ours sets it with -nameserver)
+        NS=$(command -v hydra_nameserver) || { echo "SKIP [$case]: no hydra_nameserver"; skipped=1; continue; }
+        nsport=$((20000 + $$ % 20000))
+        "$NS" -port $nsport >/dev/null 2>&1 &
+        nspid=$!
+        for i in $(seq 50); do
+            $M -nameserver localhost:$nsport -n 1 true 2>/dev/null && break
+            sleep 0.1
+        done
+        N="-nameserver localhost:$nsport"
+        $M $N --host lmpi-h0:2 -n 2 "$T/t_dpm" serve >"$err" 2>&1 &
+        spid=$!
+        run ours_ours $M $N --host lmpi-h1:3 -n 3 "$T/t_dpm" visit
+        wait $spid || bad "ours_ours: the serving job failed: $(tail -5 "$err")"
+        grep -q "serve: rank 0 of 2 on lmpi-h0 met 3" "$err" || bad "ours_ours: $(tail -5 "$err")"
+        if H=$(command -v mpiexec.hydra); then
+            H="$H -launcher ssh -launcher-exec $SSH -iface lmpibr0 $N"
+            env MPIEXEC_TIMEOUT=100 $H -hosts lmpi-h0:2 -n 2 -genv LMPI_DPM_NET 1 "$T/t_dpm" serve >"$err" 2>&1 &
+            spid=$!
+            run hydra_ours $M $N --host lmpi-h1:2 -n 2 "$T/t_dpm" visit
+            wait $spid || bad "hydra_ours: the serving job failed: $(tail -5 "$err")"
+            # without LMPI_DPM_NET a Hydra job cannot reach the other host: it says so
+            $M $N --host lmpi-h0:1 -n 1 "$T/t_dpm" serve >"$err" 2>&1 &
+            spid=$!
+            env MPIEXEC_TIMEOUT=100 $H -hosts lmpi-h1:1 -n 1 "$T/t_dpm" visit >"$out" 2>&1 &&
+                bad "a Hydra job without LMPI_DPM_NET reached another host"
+            grep -q "is on host lmpi-h0.*started without LMPI_DPM_NET=1" "$out" ||
+                bad "no message naming the port's host and LMPI_DPM_NET: $(tail -3 "$out")"
+            kill $spid
+            wait $spid
+        fi
+        kill $nspid
+        left t_dpm
         ;;
     prte2)
         O=${LMPI_OMPI_MPIEXEC:-/opt/peers/openmpi/bin/mpiexec}
