@@ -2,11 +2,14 @@
  * keys, packets through a process's own inbox (a peer of another group that
  * happens to be itself), the dispatch of arrivals that the network hands in
  * (control packets to the control handler, others through the resolver),
- * and a network peer refused while no network is open.  This file plays
+ * a network peer refused while no network is open, and a killed process's
+ * inbox swept by the next one.  This file plays
  * the layer above (pt2pt and dpm). */
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "transport/shm/bridge.h"
@@ -55,8 +58,46 @@ int main(void)
     char kvs[64];
     snprintf(kvs, sizeof(kvs), "test_bridge_%d", (int)getpid());
     known_key = lmpi_bridge_group_key(kvs);
+    /* a killed process's inbox is removed by the next process that opens
+     * one; a live process's stays */
+    char dead[80], live[80], gone[120];
+    snprintf(dead, sizeof(dead), "test_bridge_dead_%d", (int)getpid());
+    snprintf(live, sizeof(live), "test_bridge_live_%d", (int)getpid());
+    int ready[2], hold[2];
+    CHECK_EQ(pipe(ready), 0);
+    CHECK_EQ(pipe(hold), 0);
+    pid_t alive = fork();
+    if (alive == 0) {
+        char one = 1;
+        close(hold[1]);
+        int ok = lmpi_bridge_open(live, 0) == LMPI_OK;
+        if (write(ready[1], &one, 1) != 1 || read(hold[0], &one, 1) < 0)
+            ok = 0;
+        lmpi_bridge_close();
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    char byte;
+    CHECK_EQ(read(ready[0], &byte, 1), 1); /* the live one's sweep is done */
+    pid_t killed = fork();
+    if (killed == 0) {
+        lmpi_bridge_open(dead, 0);
+        raise(SIGKILL);
+    }
+    CHECK_EQ(waitpid(killed, &status, 0), killed);
+    CHECK(WIFSIGNALED(status));
+    struct stat sb;
+    snprintf(gone, sizeof(gone), "/dev/shm/lmpi-%s-x0", dead);
+    CHECK_EQ(stat(gone, &sb), 0); /* left behind by the kill */
     CHECK_EQ(lmpi_bridge_open(kvs, 3), LMPI_OK);
     CHECK(lmpi_bridge_is_open());
+    CHECK(stat(gone, &sb) != 0); /* swept */
+    snprintf(gone, sizeof(gone), "/dev/shm/lmpi-%s-x0", live);
+    CHECK_EQ(stat(gone, &sb), 0); /* kept */
+    close(hold[1]);
+    CHECK_EQ(waitpid(alive, &status, 0), alive);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(stat(gone, &sb) != 0); /* its owner removed it on the way out */
 
     /* our own inbox as a peer: shared memory, our pid */
     int idx = lmpi_bridge_attach(kvs, 3);

@@ -5,9 +5,12 @@
  * pool is a stack under a spin lock: several foreign senders take cells and
  * the owner returns them; traffic between groups is not the hot path, and
  * a lock keeps the pool free of the ABA problem. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,7 +35,8 @@ typedef struct {
     _Atomic uint32_t lock;
     uint64_t free_head; /* under lock: a stack linked through the cells' link */
     uint64_t size;
-    char pad[32];
+    uint64_t pidns; /* the owner's pid namespace (its inode): whose pid this is */
+    char pad[24];
     lmpi_shmq recvq;
 } inbox_header;
 
@@ -141,10 +145,72 @@ static int stat_shm(const char *name, struct stat *st)
     return rc;
 }
 
+static uint64_t my_pidns(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* Inboxes of processes that were killed (SIGKILL from a launcher such as
+ * Hydra, which stops a job that way; a killed host's processes) outlive
+ * them: nothing else removes a name in /dev/shm (t_dpm under Hydra, ranks
+ * killed: 2 inboxes left per job before this).  So a process opening its
+ * inbox removes this user's inboxes whose owner is gone: the owner's pid
+ * and pid namespace are in the header, so a process of a container that
+ * shares /dev/shm but not pids is never taken for dead.  An inbox still
+ * being made (no magic yet) is left alone; a pid reused since leaves one
+ * stale inbox until a later sweep. */
+/* Gone, or a zombie its launcher has not reaped (Hydra 4.0 leaves killed
+ * ranks so for a while). */
+static bool process_gone(pid_t pid)
+{
+    if (kill(pid, 0) != 0)
+        return errno == ESRCH;
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* the state follows the command's name */
+    return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+static void sweep_dead_inboxes(void)
+{
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return;
+    uint64_t ns = my_pidns();
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *x = strrchr(e->d_name, 'x');
+        if (strncmp(e->d_name, "lmpi-", 5) || !x || x[-1] != '-' || !x[1] || strspn(x + 1, "0123456789") != strlen(x + 1))
+            continue;
+        char name[300];
+        snprintf(name, sizeof(name), "/%s", e->d_name);
+        int fd = shm_open(name, O_RDONLY | O_NOFOLLOW, 0);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        inbox_header h;
+        bool dead = fstat(fd, &st) == 0 && st.st_uid == geteuid() && (size_t)st.st_size >= sizeof(h) &&
+                    pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && h.magic == INBOX_MAGIC && h.pid > 0 &&
+                    h.pidns == ns && ns != 0 && process_gone(h.pid);
+        close(fd);
+        if (dead)
+            shm_unlink(name);
+    }
+    closedir(d);
+}
+
 lmpi_status lmpi_bridge_open(const char *kvsname, int rank)
 {
     if (br.inbox)
         return LMPI_OK;
+    sweep_dead_inboxes();
     inbox_name(br.name, sizeof(br.name), kvsname, rank);
     size_t size = first_cell() + (size_t)INBOX_CELLS * BCELL_SIZE;
     int fd = shm_open(br.name, O_CREAT | O_EXCL | O_RDWR, 0600);
@@ -178,6 +244,7 @@ lmpi_status lmpi_bridge_open(const char *kvsname, int rank)
     }
     inbox_header *h = (inbox_header *)base;
     h->pid = (int32_t)getpid();
+    h->pidns = my_pidns();
     h->ncells = INBOX_CELLS;
     h->size = size;
     lmpi_shmq_init(&h->recvq);
