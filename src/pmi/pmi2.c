@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pmi/pmi2.h"
@@ -308,6 +309,12 @@ void lmpi_pmi2_abort(int code, const char *msg)
     add(&m, "cmd", "abort");
     add(&m, "isworld", "TRUE");
     add(&m, "msg", clean);
+    /* Hydra 4.0 does not know PMI-2's abort and kills the job at once, and
+     * the message this process just wrote to stderr, which its proxy
+     * forwards on another channel, was lost 3 runs in 5.  A pause lets it
+     * through: aborting is not a path to hurry on. */
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
     exchange(&m, NULL);
 }
 

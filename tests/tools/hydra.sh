@@ -26,6 +26,10 @@ for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
     out=$(LMPI_PMI=2 timeout 60 "$h" -n 4 "$b/tests/t_fail" abort 2>&1)
     st=$?
     case $st in 0 | 124) echo "FAIL: MPI_Abort under $h with PMI-2: exit status $st"; exit 1 ;; esac
+    # the rank's message gets out before the launcher stops the job (Hydra
+    # 4.0 kills at once, not knowing PMI-2's abort)
+    echo "$out" | grep -q "MPI_Abort(MPI_COMM_WORLD, 3) called by rank" ||
+        { echo "FAIL: MPI_Abort under $h with PMI-2: the rank's message was lost"; echo "$out"; exit 1; }
     sleep 0.5
     # its own ranks (each says its pid): other tests may run t_fail meanwhile.
     # Hydra 4.0 does not know PMI-2's abort and exits at once: its ranks are
