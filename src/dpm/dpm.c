@@ -579,6 +579,22 @@ static lmpi_status open_port(char *name)
     return LMPI_OK;
 }
 
+/* A port name whose owner is on another host while this process has no
+ * network for dynamic processes: it can open one (a build with libfabric). */
+static bool port_elsewhere(const char *name)
+{
+#if LMPI_HAVE_OFI
+    char kvs[256], host[256];
+    int rank, gsize;
+    uint32_t tag;
+    return !dpm.net && parse_port(name, kvs, sizeof(kvs), &gsize, &rank, &tag, host, sizeof(host)) &&
+           strcmp(host, dpm.host) != 0;
+#else
+    (void)name;
+    return false;
+#endif
+}
+
 /* A port of this process that is open: its tag. */
 static lmpi_status my_port(const char *name, const char *fn, uint32_t *tag)
 {
@@ -715,11 +731,11 @@ static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer, int *
     if (send_ctrl(kvs, rank, pg, &m) != LMPI_OK) {
         group_hold(pg, 0); /* registered for nothing: let it go again */
         if (strcmp(host, dpm.host))
-            lmpi_err_detail("MPI_Comm_connect: port %s is on host %s, and no network address of its process was "
-                            "found%s: processes reach ports on other hosts when both jobs were started with "
-                            "LMPI_DPM_NET=1 (mpiexec sets it with --host or -nameserver) and share a name service "
-                            "(mpiexec -nameserver, Hydra's -nameserver)",
-                            port_name, host, dpm.net ? "" : " (this process was started without LMPI_DPM_NET=1)");
+            lmpi_err_detail("MPI_Comm_connect: port %s is on host %s, and its process published no network address "
+                            "%s: a port is reached from other hosts when its job was started with LMPI_DPM_NET=1 "
+                            "(mpiexec sets it with --host or -nameserver) and shares the name service of the "
+                            "connecting job (mpiexec -nameserver, Hydra's -nameserver)",
+                            port_name, host, dpm.net ? "in this job's name service" : "(this LeanMPI has no network)");
         else
             lmpi_err_detail("MPI_Comm_connect: port %s does not exist (no process %d in %s)", port_name, rank, kvs);
         return LMPI_ERR_PORT;
@@ -779,12 +795,25 @@ static lmpi_status establish_one(bool accepting, const char *port_name, int root
     lmpi_status st = ensure_inbox();
     lmpi_rankmap peer_map;
     bool have_peer = false;
-    /* every member has an inbox before the root lets the other side in */
-    uint32_t ready = st == LMPI_OK ? 0 : 1;
+    /* every member has an inbox before the root lets the other side in;
+     * the same reduction carries the root's finding that the port is on
+     * another host while this job has no network (value 1) */
+    uint32_t ready = st == LMPI_OK ? (comm->rank == root && !accepting && port_elsewhere(port_name)) : 2;
     lmpi_status st2 = lmpi_icoll_allreduce_max_u32(comm, &ready);
     if (st2 != LMPI_OK)
         return st2;
-    if (ready)
+    if (ready == 1) {
+        /* a job started without LMPI_DPM_NET (Hydra's) reaching a port on
+         * another host: every member opens the network and publishes its
+         * address now, as if started with it; the owner's job must have */
+        dpm.net = true;
+        st = registry_publish();
+        ready = st == LMPI_OK ? 0 : 2;
+        st2 = lmpi_icoll_allreduce_max_u32(comm, &ready);
+        if (st2 != LMPI_OK)
+            return st2;
+    }
+    if (ready >= 2)
         return st != LMPI_OK ? st : LMPI_ERR_OTHER;
     int32_t result = LMPI_OK;
     int tag = 0;

@@ -75,7 +75,8 @@
       "Dynamic processes may meet processes on other hosts: each process taking part publishes "  \
       "its network address in the launcher's name service.  Our mpiexec sets it in jobs with "     \
       "remote hosts and with -nameserver; give it (with a shared name service, Hydra's "          \
-      "-nameserver) to Hydra jobs that connect to jobs on other hosts.")                          \
+      "-nameserver) to a Hydra job whose ports jobs on other hosts connect to (a job connecting " \
+      "to a port on another host opens the network then).")                                       \
     X(pmi, "LMPI_PMI", STRING, "1",                                                               \
       "The wire protocol spoken to a launcher that passes PMI_FD: 1 (PMI-1: LeanMPI's mpiexec, "   \
       "Hydra, Slurm's pmi2 plugin) or 2 (PMI-2: Hydra, Slurm's srun --mpi=pmi2).  Processes "      \

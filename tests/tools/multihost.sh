@@ -136,8 +136,9 @@ for case in "$@"; do
         ;;
     jobs2)
         # jobs started independently, one per host, meet through a shared
-        # hydra_nameserver: ours with ours, Hydra's with ours (Hydra's ranks
-        # are told LMPI_DPM_NET=1; ours sets it with -nameserver)
+        # hydra_nameserver: ours with ours, Hydra's with ours (a Hydra job
+        # that opens a port is told LMPI_DPM_NET=1; ours sets it with
+        # -nameserver)
         NS=$(command -v hydra_nameserver) || { echo "SKIP [$case]: no hydra_nameserver"; skipped=1; continue; }
         nsport=$((20000 + $$ % 20000))
         "$NS" -port $nsport >/dev/null 2>&1 &
@@ -158,12 +159,19 @@ for case in "$@"; do
             spid=$!
             run hydra_ours $M $N --host lmpi-h1:2 -n 2 "$T/t_dpm" visit
             wait $spid || bad "hydra_ours: the serving job failed: $(tail -5 "$err")"
-            # without LMPI_DPM_NET a Hydra job cannot reach the other host: it says so
-            $M $N --host lmpi-h0:1 -n 1 "$T/t_dpm" serve >"$err" 2>&1 &
+            # a job started without LMPI_DPM_NET opens the network when it
+            # connects to a port on another host
+            $M $N --host lmpi-h0:2 -n 2 "$T/t_dpm" serve >"$err" 2>&1 &
             spid=$!
-            env MPIEXEC_TIMEOUT=100 $H -hosts lmpi-h1:1 -n 1 "$T/t_dpm" visit >"$out" 2>&1 &&
-                bad "a Hydra job without LMPI_DPM_NET reached another host"
-            grep -q "is on host lmpi-h0.*started without LMPI_DPM_NET=1" "$out" ||
+            run hydra_visits_without_net env MPIEXEC_TIMEOUT=100 $H -hosts lmpi-h1:3 -n 3 "$T/t_dpm" visit
+            wait $spid || bad "hydra_visits_without_net: the serving job failed: $(tail -5 "$err")"
+            # but a port whose job was started without it cannot be reached
+            # from another host: the connecting job says so, naming the host
+            env MPIEXEC_TIMEOUT=100 $H -hosts lmpi-h0:1 -n 1 "$T/t_dpm" serve >"$err" 2>&1 &
+            spid=$!
+            $M $N --host lmpi-h1:1 -n 1 "$T/t_dpm" visit >"$out" 2>&1 &&
+                bad "a port of a job without LMPI_DPM_NET was reached from another host"
+            grep -q "is on host lmpi-h0, and its process published no network address" "$out" ||
                 bad "no message naming the port's host and LMPI_DPM_NET: $(tail -3 "$out")"
             kill $spid
             wait $spid
