@@ -151,15 +151,6 @@ static uint64_t my_pidns(void)
     return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-/* Inboxes of processes that were killed (SIGKILL from a launcher such as
- * Hydra, which stops a job that way; a killed host's processes) outlive
- * them: nothing else removes a name in /dev/shm (t_dpm under Hydra, ranks
- * killed: 2 inboxes left per job before this).  So a process opening its
- * inbox removes this user's inboxes whose owner is gone: the owner's pid
- * and pid namespace are in the header, so a process of a container that
- * shares /dev/shm but not pids is never taken for dead.  An inbox still
- * being made (no magic yet) is left alone; a pid reused since leaves one
- * stale inbox until a later sweep. */
 /* Gone, or a zombie its launcher has not reaped (Hydra 4.0 leaves killed
  * ranks so for a while). */
 static bool process_gone(pid_t pid)
@@ -178,6 +169,15 @@ static bool process_gone(pid_t pid)
     return paren && paren[1] == ' ' && paren[2] == 'Z';
 }
 
+/* Inboxes of processes that were killed (SIGKILL from a launcher such as
+ * Hydra, which stops a job that way; a killed host's processes) outlive
+ * them: nothing else removes a name in /dev/shm (t_dpm under Hydra, ranks
+ * killed: 2 inboxes left per job before this).  So a process opening its
+ * inbox removes this user's inboxes whose owner is gone: the owner's pid
+ * and pid namespace are in the header, so a process of a container that
+ * shares /dev/shm but not pids is never taken for dead.  An inbox still
+ * being made (no magic yet) is left alone; a pid reused since leaves one
+ * stale inbox until a later sweep. */
 static void sweep_dead_inboxes(void)
 {
     DIR *d = opendir("/dev/shm");
@@ -187,8 +187,9 @@ static void sweep_dead_inboxes(void)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         const char *x = strrchr(e->d_name, 'x');
-        if (strncmp(e->d_name, "lmpi-", 5) || !x || x[-1] != '-' || !x[1] || strspn(x + 1, "0123456789") != strlen(x + 1))
-            continue;
+        if (strncmp(e->d_name, "lmpi-", 5) || !x || x[-1] != '-' || !x[1] ||
+            strspn(x + 1, "0123456789") != strlen(x + 1))
+            continue; /* not an inbox: /lmpi-<kvsname>-x<rank> */
         char name[300];
         snprintf(name, sizeof(name), "/%s", e->d_name);
         int fd = shm_open(name, O_RDONLY | O_NOFOLLOW, 0);
