@@ -49,6 +49,23 @@ T_DPM_SERVICE=t_dpm-jobs $M -nameserver localhost:$port -n 1 "$T/t_dpm" serve >"
 grep -q "MPI_ERR_SERVICE.*t_dpm-jobs.*already published at the name server" "$out2" || fail "the second publish's message"
 $M -nameserver localhost:$port -n 1 "$T/t_dpm" visit >"$out2" 2>&1 || fail "the visit after a refused publish"
 wait $s || fail "the first serving job"
+# the refused port was never left at the server (hydra_nameserver keeps a
+# second publish it refuses, and hands it out after the first is unpublished)
+if command -v python3 >/dev/null; then
+    left=$(python3 -c "
+import socket, struct
+c = socket.create_connection(('127.0.0.1', $port))
+req = [b'LOOKUP\0', b't_dpm-jobs\0']
+c.sendall(struct.pack('=i', len(req)) + b''.join(struct.pack('=i', len(w)) + w for w in req))
+d = b''
+while len(d) < 4 or len(d) < 4 + struct.unpack('=i', d[:4])[0]:
+    r = c.recv(4096)
+    if not r:
+        break
+    d += r
+print(d[4:].rstrip(b'\0').decode() or '-')") || fail "cannot ask the name server"
+    [ "$left" = "-" ] || fail "a port is still published under t_dpm-jobs: $left"
+fi
 
 # bad input: nothing to reach, no such host, not HOST[:PORT]
 for spec in "localhost:1" "lmpi-no-such-host.invalid" "localhost:x" ":5"; do

@@ -1085,6 +1085,16 @@ static void name_command_remote(rank_t *rk, const char *cmd, const char *service
     const char *words[3] = {what, service, port};
     const char *result = what[0] == 'P' ? "publish_result" : what[0] == 'L' ? "lookup_result" : "unpublish_result";
     char reply[2048], err[600];
+    /* hydra_nameserver refuses a name published twice but keeps the second
+     * port anyway, and hands it out once the first is unpublished: a port of
+     * a process told its publish failed.  So a taken name is not sent. */
+    const char *probe[2] = {"LOOKUP", service};
+    if (what[0] == 'P' &&
+        lmpi_ns_request(&job.nameserver, probe, 2, reply, sizeof(reply), NS_TIMEOUT_MS, err, sizeof(err)) == 0 &&
+        *reply) {
+        pmi_reply(rk, "cmd=%s rc=-1 msg=already_published_at_the_name_server", result);
+        return;
+    }
     if (lmpi_ns_request(&job.nameserver, words, what[0] == 'P' ? 3 : 2, reply, sizeof(reply), NS_TIMEOUT_MS, err,
                         sizeof(err)) != 0) {
         for (char *c = err; *c; c++) /* one PMI word; the rank turns '_' back into spaces */
