@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -674,7 +673,7 @@ static bool process_gone(const char *kvsname, int rank)
         return true;
     pid_t pid = lmpi_bridge_pid(idx);
     lmpi_bridge_detach(idx);
-    return kill(pid, 0) != 0 && errno == ESRCH;
+    return lmpi_bridge_pid_gone(pid);
 }
 
 static double now_s(void)

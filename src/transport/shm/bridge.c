@@ -151,10 +151,10 @@ static uint64_t my_pidns(void)
     return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-/* Gone, or a zombie its launcher has not reaped (Hydra 4.0 leaves killed
- * ranks so for a while). */
-static bool process_gone(pid_t pid)
+bool lmpi_bridge_pid_gone(pid_t pid)
 {
+    if (pid <= 0) /* no inbox to read it from */
+        return true;
     if (kill(pid, 0) != 0)
         return errno == ESRCH;
     char path[64], buf[256];
@@ -199,7 +199,7 @@ static void sweep_dead_inboxes(void)
         inbox_header h;
         bool dead = fstat(fd, &st) == 0 && st.st_uid == geteuid() && (size_t)st.st_size >= sizeof(h) &&
                     pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && h.magic == INBOX_MAGIC && h.pid > 0 &&
-                    h.pidns == ns && ns != 0 && process_gone(h.pid);
+                    h.pidns == ns && ns != 0 && lmpi_bridge_pid_gone(h.pid);
         close(fd);
         if (dead)
             shm_unlink(name);

@@ -53,6 +53,9 @@ bool lmpi_bridge_is_net(int index);
 void lmpi_bridge_detach(int index);
 bool lmpi_bridge_is_peer(int index);
 pid_t lmpi_bridge_pid(int index);
+/* Whether the process pid is gone, or a zombie its launcher has not reaped
+ * (Hydra 4.0 leaves killed ranks so for a while): an inbox's owner is. */
+bool lmpi_bridge_pid_gone(pid_t pid);
 int lmpi_bridge_peers(void);
 size_t lmpi_bridge_bytes(void);
 
