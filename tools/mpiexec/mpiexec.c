@@ -1079,37 +1079,38 @@ static int do_spawn(int p)
  * names are shared with every job that uses it, on any host.  mpiexec waits
  * for the answer (at most NS_TIMEOUT_MS), as the rank asking does. */
 #define NS_TIMEOUT_MS 5000
+/* cmd: publish_name (port given), lookup_name or unpublish_name (port NULL) */
 static void name_command_remote(rank_t *rk, const char *cmd, const char *service, const char *port)
 {
-    const char *what = !strcmp(cmd, "publish_name") ? "PUBLISH" : !strcmp(cmd, "lookup_name") ? "LOOKUP" : "UNPUBLISH";
-    const char *words[3] = {what, service, port};
-    const char *result = what[0] == 'P' ? "publish_result" : what[0] == 'L' ? "lookup_result" : "unpublish_result";
-    char reply[2048], err[600];
+    bool publish = port != NULL, lookup = !strcmp(cmd, "lookup_name");
+    const char *words[3] = {publish ? "PUBLISH" : lookup ? "LOOKUP" : "UNPUBLISH", service, port};
+    char result[32], reply[2048], err[600];
+    snprintf(result, sizeof(result), "%.*s_result", (int)(strlen(cmd) - 5), cmd); /* publish_name: publish_result */
     /* hydra_nameserver refuses a name published twice but keeps the second
      * port anyway, and hands it out once the first is unpublished: a port of
      * a process told its publish failed.  So a taken name is not sent. */
     const char *probe[2] = {"LOOKUP", service};
-    if (what[0] == 'P' &&
+    if (publish &&
         lmpi_ns_request(&job.nameserver, probe, 2, reply, sizeof(reply), NS_TIMEOUT_MS, err, sizeof(err)) == 0 &&
         *reply) {
         pmi_reply(rk, "cmd=%s rc=-1 msg=already_published_at_the_name_server", result);
         return;
     }
-    if (lmpi_ns_request(&job.nameserver, words, what[0] == 'P' ? 3 : 2, reply, sizeof(reply), NS_TIMEOUT_MS, err,
+    if (lmpi_ns_request(&job.nameserver, words, publish ? 3 : 2, reply, sizeof(reply), NS_TIMEOUT_MS, err,
                         sizeof(err)) != 0) {
         for (char *c = err; *c; c++) /* one PMI word; the rank turns '_' back into spaces */
             if (*c == ' ' || *c == '=' || *c == '\n')
                 *c = '_';
         pmi_reply(rk, "cmd=%s rc=-1 msg=%s", result, err);
-    } else if (what[0] == 'L') {
+    } else if (lookup) {
         if (*reply && !strpbrk(reply, " \n"))
-            pmi_reply(rk, "cmd=lookup_result rc=0 port=%s", reply);
+            pmi_reply(rk, "cmd=%s rc=0 port=%s", result, reply);
         else
-            pmi_reply(rk, "cmd=lookup_result rc=-1 msg=not_found");
+            pmi_reply(rk, "cmd=%s rc=-1 msg=not_found", result);
     } else if (strcmp(reply, "SUCCESS")) {
         /* the rank names the service; a word here would lose its '_'s */
         pmi_reply(rk, "cmd=%s rc=-1 msg=%s_at_the_name_server", result,
-                  what[0] == 'P' ? "already_published" : "not_published");
+                  publish ? "already_published" : "not_published");
     } else {
         pmi_reply(rk, "cmd=%s rc=0 info=ok", result);
     }
