@@ -1200,16 +1200,19 @@ void lmpi_dpm_report(FILE *out)
 
 /* ---- runtime ------------------------------------------------------------------------ */
 
+bool lmpi_dpm_parent_net(void)
+{
+    char flag[8];
+    return getenv("PMI_SPAWNED") && lmpi_pmi_get("LMPI_DPM_NET", flag, sizeof(flag)) == 0 && !strcmp(flag, "1");
+}
+
 lmpi_status lmpi_dpm_init(void)
 {
     lmpi_rankmap_set_group_hook(group_hold);
     dpm.my_key = lmpi_bridge_group_key(lmpi_rt.kvsname);
     update_size_hint();
 #if LMPI_HAVE_OFI
-    char flag[8];
-    dpm.net = lmpi_tr_net.hosts || lmpi_config.dpm_net ||
-              (getenv("PMI_SPAWNED") && lmpi_pmi_get("LMPI_DPM_NET", flag, sizeof(flag)) == 0 &&
-               !strcmp(flag, "1"));
+    dpm.net = lmpi_tr_net.hosts || lmpi_config.dpm_net || lmpi_dpm_parent_net();
 #endif
     if (gethostname(dpm.host, sizeof(dpm.host) - 1) != 0)
         snprintf(dpm.host, sizeof(dpm.host), "?");

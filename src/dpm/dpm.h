@@ -35,6 +35,9 @@ lmpi_status lmpi_dpm_decode_map(const void *blob, size_t len, lmpi_rankmap *out)
 /* Runtime: after the world exists (a spawned process connects to its
  * parents here), and before it goes. */
 lmpi_status lmpi_dpm_init(void);
+/* Was this process spawned by a job whose processes publish their network
+ * addresses (LMPI_DPM_NET): then it will open the network to reach them. */
+bool lmpi_dpm_parent_net(void);
 void lmpi_dpm_finalize(void);
 /* Process sets of other process groups (the session model): in a spawned
  * process "lmpi://parent", the processes that spawned it (while the parent

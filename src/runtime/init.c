@@ -234,12 +234,22 @@ static lmpi_status start_runtime(int required, int *provided)
         lmpi_free(node_of);
         return st;
     }
+    /* A spawned process whose parents may be on other hosts opens the
+     * network to reach them (lmpi_dpm_init): started now, libfabric's 0.3 s
+     * (Debian's) overlaps the rest, and every child opens at once rather
+     * than after its node's first rank (spawning 4 children over 2 hosts:
+     * 840 -> 540 ms, docs/performance.md). */
+    bool open_early = lmpi_dpm_parent_net();
+    if (open_early)
+        lmpi_tr_net_open_early(info.rank, info.size);
     st = lmpi_shm_init(info.rank, info.size, leader, nlocal, info.kvsname);
     if (st == LMPI_OK && net)
         st = lmpi_tr_net_connect(); /* after shm's PMI barrier: every address is published */
+    if (open_early)
+        (void)lmpi_tr_net_open_wait(); /* a failure is reported where the endpoint is needed */
     /* The segment's descriptor is not for the user's own children.  Unset
-     * only now: the network's opening thread (lmpi_tr_net_start) reads the
-     * environment (libfabric's getenv) until lmpi_tr_net_connect joins it. */
+     * only now: the network's opening threads (lmpi_tr_net_start, _early)
+     * read the environment (libfabric's getenv) until they are joined. */
     unsetenv("LMPI_SHM_FD");
     if (st == LMPI_OK && lmpi_config.vnode_link && *lmpi_config.vnode_link) {
         double lat, bw;

@@ -53,6 +53,8 @@ void lmpi_ofi_close(void);
 const char *lmpi_ofi_describe(void);
 void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len);
 size_t lmpi_ofi_entry_bytes(void);
+void lmpi_ofi_open_early(int me, int n);
+lmpi_status lmpi_ofi_open_wait(void);
 #else
 static lmpi_status lmpi_ofi_open(int me, int n, const int *node_of)
 {
@@ -70,6 +72,8 @@ static void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload,
     (void)src, (void)h, (void)payload, (void)len;
 }
 static size_t lmpi_ofi_entry_bytes(void) { return 0; }
+static void lmpi_ofi_open_early(int me, int n) { (void)me, (void)n; }
+static lmpi_status lmpi_ofi_open_wait(void) { return LMPI_OK; }
 #endif
 
 lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me, bool hosts)
@@ -78,6 +82,10 @@ lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me, bool hosts)
     lmpi_tr_net.hosts = hosts;
     return lmpi_ofi_open(me, n, node_of);
 }
+
+void lmpi_tr_net_open_early(int me, int n) { lmpi_ofi_open_early(me, n); }
+
+lmpi_status lmpi_tr_net_open_wait(void) { return lmpi_ofi_open_wait(); }
 
 lmpi_status lmpi_tr_net_connect(void)
 {

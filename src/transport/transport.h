@@ -140,6 +140,14 @@ void lmpi_tr_net_forget(void);
  * all on one host; then no world rank goes over it).  Unsupported without
  * libfabric at build time. */
 lmpi_status lmpi_tr_net_foreign_address(int me, int n, char *hex, size_t len);
+/* Start opening this process's endpoint in the background now, for a
+ * process that will need it soon (a spawned one whose parents may be on
+ * other hosts): libfabric's start-up then overlaps the rest of MPI_Init
+ * and the other processes' own opening.  lmpi_tr_net_open_wait joins it
+ * (before the environment changes: libfabric reads it while it opens); a
+ * failure is its open's, reported again where the endpoint is needed. */
+void lmpi_tr_net_open_early(int me, int n);
+lmpi_status lmpi_tr_net_open_wait(void);
 /* The network transport's name and provider ("ofi tcp;ofi_rxm"), or NULL when off. */
 const char *lmpi_tr_net_describe(void);
 

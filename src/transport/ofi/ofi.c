@@ -456,7 +456,8 @@ static void *open_in_background(void *unused)
 
 static void open_start(void)
 {
-    opener.running = pthread_create(&opener.thread, NULL, open_in_background, NULL) == 0;
+    if (!opener.running && !ofi.ep)
+        opener.running = pthread_create(&opener.thread, NULL, open_in_background, NULL) == 0;
 }
 
 static lmpi_status open_joined(void)
@@ -1036,9 +1037,18 @@ const char *lmpi_ofi_describe(void) { return ofi.describe; }
 
 /* ---- other process groups on other hosts (shm/bridge.h) ----------------- */
 
-lmpi_status lmpi_ofi_foreign_address(int me, int n, char *hex, size_t len)
+void lmpi_ofi_open_early(int me, int n)
 {
     if (!ofi.n) /* a job on one host: nothing was set up at start-up */
+        setup(me, n);
+    open_start();
+}
+
+lmpi_status lmpi_ofi_open_wait(void) { return open_joined(); }
+
+lmpi_status lmpi_ofi_foreign_address(int me, int n, char *hex, size_t len)
+{
+    if (!ofi.n)
         setup(me, n);
     LMPI_TRY(open_now());
     if (len < 2 * ofi.name_len + 1)
