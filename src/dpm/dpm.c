@@ -1202,8 +1202,11 @@ void lmpi_dpm_report(FILE *out)
 
 bool lmpi_dpm_parent_net(void)
 {
+    static int known = -1; /* asked at start-up and by lmpi_dpm_init: one PMI round trip */
     char flag[8];
-    return getenv("PMI_SPAWNED") && lmpi_pmi_get("LMPI_DPM_NET", flag, sizeof(flag)) == 0 && !strcmp(flag, "1");
+    if (known < 0)
+        known = getenv("PMI_SPAWNED") && lmpi_pmi_get("LMPI_DPM_NET", flag, sizeof(flag)) == 0 && !strcmp(flag, "1");
+    return known;
 }
 
 lmpi_status lmpi_dpm_init(void)
