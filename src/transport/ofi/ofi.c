@@ -3,8 +3,9 @@
  * messages, so matching stays ours (src/match).
  *
  * When processes open it (LMPI_OFI_CONNECT): opening libfabric costs
- * every process its providers' start-up (Debian's probes verbs and psm:
- * 0.3 s and 80 ms of processor time each) and the provider's buffers (rxm:
+ * every process its providers' start-up (Debian's: 0.2 s asleep while psm's
+ * and psm2's libraries calibrate their clocks, 0.1 s of processor time while
+ * verbs reads /proc/kallsyms) and the provider's buffers (rxm:
  * 25-95 MB), which is most of a multi-host job's start when every rank pays
  * it (256 ranks over 4 hosts: 36 s against 0.43 s on one host).  So by
  * default only each node's first rank opens at start-up and publishes its
@@ -434,7 +435,7 @@ static lmpi_status open_here(void)
 }
 
 /* Start-up opens in the background: Debian's libfabric takes 0.3 s to
- * load and probe (psm's library calibrates its clock asleep, verbs reads
+ * load and probe (psm's and psm2's libraries calibrate their clocks asleep, verbs reads
  * /proc/kallsyms twice), time in which the other ranks are still starting
  * and making shared memory; the first rank publishes its address once
  * both are done (lmpi_ofi_connect). */
