@@ -435,10 +435,10 @@ static lmpi_status open_here(void)
 }
 
 /* Start-up opens in the background: Debian's libfabric takes 0.3 s to
- * load and probe (psm's and psm2's libraries calibrate their clocks asleep, verbs reads
- * /proc/kallsyms twice), time in which the other ranks are still starting
- * and making shared memory; the first rank publishes its address once
- * both are done (lmpi_ofi_connect). */
+ * load and probe (psm's and psm2's libraries calibrate their clocks
+ * asleep, verbs reads /proc/kallsyms twice), time in which the other ranks
+ * are still starting and making shared memory; the first rank publishes
+ * its address once both are done (lmpi_ofi_connect). */
 static struct {
     pthread_t thread;
     bool running;
