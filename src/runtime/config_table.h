@@ -84,7 +84,8 @@
     X(ofi_lib, "LMPI_OFI_LIB", STRING, "libfabric.so.1",                                          \
       "The libfabric the network transport opens (a file name or path): a site's own build, or "  \
       "one whose providers do not probe the machine at start-up (Debian's loads verbs, psm and "  \
-      "psm2 into every process: about 0.3 s and 0.08 s of processor time each).")                  \
+      "psm2 into every process that opens it: 0.2 s asleep in psm's and psm2's clock "            \
+      "calibration, then about 0.1 s of processor time in verbs' reading of /proc/kallsyms).")    \
     X(topo_map, "LMPI_TOPO_MAP", STRING, "auto",                                                  \
       "How MPI_Cart_create, MPI_Graph_create and MPI_Dist_graph_create map with reorder=1: auto "  \
       "(grids tiled analytically onto nodes and sockets, graphs with Scotch in two levels), "      \
