@@ -84,6 +84,7 @@ static struct {
     pending *requests; /* CONNECTs waiting for an accept */
     pending *replies;  /* ACCEPT / REJECT for this process's connects */
     bool net;          /* processes of other groups may be on other hosts */
+    bool net_late;     /* ... turned on after start-up: other members may lack it */
     bool published;    /* this process's network address is in the registry */
     char host[256];
 } dpm = {.parent = MPI_COMM_NULL};
@@ -564,6 +565,15 @@ static bool parse_port(const char *name, char *kvsname, size_t len, int *gsize, 
 
 static lmpi_status open_port(char *name)
 {
+#if LMPI_HAVE_OFI
+    /* A job started without LMPI_DPM_NET under a launcher whose names other
+     * jobs share (Hydra's -nameserver): they may connect from other hosts,
+     * as they would to MPICH's ports, so this process opens the network and
+     * publishes its address now; its accepts bring the other members in
+     * (establish_one).  LMPI_DPM_NET=0 says no. */
+    if (!dpm.net && !getenv("LMPI_DPM_NET") && lmpi_pmi_names_shared())
+        dpm.net = dpm.net_late = true;
+#endif
     lmpi_status st = ensure_inbox();
     if (st != LMPI_OK)
         return st;
@@ -578,18 +588,23 @@ static lmpi_status open_port(char *name)
     return LMPI_OK;
 }
 
-/* A port name whose owner is on another host while this process has no
- * network for dynamic processes: it can open one (a build with libfabric). */
-static bool port_elsewhere(const char *name)
+/* Must the members of comm open the network for this accept or connect?
+ * Asked at the root: a port on another host while this job started
+ * without the network, or a job that turned it on since (some members may
+ * still lack it; registry_publish does nothing where it is on). */
+static bool members_need_net(bool accepting, const char *name)
 {
 #if LMPI_HAVE_OFI
+    if (dpm.net && !dpm.net_late)
+        return false;
+    if (accepting)
+        return dpm.net_late;
     char kvs[256], host[256];
     int rank, gsize;
     uint32_t tag;
-    return !dpm.net && parse_port(name, kvs, sizeof(kvs), &gsize, &rank, &tag, host, sizeof(host)) &&
-           strcmp(host, dpm.host) != 0;
+    return parse_port(name, kvs, sizeof(kvs), &gsize, &rank, &tag, host, sizeof(host)) && strcmp(host, dpm.host) != 0;
 #else
-    (void)name;
+    (void)accepting, (void)name;
     return false;
 #endif
 }
@@ -731,9 +746,9 @@ static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer, int *
         group_hold(pg, 0); /* registered for nothing: let it go again */
         if (strcmp(host, dpm.host))
             lmpi_err_detail("MPI_Comm_connect: port %s is on host %s, and its process published no network address "
-                            "%s: a port is reached from other hosts when its job was started with LMPI_DPM_NET=1 "
-                            "(mpiexec sets it with --host or -nameserver) and shares the name service of the "
-                            "connecting job (mpiexec -nameserver, Hydra's -nameserver)",
+                            "%s: a port is reached from other hosts when its job shares the name service of the "
+                            "connecting job (mpiexec -nameserver, Hydra's -nameserver) and was not started with "
+                            "LMPI_DPM_NET=0",
                             port_name, host, dpm.net ? "in this job's name service" : "(this LeanMPI has no network)");
         else
             lmpi_err_detail("MPI_Comm_connect: port %s does not exist (no process %d in %s)", port_name, rank, kvs);
@@ -795,17 +810,18 @@ static lmpi_status establish_one(bool accepting, const char *port_name, int root
     lmpi_rankmap peer_map;
     bool have_peer = false;
     /* every member has an inbox before the root lets the other side in;
-     * the same reduction carries the root's finding that the port is on
-     * another host while this job has no network (value 1) */
-    uint32_t ready = st == LMPI_OK ? (comm->rank == root && !accepting && port_elsewhere(port_name)) : 2;
+     * the same reduction carries the root's finding that the members need
+     * the network (value 1: members_need_net) */
+    uint32_t ready = st == LMPI_OK ? (comm->rank == root && members_need_net(accepting, port_name)) : 2;
     lmpi_status st2 = lmpi_icoll_allreduce_max_u32(comm, &ready);
     if (st2 != LMPI_OK)
         return st2;
     if (ready == 1) {
         /* a job started without LMPI_DPM_NET (Hydra's) reaching a port on
-         * another host: every member opens the network and publishes its
-         * address now, as if started with it; the owner's job must have */
-        dpm.net = true;
+         * another host, or accepting on a port that other hosts may reach:
+         * every member opens the network and publishes its address now, as
+         * if started with it */
+        dpm.net = dpm.net_late = true;
         st = registry_publish();
         ready = st == LMPI_OK ? 0 : 2;
         st2 = lmpi_icoll_allreduce_max_u32(comm, &ready);

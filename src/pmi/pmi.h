@@ -9,6 +9,7 @@
 #ifndef LMPI_PMI_H
 #define LMPI_PMI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct {
@@ -63,6 +64,12 @@ int lmpi_pmi_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char 
 int lmpi_pmi_publish(const char *service, const char *port, char *err, size_t errlen);
 int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size_t errlen);
 int lmpi_pmi_unpublish(const char *service, char *err, size_t errlen);
+/* Does the launcher keep published names in a server that other jobs share
+ * (Hydra's -nameserver)?  Then those jobs may run on other hosts.  Told by
+ * a lookup of a name nobody publishes, once: Hydra's own name service
+ * refuses it (rc=1), while with -nameserver it answers rc=0 and an empty
+ * port, under PMI-1 and PMI-2 alike.  False in a singleton and under PMIx. */
+bool lmpi_pmi_names_shared(void);
 
 /* The node of every rank as the launcher placed them (PMI_process_mapping,
  * or PMIx's node ids): 0 and node_of[0..size) filled, or -1 if it does not say. */

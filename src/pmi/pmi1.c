@@ -615,6 +615,22 @@ int lmpi_pmi_lookup(const char *service, char *port, size_t len, char *err, size
     return rc ? -1 : 0;
 }
 
+bool lmpi_pmi_names_shared(void)
+{
+    static int shared = -1;
+    if (shared >= 0)
+        return shared;
+    char service[300], reply[1024], err[256];
+    snprintf(service, sizeof(service), "lmpi-probe:%s", kvsname);
+    if (PMIX_ON())
+        shared = 0;
+    else if (lmpi_pmi2_active())
+        shared = lmpi_pmi2_name_answered(service);
+    else
+        shared = pmi_fd >= 0 && name_request("lookup", service, NULL, reply, sizeof(reply), err, sizeof(err)) == 0;
+    return shared;
+}
+
 int lmpi_pmi_unpublish(const char *service, char *err, size_t errlen)
 {
     PMIX_RETURN(lmpi_pmix_unpublish(service, err, errlen));

@@ -421,6 +421,12 @@ int lmpi_pmi2_lookup(const char *service, char *port, size_t len, char *err, siz
     return rc ? -1 : 0;
 }
 
+bool lmpi_pmi2_name_answered(const char *service)
+{
+    char err[256];
+    return name_request("lookup", service, NULL, err, sizeof(err)) == 0;
+}
+
 int lmpi_pmi2_unpublish(const char *service, char *err, size_t errlen)
 {
     int rc = name_request("unpublish", service, NULL, err, errlen);

@@ -74,9 +74,9 @@
     X(dpm_net, "LMPI_DPM_NET", BOOL, "0",                                                         \
       "Dynamic processes may meet processes on other hosts: each process taking part publishes "  \
       "its network address in the launcher's name service.  Our mpiexec sets it in jobs with "     \
-      "remote hosts and with -nameserver; give it (with a shared name service, Hydra's "          \
-      "-nameserver) to a Hydra job whose ports jobs on other hosts connect to (a job connecting " \
-      "to a port on another host opens the network then).")                                       \
+      "remote hosts and with -nameserver.  Unset, a job turns it on where it needs it: at "       \
+      "MPI_Open_port under Hydra's -nameserver (other jobs may be on other hosts), and when it "  \
+      "connects to a port on another host; 0 keeps it off.")                                      \
     X(pmi, "LMPI_PMI", STRING, "1",                                                               \
       "The wire protocol spoken to a launcher that passes PMI_FD: 1 (PMI-1: LeanMPI's mpiexec, "   \
       "Hydra, Slurm's pmi2 plugin) or 2 (PMI-2: Hydra, Slurm's srun --mpi=pmi2).  Processes "      \

@@ -136,9 +136,9 @@ for case in "$@"; do
         ;;
     jobs2)
         # jobs started independently, one per host, meet through a shared
-        # hydra_nameserver: ours with ours, Hydra's with ours (a Hydra job
-        # that opens a port is told LMPI_DPM_NET=1; ours sets it with
-        # -nameserver)
+        # hydra_nameserver: ours with ours, Hydra's with ours both ways (ours
+        # sets LMPI_DPM_NET with -nameserver; a Hydra job turns it on where
+        # it needs it)
         NS=$(command -v hydra_nameserver) || { echo "SKIP [$case]: no hydra_nameserver"; skipped=1; continue; }
         nsport=$((20000 + $$ % 20000))
         "$NS" -port $nsport >/dev/null 2>&1 &
@@ -165,12 +165,22 @@ for case in "$@"; do
             spid=$!
             run hydra_visits_without_net env MPIEXEC_TIMEOUT=100 $H -hosts lmpi-h1:3 -n 3 "$T/t_dpm" visit
             wait $spid || bad "hydra_visits_without_net: the serving job failed: $(tail -5 "$err")"
-            # but a port whose job was started without it cannot be reached
-            # from another host: the connecting job says so, naming the host
-            env MPIEXEC_TIMEOUT=100 $H -hosts lmpi-h0:1 -n 1 "$T/t_dpm" serve >"$err" 2>&1 &
+            # and a job started without it that opens a port under Hydra's
+            # -nameserver opens the network for it, as MPICH's ports are
+            # reached from other hosts
+            # (told by a lookup's answer, under PMI-1 and PMI-2)
+            for pmi in 1 2; do
+                env MPIEXEC_TIMEOUT=100 LMPI_PMI=$pmi $H -hosts lmpi-h0:2 -n 2 "$T/t_dpm" serve >"$err" 2>&1 &
+                spid=$!
+                run hydra_serves_without_net_pmi$pmi $M $N --host lmpi-h1:2 -n 2 "$T/t_dpm" visit
+                wait $spid || bad "hydra_serves_without_net_pmi$pmi: the serving job failed: $(tail -5 "$err")"
+            done
+            # but a port whose job said LMPI_DPM_NET=0 cannot be reached from
+            # another host: the connecting job says so, naming the host
+            env MPIEXEC_TIMEOUT=100 $H -hosts lmpi-h0:1 -n 1 -genv LMPI_DPM_NET 0 "$T/t_dpm" serve >"$err" 2>&1 &
             spid=$!
             $M $N --host lmpi-h1:1 -n 1 "$T/t_dpm" visit >"$out" 2>&1 &&
-                bad "a port of a job without LMPI_DPM_NET was reached from another host"
+                bad "a port of a job with LMPI_DPM_NET=0 was reached from another host"
             grep -q "is on host lmpi-h0, and its process published no network address" "$out" ||
                 bad "no message naming the port's host and LMPI_DPM_NET: $(tail -3 "$out")"
             kill $spid

@@ -39,6 +39,9 @@ for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
     [ -x "$h" ] || continue
     pair "hydra-ours" "timeout 60 $h -nameserver localhost:$port -n 2" "$M -nameserver localhost:$port -n 2"
     pair "ours-hydra" "$M -nameserver localhost:$port -n 1" "timeout 60 $h -nameserver localhost:$port -n 2"
+    # Hydra's -nameserver is told by a lookup's answer under PMI-2 too
+    pair "hydra-pmi2-ours" "env LMPI_PMI=2 timeout 60 $h -nameserver localhost:$port -n 2" \
+        "$M -nameserver localhost:$port -n 2"
 done
 
 # a name already taken at the server: MPI_ERR_SERVICE naming it
