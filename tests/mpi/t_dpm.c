@@ -6,7 +6,8 @@
  *
  *   t_dpm [case]          as a parent (under mpiexec or as a singleton)
  *   t_dpm serve|visit     one of two jobs started independently that meet
- *                         through the name service (T_DPM_SERVICE)
+ *                         through the name service (T_DPM_SERVICE; with
+ *                         T_DPM_TWICE both ranks 0 meet alone first)
  *   t_dpm child MODE ...  what a spawned copy does (MODE: echo, args, quit) */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -720,7 +721,6 @@ static void independent_jobs(int serving)
             CHECK_EQ(MPI_Open_port(MPI_INFO_NULL, port), MPI_SUCCESS);
             must(MPI_Publish_name(service, MPI_INFO_NULL, port));
         }
-        CHECK_EQ(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter), MPI_SUCCESS);
     } else {
         if (rank == 0) {
             int rc = MPI_ERR_NAME;
@@ -731,8 +731,22 @@ static void independent_jobs(int serving)
             }
             CHECK_EQ(rc, MPI_SUCCESS);
         }
-        must(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
     }
+    if (getenv("T_DPM_TWICE") && rank == 0) {
+        /* rank 0 alone meets the other job's rank 0 first: where that
+         * turns the network on in one process, the whole job's meeting
+         * below must still bring the other members in */
+        MPI_Comm first;
+        if (serving)
+            CHECK_EQ(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &first), MPI_SUCCESS);
+        else
+            must(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &first));
+        CHECK_EQ(MPI_Comm_disconnect(&first), MPI_SUCCESS);
+    }
+    if (serving)
+        CHECK_EQ(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter), MPI_SUCCESS);
+    else
+        must(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
     int rs;
     MPI_Comm_remote_size(inter, &rs);
     CHECK(rs >= 1);

@@ -165,14 +165,25 @@ for case in "$@"; do
             spid=$!
             run hydra_visits_without_net env MPIEXEC_TIMEOUT=100 $H -hosts lmpi-h1:3 -n 3 "$T/t_dpm" visit
             wait $spid || bad "hydra_visits_without_net: the serving job failed: $(tail -5 "$err")"
+            # ... also after its rank 0 alone turned it on (T_DPM_TWICE: the
+            # ranks 0 meet on MPI_COMM_SELF first)
+            $M $N --host lmpi-h0:2 -n 2 -genv T_DPM_TWICE 1 "$T/t_dpm" serve >"$err" 2>&1 &
+            spid=$!
+            run hydra_visits_without_net_twice env MPIEXEC_TIMEOUT=100 T_DPM_TWICE=1 $H -hosts lmpi-h1:3 -n 3 \
+                "$T/t_dpm" visit
+            wait $spid || bad "hydra_visits_without_net_twice: the serving job failed: $(tail -5 "$err")"
             # and a job started without it that opens a port under Hydra's
             # -nameserver opens the network for it, as MPICH's ports are
             # reached from other hosts
-            # (told by a lookup's answer, under PMI-1 and PMI-2)
+            # (told by a lookup's answer, under PMI-1 and PMI-2; the second
+            # time after its rank 0 alone met the other job's)
             for pmi in 1 2; do
-                env MPIEXEC_TIMEOUT=100 LMPI_PMI=$pmi $H -hosts lmpi-h0:2 -n 2 "$T/t_dpm" serve >"$err" 2>&1 &
+                tw=
+                [ $pmi = 1 ] || tw=T_DPM_TWICE=1
+                env MPIEXEC_TIMEOUT=100 LMPI_PMI=$pmi $tw $H -hosts lmpi-h0:2 -n 2 "$T/t_dpm" serve >"$err" 2>&1 &
                 spid=$!
-                run hydra_serves_without_net_pmi$pmi $M $N --host lmpi-h1:2 -n 2 "$T/t_dpm" visit
+                run hydra_serves_without_net_pmi$pmi $M $N --host lmpi-h1:2 -n 2 ${tw:+-genv T_DPM_TWICE 1} \
+                    "$T/t_dpm" visit
                 wait $spid || bad "hydra_serves_without_net_pmi$pmi: the serving job failed: $(tail -5 "$err")"
             done
             # but a port whose job said LMPI_DPM_NET=0 cannot be reached from
