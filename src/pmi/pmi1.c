@@ -627,7 +627,8 @@ bool lmpi_pmi_names_shared(void)
     else if (lmpi_pmi2_active())
         shared = lmpi_pmi2_name_answered(service);
     else
-        shared = pmi_fd >= 0 && name_request("lookup", service, NULL, reply, sizeof(reply), err, sizeof(err)) == 0;
+        shared = pmi_fd >= 0 && name_request("lookup", service, NULL, reply, sizeof(reply), err, sizeof(err)) == 0 &&
+                 field(reply, "port", err, sizeof(err)) == 0 && !err[0];
     return shared;
 }
 

@@ -423,8 +423,9 @@ int lmpi_pmi2_lookup(const char *service, char *port, size_t len, char *err, siz
 
 bool lmpi_pmi2_name_answered(const char *service)
 {
-    char err[256];
-    return name_request("lookup", service, NULL, err, sizeof(err)) == 0;
+    char err[256], port[8];
+    return name_request("lookup", service, NULL, err, sizeof(err)) == 0 && reply_found() &&
+           lmpi_pmi2_field(p2.reply, "port", port, sizeof(port)) == 0 && !port[0];
 }
 
 int lmpi_pmi2_unpublish(const char *service, char *err, size_t errlen)

@@ -24,7 +24,8 @@ int lmpi_pmi2_spawn(int count, const lmpi_pmi_app *apps, int npreput, const char
                     int *spawned, char *err, size_t errlen);
 int lmpi_pmi2_publish(const char *service, const char *port, char *err, size_t errlen);
 int lmpi_pmi2_lookup(const char *service, char *port, size_t len, char *err, size_t errlen);
-/* Did the name service accept a lookup of service (rc=0), found or not? */
+/* Did the name service answer a lookup of service nobody publishes as
+ * Hydra's -nameserver does (rc=0, found=TRUE, an empty port)? */
 bool lmpi_pmi2_name_answered(const char *service);
 int lmpi_pmi2_unpublish(const char *service, char *err, size_t errlen);
 
