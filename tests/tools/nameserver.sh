@@ -44,6 +44,26 @@ for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
         "$M -nameserver localhost:$port -n 2"
 done
 
+# Hydra does not say it has a name server, a lookup's answer does: a port
+# opened under -nameserver opens the network (jobs on other hosts may come;
+# multihost.sh jobs2 meets them), one without it does not
+if grep -q "^LIBFABRIC_FOUND:INTERNAL=1" "$b/CMakeCache.txt" 2>/dev/null; then
+    for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
+        [ -x "$h" ] || continue
+        for pmi in 1 2; do
+            LMPI_PMI=$pmi LMPI_MEMORY_REPORT=1 timeout 60 $h -nameserver localhost:$port -n 2 "$T/t_dpm" connect \
+                >"$out" 2>&1 || fail "t_dpm connect under $h -nameserver (PMI-$pmi)"
+            grep -q "transports: shm inside the node, between nodes ofi" "$out" ||
+                fail "a port under $h -nameserver (PMI-$pmi) opened no network: $(grep transports "$out")"
+            LMPI_PMI=$pmi LMPI_MEMORY_REPORT=1 timeout 60 $h -n 2 "$T/t_dpm" connect >"$out" 2>&1 ||
+                fail "t_dpm connect under $h (PMI-$pmi)"
+            grep -q "transports: shm inside the node$" "$out" ||
+                fail "a port under $h without -nameserver (PMI-$pmi) opened the network: $(grep transports "$out")"
+        done
+    done
+    echo "ports under Hydra's -nameserver open the network, and only there: passed"
+fi
+
 # a name already taken at the server: MPI_ERR_SERVICE naming it
 $M -nameserver localhost:$port -n 2 "$T/t_dpm" serve >"$out" 2>&1 &
 s=$!

@@ -94,9 +94,12 @@ if srun --mpi=list 2>&1 | grep -q pmi2; then
         name="$t (pmi2)"
         timeout 120 srun --mpi=pmi2 --overcommit -n 4 "$T/$t" >"$out" 2>&1 || bad "exit status $?: $(tail -5 "$out")"
     done
+    # (Slurm's name service is the job's own: MPI_Open_port opens no
+    # network, which a shared one, Hydra's -nameserver, would)
     name="t_dpm connect (pmi2)"
-    timeout 120 srun --mpi=pmi2 --overcommit -n 2 "$T/t_dpm" connect >"$out" 2>&1 ||
+    LMPI_MEMORY_REPORT=1 timeout 120 srun --mpi=pmi2 --overcommit -n 2 "$T/t_dpm" connect >"$out" 2>&1 ||
         bad "exit status $?: $(tail -5 "$out")"
+    grep -q "transports: shm inside the node$" "$out" || bad "the network was opened: $(grep transports "$out")"
     # and the PMI-2 wire protocol itself (LMPI_PMI=2)
     for t in t_pt2pt t_coll t_comm; do
         name="$t (pmi2, LMPI_PMI=2)"
@@ -104,8 +107,9 @@ if srun --mpi=list 2>&1 | grep -q pmi2; then
             bad "exit status $?: $(tail -5 "$out")"
     done
     name="t_dpm connect (pmi2, LMPI_PMI=2)"
-    LMPI_PMI=2 timeout 120 srun --mpi=pmi2 --overcommit -n 2 "$T/t_dpm" connect >"$out" 2>&1 ||
+    LMPI_MEMORY_REPORT=1 LMPI_PMI=2 timeout 120 srun --mpi=pmi2 --overcommit -n 2 "$T/t_dpm" connect >"$out" 2>&1 ||
         bad "exit status $?: $(tail -5 "$out")"
+    grep -q "transports: shm inside the node$" "$out" || bad "the network was opened: $(grep transports "$out")"
     name="abort (pmi2, LMPI_PMI=2)"
     LMPI_PMI=2 timeout 60 srun --mpi=pmi2 --overcommit -n 4 "$T/t_fail" abort >"$out" 2>&1
     st=$?
