@@ -620,7 +620,7 @@ bool lmpi_pmi_names_shared(void)
     static int shared = -1;
     if (shared >= 0)
         return shared;
-    char service[300], reply[1024], err[256];
+    char service[300], reply[1024], err[256], port[8];
     snprintf(service, sizeof(service), "lmpi-probe:%s", kvsname);
     if (PMIX_ON())
         shared = 0;
@@ -628,7 +628,7 @@ bool lmpi_pmi_names_shared(void)
         shared = lmpi_pmi2_name_answered(service);
     else
         shared = pmi_fd >= 0 && name_request("lookup", service, NULL, reply, sizeof(reply), err, sizeof(err)) == 0 &&
-                 field(reply, "port", err, sizeof(err)) == 0 && !err[0];
+                 field(reply, "port", port, sizeof(port)) == 0 && !port[0];
     return shared;
 }
 

@@ -1038,10 +1038,16 @@ const char *lmpi_ofi_describe(void) { return ofi.describe; }
 
 /* ---- other process groups on other hosts (shm/bridge.h) ----------------- */
 
+/* A job on one host set nothing up at start-up. */
+static void setup_once(int me, int n)
+{
+    if (!ofi.n)
+        setup(me, n);
+}
+
 void lmpi_ofi_open_early(int me, int n)
 {
-    if (!ofi.n) /* a job on one host: nothing was set up at start-up */
-        setup(me, n);
+    setup_once(me, n);
     open_start();
 }
 
@@ -1049,8 +1055,7 @@ lmpi_status lmpi_ofi_open_wait(void) { return open_joined(); }
 
 lmpi_status lmpi_ofi_foreign_address(int me, int n, char *hex, size_t len)
 {
-    if (!ofi.n)
-        setup(me, n);
+    setup_once(me, n);
     LMPI_TRY(open_now());
     if (len < 2 * ofi.name_len + 1)
         return LMPI_ERR_INTERN;
