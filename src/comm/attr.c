@@ -302,7 +302,9 @@ lmpi_status lmpi_impl_Comm_get_attr(lmpi_comm *comm, int kv, void *attribute_val
         return LMPI_ERR_ARG;
     }
     if (predefined_value(comm, kv, &v)) {
-        if (kv == MPI_APPNUM && lmpi_rt.appnum < 0) {
+        /* MPI_UNIVERSE_SIZE is unset where the launcher does not know it
+         * (as MPICH's under Hydra without -usize) */
+        if ((kv == MPI_APPNUM && lmpi_rt.appnum < 0) || (kv == MPI_UNIVERSE_SIZE && lmpi_rt.universe_size <= 0)) {
             *flag = 0;
             return LMPI_OK;
         }

@@ -659,6 +659,36 @@ static lmpi_status peer_swap(lmpi_comm *peer, int remote_leader, int tag, uint32
     return st != LMPI_OK ? st : s1 != LMPI_OK ? s1 : s2;
 }
 
+/* Does the map hold processes of a process group other than the world? */
+static bool spans_groups(const lmpi_rankmap *m)
+{
+    for (int i = 0; i < m->size; i++)
+        if (lmpi_rankmap_gpid(m, i).pgid != 0)
+            return true;
+    return false;
+}
+
+/* Every member opens its inbox; the leaders tell each other (over `peer`)
+ * once their side is ready, and tell their side; a failure anywhere fails
+ * the call everywhere. */
+static lmpi_status inboxes_ready(lmpi_comm *local, int local_leader, lmpi_comm *peer, int remote_leader, int tag)
+{
+    uint32_t bad = lmpi_dpm_ensure_inbox() != LMPI_OK;
+    lmpi_status st = lmpi_icoll_allreduce_max_u32(local, &bad);
+    if (st == LMPI_OK && local->rank == local_leader) {
+        uint32_t theirs = 1;
+        st = peer_swap(peer, remote_leader, tag, peer->context_id, &bad, sizeof(bad), &theirs, sizeof(theirs));
+        bad |= theirs;
+    }
+    if (st == LMPI_OK)
+        st = lmpi_icoll_bcast(local, &bad, sizeof(bad), local_leader);
+    if (st == LMPI_OK && bad) {
+        lmpi_err_detail("a member could not open its inbox for the other process group");
+        st = LMPI_ERR_OTHER;
+    }
+    return st;
+}
+
 /* The leaders' exchange over `peer` (rank remote_leader there), then a
  * broadcast in the local group: afterwards every local member knows the
  * id and the remote group.  Groups travel as descriptions (group names and
@@ -707,6 +737,12 @@ lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_c
         st = lmpi_dpm_decode_map(remote, (size_t)info[1], &rmap);
         have_map = st == LMPI_OK;
     }
+    /* members of other process groups (spawned or connected) on either
+     * side: every member needs its inbox before the other side sends to it,
+     * which a process that never spawned or connected has not opened.  Each
+     * side sees the same two maps, so both sides take this step or neither. */
+    if (st == LMPI_OK && (spans_groups(lm) || spans_groups(&rmap)))
+        st = inboxes_ready(local, local_leader, peer, remote_leader, tag);
     /* overlapping groups: every member sees the same intersection */
     for (int i = 0; have_map && i < rmap.size && !err; i++)
         if (lmpi_rankmap_find(lm, lmpi_rankmap_gpid(&rmap, i)) >= 0)

@@ -47,7 +47,10 @@ typedef struct {
     lmpi_av av;
 } group;
 
-enum { CTRL_CONNECT = 1, CTRL_ACCEPT, CTRL_REJECT };
+/* WITHDRAW: a connect that timed out takes its request back; the owner
+ * answers REJECT if the request was still queued, and the connector reads an
+ * ACCEPT sent before that as a late success (see root_connect). */
+enum { CTRL_CONNECT = 1, CTRL_ACCEPT, CTRL_REJECT, CTRL_WITHDRAW };
 
 /* One control packet: who sends it (kvsname, rank, the size of its
  * group), for which port, and the token its answer must carry. */
@@ -425,6 +428,22 @@ static bool take(pending **list, bool by_port, uint32_t v, ctrl_msg *out)
     return false;
 }
 
+/* Drop the queued connect request that w withdraws (same sender and
+ * token); false: none queued (already accepted, or never arrived). */
+static bool withdraw(pending **list, const ctrl_msg *w)
+{
+    for (; *list; list = &(*list)->next) {
+        const ctrl_msg *q = &(*list)->m;
+        if (q->token == w->token && q->port == w->port && q->rank == w->rank && !strcmp(q->kvsname, w->kvsname)) {
+            pending *p = *list;
+            *list = p->next;
+            lmpi_free(p);
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool port_open(uint32_t tag)
 {
     for (port *p = dpm.ports; p; p = p->next)
@@ -505,6 +524,11 @@ static void on_ctrl(uint64_t key, int rank, const lmpi_pkt_hdr *hdr, const void 
             ctrl_msg r = {.kind = CTRL_REJECT, .port = m.port, .token = m.token};
             send_ctrl(m.kvsname, m.rank, UINT32_MAX, &r);
         }
+    } else if (m.kind == CTRL_WITHDRAW) {
+        if (withdraw(&dpm.requests, &m)) {
+            ctrl_msg r = {.kind = CTRL_REJECT, .port = m.port, .token = m.token};
+            send_ctrl(m.kvsname, m.rank, UINT32_MAX, &r);
+        }
     } else if (m.kind == CTRL_ACCEPT || m.kind == CTRL_REJECT) {
         /* the acceptor's handshake may follow in this very poll: know its
          * group before that */
@@ -524,6 +548,8 @@ static lmpi_status ensure_inbox(void)
     }
     return registry_publish();
 }
+
+lmpi_status lmpi_dpm_ensure_inbox(void) { return ensure_inbox(); }
 
 /* ---- ports -------------------------------------------------------------------- */
 
@@ -715,6 +741,10 @@ static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer, int *t
     if (st != LMPI_OK)
         return st;
     ctrl_msg m;
+    /* packets already in the inbox first: a request withdrawn by a connect
+     * that timed out must not be accepted (its connector is gone) */
+    for (int i = 0; i < 64 && lmpi_progress_poll() > 0; i++)
+        ;
     while (!take(&dpm.requests, true, tag, &m))
         idle();
     uint32_t pg = lmpi_dpm_group(m.kvsname, m.size);
@@ -731,7 +761,7 @@ static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer, int *t
     return st;
 }
 
-static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer, int *tag_out)
+static lmpi_status root_connect(const char *port_name, double timeout_s, lmpi_rankmap *peer, int *tag_out)
 {
     char kvs[256], host[256];
     int rank, gsize;
@@ -754,18 +784,39 @@ static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer, int *
             lmpi_err_detail("MPI_Comm_connect: port %s does not exist (no process %d in %s)", port_name, rank, kvs);
         return LMPI_ERR_PORT;
     }
-    ctrl_msg r;
-    double next_check = now_s() + 0.1;
+    ctrl_msg r = {.token = 0}; /* tokens start at 1 */
+    double start = now_s(), next_check = start + 0.1;
+    bool withdrawn = false;
     while (!take(&dpm.replies, false, m.token, &r)) {
         idle();
-        if (now_s() > next_check) {
+        double t = now_s();
+        if (t > next_check) {
             if (process_gone(kvs, rank)) {
                 group_hold(pg, 0);
                 lmpi_err_detail("MPI_Comm_connect: the process of port %s ended before accepting", port_name);
                 return LMPI_ERR_PORT;
             }
-            next_check = now_s() + 0.1;
+            next_check = t + 0.1;
         }
+        if (timeout_s > 0 && !withdrawn && t - start > timeout_s) {
+            /* take the request back; the owner's answer (REJECT, or an
+             * ACCEPT it sent before it saw this) ends the wait, and an owner
+             * that is not in MPI at all is not waited for */
+            ctrl_msg w = {.kind = CTRL_WITHDRAW, .port = tag, .token = m.token};
+            withdrawn = true;
+            if (send_ctrl(kvs, rank, pg, &w) != LMPI_OK)
+                break;
+            start = t; /* the owner polls within this grace, or never took the request */
+            timeout_s = timeout_s < 1.0 ? timeout_s : 1.0;
+        } else if (withdrawn && t - start > timeout_s) {
+            break;
+        }
+    }
+    if (withdrawn && (r.token != m.token || r.kind == CTRL_REJECT)) {
+        group_hold(pg, 0);
+        lmpi_err_detail("MPI_Comm_connect: nobody accepted on port %s within the timeout (info key \"timeout\" or "
+                        "LMPI_DPM_CONNECT_TIMEOUT)", port_name);
+        return LMPI_ERR_PORT;
     }
     if (r.kind == CTRL_REJECT) {
         group_hold(pg, 0);
@@ -781,24 +832,25 @@ static lmpi_status root_connect(const char *port_name, lmpi_rankmap *peer, int *
 
 /* Steps 2 and 3 for every member; the root's step 1 result arrives by
  * broadcast, so a failure there fails the call everywhere. */
-static lmpi_status establish_one(bool accepting, const char *port_name, int root, lmpi_comm *comm,
+static lmpi_status establish_one(bool accepting, const char *port_name, double timeout_s, int root, lmpi_comm *comm,
                                  MPI_Comm *newcomm);
 
 /* One connect or accept at a time in a process: threads that connect at
  * once would otherwise propose the same context id (each proposes the
  * process's next free id before either has taken it). */
-static lmpi_status establish(bool accepting, const char *port_name, int root, lmpi_comm *comm, MPI_Comm *newcomm)
+static lmpi_status establish(bool accepting, const char *port_name, double timeout_s, int root, lmpi_comm *comm,
+                             MPI_Comm *newcomm)
 {
     static bool busy;
     while (busy)
         idle();
     busy = true;
-    lmpi_status st = establish_one(accepting, port_name, root, comm, newcomm);
+    lmpi_status st = establish_one(accepting, port_name, timeout_s, root, comm, newcomm);
     busy = false;
     return st;
 }
 
-static lmpi_status establish_one(bool accepting, const char *port_name, int root, lmpi_comm *comm,
+static lmpi_status establish_one(bool accepting, const char *port_name, double timeout_s, int root, lmpi_comm *comm,
                                  MPI_Comm *newcomm)
 {
     if (comm->is_inter) {
@@ -833,7 +885,7 @@ static lmpi_status establish_one(bool accepting, const char *port_name, int root
     int32_t result = LMPI_OK;
     int tag = 0;
     if (comm->rank == root) {
-        result = accepting ? root_accept(port_name, &peer_map, &tag) : root_connect(port_name, &peer_map, &tag);
+        result = accepting ? root_accept(port_name, &peer_map, &tag) : root_connect(port_name, timeout_s, &peer_map, &tag);
         have_peer = result == LMPI_OK;
     }
     st = lmpi_icoll_bcast(comm, &result, sizeof(result), root);
@@ -863,13 +915,25 @@ static lmpi_status establish_one(bool accepting, const char *port_name, int root
     return st;
 }
 
-/* No info key changes how we connect; the handle is still checked. */
+/* The info key "timeout" (seconds, as MPICH's) bounds a connect's wait for
+ * an accept; LMPI_DPM_CONNECT_TIMEOUT otherwise.  Used at the root only. */
 static lmpi_status establish_info(bool accepting, const char *port_name, MPI_Info info, int root, lmpi_comm *comm,
                                   MPI_Comm *newcomm)
 {
     lmpi_info *i;
     lmpi_status st = lmpi_info_arg(info, &i);
-    return st != LMPI_OK ? st : establish(accepting, port_name, root, comm, newcomm);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_config_ensure_loaded();
+    double timeout_s = lmpi_config.dpm_connect_timeout;
+    const char *v = i ? lmpi_info_value(i, "timeout") : NULL;
+    if (v) {
+        char *end;
+        double t = strtod(v, &end);
+        if (end != v && *end == '\0' && t >= 0)
+            timeout_s = t;
+    }
+    return establish(accepting, port_name, timeout_s, root, comm, newcomm);
 }
 
 lmpi_status lmpi_impl_Comm_accept(const char *port_name, MPI_Info info, int root, lmpi_comm *comm, MPI_Comm *newcomm)
@@ -930,7 +994,7 @@ lmpi_status lmpi_impl_Comm_join(int fd, MPI_Comm *intercomm)
     }
     theirs[tlen] = '\0';
     bool accept = strcmp(mine, theirs) < 0;
-    st = establish(accept, accept ? mine : theirs, 0, lmpi_comm_self, intercomm);
+    st = establish(accept, accept ? mine : theirs, 0, 0, lmpi_comm_self, intercomm);
     lmpi_impl_Close_port(mine);
     return st;
 }
@@ -1065,7 +1129,7 @@ static lmpi_status spawn(int count, char *cmds[], char **argvs[], const int maxp
         for (int i = 0; i < res[1]; i++)
             errcodes[i] = res[0] == LMPI_OK && i < res[2] ? MPI_SUCCESS : MPI_ERR_SPAWN;
     if (res[0] == LMPI_OK) {
-        st = establish(true, port_name, root, comm, intercomm);
+        st = establish(true, port_name, 0, root, comm, intercomm);
         group *g = st == LMPI_OK ? group_of(lmpi_comm_from_handle(*intercomm)->map.pgid) : NULL;
         if (g)
             g->spawned = true;
@@ -1241,10 +1305,13 @@ lmpi_status lmpi_dpm_init(void)
     if (lmpi_pmi_get("PARENT_ROOT_PORT_NAME", port_name, sizeof(port_name)) != 0)
         return LMPI_OK; /* spawned by something that is not LeanMPI */
     MPI_Comm parent;
-    lmpi_status st = establish(false, port_name, 0, lmpi_comm_world, &parent);
+    lmpi_status st = establish(false, port_name, 0, 0, lmpi_comm_world, &parent);
     if (st == LMPI_OK) {
         dpm.parent = parent;
-        lmpi_rankmap_copy(&dpm.parent_map, &lmpi_comm_from_handle(parent)->map);
+        lmpi_comm *pc = lmpi_comm_from_handle(parent);
+        /* the standard names the parent intercommunicator (section "Naming Objects") */
+        st = lmpi_set_object_name(&pc->name, "MPI_COMM_PARENT", "comm_name", LMPI_MEM_COMM);
+        lmpi_rankmap_copy(&dpm.parent_map, &pc->map);
         dpm.have_parent_map = true;
     }
     return st;

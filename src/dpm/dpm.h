@@ -32,6 +32,10 @@ int lmpi_dpm_group_size(uint32_t pgid);
 lmpi_status lmpi_dpm_encode_map(const lmpi_rankmap *m, void **blob, size_t *len);
 lmpi_status lmpi_dpm_decode_map(const void *blob, size_t len, lmpi_rankmap *out);
 
+/* This process's inbox for packets from other process groups (and its
+ * network address where other hosts may take part): opened once. */
+lmpi_status lmpi_dpm_ensure_inbox(void);
+
 /* Runtime: after the world exists (a spawned process connects to its
  * parents here), and before it goes. */
 lmpi_status lmpi_dpm_init(void);

@@ -249,7 +249,7 @@ int lmpi_pmi_init(lmpi_pmi_info *info, char *err, size_t errlen)
     snprintf(info->kvsname, sizeof(info->kvsname), "%s", kvsname);
     if (command("cmd=get_appnum\n", "appnum", reply, sizeof(reply)) == 0 && field(reply, "appnum", v, sizeof(v)) == 0)
         info->appnum = atoi(v);
-    info->universe_size = info->size;
+    info->universe_size = 0; /* not known: Hydra without -usize answers -1 */
     int u;
     if (command("cmd=get_universe_size\n", "universe_size", reply, sizeof(reply)) == 0 &&
         field(reply, "size", v, sizeof(v)) == 0 && lmpi_pmi_parse_int(v, 1, INT_MAX, &u) == 0)

@@ -252,7 +252,7 @@ int lmpi_pmi2_init(int fd, lmpi_pmi_info *info, char *err, size_t errlen)
         return -1;
     }
     snprintf(info->kvsname, sizeof(info->kvsname), "%s", p2.jobid);
-    info->universe_size = info->size;
+    info->universe_size = 0; /* not known unless the launcher says */
     int u;
     if (lmpi_pmi2_job_attr("universeSize", v, sizeof(v)) == 0 && lmpi_pmi_parse_int(v, 1, 1 << 30, &u) == 0)
         info->universe_size = u;

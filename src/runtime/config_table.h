@@ -77,6 +77,10 @@
       "remote hosts and with -nameserver.  Unset, a job turns it on where it needs it: at "       \
       "MPI_Open_port under Hydra's -nameserver (other jobs may be on other hosts), and when it "  \
       "connects to a port on another host; 0 keeps it off.")                                      \
+    X(dpm_connect_timeout, "LMPI_DPM_CONNECT_TIMEOUT", FLOAT, "180",                              \
+      "Seconds MPI_Comm_connect waits for the port's owner to accept before it fails with "       \
+      "MPI_ERR_PORT (MPICH's MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT, also 180 s); the info key "     \
+      "\"timeout\" of one call overrides it.  0: wait as long as the owner lives.")               \
     X(pmi, "LMPI_PMI", STRING, "1",                                                               \
       "The wire protocol spoken to a launcher that passes PMI_FD: 1 (PMI-1: LeanMPI's mpiexec, "   \
       "Hydra, Slurm's pmi2 plugin) or 2 (PMI-2: Hydra, Slurm's srun --mpi=pmi2).  Processes "      \

@@ -34,6 +34,9 @@ static void check_code(int rc, int cls)
 /* ---- the children ----------------------------------------------------------- */
 
 static int sessions_side(const char *prefix, int expect_remote);
+static int iccreate_side(MPI_Comm peer, int parents);
+static int iccreate_once(MPI_Comm peer, int parents, int via_merge);
+static int iccreate2_child(MPI_Comm parent);
 
 static int child(int argc, char **argv, MPI_Comm parent)
 {
@@ -43,6 +46,10 @@ static int child(int argc, char **argv, MPI_Comm parent)
     MPI_Comm_size(MPI_COMM_WORLD, &csize);
     MPI_Comm_remote_size(parent, &psize);
     int failures = 0;
+    char pname[MPI_MAX_OBJECT_NAME] = "";
+    int plen = 0;
+    MPI_Comm_get_name(parent, pname, &plen);
+    failures += strcmp(pname, "MPI_COMM_PARENT") != 0;
     if (!strcmp(mode, "echo")) {
         /* a small and a large message from the parents' root, answered +1 */
         int v;
@@ -86,6 +93,10 @@ static int child(int argc, char **argv, MPI_Comm parent)
         MPI_Recv(&v, 1, MPI_INT, 0, 1, parent, MPI_STATUS_IGNORE);
         v++;
         MPI_Send(&v, 1, MPI_INT, 0, 2, parent);
+    } else if (!strcmp(mode, "iccreate")) {
+        failures += iccreate_side(parent, 0);
+    } else if (!strcmp(mode, "iccreate2")) {
+        failures += iccreate2_child(parent);
     } else if (!strcmp(mode, "late")) {
         /* a message to the last parent, which has never sent to us and
          * takes it only after we are gone (our inbox unlinked) */
@@ -192,7 +203,7 @@ static void case_spawn(void)
     CHECK(parent == MPI_COMM_NULL);
     int *usize, flag;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
-    CHECK(flag && *usize >= size);
+    CHECK(!flag || *usize >= size);
 
     char *args[] = {"child", "echo", NULL};
     int errs[3] = {-1, -1, -1};
@@ -412,6 +423,53 @@ static void case_connect(void)
     MPI_Comm_free(&half);
 }
 
+/* A connect to a port nobody accepts on fails with MPI_ERR_PORT within its
+ * info key "timeout": once while the owner waits inside MPI (it answers the
+ * withdrawal), once while it is outside MPI (it never answers); a real
+ * connect and accept on the same port still work afterwards. */
+static void case_timeout(void)
+{
+    if (size < 2)
+        return;
+    char port[MPI_MAX_PORT_NAME] = "";
+    if (rank == 0)
+        CHECK_EQ(MPI_Open_port(MPI_INFO_NULL, port), MPI_SUCCESS);
+    MPI_Bcast(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Comm inter;
+    if (rank == 1) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "timeout", "0.3");
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        for (int round = 0; round < 2; round++) {
+            double t0 = MPI_Wtime();
+            check_code(MPI_Comm_connect(port, info, 0, MPI_COMM_SELF, &inter), MPI_ERR_PORT);
+            double took = MPI_Wtime() - t0;
+            CHECK(took >= 0.3 && took < 5.0);
+            MPI_Send(&round, 1, MPI_INT, 0, 6, MPI_COMM_WORLD);
+        }
+        MPI_Info_free(&info);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+        CHECK_EQ(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter), MPI_SUCCESS);
+    } else if (rank == 0) {
+        int r;
+        MPI_Recv(&r, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* polling meanwhile */
+        sleep(2); /* outside MPI through the second attempt */
+        MPI_Recv(&r, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK_EQ(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter), MPI_SUCCESS);
+    }
+    if (rank < 2) {
+        int v = rank == 0 ? 31 : -1;
+        MPI_Bcast(&v, 1, MPI_INT, rank == 0 ? MPI_ROOT : 0, inter);
+        if (rank == 1)
+            CHECK_EQ(v, 31);
+        MPI_Comm_disconnect(&inter);
+    }
+    if (rank == 0)
+        MPI_Close_port(port);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Ranks 0 and 1 join over a TCP connection: to rank 0's host by name
  * (the ranks may be on different hosts), or over the loopback interface
  * where that name does not resolve. */
@@ -517,6 +575,142 @@ static void case_errors(void)
     MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK_EQ(sum, size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* Run with mpiexec -n 1 and no --universe-size: MPI_UNIVERSE_SIZE is not
+ * set (as MPICH 5.0.2's Hydra leaves it), and a spawn still works; the
+ * children's parent communicator is named MPI_COMM_PARENT (checked there). */
+static void case_nousize(void)
+{
+    int *usize, flag = -1;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
+    CHECK_EQ(flag, 0);
+    MPI_Comm inter;
+    int errs[2];
+    char *args[] = {"child", "echo1", NULL};
+    CHECK_EQ(MPI_Comm_spawn(self_path, args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs), MPI_SUCCESS);
+    if (rank == 0)
+        for (int c = 0; c < 2; c++) {
+            int v = 40, r = 0;
+            MPI_Send(&v, 1, MPI_INT, c, 1, inter);
+            MPI_Recv(&r, 1, MPI_INT, c, 2, inter, MPI_STATUS_IGNORE);
+            CHECK_EQ(r, 41);
+        }
+    children_verdict(inter);
+    MPI_Comm_disconnect(&inter);
+}
+
+/* Both sides of a spawn build a second intercommunicator with
+ * MPI_Intercomm_create over their worlds, the spawn's intercommunicator as
+ * the peer communicator, and talk on it: every rank sends its rank to every
+ * remote rank and receives theirs.  Returns the failures. */
+static int iccreate_side(MPI_Comm peer, int parents)
+{
+    int failures = 0;
+    for (int via_merge = 0; via_merge < 2; via_merge++)
+        failures += iccreate_once(peer, parents, via_merge);
+    return failures;
+}
+
+/* One intercommunicator over the worlds, through the spawn's
+ * intercommunicator or (via_merge) through its merge, where the remote
+ * leader is the other side's first rank in the merged order. */
+static int iccreate_once(MPI_Comm peer, int parents, int via_merge)
+{
+    int failures = 0, me, lsize, rsize;
+    MPI_Comm ic, merged = MPI_COMM_NULL;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &lsize);
+    int leader = 0;
+    if (via_merge) {
+        MPI_Intercomm_merge(peer, !parents, &merged);
+        leader = parents ? lsize : 0; /* parents first in the merged order */
+    }
+    if (MPI_Intercomm_create(MPI_COMM_WORLD, 0, via_merge ? merged : peer, leader, 77 + via_merge, &ic) != MPI_SUCCESS)
+        return 1;
+    if (merged != MPI_COMM_NULL)
+        MPI_Comm_free(&merged);
+    MPI_Comm_remote_size(ic, &rsize);
+    int rsize_peer;
+    MPI_Comm_remote_size(peer, &rsize_peer);
+    failures += rsize != rsize_peer;
+    int *got = malloc(sizeof(int) * rsize);
+    MPI_Request *rq = malloc(sizeof(MPI_Request) * 2 * rsize);
+    int mine = (parents ? 1000 : 2000) + me;
+    for (int r = 0; r < rsize; r++) {
+        MPI_Irecv(&got[r], 1, MPI_INT, r, 5, ic, &rq[r]);
+        MPI_Isend(&mine, 1, MPI_INT, r, 5, ic, &rq[rsize + r]);
+    }
+    MPI_Waitall(2 * rsize, rq, MPI_STATUSES_IGNORE);
+    for (int r = 0; r < rsize; r++)
+        failures += got[r] != (parents ? 2000 : 1000) + r;
+    int sum = 0;
+    MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, ic); /* the remote group's sum */
+    failures += sum != (parents ? 2000 * rsize : 1000 * rsize) + rsize * (rsize - 1) / 2;
+    MPI_Comm_free(&ic);
+    free(got);
+    free(rq);
+    return failures;
+}
+
+static void case_iccreate(void)
+{
+    MPI_Comm inter;
+    int errs[3];
+    char *args[] = {"child", "iccreate", NULL};
+    CHECK_EQ(MPI_Comm_spawn(self_path, args, 3, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs), MPI_SUCCESS);
+    CHECK_EQ(iccreate_side(inter, 1), 0);
+    children_verdict(inter);
+    MPI_Comm_disconnect(&inter);
+}
+
+/* Only world rank 0 spawns (over MPI_COMM_SELF); an intercommunicator
+ * between the whole parent world and the child, through the merge of the
+ * spawn's intercommunicator, lets parent ranks that never met the child
+ * talk to it. */
+static void case_iccreate2(void)
+{
+    MPI_Comm inter = MPI_COMM_NULL, merged = MPI_COMM_NULL, ic;
+    if (rank == 0) {
+        char *args[] = {"child", "iccreate2", NULL};
+        int err;
+        CHECK_EQ(MPI_Comm_spawn(self_path, args, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter, &err), MPI_SUCCESS);
+        MPI_Intercomm_merge(inter, 0, &merged); /* rank 0, then the child */
+    }
+    CHECK_EQ(MPI_Intercomm_create(MPI_COMM_WORLD, 0, merged, 1, 99, &ic), MPI_SUCCESS);
+    int rs, v = 0;
+    MPI_Comm_remote_size(ic, &rs);
+    CHECK_EQ(rs, 1);
+    MPI_Send(&rank, 1, MPI_INT, 0, 3, ic);
+    MPI_Recv(&v, 1, MPI_INT, 0, 4, ic, MPI_STATUS_IGNORE);
+    CHECK_EQ(v, 100 + rank);
+    MPI_Comm_free(&ic);
+    if (rank == 0) {
+        MPI_Comm_free(&merged);
+        children_verdict(inter);
+        MPI_Comm_disconnect(&inter);
+    }
+}
+
+static int iccreate2_child(MPI_Comm parent)
+{
+    MPI_Comm merged, ic;
+    int failures = 0, rs;
+    MPI_Intercomm_merge(parent, 1, &merged);
+    if (MPI_Intercomm_create(MPI_COMM_WORLD, 0, merged, 0, 99, &ic) != MPI_SUCCESS)
+        return 1;
+    MPI_Comm_remote_size(ic, &rs);
+    for (int i = 0; i < rs; i++) {
+        int r = -1;
+        MPI_Status st;
+        MPI_Recv(&r, 1, MPI_INT, MPI_ANY_SOURCE, 3, ic, &st);
+        failures += r != st.MPI_SOURCE;
+        r += 100;
+        MPI_Send(&r, 1, MPI_INT, st.MPI_SOURCE, 4, ic);
+    }
+    MPI_Comm_free(&ic);
+    MPI_Comm_free(&merged);
+    return failures;
 }
 
 /* Run with mpiexec --universe-size 3 -n 1: four do not fit; soft takes what
@@ -805,8 +999,10 @@ int main(int argc, char **argv)
         void (*fn)(void);
         int by_default;
     } cases[] = {{"spawn", case_spawn, 1},   {"multiple", case_multiple, 1}, {"connect", case_connect, 1},
-                 {"join", case_join, 1},     {"errors", case_errors, 1},     {"sessions", case_sessions, 1},
+                 {"join", case_join, 1}, {"timeout", case_timeout, 1},     {"errors", case_errors, 1},     {"sessions", case_sessions, 1},
                  {"late", case_late, 1},         {"threads", case_threads, 1},     {"universe", case_universe, 0},
+                 {"nousize", case_nousize, 0},   {"iccreate", case_iccreate, 1},
+                 {"iccreate2", case_iccreate2, 1},
                  {"cycles", case_cycles, 0},       {"hosts", case_hosts, 0},         {"serve", case_serve, 0},
                  {"visit", case_visit, 0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

@@ -242,7 +242,7 @@ static void usage(void)
             "                          TZXY, ...), block, cyclic, slot, core, node, ppr:N:node\n"
             "  --bind-to none|core|package  pin each rank here with hwloc (default none)\n"
             "  --universe-size N       MPI_UNIVERSE_SIZE, and the most processes spawns may bring\n"
-            "                          the universe to (also -usize; default: max(-n, cores), no limit)\n"
+            "                          the universe to (also -usize; default: not set, no limit)\n"
             "  -nameserver HOST[:PORT] keep MPI_Publish_name's names in a hydra_nameserver (default\n"
             "                          port 6392), shared with other jobs, ours or Hydra's, on any host\n");
     exit(1);
@@ -1215,7 +1215,9 @@ static void pmi_command(int r, const char *line)
     } else if (!strcmp(cmd, "get_my_kvsname")) {
         pmi_reply(rk, "cmd=my_kvsname rc=0 kvsname=%s", jb->kvsname);
     } else if (!strcmp(cmd, "get_universe_size")) {
-        pmi_reply(rk, "cmd=universe_size rc=0 size=%d", job.universe);
+        /* without --universe-size, Hydra's answer: -1, "not known", and MPI_UNIVERSE_SIZE
+         * is then not set (MPICH 5.0.2's mpiexec -n 1 and -n 3 both leave it unset) */
+        pmi_reply(rk, "cmd=universe_size rc=0 size=%d", job.universe_given ? job.universe : -1);
     } else if (!strcmp(cmd, "put")) {
         if (!word(line, "key", key, sizeof(key)) || !word(line, "value", value, sizeof(value))) {
             pmi_reply(rk, "cmd=put_result rc=-1 msg=missing_key_or_value");
@@ -2178,17 +2180,6 @@ static void launcher_ended(pid_t pid, int status)
 int main(int argc, char **argv)
 {
     int first = parse_args(argc, argv);
-    /* MPI_UNIVERSE_SIZE without --universe-size: this machine's cores, or
-     * with --host/--hostfile the hosts' slots (as Hydra and Open MPI), at
-     * least -n */
-    long room = sysconf(_SC_NPROCESSORS_ONLN);
-    if (job.nhosts) {
-        room = 0;
-        for (int h = 0; h < job.nhosts; h++)
-            room += job.hosts[h].slots;
-    }
-    if (!job.universe_given)
-        job.universe = job.n > room ? job.n : (int)room;
     if (job.singleton_kvs) {
         adopt_singleton();
     } else {
