@@ -425,10 +425,7 @@ static char *target_at(lmpi_win *w, int64_t disp, int64_t off, uint64_t len)
         const lmpi_win_slot *s = lmpi_win_slot_of(w, w->rank);
         const lmpi_win_region *r = lmpi_win_regions(w, w->rank);
         uint32_t n = atomic_load_explicit(&((lmpi_win_slot *)s)->nregions, memory_order_acquire);
-        for (uint32_t i = 0; i < n; i++)
-            if (a >= r[i].base && a + len <= r[i].base + r[i].size)
-                return (char *)(uintptr_t)a;
-        return NULL;
+        return lmpi_win_regions_cover(r, n, a, a + len) ? (char *)(uintptr_t)a : NULL;
     }
     int64_t o = disp * (int64_t)w->disp_unit + off;
     if (disp < 0 || o < 0 || (uint64_t)o + len > (uint64_t)w->win_size)

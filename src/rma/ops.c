@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "binding/check.h"
 #include "rma/win.h"
 #include "runtime/config.h"
 #include "runtime/request.h"
@@ -44,10 +45,8 @@ static bool dynamic_covers(const lmpi_win *w, int t, uint64_t lo, uint64_t hi)
         uint32_t seq = atomic_load_explicit(&((lmpi_win_slot *)s)->region_seq, memory_order_acquire);
         if (seq & 1)
             continue;
-        bool ok = false;
         uint32_t n = atomic_load_explicit(&((lmpi_win_slot *)s)->nregions, memory_order_acquire);
-        for (uint32_t i = 0; i < n && !ok; i++)
-            ok = lo >= r[i].base && hi <= r[i].base + r[i].size;
+        bool ok = lmpi_win_regions_cover(r, n, lo, hi);
         if (atomic_load_explicit(&((lmpi_win_slot *)s)->region_seq, memory_order_acquire) == seq)
             return ok;
     }
@@ -862,10 +861,39 @@ lmpi_status lmpi_impl_Accumulate(const void *oa, MPI_Count oc, lmpi_datatype *od
     return accumulate(oa, oc, odt, NULL, 0, NULL, t, disp, tc, tdt, oph, win, NULL);
 }
 
+/* Get_accumulate's origin arguments are ignored under MPI_NO_OP (NULL,
+ * any count, MPI_DATATYPE_NULL are legal there: the binding passes odt NULL
+ * for a handle that is no datatype); otherwise they are checked here, and
+ * errors go to the window's handler. */
+static lmpi_status gacc_origin(const void **oa, MPI_Count *oc, lmpi_datatype **odt, lmpi_datatype *tdt, MPI_Op oph,
+                               MPI_Win win)
+{
+    if (oph == MPI_NO_OP) {
+        *oa = NULL;
+        *oc = 0;
+        *odt = tdt;
+        return LMPI_OK;
+    }
+    lmpi_status st = LMPI_OK;
+    if (!*odt) {
+        lmpi_err_detail("origin_datatype is not a datatype (MPI_DATATYPE_NULL is allowed with MPI_NO_OP only)");
+        st = LMPI_ERR_TYPE;
+    } else if ((st = lmpi_check_count(*oc)) != LMPI_OK) {
+        lmpi_err_detail("origin_count is %lld", (long long)*oc);
+    } else if ((st = lmpi_check_buffer(*oa, *oc, *odt)) != LMPI_OK) {
+        lmpi_err_detail("origin_addr is NULL with %lld elements to send", (long long)*oc);
+    }
+    lmpi_win *w;
+    if (st != LMPI_OK && lmpi_win_arg(win, &w) == LMPI_OK)
+        return lmpi_win_fail(w, st);
+    return st;
+}
+
 lmpi_status lmpi_impl_Get_accumulate(const void *oa, MPI_Count oc, lmpi_datatype *odt, void *ra, MPI_Count rc,
                                      lmpi_datatype *rdt, int t, MPI_Aint disp, MPI_Count tc, lmpi_datatype *tdt,
                                      MPI_Op oph, MPI_Win win)
 {
+    LMPI_TRY(gacc_origin(&oa, &oc, &odt, tdt, oph, win));
     return accumulate(oa, oc, odt, ra, rc, rdt, t, disp, tc, tdt, oph, win, NULL);
 }
 
@@ -928,5 +956,6 @@ lmpi_status lmpi_impl_Rget_accumulate(const void *oa, MPI_Count oc, lmpi_datatyp
                                       lmpi_datatype *rdt, int t, MPI_Aint disp, MPI_Count tc, lmpi_datatype *tdt,
                                       MPI_Op oph, MPI_Win win, MPI_Request *request)
 {
+    LMPI_TRY(gacc_origin(&oa, &oc, &odt, tdt, oph, win));
     return accumulate(oa, oc, odt, ra, rc, rdt, t, disp, tc, tdt, oph, win, request);
 }

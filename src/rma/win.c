@@ -188,6 +188,8 @@ static lmpi_status map_segment(lmpi_win *w, size_t bytes, bool small)
     if (w->rank == 0) {
         if (small)
             where.pool_off = lmpi_shm_pool_alloc(bytes);
+        if (where.pool_off)
+            ((lmpi_win_seg *)lmpi_shm_at(where.pool_off))->pool_off = where.pool_off;
         if (!where.pool_off) {
             unsigned rnd = 0;
             if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
@@ -210,7 +212,7 @@ static lmpi_status map_segment(lmpi_win *w, size_t bytes, bool small)
     LMPI_TRY(lmpi_impl_Bcast(&where, sizeof(where), lmpi_datatype_from_handle(MPI_BYTE), 0, w->comm));
     if (where.pool_off) {
         w->seg = lmpi_shm_at(where.pool_off);
-        w->pool_off = where.pool_off;
+        w->pooled = true;
         return LMPI_OK;
     }
     if (!where.name[0]) {
@@ -243,9 +245,9 @@ static lmpi_status map_segment(lmpi_win *w, size_t bytes, bool small)
 
 static void destroy(lmpi_win *w)
 {
-    if (w->seg && w->pool_off) { /* the last member out gives the piece back */
+    if (w->seg && w->pooled) { /* the last member out gives the piece back */
         if (atomic_fetch_sub(&w->seg->attached, 1) == 1)
-            lmpi_shm_pool_free(w->pool_off, (size_t)w->seg->bytes);
+            lmpi_shm_pool_free(w->seg->pool_off, (size_t)w->seg->bytes);
     } else if (w->seg && w->heap) {
         free(w->seg);
     } else if (w->seg) {
@@ -261,6 +263,7 @@ static void destroy(lmpi_win *w)
     lmpi_free(w->held);
     lmpi_free(w->pool);
     lmpi_free(w->rs_counts);
+    lmpi_free(w->attached);
     lmpi_free(w->name);
     lmpi_mem_account(LMPI_MEM_RMA, -w->accounted);
     w->magic = 0;
@@ -579,6 +582,39 @@ lmpi_status lmpi_impl_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, MP
 
 /* ---- dynamic windows ------------------------------------------------------------ */
 
+/* Write the attached regions into this member's table in the segment,
+ * adjacent ones merged and empty ones left out, under the seqlock that
+ * origins reading it retry on; false (nothing written) if they do not fit. */
+static bool publish_regions(lmpi_win *w)
+{
+    const lmpi_win_attached *l = w->attached;
+    uint32_t n = 0;
+    uint64_t end = 0;
+    for (uint32_t i = 0; l && i < l->n; i++)
+        if (l->r[i].size > 0) {
+            n += !(n > 0 && end == l->r[i].base);
+            end = l->r[i].base + l->r[i].size;
+        }
+    if (n > LMPI_RMA_MAX_REGIONS)
+        return false;
+    lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
+    lmpi_win_region *t = lmpi_win_regions(w, w->rank);
+    atomic_fetch_add_explicit(&me->region_seq, 1, memory_order_acq_rel);
+    n = 0;
+    for (uint32_t i = 0; l && i < l->n; i++) {
+        const lmpi_win_region *a = &l->r[i];
+        if (a->size == 0)
+            continue;
+        if (n > 0 && t[n - 1].base + t[n - 1].size == a->base)
+            t[n - 1].size += a->size;
+        else
+            t[n++] = *a;
+    }
+    atomic_store_explicit(&me->nregions, n, memory_order_release);
+    atomic_fetch_add_explicit(&me->region_seq, 1, memory_order_release);
+    return true;
+}
+
 lmpi_status lmpi_impl_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
     lmpi_win *w;
@@ -595,26 +631,44 @@ lmpi_status lmpi_impl_Win_attach(MPI_Win win, void *base, MPI_Aint size)
         lmpi_err_detail("base is NULL");
         return lmpi_win_fail(w, LMPI_ERR_RMA_ATTACH);
     }
-    lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
-    lmpi_win_region *t = lmpi_win_regions(w, w->rank);
-    uint32_t n = atomic_load_explicit(&me->nregions, memory_order_relaxed);
     uint64_t b = (uint64_t)(uintptr_t)base, e = b + (uint64_t)size;
-    for (uint32_t i = 0; i < n; i++)
-        if (b < t[i].base + t[i].size && t[i].base < e && size > 0) {
+    lmpi_win_attached *l = w->attached;
+    for (uint32_t i = 0; l && i < l->n; i++) {
+        const lmpi_win_region *t = &l->r[i];
+        if (b < t->base + t->size && t->base < e && size > 0) {
             lmpi_err_detail("region [%p, +%ld) overlaps the attached region [%p, +%lu)", base, (long)size,
-                            (void *)(uintptr_t)t[i].base, (unsigned long)t[i].size);
+                            (void *)(uintptr_t)t->base, (unsigned long)t->size);
             return lmpi_win_fail(w, LMPI_ERR_RMA_ATTACH);
         }
-    if (n == LMPI_RMA_MAX_REGIONS) {
-        lmpi_err_detail("%d regions are attached already (the most one process may have)", LMPI_RMA_MAX_REGIONS);
+    }
+    if (!l || l->n == l->cap) {
+        uint32_t cap = l ? 2 * l->cap : 16;
+        l = lmpi_realloc(l, sizeof(*l) + cap * sizeof(l->r[0]), LMPI_MEM_RMA);
+        if (!l)
+            return lmpi_win_fail(w, LMPI_ERR_NO_MEM);
+        if (!w->attached)
+            l->n = 0;
+        l->cap = cap;
+        w->attached = l;
+    }
+    /* sorted by base: the segment's table is the same list, adjacent
+     * regions merged (an access may span them) */
+    uint32_t at = l->n;
+    while (at > 0 && l->r[at - 1].base > b) {
+        l->r[at] = l->r[at - 1];
+        at--;
+    }
+    l->r[at] = (lmpi_win_region){b, (uint64_t)size};
+    l->n++;
+    if (!publish_regions(w)) {
+        memmove(&l->r[at], &l->r[at + 1], (l->n - at - 1) * sizeof(l->r[0]));
+        l->n--;
+        publish_regions(w);
+        lmpi_err_detail("more than %d separate regions would be attached (the most one process may have; "
+                        "adjacent regions count as one)",
+                        LMPI_RMA_MAX_REGIONS);
         return lmpi_win_fail(w, LMPI_ERR_RMA_ATTACH);
     }
-    /* a seqlock: origins reading the table while it changes retry */
-    atomic_fetch_add_explicit(&me->region_seq, 1, memory_order_acq_rel);
-    t[n].base = b;
-    t[n].size = (uint64_t)size;
-    atomic_store_explicit(&me->nregions, n + 1, memory_order_release);
-    atomic_fetch_add_explicit(&me->region_seq, 1, memory_order_release);
     return LMPI_OK;
 }
 
@@ -626,15 +680,12 @@ lmpi_status lmpi_impl_Win_detach(MPI_Win win, const void *base)
         lmpi_err_detail("win was not made by MPI_Win_create_dynamic");
         return lmpi_win_fail(w, LMPI_ERR_RMA_FLAVOR);
     }
-    lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
-    lmpi_win_region *t = lmpi_win_regions(w, w->rank);
-    uint32_t n = atomic_load_explicit(&me->nregions, memory_order_relaxed);
-    for (uint32_t i = 0; i < n; i++)
-        if (t[i].base == (uint64_t)(uintptr_t)base) {
-            atomic_fetch_add_explicit(&me->region_seq, 1, memory_order_acq_rel);
-            t[i] = t[n - 1];
-            atomic_store_explicit(&me->nregions, n - 1, memory_order_release);
-            atomic_fetch_add_explicit(&me->region_seq, 1, memory_order_release);
+    lmpi_win_attached *l = w->attached;
+    for (uint32_t i = 0; l && i < l->n; i++)
+        if (l->r[i].base == (uint64_t)(uintptr_t)base) {
+            memmove(&l->r[i], &l->r[i + 1], (l->n - i - 1) * sizeof(l->r[0]));
+            l->n--;
+            publish_regions(w); /* fewer entries than before: it fits */
             return LMPI_OK;
         }
     lmpi_err_detail("base %p is not the start of an attached region", base);

@@ -27,8 +27,10 @@
 
 #define LMPI_MAGIC_WIN 0x57696e64u
 #define LMPI_RMA_LINE 64
-/* Dynamic windows: regions one process may have attached at once. */
-#define LMPI_RMA_MAX_REGIONS 64
+/* Dynamic windows: regions one process may have attached at once (after
+ * adjacent ones are merged).  Conformance programs attach 1000; the table is
+ * in the segment, 16 bytes an entry, and only its used entries are touched. */
+#define LMPI_RMA_MAX_REGIONS 4096
 #define LMPI_RMA_EXCL (UINT64_C(1) << 63)
 /* PSCW: exposure groups up to this size go through the target's post line,
  * larger ones through zero-byte messages */
@@ -75,6 +77,12 @@ typedef struct {
     uint64_t base, size;
 } lmpi_win_region;
 
+/* A dynamic window's regions as the program attached them, sorted by base. */
+typedef struct lmpi_win_attached {
+    uint32_t n, cap;
+    lmpi_win_region r[];
+} lmpi_win_attached;
+
 typedef struct {
     uint32_t magic;
     uint32_t nranks;
@@ -85,6 +93,7 @@ typedef struct {
     uint64_t stride;      /* same sizes: bytes between members' data */
     _Atomic uint32_t attached;
     _Atomic uint32_t acc_op; /* accumulate_ops=same_op_no_op: the op in use (0: none yet) */
+    uint64_t pool_off;       /* a piece of the transport's pool: where (written before anyone maps it) */
     _Alignas(LMPI_RMA_LINE) _Atomic uint32_t bar_count; /* the fence barrier */
     _Atomic uint32_t bar_gen;
     _Alignas(LMPI_RMA_LINE) _Atomic uint64_t all_word; /* lock_all holders, window-wide */
@@ -144,6 +153,7 @@ typedef struct lmpi_win {
     bool polling : 1; /* LMPI_RMA_LOCK=polling */
     bool heap : 1;    /* a lone member's segment is plain memory */
     bool am : 1;      /* operations travel in messages (am.c): the segment is this member's alone */
+    bool pooled : 1;  /* the segment is a piece of the transport's pool (seg->pool_off) */
     uint64_t fences; /* fences completed (reduce-scatter: epoch number) */
     int *start_ranks; /* the access group, sorted window ranks */
     int nstart;
@@ -156,7 +166,7 @@ typedef struct lmpi_win {
     struct lmpi_attr *attrs;
     char *name; /* NULL until MPI_Win_set_name */
     int64_t accounted;
-    uint64_t pool_off; /* the segment is a piece of the transport's pool (0: its own mapping) */
+    struct lmpi_win_attached *attached; /* dynamic: the regions as attached (the segment's table merges them) */
     struct lmpi_rma_am *amst; /* am.c's state, for windows whose operations are messages */
 } lmpi_win;
 
@@ -179,6 +189,22 @@ struct lmpi_attr **lmpi_win_attrs(MPI_Win win);
 /* A member's slot.  A window in messages has only this member's own. */
 static inline lmpi_win_slot *lmpi_win_slot_of(const lmpi_win *w, int r) { return &w->slots[w->am ? 0 : r]; }
 lmpi_win_region *lmpi_win_regions(const lmpi_win *w, int r);
+
+/* Does a table of n regions sorted by base, adjacent ones merged (what
+ * MPI_Win_attach keeps), cover [lo, hi)?  A binary search: programs attach
+ * thousands of regions. */
+static inline bool lmpi_win_regions_cover(const lmpi_win_region *r, uint32_t n, uint64_t lo, uint64_t hi)
+{
+    uint32_t a = 0, b = n; /* the last region whose base is <= lo is below b */
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (r[m].base <= lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a > 0 && hi <= r[a - 1].base + r[a - 1].size && lo >= r[a - 1].base;
+}
 
 /* The barrier of the window's members in its segment. */
 void lmpi_win_barrier(lmpi_win *w);

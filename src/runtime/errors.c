@@ -84,9 +84,20 @@ static int code_class(int code)
     return -1;
 }
 
+static int n_removed_codes; /* slots below n_user_codes that a new code may take */
+
 static lmpi_status add_code(int error_class, int *out)
 {
-    if (n_user_codes == cap_user_codes) {
+    /* a removed code's number is given out again: a program that adds and
+     * removes codes in a loop keeps a small table (and MPI_LASTUSEDCODE) */
+    int slot = n_user_codes;
+    for (int i = 0; n_removed_codes > 0 && i < n_user_codes; i++)
+        if (user_codes[i].error_class == REMOVED_CODE) {
+            slot = i;
+            n_removed_codes--;
+            break;
+        }
+    if (slot == n_user_codes && n_user_codes == cap_user_codes) {
         int cap = cap_user_codes ? 2 * cap_user_codes : 16;
         user_code *n = lmpi_realloc(user_codes, (size_t)cap * sizeof(*n), LMPI_MEM_OTHER);
         if (!n)
@@ -94,10 +105,11 @@ static lmpi_status add_code(int error_class, int *out)
         user_codes = n;
         cap_user_codes = cap;
     }
-    int code = USER_CODE_BASE + n_user_codes;
-    user_codes[n_user_codes].error_class = error_class < 0 ? code : error_class;
-    user_codes[n_user_codes].string = NULL;
-    n_user_codes++;
+    int code = USER_CODE_BASE + slot;
+    user_codes[slot].error_class = error_class < 0 ? code : error_class;
+    user_codes[slot].string = NULL;
+    if (slot == n_user_codes)
+        n_user_codes++;
     *out = code;
     return LMPI_OK;
 }
@@ -167,6 +179,11 @@ static lmpi_status remove_code(int code, bool want_class)
             return LMPI_ERR_ARG;
         }
     u->error_class = REMOVED_CODE;
+    n_removed_codes++;
+    while (n_user_codes > 0 && user_codes[n_user_codes - 1].error_class == REMOVED_CODE) {
+        n_user_codes--;
+        n_removed_codes--;
+    }
     return LMPI_OK;
 }
 
@@ -229,7 +246,7 @@ void lmpi_errors_finalize(void)
         lmpi_free(user_codes[i].string);
     lmpi_free(user_codes);
     user_codes = NULL;
-    n_user_codes = cap_user_codes = 0;
+    n_user_codes = cap_user_codes = n_removed_codes = 0;
 }
 
 /* ---- error handlers ------------------------------------------------------- */

@@ -664,12 +664,15 @@ lmpi_status lmpi_impl_Cart_map(lmpi_comm *comm, int ndims, const int dims[], con
 /* ---- Dims_create ------------------------------------------------------------ */
 
 /* The free dimensions as balanced as possible: the non-increasing factors
- * of n into k parts with the smallest largest-minus-smallest, found by a
- * depth-first search over divisors (a few thousand at most for an int). */
+ * of n into k parts with the smallest largest-minus-smallest and, among
+ * those, the smallest sum (5616 in 4: 13x9x8x6, not 13x12x6x6, both spread
+ * 7; the choice MPICH 5.0.2 makes, compared on every n <= 20000 in 2-5
+ * dimensions), found by a depth-first search over divisors (a few thousand
+ * at most for an int). */
 typedef struct {
     int k;
     int *best, *cur;
-    long best_spread;
+    long best_spread, best_sum;
     const long *div; /* divisors of the free product, descending */
     int ndiv;
 } dims_search;
@@ -680,9 +683,12 @@ static void dims_dfs(dims_search *s, int i, long rest, long maxv)
         if (rest > maxv)
             return;
         s->cur[i] = (int)rest;
-        long spread = s->cur[0] - rest;
-        if (s->best_spread < 0 || spread < s->best_spread) {
+        long spread = s->cur[0] - rest, sum = 0;
+        for (int m = 0; m < s->k; m++)
+            sum += s->cur[m];
+        if (s->best_spread < 0 || spread < s->best_spread || (spread == s->best_spread && sum < s->best_sum)) {
             s->best_spread = spread;
+            s->best_sum = sum;
             memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
         }
         return;
@@ -702,7 +708,7 @@ static void dims_dfs(dims_search *s, int i, long rest, long maxv)
         if (!enough)
             break; /* smaller v only get worse */
         long first = i == 0 ? v : s->cur[0];
-        if (s->best_spread >= 0 && first - v >= s->best_spread && i > 0)
+        if (s->best_spread >= 0 && first - v > s->best_spread && i > 0)
             break; /* the smallest factor is at most v: no better */
         s->cur[i] = (int)v;
         dims_dfs(s, i + 1, rest / v, v);

@@ -563,7 +563,7 @@ static void case_errors(void)
     CHECK_EQ(error_class(MPI_Put(&v, 1, MPI_LONG, 0, N, 1, MPI_LONG, win)), MPI_ERR_RMA_RANGE);
     CHECK_EQ(error_class(MPI_Put(&v, 1, MPI_LONG, 0, -1, 1, MPI_LONG, win)), MPI_ERR_RMA_RANGE);
     CHECK_EQ(error_class(MPI_Put(&v, 1, MPI_LONG, size, 0, 1, MPI_LONG, win)), MPI_ERR_RANK);
-    CHECK_EQ(error_class(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win)), MPI_ERR_RMA_CONFLICT);
+    CHECK_EQ(error_class(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win)), MPI_ERR_RMA_SYNC);
     CHECK_EQ(error_class(MPI_Win_free(&win)), MPI_ERR_RMA_SYNC);
     CHECK(win != MPI_WIN_NULL);
     MPI_Op user;
@@ -578,7 +578,7 @@ static void case_errors(void)
     MPI_Win_unlock_all(win);
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
     CHECK_EQ(error_class(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win)), MPI_ERR_RMA_SYNC);
-    CHECK_EQ(error_class(MPI_Win_lock_all(0, win)), MPI_ERR_RMA_CONFLICT);
+    CHECK_EQ(error_class(MPI_Win_lock_all(0, win)), MPI_ERR_RMA_SYNC);
     CHECK_EQ(error_class(MPI_Win_fence(0, win)), MPI_ERR_RMA_SYNC);
     if (size > 1)
         CHECK_EQ(error_class(MPI_Put(&v, 1, MPI_LONG, 1, 0, 1, MPI_LONG, win)), MPI_ERR_RMA_SYNC);

@@ -119,9 +119,11 @@ static void dynamic_regions(void)
     MPI_Win win;
     MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
-    static long a[16], b[16];
-    CHECK_EQ(MPI_Win_attach(win, a, sizeof(a)), MPI_SUCCESS);
-    CHECK_EQ(MPI_Win_attach(win, b, sizeof(b)), MPI_SUCCESS);
+    /* two regions with a gap between them (adjacent ones would merge) */
+    static long ab[48];
+    long *a = ab, *b = ab + 32;
+    CHECK_EQ(MPI_Win_attach(win, a, 16 * sizeof(long)), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_attach(win, b, 16 * sizeof(long)), MPI_SUCCESS);
     int cls;
     MPI_Error_class(MPI_Win_attach(win, a + 15, 16), &cls);
     CHECK_EQ(cls, MPI_ERR_RMA_ATTACH);

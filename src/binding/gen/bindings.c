@@ -5556,31 +5556,25 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
     static const char fn[] = "MPI_Get_accumulate";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *origin_datatype_obj = NULL;
+    lmpi_datatype *origin_datatype_obj = lmpi_datatype_or_null(origin_datatype);
     lmpi_datatype *result_datatype_obj = NULL;
     lmpi_datatype *target_datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_datatype(origin_datatype, &origin_datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_datatype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_datatype(result_datatype, &result_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_datatype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_datatype(target_datatype, &target_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "target_datatype", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_count(origin_count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_count", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_count(result_count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_count", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_count(target_count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "target_count", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_buffer(origin_addr, origin_count, origin_datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_addr", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_buffer(result_addr, result_count, result_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_addr", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Get_accumulate ? lmpi_impl_Get_accumulate(origin_addr, origin_count, origin_datatype_obj ? origin_datatype_obj : lmpi_datatype_from_handle(origin_datatype), result_addr, result_count, result_datatype_obj ? result_datatype_obj : lmpi_datatype_from_handle(result_datatype), target_rank, target_disp, target_count, target_datatype_obj ? target_datatype_obj : lmpi_datatype_from_handle(target_datatype), op, win) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Get_accumulate ? lmpi_impl_Get_accumulate(origin_addr, origin_count, origin_datatype_obj, result_addr, result_count, result_datatype_obj ? result_datatype_obj : lmpi_datatype_from_handle(result_datatype), target_rank, target_disp, target_count, target_datatype_obj ? target_datatype_obj : lmpi_datatype_from_handle(target_datatype), op, win) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
@@ -5593,31 +5587,25 @@ int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
     static const char fn[] = "MPI_Get_accumulate_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *origin_datatype_obj = NULL;
+    lmpi_datatype *origin_datatype_obj = lmpi_datatype_or_null(origin_datatype);
     lmpi_datatype *result_datatype_obj = NULL;
     lmpi_datatype *target_datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_datatype(origin_datatype, &origin_datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_datatype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_datatype(result_datatype, &result_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_datatype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_datatype(target_datatype, &target_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "target_datatype", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_count(origin_count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_count", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_count(result_count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_count", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_count(target_count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "target_count", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_buffer(origin_addr, origin_count, origin_datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_addr", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_buffer(result_addr, result_count, result_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_addr", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Get_accumulate ? lmpi_impl_Get_accumulate(origin_addr, origin_count, origin_datatype_obj ? origin_datatype_obj : lmpi_datatype_from_handle(origin_datatype), result_addr, result_count, result_datatype_obj ? result_datatype_obj : lmpi_datatype_from_handle(result_datatype), target_rank, target_disp, target_count, target_datatype_obj ? target_datatype_obj : lmpi_datatype_from_handle(target_datatype), op, win) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Get_accumulate ? lmpi_impl_Get_accumulate(origin_addr, origin_count, origin_datatype_obj, result_addr, result_count, result_datatype_obj ? result_datatype_obj : lmpi_datatype_from_handle(result_datatype), target_rank, target_disp, target_count, target_datatype_obj ? target_datatype_obj : lmpi_datatype_from_handle(target_datatype), op, win) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
@@ -11048,33 +11036,27 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
     static const char fn[] = "MPI_Rget_accumulate";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *origin_datatype_obj = NULL;
+    lmpi_datatype *origin_datatype_obj = lmpi_datatype_or_null(origin_datatype);
     lmpi_datatype *result_datatype_obj = NULL;
     lmpi_datatype *target_datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_datatype(origin_datatype, &origin_datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_datatype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_datatype(result_datatype, &result_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_datatype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_datatype(target_datatype, &target_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "target_datatype", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_count(origin_count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_count", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_count(result_count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_count", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_count(target_count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "target_count", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_buffer(origin_addr, origin_count, origin_datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_addr", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_buffer(result_addr, result_count, result_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_addr", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Rget_accumulate ? lmpi_impl_Rget_accumulate(origin_addr, origin_count, origin_datatype_obj ? origin_datatype_obj : lmpi_datatype_from_handle(origin_datatype), result_addr, result_count, result_datatype_obj ? result_datatype_obj : lmpi_datatype_from_handle(result_datatype), target_rank, target_disp, target_count, target_datatype_obj ? target_datatype_obj : lmpi_datatype_from_handle(target_datatype), op, win, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Rget_accumulate ? lmpi_impl_Rget_accumulate(origin_addr, origin_count, origin_datatype_obj, result_addr, result_count, result_datatype_obj ? result_datatype_obj : lmpi_datatype_from_handle(result_datatype), target_rank, target_disp, target_count, target_datatype_obj ? target_datatype_obj : lmpi_datatype_from_handle(target_datatype), op, win, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
@@ -11087,33 +11069,27 @@ int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_
     static const char fn[] = "MPI_Rget_accumulate_c";
     lmpi_status st;
     lmpi_comm *errh_comm = NULL;
-    lmpi_datatype *origin_datatype_obj = NULL;
+    lmpi_datatype *origin_datatype_obj = lmpi_datatype_or_null(origin_datatype);
     lmpi_datatype *result_datatype_obj = NULL;
     lmpi_datatype *target_datatype_obj = NULL;
     if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
-        st = lmpi_check_datatype(origin_datatype, &origin_datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_datatype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_datatype(result_datatype, &result_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_datatype", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_datatype(target_datatype, &target_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "target_datatype", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_count(origin_count);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_count", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_count(result_count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_count", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_count(target_count);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "target_count", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_ptr(request);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 0));
-        st = lmpi_check_buffer(origin_addr, origin_count, origin_datatype_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "origin_addr", st, lmpi_errh_for(errh_comm, 0));
         st = lmpi_check_buffer(result_addr, result_count, result_datatype_obj);
         if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "result_addr", st, lmpi_errh_for(errh_comm, 0));
     }
     int locked = lmpi_lock_enter();
-    st = lmpi_impl_Rget_accumulate ? lmpi_impl_Rget_accumulate(origin_addr, origin_count, origin_datatype_obj ? origin_datatype_obj : lmpi_datatype_from_handle(origin_datatype), result_addr, result_count, result_datatype_obj ? result_datatype_obj : lmpi_datatype_from_handle(result_datatype), target_rank, target_disp, target_count, target_datatype_obj ? target_datatype_obj : lmpi_datatype_from_handle(target_datatype), op, win, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    st = lmpi_impl_Rget_accumulate ? lmpi_impl_Rget_accumulate(origin_addr, origin_count, origin_datatype_obj, result_addr, result_count, result_datatype_obj ? result_datatype_obj : lmpi_datatype_from_handle(result_datatype), target_rank, target_disp, target_count, target_datatype_obj ? target_datatype_obj : lmpi_datatype_from_handle(target_datatype), op, win, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));

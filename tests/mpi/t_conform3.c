@@ -1,0 +1,234 @@
+/* Conformance round 3 (issue 41): what an independent suite still found
+ * wrong.  Each case failed before its fix.  `t_conform3 CASE` runs one case,
+ * `t_conform3` runs them all; hangs are caught by mpiexec --timeout. */
+#include <limits.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "mpitest.h"
+
+static int rank, size;
+
+static int cls(int rc)
+{
+    int c = -1;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
+static double now(void) { return MPI_Wtime(); }
+
+/* 3. Removed error codes and classes are given out again: adding and
+ * removing in a loop neither grows MPI_LASTUSEDCODE nor slows down. */
+static void error_code_reuse(void)
+{
+    int *last, flag, first = -1;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag);
+    int before = *last;
+    double t0 = now(), t_first = 0;
+    for (int i = 0; i < 200000; i++) {
+        int c, code;
+        CHECK_EQ(MPI_Add_error_class(&c), MPI_SUCCESS);
+        CHECK_EQ(MPI_Add_error_code(c, &code), MPI_SUCCESS);
+        CHECK_EQ(MPI_Add_error_string(code, "t_conform3"), MPI_SUCCESS);
+        if (i == 0)
+            first = c;
+        else if (c != first)
+            break;
+        CHECK_EQ(MPI_Remove_error_string(code), MPI_SUCCESS);
+        CHECK_EQ(MPI_Remove_error_code(code), MPI_SUCCESS);
+        CHECK_EQ(MPI_Remove_error_class(c), MPI_SUCCESS);
+        if (i == 999)
+            t_first = now() - t0;
+    }
+    double total = now() - t0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag);
+    CHECK_EQ(*last, before);
+    /* 200x the first thousand's work in about 200x the time, not quadratically more */
+    CHECK(total < 400 * t_first + 1.0);
+    /* a hole in the middle is reused first */
+    int a, b, c2;
+    MPI_Add_error_class(&a);
+    MPI_Add_error_class(&b);
+    MPI_Remove_error_class(a);
+    MPI_Add_error_class(&c2);
+    CHECK_EQ(c2, a);
+    MPI_Remove_error_class(c2);
+    MPI_Remove_error_class(b);
+}
+
+/* 7. Dims_create picks the most balanced factorisation (MPICH's choice
+ * among equal spreads: the smallest sum). */
+static void dims_balanced(void)
+{
+    static const struct {
+        int n, nd, want[5];
+    } cases[] = {{5616, 4, {13, 9, 8, 6}},  {7344, 4, {17, 9, 8, 6}},   {8208, 4, {19, 9, 8, 6}},
+                 {5616, 5, {13, 6, 6, 4, 3}}, {100, 5, {5, 5, 2, 2, 1}}, {5040, 4, {10, 9, 8, 7}},
+                 {720, 3, {10, 9, 8}},        {24, 3, {4, 3, 2}},        {1, 3, {1, 1, 1}}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int d[5] = {0, 0, 0, 0, 0};
+        CHECK_EQ(MPI_Dims_create(cases[i].n, cases[i].nd, d), MPI_SUCCESS);
+        for (int k = 0; k < cases[i].nd; k++)
+            CHECK_EQ(d[k], cases[i].want[k]);
+    }
+    int d[4] = {0, 4, 0, 0}; /* a fixed dimension stays */
+    MPI_Dims_create(5616, 4, d);
+    CHECK_EQ(d[1], 4);
+    CHECK_EQ(d[0] * d[1] * d[2] * d[3], 5616);
+}
+
+/* 9. Reductions on MPI_CHAR: a signed 8-bit integer, as both peers. */
+static void char_reductions(void)
+{
+    char in[3] = {(char)(rank + 1), (char)-rank, 3}, out[3] = {0, 0, 0};
+    CHECK_EQ(MPI_Allreduce(in, out, 3, MPI_CHAR, MPI_SUM, MPI_COMM_WORLD), MPI_SUCCESS);
+    CHECK_EQ(out[0], (char)(size * (size + 1) / 2));
+    CHECK_EQ(out[1], (char)(-(size * (size - 1) / 2)));
+    CHECK_EQ(MPI_Allreduce(in, out, 3, MPI_CHAR, MPI_MAX, MPI_COMM_WORLD), MPI_SUCCESS);
+    CHECK_EQ(out[0], size);
+    CHECK_EQ(out[1], 0);
+    CHECK_EQ(MPI_Allreduce(in, out, 3, MPI_CHAR, MPI_MIN, MPI_COMM_WORLD), MPI_SUCCESS);
+    CHECK_EQ(out[1], -(size - 1));
+    CHECK_EQ(MPI_Allreduce(in, out, 1, MPI_CHAR, MPI_PROD, MPI_COMM_WORLD), MPI_SUCCESS);
+    /* one-sided: accumulate and fetch_and_op on MPI_CHAR */
+    char *base;
+    MPI_Win win;
+    MPI_Win_allocate(4, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    memset(base, 0, 4);
+    MPI_Win_fence(0, win);
+    char one = 1, got = -1;
+    CHECK_EQ(MPI_Accumulate(&one, 1, MPI_CHAR, 0, 0, 1, MPI_CHAR, MPI_SUM, win), MPI_SUCCESS);
+    MPI_Win_fence(0, win);
+    CHECK_EQ(MPI_Fetch_and_op(&one, &got, MPI_CHAR, 0, 1, MPI_SUM, win), MPI_SUCCESS);
+    MPI_Win_fence(0, win);
+    if (rank == 0) {
+        CHECK_EQ(base[0], size);
+        CHECK_EQ(base[1], size);
+    }
+    CHECK(got >= 0 && got < size);
+    MPI_Win_free(&win);
+}
+
+/* 8. One-sided: MPI_NO_OP ignores Get_accumulate's origin arguments; an
+ * access spanning two adjacent attached regions; a thousand attached
+ * regions; lock inside an active-target access epoch is MPI_ERR_RMA_SYNC. */
+static void rma_pieces(void)
+{
+    long *base;
+    MPI_Win win;
+    MPI_Win_allocate(8 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    for (int i = 0; i < 8; i++)
+        base[i] = 100 * rank + i;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int peer = (rank + 1) % size;
+    long got[2] = {-1, -1};
+    MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win);
+    CHECK_EQ(MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, got, 2, MPI_LONG, peer, 3, 2, MPI_LONG, MPI_NO_OP, win),
+             MPI_SUCCESS);
+    MPI_Request rq;
+    long got2 = -1;
+    CHECK_EQ(MPI_Rget_accumulate(NULL, 7, MPI_DATATYPE_NULL, &got2, 1, MPI_LONG, peer, 5, 1, MPI_LONG, MPI_NO_OP,
+                                 win, &rq),
+             MPI_SUCCESS);
+    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    /* without MPI_NO_OP the origin datatype must be one */
+    CHECK_EQ(cls(MPI_Get_accumulate(NULL, 1, MPI_DATATYPE_NULL, got, 1, MPI_LONG, peer, 3, 1, MPI_LONG, MPI_SUM, win)),
+             MPI_ERR_TYPE);
+    MPI_Win_unlock(peer, win);
+    CHECK_EQ(got[0], 100 * peer + 3);
+    CHECK_EQ(got[1], 100 * peer + 4);
+    CHECK_EQ(got2, 100 * peer + 5);
+    /* lock inside a start epoch, lock_all inside a lock epoch */
+    MPI_Group g;
+    MPI_Win_get_group(win, &g);
+    MPI_Win_post(g, 0, win);
+    MPI_Win_start(g, 0, win);
+    CHECK_EQ(cls(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(cls(MPI_Win_lock_all(0, win)), MPI_ERR_RMA_SYNC);
+    MPI_Win_complete(win);
+    MPI_Win_wait(win);
+    MPI_Group_free(&g);
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    CHECK_EQ(cls(MPI_Win_lock_all(0, win)), MPI_ERR_RMA_SYNC);
+    MPI_Win_unlock(0, win);
+    MPI_Win_free(&win);
+
+    /* dynamic: two adjacent regions (halves of one array), a thousand more */
+    MPI_Win dyn;
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn);
+    MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
+    long *arr = malloc(16 * sizeof(long));
+    for (int i = 0; i < 16; i++)
+        arr[i] = 1000 * rank + i;
+    CHECK_EQ(MPI_Win_attach(dyn, arr, 8 * sizeof(long)), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_attach(dyn, arr + 8, 8 * sizeof(long)), MPI_SUCCESS);
+    enum { MANY = 1000 };
+    long *many[MANY];
+    int attached = 0;
+    for (int i = 0; i < MANY; i++) {
+        many[i] = malloc(64);
+        many[i][0] = 7 * i + rank;
+        attached += MPI_Win_attach(dyn, many[i], 64) == MPI_SUCCESS;
+    }
+    CHECK_EQ(attached, MANY);
+    MPI_Aint addr[2];
+    MPI_Get_address(arr, &addr[0]);
+    MPI_Get_address(many[MANY - 1], &addr[1]);
+    MPI_Aint *all = malloc(2 * sizeof(MPI_Aint) * (size_t)size);
+    MPI_Allgather(addr, 2, MPI_AINT, all, 2, MPI_AINT, MPI_COMM_WORLD);
+    long span[6] = {0}, last = -1;
+    MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, dyn);
+    CHECK_EQ(MPI_Get(span, 6, MPI_LONG, peer, all[2 * peer] + 5 * (MPI_Aint)sizeof(long), 6, MPI_LONG, dyn),
+             MPI_SUCCESS);
+    CHECK_EQ(MPI_Get(&last, 1, MPI_LONG, peer, all[2 * peer + 1], 1, MPI_LONG, dyn), MPI_SUCCESS);
+    /* past the end of the pair is still refused */
+    CHECK_EQ(cls(MPI_Get(span, 6, MPI_LONG, peer, all[2 * peer] + 12 * (MPI_Aint)sizeof(long), 6, MPI_LONG, dyn)),
+             MPI_ERR_RMA_RANGE);
+    MPI_Win_unlock(peer, dyn);
+    for (int i = 0; i < 6; i++)
+        CHECK_EQ(span[i], 1000 * peer + 5 + i);
+    CHECK_EQ(last, 7 * (MANY - 1) + peer);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < MANY; i++) {
+        CHECK_EQ(MPI_Win_detach(dyn, many[i]), MPI_SUCCESS);
+        free(many[i]);
+    }
+    CHECK_EQ(MPI_Win_detach(dyn, arr + 8), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_detach(dyn, arr), MPI_SUCCESS);
+    CHECK_EQ(cls(MPI_Win_detach(dyn, arr)), MPI_ERR_RMA_ATTACH);
+    free(all);
+    free(arr);
+    MPI_Win_free(&dyn);
+}
+
+static const struct {
+    const char *name;
+    void (*run)(void);
+} cases[] = {
+    {"error_code_reuse", error_code_reuse},
+    {"dims_balanced", dims_balanced},
+    {"char_reductions", char_reductions},
+    {"rma_pieces", rma_pieces},
+};
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int ran = 0;
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (argc > 1 && strcmp(argv[1], cases[i].name))
+            continue;
+        cases[i].run();
+        MPI_Barrier(MPI_COMM_WORLD);
+        ran++;
+    }
+    if (!ran) {
+        fprintf(stderr, "t_conform3: no case named %s\n", argv[1]);
+        mpitest_failures++;
+    }
+    return mpitest_finish("t_conform3");
+}
