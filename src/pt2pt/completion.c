@@ -86,6 +86,9 @@ static void peek_status(lmpi_request *r, MPI_Status *s)
     case LMPI_REQ_GREQ:
         lmpi_greq_query(r, s);
         return;
+    case LMPI_REQ_PART:
+        lmpi_part_status(r, s);
+        return;
     case LMPI_REQ_SEND:
         empty_status(s);
         lmpi_status_set_cancelled(s, lmpi_status_cancelled(&r->status));

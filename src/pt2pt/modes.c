@@ -344,6 +344,7 @@ static lmpi_status make_persistent(void *buf, MPI_Count count, lmpi_datatype *dt
     p->buf = buf;
     p->count = count;
     p->dt = dt;
+    lmpi_datatype_retain(dt); /* the program may free its handle before MPI_Start */
     p->rank = peer;
     p->tag = tag;
     p->comm = comm;

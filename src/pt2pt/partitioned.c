@@ -1,22 +1,24 @@
 /* Partitioned communication (MPI 5.0 §4): MPI_Psend_init / MPI_Precv_init,
  * MPI_Pready(_range, _list), MPI_Parrived.
  *
- * A partitioned pair matches once, at its first MPI_Start, with two small
- * messages on the communicator's collective context: the sender announces
- * its partitioning (HELLO), the receiver answers with a channel number of
- * its own (READY).  From then on every sender partition is one ordinary
- * message, sent the moment it is readied (or, in the first round, the
- * moment the answer is in), tagged with the channel and the partition
- * index; the receiver has one receive posted per sender partition, so the
- * two sides may partition the same bytes differently.  A non-contiguous
- * type is packed per partition at the sender and unpacked per partition at
- * the receiver (stream offsets: lmpi_dt_pack/unpack).
+ * A partitioned pair matches once, in the order of the MPI_Psend_init and
+ * MPI_Precv_init calls (the standard's rule): MPI_Psend_init sends a small
+ * HELLO on the communicator's collective context (the sender's
+ * partitioning and a channel number of its choosing) and MPI_Precv_init
+ * posts the receive for it, so the ordinary non-overtaking order of
+ * messages pairs the k-th of each.  Nothing waits at init: the HELLO is
+ * eager.  From then on every sender partition is one ordinary message,
+ * sent the moment it is readied, tagged with the channel and the partition
+ * index; the receiver posts one receive per sender partition once the
+ * HELLO is in, so the two sides may partition the same bytes differently.
+ * A non-contiguous type is packed per partition at the sender and unpacked
+ * per partition at the receiver (stream offsets: lmpi_dt_pack/unpack).
  *
  * Tags on the collective context below 0x10000000 are free (schedules,
  * creation and leaders use the ranges above): HELLO 0x00000000 | tag bits,
- * READY 0x04000000 | tag bits, data 0x08000000 | channel << 17 | partition.
- * Limits that follow: 2^17 partitions on the sending side, and 1024
- * partitioned receives alive between one pair of processes at once. */
+ * data 0x08000000 | channel << 17 | partition.  Limits that follow: 2^17
+ * partitions on the sending side, and 1024 partitioned sends alive from one
+ * process to another at once. */
 #include <string.h>
 
 #include "binding/gen/impl.h"
@@ -25,7 +27,6 @@
 #include "pt2pt/pt2pt.h"
 
 #define HELLO_TAG(t) ((int)((unsigned)(t)&0x03ffffffu))
-#define READY_TAG(t) ((int)(0x04000000u | ((unsigned)(t)&0x03ffffffu)))
 #define DATA_TAG(ch, i) ((int)(0x08000000u | ((unsigned)(ch) << 17) | (unsigned)(i)))
 #define MAX_SEND_PARTITIONS (1 << 17)
 #define CHANNELS 1024u
@@ -42,7 +43,7 @@ typedef struct lmpi_part {
     size_t part_bytes; /* of my partitions */
     /* matching, once */
     bool matched;
-    uint64_t hello[2]; /* sender's partitions and bytes per partition */
+    uint64_t hello[3]; /* sender's partitions, bytes per partition, channel */
     uint64_t channel;
     lmpi_request *hs_send, *hs_recv;
     /* the other side's partitioning, as the data messages follow it */
@@ -63,6 +64,11 @@ typedef struct lmpi_part {
 enum { IDLE, READIED, IN_FLIGHT, DONE };
 
 static uint32_t next_channel;
+
+static uint32_t coll_ctx(const lmpi_part *p)
+{
+    return p->comm->context_id + LMPI_CTX_COLL;
+}
 
 static lmpi_status part_init(bool send, void *buf, int partitions, MPI_Count count, lmpi_datatype *dt, int peer,
                              int tag, lmpi_comm *comm, MPI_Request *request)
@@ -85,6 +91,24 @@ static lmpi_status part_init(bool send, void *buf, int partitions, MPI_Count cou
     r->sched = p;
     r->comm = comm;
     r->active = false;
+    lmpi_status st = LMPI_OK;
+    if (peer == MPI_PROC_NULL) {
+        p->matched = true;
+    } else if (send) { /* the HELLO leaves now: init order is matching order */
+        p->channel = next_channel++ % CHANNELS;
+        p->hello[0] = (uint64_t)partitions;
+        p->hello[1] = p->part_bytes;
+        p->hello[2] = p->channel;
+        p->matched = true;
+        st = lmpi_pt2pt_isend(p->hello, sizeof(p->hello), peer, HELLO_TAG(tag), comm, coll_ctx(p),
+                              LMPI_MODE_STANDARD, NULL, &p->hs_send);
+    } else {
+        st = lmpi_pt2pt_irecv(p->hello, sizeof(p->hello), peer, HELLO_TAG(tag), comm, coll_ctx(p), &p->hs_recv);
+    }
+    if (st != LMPI_OK) {
+        lmpi_part_free(r);
+        return st;
+    }
     *request = (MPI_Request)r;
     return LMPI_OK;
 }
@@ -101,11 +125,6 @@ lmpi_status lmpi_impl_Precv_init(void *buf, int partitions, MPI_Count count, lmp
 {
     (void)info;
     return part_init(false, buf, partitions, count, datatype, source, tag, comm, request);
-}
-
-static uint32_t coll_ctx(const lmpi_part *p)
-{
-    return p->comm->context_id + LMPI_CTX_COLL;
 }
 
 /* Sender: message i is my partition i, packed if the type needs it. */
@@ -153,6 +172,7 @@ static lmpi_status receiver_matched(lmpi_part *p)
 {
     p->msgs = (int)p->hello[0];
     p->msg_bytes = (size_t)p->hello[1];
+    p->channel = p->hello[2];
     size_t mine = (size_t)p->partitions * p->part_bytes;
     if ((size_t)p->msgs * p->msg_bytes > mine) {
         lmpi_err_detail("the partitioned send has %zu bytes, the receive room for %zu", (size_t)p->msgs * p->msg_bytes,
@@ -175,28 +195,19 @@ static bool advance(lmpi_request *r, lmpi_status *error)
     lmpi_part *p = r->sched;
     *error = LMPI_OK;
     lmpi_progress_poll();
-    if (p->hs_send && lmpi_request_done(p->hs_send)) { /* our HELLO or READY left */
+    if (p->hs_send && lmpi_request_done(p->hs_send)) { /* our HELLO left */
         lmpi_pt2pt_wait_free(p->hs_send, MPI_STATUS_IGNORE);
         p->hs_send = NULL;
     }
-    if (!p->matched) {
+    if (!p->matched) { /* a receiver waiting for its HELLO: then the receives */
         if (!lmpi_request_done(p->hs_recv))
             return false;
         lmpi_pt2pt_wait_free(p->hs_recv, MPI_STATUS_IGNORE);
         p->hs_recv = NULL;
-        if (p->send) {
-            p->matched = true; /* the receiver's channel is in */
-        } else if (!p->msgs) { /* HELLO in: answer with the channel, post the receives */
-            p->channel = next_channel++ % CHANNELS;
-            lmpi_status st = lmpi_pt2pt_isend(&p->channel, sizeof(p->channel), p->peer, READY_TAG(p->tag), p->comm,
-                                              coll_ctx(p), LMPI_MODE_STANDARD, NULL, &p->hs_send);
-            if (st == LMPI_OK)
-                st = receiver_matched(p);
-            if (st != LMPI_OK) {
-                *error = st;
-                return true;
-            }
-            return false; /* the READY send finishes on a later pass */
+        lmpi_status st = receiver_matched(p);
+        if (st != LMPI_OK) {
+            *error = st;
+            return true;
         }
     }
     for (int i = 0; i < p->msgs; i++) {
@@ -267,37 +278,44 @@ lmpi_status lmpi_part_start(lmpi_request *r)
     p->req = r;
     list_active(p);
     if (p->peer == MPI_PROC_NULL) { /* nothing moves */
-        p->matched = true;
         p->msgs = p->done = 0;
         return LMPI_OK;
     }
     if (p->send) {
         p->msgs = p->partitions;
         p->msg_bytes = p->part_bytes;
-        LMPI_TRY(round_arrays(p, p->msgs));
-        if (p->matched)
-            return LMPI_OK;
-        p->hello[0] = (uint64_t)p->partitions;
-        p->hello[1] = p->part_bytes;
-        LMPI_TRY(lmpi_pt2pt_irecv(&p->channel, sizeof(p->channel), p->peer, READY_TAG(p->tag), p->comm, coll_ctx(p),
-                                  &p->hs_recv));
-        return lmpi_pt2pt_isend(p->hello, sizeof(p->hello), p->peer, HELLO_TAG(p->tag), p->comm, coll_ctx(p),
-                                LMPI_MODE_STANDARD, NULL, &p->hs_send);
+        return round_arrays(p, p->msgs);
     }
     if (p->matched) { /* the same partitioning as last round */
         LMPI_TRY(round_arrays(p, p->msgs));
         for (int i = 0; i < p->msgs; i++)
             LMPI_TRY(post_receive(p, i));
-        return LMPI_OK;
     }
-    return lmpi_pt2pt_irecv(p->hello, sizeof(p->hello), p->peer, HELLO_TAG(p->tag), p->comm, coll_ctx(p),
-                            &p->hs_recv);
+    return LMPI_OK; /* else the receives are posted when the HELLO is in */
+}
+
+/* A completed round's status: a receive's carries the sender, the tag and
+ * the bytes that arrived (MPI_Get_count divides by the type's size). */
+void lmpi_part_status(lmpi_request *r, MPI_Status *s)
+{
+    const lmpi_part *p = r->sched;
+    s->MPI_SOURCE = p->send ? MPI_ANY_SOURCE : p->peer;
+    s->MPI_TAG = p->send ? MPI_ANY_TAG : p->peer == MPI_PROC_NULL ? MPI_ANY_TAG : p->tag;
+    s->MPI_ERROR = MPI_SUCCESS;
+    lmpi_status_set_bytes(s, p->send || p->peer == MPI_PROC_NULL ? 0 : (int64_t)p->msgs * (int64_t)p->msg_bytes);
+    lmpi_status_set_cancelled(s, 0);
 }
 
 void lmpi_part_free(lmpi_request *r)
 {
     lmpi_part *p = r->sched;
     unlist(p);
+    if (p->hs_recv) { /* never matched: the HELLO's receive goes */
+        lmpi_pt2pt_cancel_recv(p->hs_recv);
+        lmpi_pt2pt_wait_free(p->hs_recv, MPI_STATUS_IGNORE);
+    }
+    if (p->hs_send) /* eager: done, or done soon */
+        lmpi_pt2pt_wait_free(p->hs_send, MPI_STATUS_IGNORE);
     lmpi_datatype_release(p->dt);
     lmpi_free(p->reqs);
     lmpi_free(p->state);
@@ -337,7 +355,7 @@ static lmpi_status ready_one(lmpi_request *r, int i)
         return LMPI_ERR_ARG;
     }
     p->state[i] = READIED;
-    return p->matched ? send_partition(p, i) : LMPI_OK; /* else when the receiver's answer is in */
+    return send_partition(p, i); /* a sender is matched from its init on */
 }
 
 lmpi_status lmpi_impl_Pready(int partition, MPI_Request request)

@@ -80,6 +80,7 @@ void lmpi_request_wait(lmpi_request *r);
 bool lmpi_part_done(lmpi_request *r);
 lmpi_status lmpi_part_start(lmpi_request *r);
 void lmpi_part_free(lmpi_request *r);
+void lmpi_part_status(lmpi_request *r, MPI_Status *s);
 
 /* Generalized requests (grequest.c). */
 lmpi_status lmpi_greq_query(lmpi_request *r, MPI_Status *s);

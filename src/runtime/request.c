@@ -28,8 +28,9 @@ lmpi_request *lmpi_request_alloc(lmpi_req_kind kind)
 void lmpi_request_free(lmpi_request *r)
 {
     /* a send or receive of a non-contiguous type holds its type (released
-     * here too when it completed without a Wait: MPI_Request_free) */
-    if ((r->kind == LMPI_REQ_SEND || r->kind == LMPI_REQ_RECV) && r->dt)
+     * here too when it completed without a Wait: MPI_Request_free), and a
+     * persistent request holds the type it was made with */
+    if ((r->kind == LMPI_REQ_SEND || r->kind == LMPI_REQ_RECV || r->kind == LMPI_REQ_PERSISTENT) && r->dt)
         lmpi_datatype_release(r->dt);
     r->magic = 0;
     lmpi_pool_put(&pool, r);

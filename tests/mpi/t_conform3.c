@@ -203,10 +203,91 @@ static void rma_pieces(void)
     MPI_Win_free(&dyn);
 }
 
+/* 5. Partitioned operations match in the order of their init calls, not of
+ * their starts; a completed receive's status names the sender, the tag and
+ * the count; a persistent send outlives the program's handle of its type. */
+static void partitioned(void)
+{
+    if (size < 2)
+        return;
+    enum { N = 3, PARTS = 4, PER = 8 };
+    MPI_Request rq[N];
+    int buf[N][PARTS * PER];
+    if (rank == 0) {
+        for (int k = 0; k < N; k++) {
+            for (int i = 0; i < PARTS * PER; i++)
+                buf[k][i] = 1000 * k + i;
+            MPI_Psend_init(buf[k], PARTS, PER, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[k]);
+        }
+        int order[N] = {2, 0, 1};
+        for (int j = 0; j < N; j++) {
+            MPI_Start(&rq[order[j]]);
+            MPI_Pready_range(0, PARTS - 1, rq[order[j]]);
+        }
+        MPI_Waitall(N, rq, MPI_STATUSES_IGNORE);
+    } else if (rank == 1) {
+        for (int k = 0; k < N; k++) {
+            memset(buf[k], 0xff, sizeof(buf[k]));
+            MPI_Precv_init(buf[k], PARTS, PER, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[k]);
+        }
+        MPI_Startall(N, rq);
+        MPI_Status st[N];
+        MPI_Waitall(N, rq, st);
+        for (int k = 0; k < N; k++) {
+            int n = -1;
+            CHECK_EQ(st[k].MPI_SOURCE, 0);
+            CHECK_EQ(st[k].MPI_TAG, 5);
+            MPI_Get_count(&st[k], MPI_INT, &n);
+            CHECK_EQ(n, PARTS * PER);
+            for (int i = 0; i < PARTS * PER; i++)
+                CHECK_EQ(buf[k][i], 1000 * k + i);
+        }
+        /* MPI_Test's status too, on a second round */
+        MPI_Start(&rq[1]);
+        int flag = 0;
+        MPI_Status s1;
+        while (!flag)
+            MPI_Test(&rq[1], &flag, &s1);
+        CHECK_EQ(s1.MPI_SOURCE, 0);
+        CHECK_EQ(s1.MPI_TAG, 5);
+    }
+    if (rank == 0) {
+        MPI_Start(&rq[1]);
+        MPI_Pready_range(0, PARTS - 1, rq[1]);
+        MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+    }
+    if (rank < 2)
+        for (int k = 0; k < N; k++)
+            MPI_Request_free(&rq[k]);
+    /* a persistent send and receive whose types were freed after init */
+    MPI_Datatype vec, vec2;
+    MPI_Type_vector(4, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Type_dup(vec, &vec2);
+    int sbuf[8], rbuf[8];
+    for (int i = 0; i < 8; i++)
+        sbuf[i] = 10 * rank + i, rbuf[i] = -1;
+    MPI_Request p[2];
+    int to = (rank + 1) % size, from = (rank + size - 1) % size;
+    MPI_Send_init(sbuf, 1, vec, to, 9, MPI_COMM_WORLD, &p[0]);
+    MPI_Recv_init(rbuf, 1, vec2, from, 9, MPI_COMM_WORLD, &p[1]);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&vec2);
+    for (int round = 0; round < 2; round++) {
+        MPI_Startall(2, p);
+        MPI_Waitall(2, p, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < 8; i++)
+            CHECK_EQ(rbuf[i], i % 2 ? -1 : 10 * from + i);
+    }
+    MPI_Request_free(&p[0]);
+    MPI_Request_free(&p[1]);
+}
+
 static const struct {
     const char *name;
     void (*run)(void);
 } cases[] = {
+    {"partitioned", partitioned},
     {"error_code_reuse", error_code_reuse},
     {"dims_balanced", dims_balanced},
     {"char_reductions", char_reductions},
