@@ -53,7 +53,7 @@ struct lmpi_comm {
     int peer_size;       /* ranks that point-to-point calls address: size, or the remote size */
     uint8_t is_inter;
     uint8_t flags;
-    uint16_t reserved;
+    uint16_t session; /* the session it derives from (low bits of its id; 0: the world model) */
     lmpi_rankmap map;        /* the ranks point-to-point calls address */
     lmpi_rankmap *local_map; /* intercommunicators: the local group (else NULL: map) */
     MPI_Comm handle;
@@ -128,6 +128,7 @@ typedef struct lmpi_group {
     uint32_t refs;
     int size;
     int rank; /* MPI_UNDEFINED when this process is not a member */
+    uint32_t session; /* made from this session's process set (0: the world model) */
     lmpi_rankmap map;
 } lmpi_group;
 

@@ -50,6 +50,8 @@ static lmpi_status finish_new(lmpi_comm *parent, const lmpi_rankmap *map, int ra
         lmpi_errhandler_release(c->errh);
         c->errh = parent->errh;
     }
+    if (parent)
+        c->session = parent->session; /* derived communicators stay in their session */
     lmpi_status st = eager_node_comms(c);
     if (st != LMPI_OK) {
         lmpi_comm_destroy(c);
@@ -521,6 +523,8 @@ static lmpi_status create_in_group(lmpi_comm *parent, lmpi_group *g, uint32_t ct
         return st;
     lmpi_comm *c;
     st = finish_new(parent, &g->map, g->rank, ctx, &c);
+    if (st == LMPI_OK && !parent)
+        c->session = (uint16_t)g->session; /* MPI_Comm_create_from_group: the group's session */
     if (st == LMPI_OK)
         *newcomm = c->handle;
     return st;
@@ -588,8 +592,18 @@ static int string_tag(const char *s)
     return (int)(h & 0x1fffffff);
 }
 
-lmpi_status lmpi_impl_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
-                                             MPI_Errhandler errhandler, MPI_Comm *newcomm)
+/* The errors of the from-group constructors go to the handler they were
+ * given, where it is one (MPI 5.0 §7.4.2: there is no communicator yet). */
+static lmpi_status raise_on(MPI_Errhandler errhandler, lmpi_status st)
+{
+    lmpi_errhandler *e = st != LMPI_OK ? lmpi_errhandler_from_handle(errhandler) : NULL;
+    if (e && e->kind != LMPI_ERRH_NULL)
+        lmpi_err_blame_object(e, (void *)MPI_COMM_NULL);
+    return st;
+}
+
+static lmpi_status comm_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                                   MPI_Comm *newcomm)
 {
     lmpi_group *g;
     lmpi_info *i;
@@ -607,6 +621,12 @@ lmpi_status lmpi_impl_Comm_create_from_group(MPI_Group group, const char *string
     if (st != LMPI_OK)
         return st;
     return apply_errh_info(lmpi_comm_from_handle(*newcomm), e, i);
+}
+
+lmpi_status lmpi_impl_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                             MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+    return raise_on(errhandler, comm_from_group(group, stringtag, info, errhandler, newcomm));
 }
 
 /* ---- intercommunicators ---------------------------------------------------------- */
@@ -785,9 +805,9 @@ lmpi_status lmpi_impl_Intercomm_create(lmpi_comm *local_comm, int local_leader, 
     return lmpi_comm_inter_handshake(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
 }
 
-lmpi_status lmpi_impl_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
-                                                   int remote_leader, const char *stringtag, MPI_Info info,
-                                                   MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+static lmpi_status intercomm_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                         int remote_leader, const char *stringtag, MPI_Info info,
+                                         MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
     lmpi_group *lg, *rg;
     lmpi_info *i;
@@ -841,6 +861,14 @@ lmpi_status lmpi_impl_Intercomm_create_from_groups(MPI_Group local_group, int lo
         return st;
     *newintercomm = out;
     return apply_errh_info(lmpi_comm_from_handle(out), e, i);
+}
+
+lmpi_status lmpi_impl_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                                   int remote_leader, const char *stringtag, MPI_Info info,
+                                                   MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    return raise_on(errhandler, intercomm_from_groups(local_group, local_leader, remote_group, remote_leader,
+                                                      stringtag, info, errhandler, newintercomm));
 }
 
 static lmpi_status exchange_leaders(lmpi_comm *inter, leader_msg *mine, leader_msg *theirs, int tag)

@@ -42,6 +42,7 @@ static lmpi_status group_adopt(lmpi_rankmap *map, MPI_Group *out)
     }
     g->magic = LMPI_MAGIC_GROUP;
     g->refs = 1;
+    g->session = 0;
     g->map = *map;
     g->size = map->size;
     int r = lmpi_rankmap_find(&g->map, my_gpid());
@@ -443,5 +444,8 @@ lmpi_status lmpi_impl_Group_from_session_pset(MPI_Session session, const char *p
         lmpi_err_detail("no process set named \"%s\" (see MPI_Session_get_nth_pset)", pset_name);
         return LMPI_ERR_ARG;
     }
-    return group_adopt(&m, newgroup);
+    st = group_adopt(&m, newgroup);
+    if (st == LMPI_OK && *newgroup != MPI_GROUP_EMPTY)
+        ((lmpi_group *)*newgroup)->session = lmpi_session_id(session);
+    return st;
 }

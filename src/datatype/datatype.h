@@ -120,6 +120,8 @@ lmpi_dtnode *lmpi_dtnode_leaf(MPI_Aint offset, MPI_Count size);
 /* Basic elements in the first `bytes` bytes of a stream of dt (for
  * MPI_Get_elements): -1 when bytes ends inside an element. */
 MPI_Count lmpi_dt_elements(const lmpi_datatype *dt, MPI_Count bytes);
+/* The bytes that `elements` basic elements of dt take (MPI_Status_set_elements). */
+MPI_Count lmpi_dt_elements_bytes(const lmpi_datatype *dt, MPI_Count elements);
 
 /* Visit every basic element of one instance of t, in typemap order, with its
  * byte offset (for conversions between representations). */

@@ -325,39 +325,112 @@ lmpi_status lmpi_impl_Unpack_external(const char datarep[], const void *inbuf, M
 
 /* ---- elements ------------------------------------------------------------------- */
 
-typedef struct {
-    MPI_Count left, n;
-    bool partial;
-} elem_count;
+/* Basic elements are counted by arithmetic on the constructor tree, never
+ * element by element (a type of 2^31 elements took seconds that way): every
+ * combiner but struct is copies of one old type, laid one after the other
+ * in the type map, so their elements and bytes follow from the old type's;
+ * a struct adds up its blocks in order. */
 
-static void count_elem(const lmpi_datatype *t, MPI_Aint off, void *arg)
+static MPI_Count elems_of(const lmpi_datatype *t);
+
+static MPI_Count struct_blocks(const lmpi_datatype *t) { return arg(t, 0); }
+
+/* Basic elements in one instance. */
+static MPI_Count elems_of(const lmpi_datatype *t)
 {
-    (void)off;
-    elem_count *e = arg;
-    if (e->left <= 0)
-        return;
-    if (e->left < t->size) {
-        e->partial = true;
-        e->left = 0;
-        return;
+    if (t->predefined) {
+        MPI_Datatype a, b;
+        MPI_Aint boff;
+        return pair_parts(t, &a, &b, &boff) ? 2 : 1;
     }
-    e->left -= t->size;
-    e->n++;
+    if (t->size == 0)
+        return 0;
+    if (t->combiner == MPI_COMBINER_STRUCT) {
+        MPI_Count n = 0;
+        for (MPI_Count i = 0; i < struct_blocks(t); i++)
+            n += arg(t, 1 + (int)i) * elems_of(t->types[i]);
+        return n;
+    }
+    const lmpi_datatype *old = t->types[0];
+    return t->size / old->size * elems_of(old);
+}
+
+/* Basic elements in the first `bytes` bytes of one instance's packed
+ * stream (bytes < t->size); *partial when they end inside an element. */
+static MPI_Count elems_in(const lmpi_datatype *t, MPI_Count bytes, bool *partial)
+{
+    if (bytes == 0)
+        return 0;
+    if (t->predefined) {
+        MPI_Datatype a, b;
+        MPI_Aint boff;
+        if (pair_parts(t, &a, &b, &boff) && bytes == B(a)->size)
+            return 1;
+        *partial = true;
+        return 0;
+    }
+    if (t->combiner == MPI_COMBINER_STRUCT) {
+        MPI_Count n = 0;
+        for (MPI_Count i = 0; i < struct_blocks(t) && bytes > 0; i++) {
+            const lmpi_datatype *o = t->types[i];
+            MPI_Count bl = arg(t, 1 + (int)i), whole = o->size ? bytes / o->size : bl;
+            if (whole >= bl) {
+                n += bl * elems_of(o);
+                bytes -= bl * o->size;
+            } else {
+                return n + whole * elems_of(o) + elems_in(o, bytes - whole * o->size, partial);
+            }
+        }
+        return n;
+    }
+    const lmpi_datatype *old = t->types[0];
+    return bytes / old->size * elems_of(old) + elems_in(old, bytes % old->size, partial);
+}
+
+/* Bytes of the first `n` basic elements of one instance (n < elems_of(t)). */
+static MPI_Count bytes_of_elems(const lmpi_datatype *t, MPI_Count n)
+{
+    if (n == 0)
+        return 0;
+    if (t->predefined) {
+        MPI_Datatype a, b;
+        MPI_Aint boff;
+        return pair_parts(t, &a, &b, &boff) ? B(a)->size : t->size;
+    }
+    if (t->combiner == MPI_COMBINER_STRUCT) {
+        MPI_Count bytes = 0;
+        for (MPI_Count i = 0; i < struct_blocks(t) && n > 0; i++) {
+            const lmpi_datatype *o = t->types[i];
+            MPI_Count bl = arg(t, 1 + (int)i), e = elems_of(o);
+            if (e == 0)
+                continue;
+            if (n >= bl * e) {
+                n -= bl * e;
+                bytes += bl * o->size;
+            } else {
+                return bytes + n / e * o->size + bytes_of_elems(o, n % e);
+            }
+        }
+        return bytes;
+    }
+    const lmpi_datatype *old = t->types[0];
+    MPI_Count e = elems_of(old);
+    return n / e * old->size + bytes_of_elems(old, n % e);
 }
 
 MPI_Count lmpi_dt_elements(const lmpi_datatype *dt, MPI_Count bytes)
 {
     if (dt->size == 0)
         return 0;
-    /* whole instances by multiplication, the rest element by element */
-    elem_count one = {.left = dt->size};
-    if (walk_elements(dt, 0, count_elem, &one) != LMPI_OK)
-        return -1;
-    MPI_Count full = bytes / dt->size;
-    elem_count rest = {.left = bytes % dt->size};
-    if (rest.left && walk_elements(dt, 0, count_elem, &rest) != LMPI_OK)
-        return -1;
-    if (rest.partial)
-        return -1;
-    return full * one.n + rest.n;
+    bool partial = false;
+    MPI_Count n = bytes / dt->size * elems_of(dt) + elems_in(dt, bytes % dt->size, &partial);
+    return partial ? -1 : n;
+}
+
+MPI_Count lmpi_dt_elements_bytes(const lmpi_datatype *dt, MPI_Count elements)
+{
+    MPI_Count e = elems_of(dt);
+    if (e == 0)
+        return 0;
+    return elements / e * dt->size + bytes_of_elems(dt, elements % e);
 }

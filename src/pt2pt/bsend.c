@@ -92,7 +92,11 @@ void lmpi_bsend_release(lmpi_bsend_segment *seg)
 
 lmpi_status lmpi_bsend_start(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm)
 {
+    /* the communicator's buffer, else its session's, else the process's
+     * (MPI 5.0 §3.6: the most specific one attached) */
     lmpi_bsend_buffer *b = *comm_slot(comm);
+    if ((!b || !attached(b)) && comm->session)
+        b = lmpi_session_buffer(comm->session);
     if (!b || !attached(b))
         b = &process_buffer;
     if (!attached(b)) {

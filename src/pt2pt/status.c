@@ -63,12 +63,16 @@ lmpi_status lmpi_impl_Status_set_cancelled(MPI_Status *status, int flag)
     return LMPI_OK;
 }
 
-/* count elements of datatype: the bytes they take (what MPI_Get_count and
- * MPI_Get_elements read back). */
+/* count basic elements of datatype: the bytes they take (what MPI_Get_count
+ * and MPI_Get_elements read back). */
 lmpi_status lmpi_impl_Status_set_elements(MPI_Status *status, lmpi_datatype *datatype, MPI_Count count)
 {
     NEED_STATUS(status);
-    lmpi_status_set_bytes(status, (int64_t)(count * datatype->size));
+    if (count < 0) {
+        lmpi_err_detail("count %lld is negative", (long long)count);
+        return LMPI_ERR_COUNT;
+    }
+    lmpi_status_set_bytes(status, (int64_t)lmpi_dt_elements_bytes(datatype, count));
     return LMPI_OK;
 }
 

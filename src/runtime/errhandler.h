@@ -64,6 +64,10 @@ void lmpi_err_blame_object(lmpi_errhandler *e, void *handle);
 /* Sessions (session.c): a live session or MPI_ERR_SESSION; process sets by
  * name (any case): 0 mpi://WORLD, 1 mpi://SELF, -1 none. */
 lmpi_status lmpi_session_check(MPI_Session h);
+/* A live session's id (never 0), and the buffer a session with that id
+ * has attached for buffered sends (NULL: none, or no such session now). */
+uint32_t lmpi_session_id(MPI_Session h);
+struct lmpi_bsend_buffer *lmpi_session_buffer(uint32_t id);
 int lmpi_pset_find(const char *name);
 int lmpi_pset_size(int pset);
 /* Errors of session functions: the session's handler (MPI_COMM_SELF's when

@@ -436,10 +436,27 @@ lmpi_status lmpi_impl_Finalize(void)
     return lmpi_rt.sessions ? LMPI_OK : end_runtime();
 }
 
+/* The runtime of a process that only ever used sessions ends when it exits:
+ * a program may finalize its last session and initialize another (MPI 5.0
+ * §11.3.1), also with groups it made in the earlier one, and starting the
+ * runtime anew would connect to the launcher and map the segment again. */
+static void end_at_exit(void)
+{
+    if (lmpi_rt.state == LMPI_STATE_READY && lmpi_rt.sessions == 0 && !lmpi_rt.world_init)
+        end_runtime();
+}
+
 lmpi_status lmpi_session_end(void)
 {
-    if (--lmpi_rt.sessions == 0 && (!lmpi_rt.world_init || lmpi_rt.world_finalized))
+    static bool registered;
+    if (--lmpi_rt.sessions > 0)
+        return LMPI_OK;
+    if (lmpi_rt.world_init && lmpi_rt.world_finalized)
         return end_runtime();
+    if (!lmpi_rt.world_init && !registered) {
+        registered = true;
+        atexit(end_at_exit);
+    }
     return LMPI_OK;
 }
 

@@ -26,6 +26,8 @@ enum { LMPI_MAGIC_SESSION = 0x53657373u };
 
 typedef struct lmpi_session {
     uint32_t magic;
+    uint32_t id;                 /* never 0; communicators keep its low 16 bits */
+    struct lmpi_session *next;   /* the live sessions */
     lmpi_errhandler *errh;
     lmpi_bsend_buffer *bsend;
     int thread_level;     /* granted */
@@ -34,6 +36,9 @@ typedef struct lmpi_session {
 
 lmpi_status lmpi_session_start(int required, int *provided);
 lmpi_status lmpi_session_end(void);
+
+static lmpi_session *live_sessions;
+static uint32_t next_session_id;
 
 static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
 static const struct {
@@ -142,6 +147,11 @@ lmpi_status lmpi_impl_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI
         return st;
     }
     lmpi_err_blame_handler(NULL);
+    do /* communicators hold 16 bits of it, and 0 means none */
+        s->id = ++next_session_id;
+    while ((uint16_t)s->id == 0);
+    s->next = live_sessions;
+    live_sessions = s;
     s->magic = LMPI_MAGIC_SESSION;
     s->errh = e;
     s->thread_level = provided;
@@ -206,12 +216,31 @@ lmpi_status lmpi_session_check(MPI_Session h)
     return session_arg(h, &s);
 }
 
+uint32_t lmpi_session_id(MPI_Session h)
+{
+    lmpi_session *s;
+    return session_arg(h, &s) == LMPI_OK ? s->id : 0;
+}
+
+struct lmpi_bsend_buffer *lmpi_session_buffer(uint32_t id)
+{
+    for (lmpi_session *s = live_sessions; s && id; s = s->next)
+        if ((uint16_t)s->id == (uint16_t)id)
+            return s->bsend;
+    return NULL;
+}
+
 lmpi_status lmpi_impl_Session_finalize(MPI_Session *session)
 {
     lmpi_session *s;
     lmpi_status st = session_arg(*session, &s);
     if (st != LMPI_OK)
         return st;
+    for (lmpi_session **p = &live_sessions; *p; p = &(*p)->next)
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
     lmpi_bsend_slot_free(&s->bsend);
     lmpi_free(s->alloc_kinds);
     lmpi_errhandler_release(s->errh);
@@ -240,6 +269,14 @@ lmpi_status lmpi_impl_Session_get_nth_pset(MPI_Session session, MPI_Info info, i
     lmpi_status st = session_arg(session, &s);
     if (st != LMPI_OK)
         return st;
+    if (!pset_len) {
+        lmpi_err_detail("pset_len is NULL");
+        return LMPI_ERR_ARG;
+    }
+    if (*pset_len > 0 && !pset_name) { /* 0 asks for the length alone */
+        lmpi_err_detail("pset_name is NULL but pset_len is %d", *pset_len);
+        return LMPI_ERR_ARG;
+    }
     int total = NPSETS_FIXED + lmpi_dpm_pset_count();
     if (n < 0 || n >= total) {
         lmpi_err_detail("n=%d, but there are %d process sets", n, total);
@@ -251,7 +288,7 @@ lmpi_status lmpi_impl_Session_get_nth_pset(MPI_Session session, MPI_Info info, i
     else
         lmpi_dpm_pset_name(n - NPSETS_FIXED, name, sizeof(name));
     int need = (int)strlen(name) + 1;
-    if (*pset_len > 0 && pset_name) {
+    if (*pset_len > 0) {
         int c = need <= *pset_len ? need - 1 : *pset_len - 1;
         memcpy(pset_name, name, (size_t)c);
         pset_name[c] = '\0';

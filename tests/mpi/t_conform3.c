@@ -283,10 +283,77 @@ static void partitioned(void)
     MPI_Request_free(&p[1]);
 }
 
+/* 6 and 11. Counts past INT_MAX: MPI_Get_elements(_x), MPI_Get_count(_c)
+ * on statuses set with MPI_Status_set_elements(_x) on large types, each
+ * answered at once (they took seconds, walking the type element by
+ * element); the int forms answer MPI_UNDEFINED when the value does not fit. */
+static void large_counts(void)
+{
+    MPI_Status st;
+    MPI_Count big = (MPI_Count)INT_MAX + 10, c = -1;
+    int ci = 0;
+    double t0 = now();
+    MPI_Status_set_elements_x(&st, MPI_CHAR, big);
+    MPI_Get_elements_x(&st, MPI_CHAR, &c);
+    CHECK_EQ(c, big);
+    MPI_Get_count_c(&st, MPI_CHAR, &c);
+    CHECK_EQ(c, big);
+    MPI_Get_elements(&st, MPI_CHAR, &ci);
+    CHECK_EQ(ci, MPI_UNDEFINED);
+    MPI_Get_count(&st, MPI_CHAR, &ci);
+    CHECK_EQ(ci, MPI_UNDEFINED);
+    /* a type of 2^30 ints (4 GiB, never allocated): 3 instances and 5 ints */
+    MPI_Datatype huge, pair, strt;
+    MPI_Type_contiguous(1 << 30, MPI_INT, &huge);
+    MPI_Type_commit(&huge);
+    MPI_Count n = 3 * ((MPI_Count)1 << 30) + 5;
+    MPI_Status_set_elements_x(&st, huge, n);
+    MPI_Get_elements_x(&st, huge, &c);
+    CHECK_EQ(c, n);
+    MPI_Get_count_c(&st, huge, &c);
+    CHECK_EQ(c, MPI_UNDEFINED); /* not a whole number of instances */
+    MPI_Status_set_elements_x(&st, huge, 2 * ((MPI_Count)1 << 30));
+    MPI_Get_count_c(&st, huge, &c);
+    CHECK_EQ(c, 2);
+    MPI_Get_count(&st, huge, &ci);
+    CHECK_EQ(ci, 2);
+    MPI_Get_elements(&st, huge, &ci);
+    CHECK_EQ(ci, MPI_UNDEFINED);
+    /* a struct of the huge type and a double: elements in block order */
+    int bl[2] = {1, 1};
+    MPI_Aint disp[2] = {0, (MPI_Aint)4 << 30};
+    MPI_Datatype types[2] = {huge, MPI_DOUBLE};
+    MPI_Type_create_struct(2, bl, disp, types, &strt);
+    MPI_Type_commit(&strt);
+    MPI_Status_set_elements_x(&st, strt, ((MPI_Count)1 << 30) + 1); /* one whole instance */
+    MPI_Get_count_c(&st, strt, &c);
+    CHECK_EQ(c, 1);
+    MPI_Get_elements_x(&st, strt, &c);
+    CHECK_EQ(c, ((MPI_Count)1 << 30) + 1);
+    MPI_Status_set_elements_x(&st, strt, 7); /* 7 ints of the first block */
+    MPI_Get_elements_x(&st, strt, &c);
+    CHECK_EQ(c, 7);
+    MPI_Get_count_c(&st, strt, &c);
+    CHECK_EQ(c, MPI_UNDEFINED);
+    /* a pair type counts two elements per instance */
+    MPI_Type_contiguous(3, MPI_DOUBLE_INT, &pair);
+    MPI_Type_commit(&pair);
+    MPI_Status_set_elements(&st, pair, 5);
+    MPI_Get_elements(&st, pair, &ci);
+    CHECK_EQ(ci, 5);
+    MPI_Get_count(&st, pair, &ci);
+    CHECK_EQ(ci, MPI_UNDEFINED);
+    CHECK(now() - t0 < 1.0);
+    MPI_Type_free(&pair);
+    MPI_Type_free(&strt);
+    MPI_Type_free(&huge);
+}
+
 static const struct {
     const char *name;
     void (*run)(void);
 } cases[] = {
+    {"large_counts", large_counts},
     {"partitioned", partitioned},
     {"error_code_reuse", error_code_reuse},
     {"dims_balanced", dims_balanced},

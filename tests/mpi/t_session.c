@@ -1,7 +1,11 @@
 /* MPI sessions: process sets, error handlers and session buffers, with and
  * without the world model.
  *   t_session mixed    Session_init, MPI_Init, MPI_Finalize, Session_finalize
- *   t_session only     sessions alone (two of them), no MPI_Init at all */
+ *   t_session only     sessions alone (two of them), no MPI_Init at all
+ *   t_session reinit   a session, finalized, then two more (issue 41): groups
+ *                      of the first still work, communicators from a
+ *                      session's group use its buffer for MPI_Bsend, and the
+ *                      from-group constructor's errors reach its handler */
 #include <string.h>
 
 #include <mpi.h>
@@ -65,10 +69,85 @@ static void use_session(MPI_Session s)
     MPI_Session_set_errhandler(s, MPI_ERRORS_RETURN);
 }
 
+static int comm_handler_calls;
+static void on_comm_error(MPI_Comm *c, int *code, ...)
+{
+    (void)c;
+    (void)code;
+    comm_handler_calls++;
+}
+
+/* A ring exchange with MPI_Bsend on a communicator from the session's
+ * world group; no buffer but the session's is attached. */
+static void bsend_in(MPI_Session s, const char *tag)
+{
+    MPI_Group g;
+    MPI_Comm c;
+    CHECK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g) == MPI_SUCCESS);
+    CHECK(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c) == MPI_SUCCESS);
+    MPI_Group_free(&g);
+    int r, n;
+    MPI_Comm_rank(c, &r);
+    MPI_Comm_size(c, &n);
+    static char buf[4 * (MPI_BSEND_OVERHEAD + 64)];
+    CHECK(MPI_Session_attach_buffer(s, buf, sizeof(buf)) == MPI_SUCCESS);
+    int v = 100 + r, w = -1;
+    CHECK(MPI_Bsend(&v, 1, MPI_INT, (r + 1) % n, 3, c) == MPI_SUCCESS);
+    MPI_Recv(&w, 1, MPI_INT, (r + n - 1) % n, 3, c, MPI_STATUS_IGNORE);
+    CHECK(w == 100 + (r + n - 1) % n);
+    void *back;
+    int size;
+    CHECK(MPI_Session_detach_buffer(s, &back, &size) == MPI_SUCCESS && back == buf);
+    MPI_Comm_free(&c);
+}
+
+static void reinit(void)
+{
+    MPI_Session s1, s2, s3;
+    MPI_Group old;
+    CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s1) == MPI_SUCCESS);
+    CHECK(MPI_Group_from_session_pset(s1, "mpi://WORLD", &old) == MPI_SUCCESS);
+    bsend_in(s1, "t_session.first");
+    /* the from-group constructor's errors go to the handler it was given */
+    MPI_Errhandler eh;
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Comm_create_errhandler(on_comm_error, &eh);
+    int rc = MPI_Comm_create_from_group(MPI_GROUP_NULL, "t_session.bad", MPI_INFO_NULL, eh, &c);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_GROUP && comm_handler_calls == 1 && c == MPI_COMM_NULL);
+    MPI_Errhandler_free(&eh);
+    /* a NULL name with room asked for is an error, not a crash */
+    int len = 16;
+    CHECK(MPI_Session_get_nth_pset(s1, MPI_INFO_NULL, 0, &len, NULL) != MPI_SUCCESS);
+    CHECK(MPI_Session_finalize(&s1) == MPI_SUCCESS);
+    /* again, twice at once; the first session's group still answers */
+    CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s2) == MPI_SUCCESS);
+    CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s3) == MPI_SUCCESS);
+    int gsize = -1, grank = -1;
+    CHECK(MPI_Group_size(old, &gsize) == MPI_SUCCESS && gsize >= 1);
+    CHECK(MPI_Group_rank(old, &grank) == MPI_SUCCESS && grank >= 0 && grank < gsize);
+    MPI_Group_free(&old);
+    bsend_in(s2, "t_session.second");
+    bsend_in(s3, "t_session.third");
+    CHECK(MPI_Session_finalize(&s3) == MPI_SUCCESS);
+    CHECK(MPI_Session_finalize(&s2) == MPI_SUCCESS);
+    CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s1) == MPI_SUCCESS);
+    CHECK(MPI_Session_finalize(&s1) == MPI_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "mixed";
     int flag = -1;
+    if (!strcmp(mode, "reinit")) {
+        reinit();
+        if (failures)
+            fprintf(stderr, "t_session reinit: %d failures\n", failures);
+        else
+            printf("t_session reinit: passed\n");
+        return failures ? 1 : 0;
+    }
     MPI_Session s1, s2;
     CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s1) == MPI_SUCCESS);
     MPI_Initialized(&flag);
