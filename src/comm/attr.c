@@ -159,7 +159,7 @@ static lmpi_status delete_one(lmpi_attr **list, void *object, int kv)
             a->next = *list;
             *list = a;
             lmpi_err_detail("the delete callback of keyval %d returned %d", kv, rc);
-            return LMPI_ERR_OTHER;
+            return lmpi_status_user(rc);
         }
     }
     lmpi_free(a);
@@ -187,7 +187,7 @@ static lmpi_status set_attr(lmpi_attr **list, void *object, int kv, void *value)
             int rc = k->del(object, kv, a->value, k->extra);
             if (rc != MPI_SUCCESS) {
                 lmpi_err_detail("the delete callback of keyval %d returned %d", kv, rc);
-                return LMPI_ERR_OTHER;
+                return lmpi_status_user(rc);
             }
         }
         a->value = value;
@@ -219,7 +219,7 @@ static lmpi_status copy_list(lmpi_attr *from, void *old_handle, lmpi_attr **to, 
             int rc = k->copy(old_handle, a->keyval, k->extra, a->value, &out, &flag);
             if (rc != MPI_SUCCESS) {
                 lmpi_err_detail("the copy callback of keyval %d returned %d", a->keyval, rc);
-                return LMPI_ERR_OTHER;
+                return lmpi_status_user(rc);
             }
         }
         if (flag) {

@@ -313,8 +313,10 @@ static lmpi_status check_view_type(lmpi_datatype *t, const char *what, bool may_
         return LMPI_ERR_TYPE;
     }
     if (t->true_lb < 0) {
+        /* negative displacements are forbidden in views (MPI 5.0 §14.3);
+         * MPI_ERR_IO is what MPICH 5.0.2 and Open MPI 5.0.11 both answer */
         lmpi_err_detail("%s reaches below the displacement (lower bound %ld)", what, (long)t->true_lb);
-        return LMPI_ERR_TYPE;
+        return LMPI_ERR_IO;
     }
     return LMPI_OK;
 }

@@ -41,7 +41,7 @@ static lmpi_status user_result(int rc, const char *fn)
     if (rc == MPI_SUCCESS)
         return LMPI_OK;
     lmpi_err_detail("the generalized request's %s returned error %d", fn, rc);
-    return lmpi_status_from_code(rc);
+    return lmpi_status_user(rc);
 }
 
 lmpi_status lmpi_greq_query(lmpi_request *r, MPI_Status *s)

@@ -477,11 +477,11 @@ lmpi_status lmpi_impl_Probe(int source, int tag, lmpi_comm *comm, MPI_Status *st
     return LMPI_OK;
 }
 
-static void matched(lmpi_unexpected *u, MPI_Message *message, MPI_Status *status)
+static void matched(lmpi_unexpected *u, lmpi_comm *comm, MPI_Message *message, MPI_Status *status)
 {
     if (status != MPI_STATUS_IGNORE)
         lmpi_pt2pt_status_of_unexpected(u, status);
-    *message = lmpi_pt2pt_message_handle(u);
+    *message = lmpi_pt2pt_message_handle(u, comm);
 }
 
 lmpi_status lmpi_impl_Improbe(int source, int tag, lmpi_comm *comm, int *flag, MPI_Message *message,
@@ -497,7 +497,7 @@ lmpi_status lmpi_impl_Improbe(int source, int tag, lmpi_comm *comm, int *flag, M
     lmpi_unexpected *u = probe_once(source, tag, comm, true);
     *flag = u != NULL;
     if (u)
-        matched(u, message, status);
+        matched(u, comm, message, status);
     return LMPI_OK;
 }
 
@@ -509,7 +509,7 @@ lmpi_status lmpi_impl_Mprobe(int source, int tag, lmpi_comm *comm, MPI_Message *
             lmpi_pt2pt_proc_null_status(status);
         return LMPI_OK;
     }
-    matched(probe_wait(source, tag, comm, true), message, status);
+    matched(probe_wait(source, tag, comm, true), comm, message, status);
     return LMPI_OK;
 }
 
@@ -533,6 +533,7 @@ static lmpi_status start_mrecv(void *buf, MPI_Count count, lmpi_datatype *dt, MP
         r = lmpi_request_alloc(LMPI_REQ_RECV);
         if (!r)
             return LMPI_ERR_NO_MEM;
+        r->comm = lmpi_pt2pt_message_comm(u);
         r->buf = (void *)lmpi_dt_contig_ptr(buf, dt);
         r->bytes = bytes;
         r->mode = LMPI_MODE_RECV;
@@ -554,7 +555,11 @@ lmpi_status lmpi_impl_Mrecv(void *buf, MPI_Count count, lmpi_datatype *datatype,
     lmpi_status st = start_mrecv(buf, count, datatype, message, &r);
     if (st != LMPI_OK)
         return st;
-    return lmpi_pt2pt_wait_free(r, status);
+    lmpi_comm *c = r->comm;
+    st = lmpi_pt2pt_wait_free(r, status);
+    if (st != LMPI_OK && c) /* the message's communicator's handler, not MPI_COMM_SELF's */
+        lmpi_err_blame_comm(c);
+    return st;
 }
 
 lmpi_status lmpi_impl_Imrecv(void *buf, MPI_Count count, lmpi_datatype *datatype, MPI_Message *message,

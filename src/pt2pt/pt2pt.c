@@ -140,6 +140,7 @@ struct lmpi_unexpected {
     lmpi_mqi mqi;
     uint32_t magic; /* LMPI_MAGIC_MESSAGE while it is an MPI_Message */
     int src;        /* world rank of the sender */
+    lmpi_comm *comm; /* an MPI_Message's communicator: MPI_Mrecv's errors go to its handler */
     lmpi_pkt_hdr hdr;
     void *data; /* eager payload copy (hdr.len bytes); NULL for RTS */
     /* Small payloads live here: a malloc and free per tiny unexpected
@@ -167,10 +168,16 @@ lmpi_unexpected *lmpi_pt2pt_unexpected_of(lmpi_mqi *m)
     return lmpi_container_of(m, lmpi_unexpected, mqi);
 }
 
-MPI_Message lmpi_pt2pt_message_handle(lmpi_unexpected *u)
+MPI_Message lmpi_pt2pt_message_handle(lmpi_unexpected *u, lmpi_comm *comm)
 {
     u->magic = LMPI_MAGIC_MESSAGE;
+    u->comm = comm;
     return (MPI_Message)u;
+}
+
+lmpi_comm *lmpi_pt2pt_message_comm(const lmpi_unexpected *u)
+{
+    return u->comm;
 }
 
 lmpi_unexpected *lmpi_pt2pt_message_from_handle(MPI_Message h)

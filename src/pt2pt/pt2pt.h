@@ -58,7 +58,8 @@ void lmpi_pt2pt_status_of_unexpected(const lmpi_unexpected *u, MPI_Status *st);
 void lmpi_pt2pt_unexpected_free(lmpi_unexpected *u);
 void lmpi_pt2pt_proc_null_status(MPI_Status *s);
 lmpi_unexpected *lmpi_pt2pt_message_from_handle(MPI_Message h);
-MPI_Message lmpi_pt2pt_message_handle(lmpi_unexpected *u);
+MPI_Message lmpi_pt2pt_message_handle(lmpi_unexpected *u, lmpi_comm *comm);
+lmpi_comm *lmpi_pt2pt_message_comm(const lmpi_unexpected *u);
 lmpi_unexpected *lmpi_pt2pt_unexpected_of(lmpi_mqi *m);
 
 /* Buffered sends (bsend.c); buffers held by communicators and sessions. */

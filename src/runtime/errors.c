@@ -486,14 +486,33 @@ int lmpi_errh_invoke(lmpi_comm *comm, int code, const char *msg)
     return lmpi_errh_call(e, e->kind == LMPI_ERRH_USER_COMM ? (void *)comm->handle : NULL, code, msg);
 }
 
+/* A code a user callback returned (an attribute copy or delete function, a
+ * generalized request's): the call that ran the callback returns it as it
+ * is, so that a user-defined class survives (lmpi_status_user). */
+static _Thread_local int callback_code;
+static _Thread_local lmpi_status user_code_status; /* what it travels as: a stale one is ignored */
+
+lmpi_status lmpi_status_user(int code)
+{
+    callback_code = code;
+    user_code_status = lmpi_status_from_code(code);
+    return user_code_status;
+}
+
 int lmpi_error_message(const char *fn, const char *arg, lmpi_status st, const char *where, char *msg, size_t len)
 {
-    int code = lmpi_status_class(st);
+    int code = lmpi_status_class(st), cls = code;
+    if (callback_code && st == user_code_status) {
+        code = callback_code;
+        cls = code_class(code);
+    }
+    callback_code = 0;
+    bool predefined = cls >= 0 && cls < N_CLASSES && class_name[cls];
     char place[256] = "";
     if (arg || where)
         snprintf(place, sizeof(place), "(%s%s%s)", arg ? arg : "", arg && where ? ", " : "", where ? where : "");
-    snprintf(msg, len, "%s%s: %s: %s%s%s", fn, place, class_name[code], class_text[code], err_detail[0] ? ": " : "",
-             err_detail);
+    snprintf(msg, len, "%s%s: %s: %s%s%s", fn, place, predefined ? class_name[cls] : "user-defined error class",
+             predefined ? class_text[cls] : "", err_detail[0] ? ": " : "", err_detail);
     err_detail[0] = '\0';
     last_class = code;
     snprintf(last_message, sizeof(last_message), "%s", msg);

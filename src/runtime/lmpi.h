@@ -123,6 +123,8 @@ int lmpi_status_class(lmpi_status st);
 /* The status whose class is that of MPI error code `code` (user callbacks'
  * results: a user-defined code keeps its class); LMPI_ERR_OTHER if none. */
 lmpi_status lmpi_status_from_code(int code);
+/* The same, and the binding returns `code` itself (a user callback's code). */
+lmpi_status lmpi_status_user(int code);
 
 /* Attach a detail to the error being raised ("dest=7 but the communicator
  * has 4 ranks"); the binding prints it after the function and class. */

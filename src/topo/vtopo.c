@@ -134,10 +134,10 @@ static lmpi_status check_dims(int ndims, const int dims[], const int periods[], 
             return LMPI_ERR_DIMS;
         }
         p *= dims[d];
-        if (p > limit) {
+        if (p > limit) { /* MPI_ERR_ARG, as MPICH 5.0.2 and Open MPI 5.0.11 answer */
             lmpi_err_detail("the grid has more than %ld processes (dims up to dims[%d]); the communicator has %ld",
                             limit, d, limit);
-            return LMPI_ERR_TOPOLOGY;
+            return LMPI_ERR_ARG;
         }
     }
     *prod = p;

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mpitest.h"
 
@@ -349,10 +350,95 @@ static void large_counts(void)
     MPI_Type_free(&huge);
 }
 
+/* 12. Error routing: a copy callback's user-defined code comes back from
+ * MPI_Comm_dup as it is; MPI_Mrecv's truncation reaches the communicator's
+ * handler; a grid larger than the communicator is MPI_ERR_ARG; a view type
+ * reaching below its displacement is MPI_ERR_IO (both as the peers). */
+static int user_code_for_copy;
+static int failing_copy(MPI_Comm c, int kv, void *extra, void *in, void *out, int *flag)
+{
+    (void)c, (void)kv, (void)extra, (void)in, (void)out;
+    *flag = 0;
+    return user_code_for_copy;
+}
+
+static int handler_calls, handler_code;
+static void counting_handler(MPI_Comm *c, int *code, ...)
+{
+    (void)c;
+    handler_calls++;
+    handler_code = *code;
+}
+
+static void error_routing(void)
+{
+    int uclass, ucode, kv;
+    MPI_Add_error_class(&uclass);
+    MPI_Add_error_code(uclass, &ucode);
+    user_code_for_copy = ucode;
+    MPI_Comm_create_keyval(failing_copy, MPI_COMM_NULL_DELETE_FN, &kv, NULL);
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_set_attr(c, kv, NULL);
+    MPI_Comm d = MPI_COMM_NULL;
+    int rc = MPI_Comm_dup(c, &d);
+    CHECK_EQ(rc, ucode);
+    CHECK_EQ(cls(rc), uclass);
+    CHECK(d == MPI_COMM_NULL);
+    MPI_Comm_delete_attr(c, kv);
+    MPI_Comm_free_keyval(&kv);
+
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(counting_handler, &eh);
+    MPI_Comm_set_errhandler(c, eh);
+    MPI_Errhandler_free(&eh);
+    if (size > 1 && rank < 2) {
+        if (rank == 0) {
+            int b[4] = {1, 2, 3, 4};
+            MPI_Send(b, 4, MPI_INT, 1, 0, c);
+        } else {
+            MPI_Message m;
+            MPI_Status st;
+            int b[2];
+            MPI_Mprobe(0, 0, c, &m, &st);
+            rc = MPI_Mrecv(b, 2, MPI_INT, &m, &st);
+            CHECK_EQ(cls(rc), MPI_ERR_TRUNCATE);
+            CHECK_EQ(handler_calls, 1);
+            CHECK_EQ(cls(handler_code), MPI_ERR_TRUNCATE);
+        }
+    }
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    int dims[2] = {size + 1, 2}, periods[2] = {0, 0};
+    MPI_Comm cart = MPI_COMM_NULL;
+    CHECK_EQ(cls(MPI_Cart_create(c, 2, dims, periods, 0, &cart)), MPI_ERR_ARG);
+    MPI_Comm_free(&c);
+
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/t_conform3.%d.view", (int)getpid());
+    MPI_File f;
+    if (MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                      &f) == MPI_SUCCESS) {
+        MPI_Datatype neg;
+        int bl[2] = {1, 1};
+        MPI_Aint disp[2] = {-8, 0};
+        MPI_Type_create_hindexed(2, bl, disp, MPI_INT, &neg);
+        MPI_Type_commit(&neg);
+        CHECK_EQ(cls(MPI_File_set_view(f, 0, MPI_INT, neg, "native", MPI_INFO_NULL)), MPI_ERR_IO);
+        MPI_Type_free(&neg);
+        MPI_File_close(&f);
+    } else {
+        CHECK(0);
+    }
+    MPI_Remove_error_code(ucode);
+    MPI_Remove_error_class(uclass);
+}
+
 static const struct {
     const char *name;
     void (*run)(void);
 } cases[] = {
+    {"error_routing", error_routing},
     {"large_counts", large_counts},
     {"partitioned", partitioned},
     {"error_code_reuse", error_code_reuse},
