@@ -125,6 +125,20 @@ typedef int MPI_Fint;
 '''
 
 
+# Functions and constants of MPI-1 that MPI 3.0 removed (table flag
+# "removed"): old programs still call them, and MPICH still declares them,
+# so the header does too unless the program asks for a strict one.
+REMOVED_TOP = '''
+/* MPI-1 functions and constants MPI 3.0 removed, mapped onto their MPI-2
+ * replacements (as MPICH keeps them); define LMPI_NO_REMOVED_FUNCTIONS
+ * before including mpi.h for a header without them.  MPI_LB and MPI_UB are
+ * markers that MPI_Type_struct understands; no other function takes them. */
+#if !defined(LMPI_NO_REMOVED_FUNCTIONS)
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+#define MPI_LB                         ((MPI_Datatype)0x000003f0)
+#define MPI_UB                         ((MPI_Datatype)0x000003f1)'''
+
+
 def gen_header(funcs, consts):
     out = [HEADER_TOP]
     in_enum = None
@@ -175,8 +189,16 @@ def gen_header(funcs, consts):
     out.append('\n/* Functions */')
     for pre in ('MPI_', 'PMPI_'):
         for f in funcs:
+            if f.has('removed'):
+                continue
             for large in ([False, True] if f.has('large') else [False]):
                 out.append(proto(f, large, pre) + ';')
+    out.append(REMOVED_TOP)
+    for pre in ('MPI_', 'PMPI_'):
+        for f in funcs:
+            if f.has('removed'):
+                out.append(proto(f, False, pre) + ';')
+    out.append('#endif /* LMPI_NO_REMOVED_FUNCTIONS */')
     out.append('''
 #if defined(__cplusplus)
 }

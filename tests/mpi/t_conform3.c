@@ -434,10 +434,79 @@ static void error_routing(void)
     MPI_Remove_error_class(uclass);
 }
 
+/* 13. The MPI-1 functions MPI 3.0 removed still link and work, as MPICH's. */
+static int old_handler_calls;
+static void old_handler(MPI_Comm *c, int *code, ...)
+{
+    (void)c, (void)code;
+    old_handler_calls++;
+}
+
+static void mpi1_removed(void)
+{
+    MPI_Errhandler eh, got;
+    CHECK_EQ(MPI_Errhandler_create(old_handler, &eh), MPI_SUCCESS);
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    CHECK_EQ(MPI_Errhandler_set(c, eh), MPI_SUCCESS);
+    CHECK_EQ(MPI_Errhandler_get(c, &got), MPI_SUCCESS);
+    CHECK(got == eh);
+    MPI_Errhandler_free(&got);
+    MPI_Comm_call_errhandler(c, MPI_ERR_OTHER);
+    CHECK_EQ(old_handler_calls, 1);
+    MPI_Errhandler_free(&eh);
+    MPI_Comm_free(&c);
+
+    struct rec_t {
+        char ch;
+        double d;
+        int i[3];
+    } rec[2], back[2];
+    MPI_Aint base, a_d, a_i;
+    CHECK_EQ(MPI_Address(&rec[0], &base), MPI_SUCCESS);
+    MPI_Address(&rec[0].d, &a_d);
+    MPI_Address(&rec[0].i, &a_i);
+    int bl[5] = {1, 1, 1, 3, 1};
+    MPI_Aint disp[5] = {0, 0, a_d - base, a_i - base, (MPI_Aint)sizeof(rec[0])};
+    MPI_Datatype types[5] = {MPI_LB, MPI_CHAR, MPI_DOUBLE, MPI_INT, MPI_UB}, st, hv, hi;
+    CHECK_EQ(MPI_Type_struct(5, bl, disp, types, &st), MPI_SUCCESS);
+    MPI_Type_commit(&st);
+    MPI_Aint ext = -1, lb = -1, ub = -1;
+    CHECK_EQ(MPI_Type_extent(st, &ext), MPI_SUCCESS);
+    MPI_Type_lb(st, &lb);
+    MPI_Type_ub(st, &ub);
+    CHECK_EQ(ext, (MPI_Aint)sizeof(rec[0]));
+    CHECK_EQ(lb, 0);
+    CHECK_EQ(ub, (MPI_Aint)sizeof(rec[0]));
+    int sz;
+    MPI_Type_size(st, &sz);
+    CHECK_EQ(sz, 1 + 8 + 12);
+    /* two records through a self send: the extent from MPI_UB places the second */
+    rec[0].ch = 'a', rec[0].d = 1.5, rec[0].i[2] = 7;
+    rec[1].ch = 'b', rec[1].d = 2.5, rec[1].i[2] = 9;
+    memset(back, 0, sizeof(back));
+    MPI_Sendrecv(rec, 2, st, 0, 1, back, 2, st, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    CHECK_EQ(back[1].ch, 'b');
+    CHECK(back[1].d == 2.5);
+    CHECK_EQ(back[1].i[2], 9);
+    CHECK_EQ(MPI_Type_hvector(2, 1, 16, MPI_INT, &hv), MPI_SUCCESS);
+    MPI_Type_extent(hv, &ext);
+    CHECK_EQ(ext, 20);
+    int hbl[2] = {1, 2};
+    MPI_Aint hd[2] = {8, 0};
+    CHECK_EQ(MPI_Type_hindexed(2, hbl, hd, MPI_INT, &hi), MPI_SUCCESS);
+    MPI_Type_size(hi, &sz);
+    CHECK_EQ(sz, 12);
+    MPI_Type_free(&st);
+    MPI_Type_free(&hv);
+    MPI_Type_free(&hi);
+}
+
 static const struct {
     const char *name;
     void (*run)(void);
 } cases[] = {
+    {"mpi1_removed", mpi1_removed},
     {"error_routing", error_routing},
     {"large_counts", large_counts},
     {"partitioned", partitioned},

@@ -16131,6 +16131,237 @@ int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 }
 int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) __attribute__((weak, alias("PMPI_T_source_get_timestamp")));
 
+int PMPI_Address(void *location, MPI_Aint *address)
+{
+    static const char fn[] = "MPI_Address";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_ptr(address);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "address", st, lmpi_errh_for(errh_comm, 0));
+    }
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Address ? lmpi_impl_Address(location, address) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Address(void *location, MPI_Aint *address) __attribute__((weak, alias("PMPI_Address")));
+
+int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
+{
+    static const char fn[] = "MPI_Errhandler_create";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_ptr(errhandler);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "errhandler", st, lmpi_errh_for(errh_comm, 0));
+    }
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Errhandler_create ? lmpi_impl_Errhandler_create(function, errhandler) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler) __attribute__((weak, alias("PMPI_Errhandler_create")));
+
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    static const char fn[] = "MPI_Errhandler_get";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+        st = lmpi_check_ptr(errhandler);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "errhandler", st, lmpi_errh_for(errh_comm, 1));
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Errhandler_get ? lmpi_impl_Errhandler_get(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), errhandler) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__((weak, alias("PMPI_Errhandler_get")));
+
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    static const char fn[] = "MPI_Errhandler_set";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Errhandler_set ? lmpi_impl_Errhandler_set(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), errhandler) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__((weak, alias("PMPI_Errhandler_set")));
+
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
+{
+    static const char fn[] = "MPI_Type_extent";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_datatype *datatype_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        st = lmpi_check_ptr(extent);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "extent", st, lmpi_errh_for(errh_comm, 0));
+    }
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Type_extent ? lmpi_impl_Type_extent(datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), extent) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) __attribute__((weak, alias("PMPI_Type_extent")));
+
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_hindexed";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_datatype *oldtype_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_datatype(oldtype, &oldtype_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "oldtype", st, lmpi_errh_for(errh_comm, 0));
+        st = lmpi_check_count(count);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        st = lmpi_check_ptr(newtype);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "newtype", st, lmpi_errh_for(errh_comm, 0));
+    }
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Type_hindexed ? lmpi_impl_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_hindexed")));
+
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_hvector";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_datatype *oldtype_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_datatype(oldtype, &oldtype_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "oldtype", st, lmpi_errh_for(errh_comm, 0));
+        st = lmpi_check_count(count);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        st = lmpi_check_ptr(newtype);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "newtype", st, lmpi_errh_for(errh_comm, 0));
+    }
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Type_hvector ? lmpi_impl_Type_hvector(count, blocklength, stride, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_hvector")));
+
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    static const char fn[] = "MPI_Type_lb";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_datatype *datatype_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        st = lmpi_check_ptr(displacement);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "displacement", st, lmpi_errh_for(errh_comm, 0));
+    }
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Type_lb ? lmpi_impl_Type_lb(datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), displacement) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak, alias("PMPI_Type_lb")));
+
+int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_struct";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_count(count);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "count", st, lmpi_errh_for(errh_comm, 0));
+        st = lmpi_check_ptr(newtype);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "newtype", st, lmpi_errh_for(errh_comm, 0));
+    }
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Type_struct ? lmpi_impl_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_struct")));
+
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    static const char fn[] = "MPI_Type_ub";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_datatype *datatype_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_datatype(datatype, &datatype_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "datatype", st, lmpi_errh_for(errh_comm, 0));
+        st = lmpi_check_ptr(displacement);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "displacement", st, lmpi_errh_for(errh_comm, 0));
+    }
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Type_ub ? lmpi_impl_Type_ub(datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), displacement) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak, alias("PMPI_Type_ub")));
+
 /* Every MPI function and its implementation (NULL: not implemented yet). */
 const lmpi_function_entry lmpi_functions[] = {
     {"MPI_Abi_get_fortran_booleans", (lmpi_generic_fn)lmpi_impl_Abi_get_fortran_booleans},
@@ -16815,5 +17046,15 @@ const lmpi_function_entry lmpi_functions[] = {
     {"MPI_T_source_get_info", (lmpi_generic_fn)lmpi_impl_T_source_get_info},
     {"MPI_T_source_get_num", (lmpi_generic_fn)lmpi_impl_T_source_get_num},
     {"MPI_T_source_get_timestamp", (lmpi_generic_fn)lmpi_impl_T_source_get_timestamp},
+    {"MPI_Address", (lmpi_generic_fn)lmpi_impl_Address},
+    {"MPI_Errhandler_create", (lmpi_generic_fn)lmpi_impl_Errhandler_create},
+    {"MPI_Errhandler_get", (lmpi_generic_fn)lmpi_impl_Errhandler_get},
+    {"MPI_Errhandler_set", (lmpi_generic_fn)lmpi_impl_Errhandler_set},
+    {"MPI_Type_extent", (lmpi_generic_fn)lmpi_impl_Type_extent},
+    {"MPI_Type_hindexed", (lmpi_generic_fn)lmpi_impl_Type_hindexed},
+    {"MPI_Type_hvector", (lmpi_generic_fn)lmpi_impl_Type_hvector},
+    {"MPI_Type_lb", (lmpi_generic_fn)lmpi_impl_Type_lb},
+    {"MPI_Type_struct", (lmpi_generic_fn)lmpi_impl_Type_struct},
+    {"MPI_Type_ub", (lmpi_generic_fn)lmpi_impl_Type_ub},
     {NULL, NULL},
 };

@@ -532,4 +532,14 @@ __attribute__((weak)) lmpi_status lmpi_impl_T_pvar_write(MPI_T_pvar_session sess
 __attribute__((weak)) lmpi_status lmpi_impl_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info);
 __attribute__((weak)) lmpi_status lmpi_impl_T_source_get_num(int *num_sources);
 __attribute__((weak)) lmpi_status lmpi_impl_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
+__attribute__((weak)) lmpi_status lmpi_impl_Address(void *location, MPI_Aint *address);
+__attribute__((weak)) lmpi_status lmpi_impl_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
+__attribute__((weak)) lmpi_status lmpi_impl_Errhandler_get(lmpi_comm *comm, MPI_Errhandler *errhandler);
+__attribute__((weak)) lmpi_status lmpi_impl_Errhandler_set(lmpi_comm *comm, MPI_Errhandler errhandler);
+__attribute__((weak)) lmpi_status lmpi_impl_Type_extent(lmpi_datatype *datatype, MPI_Aint *extent);
+__attribute__((weak)) lmpi_status lmpi_impl_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], lmpi_datatype *oldtype, MPI_Datatype *newtype);
+__attribute__((weak)) lmpi_status lmpi_impl_Type_hvector(int count, int blocklength, MPI_Aint stride, lmpi_datatype *oldtype, MPI_Datatype *newtype);
+__attribute__((weak)) lmpi_status lmpi_impl_Type_lb(lmpi_datatype *datatype, MPI_Aint *displacement);
+__attribute__((weak)) lmpi_status lmpi_impl_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+__attribute__((weak)) lmpi_status lmpi_impl_Type_ub(lmpi_datatype *datatype, MPI_Aint *displacement);
 #endif
