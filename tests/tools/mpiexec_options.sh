@@ -21,6 +21,16 @@ check "$?" "5" "a rank's exit status comes back"
 check "$?" "127" "a program that cannot start"
 "$m" -n 2 --bogus-option true 2>/dev/null
 check "$?" "1" "unknown options are rejected"
+# help on stdout with status 0, as Hydra and Open MPI (mpiexec --help | less)
+out=$("$m" --help 2>/dev/null | head -1)
+check "$out" "usage: mpiexec [options] program [args...]" "--help on stdout"
+"$m" --help >/dev/null 2>&1
+check "$?" "0" "--help exits 0"
+out=$("$m" --version 2>/dev/null | head -1)
+check "$out" "mpiexec (LeanMPI) $(sed -n 's/^project(LeanMPI VERSION \([0-9.]*\).*/\1/p' "$(dirname "$0")/../../CMakeLists.txt")" "--version"
+# the cause of a failed start comes before the exit status
+out=$("$m" -n 2 ./does-not-exist 2>&1 | head -1)
+check "$out" "mpiexec: cannot execute './does-not-exist': No such file or directory" "exec failure: the cause first"
 MPIEXEC_TIMEOUT=1 "$m" -n 2 sleep 20 2>/dev/null
 check "$?" "124" "MPIEXEC_TIMEOUT stops the job as --timeout does"
 MPIEXEC_TIMEOUT=30 "$m" --timeout 1 -n 2 sleep 20 2>/dev/null

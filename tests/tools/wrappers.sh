@@ -17,6 +17,10 @@ echo "$show" | grep -q "foo.c -o foo" || fail "-show lacks the arguments"
 "$b/bin/mpicc" -link_info | grep -q -- "-lmpi_abi" || fail "-link_info"
 "$b/bin/mpicc" -showme -c x.c | grep -qv -- "-lmpi_abi" || fail "-c must not add link flags"
 [ "$("$b/bin/mpicc" --showme:libs)" = "mpi_abi" ] || fail "--showme:libs"
+# --version: ours, then the wrapped compiler's own (as MPICH's and Open MPI's)
+v=$("$b/bin/mpicc" --version)
+echo "$v" | head -1 | grep -q "^LeanMPI" || fail "--version lacks LeanMPI's line"
+[ "$(echo "$v" | sed -n 2p)" = "$(cc --version | head -1)" ] || fail "--version hides the compiler's version"
 cat > "$tmp/h.c" <<'C'
 #include <mpi.h>
 #include <stdio.h>

@@ -211,10 +211,17 @@ static void die(const char *fmt, ...)
     exit(1);
 }
 
-static void usage(void)
+/* The help: on stdout with status 0 when asked for (mpiexec --help | less),
+ * on stderr with status 1 after a usage error. */
+static void help(FILE *out, int status);
+
+static void usage(void) { help(stderr, 1); }
+
+static void help(FILE *out, int status)
 {
-    fprintf(stderr,
+    fprintf(out,
             "usage: mpiexec [options] program [args...]\n"
+            "  -h, --help              this help;  --version  LeanMPI's version\n"
             "  -n, -np N               number of ranks (default 1)\n"
             "  -genv NAME VALUE        set an environment variable in every rank (also -env)\n"
             "  -x NAME[=VALUE]         export NAME (from mpiexec's environment, or VALUE)\n"
@@ -245,7 +252,7 @@ static void usage(void)
             "                          the universe to (also -usize; default: not set, no limit)\n"
             "  -nameserver HOST[:PORT] keep MPI_Publish_name's names in a hydra_nameserver (default\n"
             "                          port 6392), shared with other jobs, ours or Hydra's, on any host\n");
-    exit(1);
+    exit(status);
 }
 
 static void add_env(const char *name, const char *value);
@@ -504,8 +511,14 @@ static int parse_args(int argc, char **argv)
                 die("%s %s", a, err);
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             job.verbose = true;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage();
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "-help")) {
+            help(stdout, 0);
+        } else if (!strcmp(a, "--version") || !strcmp(a, "-version") || !strcmp(a, "-V")) {
+            printf("mpiexec (LeanMPI) %s\n"
+                   "MPI 5.0 standard ABI; ranks speak PMI-1, PMI-2 or PMIx, so Hydra's mpiexec and PMIx "
+                   "launchers start them too\n",
+                   LMPI_VERSION_STRING);
+            exit(0);
         } else {
             die("unknown option '%s' (see mpiexec --help)", a);
         }
@@ -1568,6 +1581,10 @@ static void launch_job(int j, const app_t *apps, int napps, bool spawned)
                  * signalled with it; rank 0 reading a terminal stays in the
                  * foreground group (a background group would stop on read). */
                 lmpi_launch_child_prepare(!(r == 0 && !spawned && tty_stdin));
+                /* mpiexec's own stderr, for an exec that fails: the cause
+                 * must come before mpiexec's report of the exit status,
+                 * which the relayed pipe would not guarantee */
+                int own_err = fcntl(2, F_DUPFD_CLOEXEC, 3);
                 dup2(out[1], 1);
                 dup2(err[1], 2);
                 if (r != 0 || spawned) {
@@ -1602,13 +1619,13 @@ static void launch_job(int j, const app_t *apps, int napps, bool spawned)
                 if (!spawned)
                     bind_self(r);
                 if (wdir && chdir(wdir) != 0) {
-                    fprintf(stderr, "mpiexec: cannot change to %s: %s\n", wdir, strerror(errno));
+                    dprintf(own_err >= 0 ? own_err : 2, "mpiexec: cannot change to %s: %s\n", wdir, strerror(errno));
                     _exit(127);
                 }
                 if (path && !strchr(argv[0], '/'))
                     lmpi_launch_prepend_path(path);
                 execvp(argv[0], argv);
-                fprintf(stderr, "mpiexec: cannot execute '%s': %s\n", argv[0], strerror(errno));
+                dprintf(own_err >= 0 ? own_err : 2, "mpiexec: cannot execute '%s': %s\n", argv[0], strerror(errno));
                 _exit(127);
             }
             close(sp[1]);
