@@ -17,6 +17,7 @@ url="http://deb.debian.org/debian/pool/main/h/hdf5/$tarball"
 skip() { echo "hdf5.sh: $1: skipped"; exit 77; }
 mkdir -p "$src"
 if [ ! -f "$src/$tarball" ]; then
+    echo "hdf5.sh: fetching $url (once; kept in $src)"
     curl -fsSL -o "$src/$tarball.part" "$url" && mv "$src/$tarball.part" "$src/$tarball" || skip "cannot download $url"
 fi
 dir="$src/hdf5-$version"

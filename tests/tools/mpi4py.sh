@@ -27,6 +27,7 @@ if [ ! -x "$venv/bin/pip" ]; then
 fi
 if [ ! -f "$src/mpi4py-$version.tar.gz" ]; then
     mkdir -p "$src"
+    echo "mpi4py.sh: fetching mpi4py $version's source from PyPI (once; kept in $src)"
     "$venv/bin/pip" download -q --no-deps --no-binary :all: -d "$src" "mpi4py==$version" || skip "cannot download mpi4py"
 fi
 if ! "$venv/bin/python" -c "import mpi4py" 2>/dev/null; then

@@ -18,6 +18,7 @@ skip() { echo "pnetcdf.sh: $1: skipped"; exit 77; }
 command -v autoreconf >/dev/null || skip "autoreconf is not installed (Debian: autoconf automake libtool)"
 mkdir -p "$src"
 if [ ! -f "$src/$tarball" ]; then
+    echo "pnetcdf.sh: fetching $url (once; kept in $src)"
     curl -fsSL -o "$src/$tarball.part" "$url" && mv "$src/$tarball.part" "$src/$tarball" || skip "cannot download $url"
 fi
 dir="$src/pnetcdf-$version"
