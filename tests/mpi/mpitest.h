@@ -60,6 +60,29 @@ static inline long long mpitest_pvar_read(const char *name)
     return (long long)v;
 }
 
+/* A program of named cases: ONLY (argv[1], or NULL for all) picks one;
+ * each case ends in a barrier.  A name that matches none is a failure. */
+typedef struct {
+    const char *name;
+    void (*run)(void);
+} mpitest_case;
+
+static inline void mpitest_run_cases(const char *prog, const mpitest_case *cases, size_t n, const char *only)
+{
+    int ran = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (only && strcmp(only, cases[i].name))
+            continue;
+        cases[i].run();
+        MPI_Barrier(MPI_COMM_WORLD);
+        ran++;
+    }
+    if (!ran) {
+        fprintf(stderr, "%s: no case named %s\n", prog, only);
+        mpitest_failures++;
+    }
+}
+
 static inline int mpitest_finish(const char *name)
 {
     int rank;

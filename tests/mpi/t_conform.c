@@ -1041,10 +1041,7 @@ static void mpi5_pieces(void)
     MPI_T_finalize();
 }
 
-static const struct {
-    const char *name;
-    void (*run)(void);
-} cases[] = {
+static const mpitest_case cases[] = {
     {"bsend_dup", bsend_dup},
     {"intercomm_from_groups", intercomm_from_groups},
     {"op_free_pending", op_free_pending},
@@ -1073,18 +1070,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int ran = 0;
-    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        if (argc > 1 && strcmp(argv[1], cases[i].name))
-            continue;
-        cases[i].run();
-        MPI_Barrier(MPI_COMM_WORLD);
-        ran++;
-    }
-    if (!ran) {
-        fprintf(stderr, "t_conform: no case named %s\n", argv[1]);
-        mpitest_failures++;
-    }
+    mpitest_run_cases("t_conform", cases, sizeof(cases) / sizeof(cases[0]), argc > 1 ? argv[1] : NULL);
     int fails = mpitest_failures;
     int fin = -1;
     MPI_Finalized(&fin);

@@ -535,10 +535,7 @@ static void mpi1_removed(void)
     MPI_Type_free(&hi);
 }
 
-static const struct {
-    const char *name;
-    void (*run)(void);
-} cases[] = {
+static const mpitest_case cases[] = {
     {"mpi1_removed", mpi1_removed},
     {"error_routing", error_routing},
     {"large_counts", large_counts},
@@ -554,17 +551,6 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int ran = 0;
-    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        if (argc > 1 && strcmp(argv[1], cases[i].name))
-            continue;
-        cases[i].run();
-        MPI_Barrier(MPI_COMM_WORLD);
-        ran++;
-    }
-    if (!ran) {
-        fprintf(stderr, "t_conform3: no case named %s\n", argv[1]);
-        mpitest_failures++;
-    }
+    mpitest_run_cases("t_conform3", cases, sizeof(cases) / sizeof(cases[0]), argc > 1 ? argv[1] : NULL);
     return mpitest_finish("t_conform3");
 }
