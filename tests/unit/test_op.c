@@ -167,7 +167,14 @@ static void test_invalid(void)
     float f[1] = {1}, g[1] = {2};
     int i[2] = {1, 2}, j[2] = {1, 2};
     CHECK_EQ(reduce(c, d, 2, MPI_BYTE, MPI_SUM), LMPI_ERR_OP);
-    CHECK_EQ(reduce(c, d, 2, MPI_CHAR, MPI_SUM), LMPI_ERR_OP);
+    /* MPI_CHAR reduces as a signed 8-bit integer, as both peers (issue 41) */
+    char e[2] = {-100, 2}, h[2] = {-100, 3};
+    CHECK_EQ(reduce(e, h, 2, MPI_CHAR, MPI_SUM), LMPI_OK);
+    CHECK_EQ(h[0], (char)56); /* -200 wraps in 8 bits */
+    CHECK_EQ(h[1], 5);
+    CHECK_EQ(reduce(e, h, 2, MPI_CHAR, MPI_MIN), LMPI_OK);
+    CHECK_EQ(h[0], -100);
+    CHECK_EQ(reduce(i, j, 2, MPI_WCHAR, MPI_SUM), LMPI_ERR_OP);
     CHECK_EQ(reduce(z, w, 1, MPI_C_DOUBLE_COMPLEX, MPI_MAX), LMPI_ERR_OP);
     CHECK_EQ(reduce(f, g, 1, MPI_FLOAT, MPI_BAND), LMPI_ERR_OP);
     CHECK_EQ(reduce(i, j, 1, MPI_INT, MPI_MINLOC), LMPI_ERR_OP);
