@@ -144,9 +144,12 @@ void lmpi_comm_destroy(lmpi_comm *c);
 /* Agree on a context id block among the members of comm (collective). */
 lmpi_status lmpi_comm_agree_ctx(lmpi_comm *comm, uint32_t *ctx);
 /* MPI_Intercomm_create's core: the leaders (local_leader here, remote_leader
- * in peer) swap their groups and agree on the id; collective over local. */
+ * in peer) swap their groups and agree on the id; collective over local.
+ * inboxes_open: every member of both sides has its inbox for other process
+ * groups already (connect/accept open them first), else they are opened
+ * here when the groups span process groups. */
 lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_comm *peer, int remote_leader,
-                                      int tag, MPI_Comm *newintercomm);
+                                      int tag, bool inboxes_open, MPI_Comm *newintercomm);
 /* A private duplicate of an intracommunicator (windows), freed with MPI_Comm_free. */
 lmpi_status lmpi_comm_dup_internal(lmpi_comm *comm, lmpi_comm **out);
 /* Do all members of intracommunicator C run on this host, sharing its

@@ -715,7 +715,7 @@ static lmpi_status inboxes_ready(lmpi_comm *local, int local_leader, lmpi_comm *
  * ranks, src/dpm), so the two sides may belong to different process groups
  * (spawned or connected). */
 lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_comm *peer, int remote_leader,
-                                      int tag, MPI_Comm *newintercomm)
+                                      int tag, bool inboxes_open, MPI_Comm *newintercomm)
 {
     uint32_t ctx = lmpi_ctx_next();
     lmpi_status st = lmpi_icoll_allreduce_max_u32(local, &ctx);
@@ -761,7 +761,7 @@ lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_c
      * side: every member needs its inbox before the other side sends to it,
      * which a process that never spawned or connected has not opened.  Each
      * side sees the same two maps, so both sides take this step or neither. */
-    if (st == LMPI_OK && (spans_groups(lm) || spans_groups(&rmap)))
+    if (st == LMPI_OK && !inboxes_open && (spans_groups(lm) || spans_groups(&rmap)))
         st = inboxes_ready(local, local_leader, peer, remote_leader, tag);
     /* overlapping groups: every member sees the same intersection */
     for (int i = 0; have_map && i < rmap.size && !err; i++)
@@ -802,7 +802,7 @@ lmpi_status lmpi_impl_Intercomm_create(lmpi_comm *local_comm, int local_leader, 
         lmpi_err_detail("remote_leader %d is the local leader itself: the groups overlap", remote_leader);
         return LMPI_ERR_ARG;
     }
-    return lmpi_comm_inter_handshake(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
+    return lmpi_comm_inter_handshake(local_comm, local_leader, peer_comm, remote_leader, tag, false, newintercomm);
 }
 
 static lmpi_status intercomm_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
@@ -854,7 +854,7 @@ static lmpi_status intercomm_from_groups(MPI_Group local_group, int local_leader
         remote = first ? 1 : 0;
     }
     MPI_Comm out;
-    st = lmpi_comm_inter_handshake(&local, local_leader, &peer, remote, tag, &out);
+    st = lmpi_comm_inter_handshake(&local, local_leader, &peer, remote, tag, false, &out);
     if (pair)
         lmpi_rankmap_release(&pair_map);
     if (st != LMPI_OK)

@@ -904,7 +904,7 @@ static lmpi_status establish_one(bool accepting, const char *port_name, double t
             peer.map = peer_map;
         peer.rank = accepting ? 0 : 1;
         peer.size = peer.peer_size = 2;
-        st = lmpi_comm_inter_handshake(comm, root, &peer, accepting ? 1 : 0, tag, newcomm);
+        st = lmpi_comm_inter_handshake(comm, root, &peer, accepting ? 1 : 0, tag, true, newcomm);
     }
     if (have_peer)
         lmpi_rankmap_release(&peer_map);
