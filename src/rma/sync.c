@@ -22,7 +22,7 @@ static const char *epoch_name(uint8_t a);
 
 /* What lock_all and start check first: asserts they know, no other epoch
  * open (MPI_ERR_RMA_SYNC, as MPICH answers: the calls are out of order). */
-static lmpi_status begin_access(lmpi_win *w, int assert, uint8_t kind)
+static lmpi_status begin_access(lmpi_win *w, int assert)
 {
     if (assert & ~MPI_MODE_NOCHECK) {
         lmpi_err_detail("assert %d has bits other than MPI_MODE_NOCHECK", assert);
@@ -30,7 +30,6 @@ static lmpi_status begin_access(lmpi_win *w, int assert, uint8_t kind)
     }
     if (!open_for_other_epoch(w)) {
         lmpi_err_detail("a %s epoch is open on win", epoch_name(w->access));
-        (void)kind;
         return LMPI_ERR_RMA_SYNC;
     }
     return LMPI_OK;
@@ -335,7 +334,7 @@ lmpi_status lmpi_impl_Win_lock_all(int assert, MPI_Win win)
 {
     lmpi_win *w;
     LMPI_TRY(lmpi_win_arg(win, &w));
-    lmpi_status st = begin_access(w, assert, LMPI_EPOCH_LOCK_ALL);
+    lmpi_status st = begin_access(w, assert);
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
     if (w->no_locks) {
@@ -551,7 +550,7 @@ lmpi_status lmpi_impl_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
     lmpi_win *w;
     LMPI_TRY(lmpi_win_arg(win, &w));
-    lmpi_status st = begin_access(w, assert, LMPI_EPOCH_START);
+    lmpi_status st = begin_access(w, assert);
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
     int *ranks, n;

@@ -203,7 +203,7 @@ static inline bool lmpi_win_regions_cover(const lmpi_win_region *r, uint32_t n, 
         else
             b = m;
     }
-    return a > 0 && hi <= r[a - 1].base + r[a - 1].size && lo >= r[a - 1].base;
+    return a > 0 && hi <= r[a - 1].base + r[a - 1].size; /* (r[a - 1].base <= lo by the search) */
 }
 
 /* The barrier of the window's members in its segment. */
