@@ -3,6 +3,7 @@
  * the same source for every mpicc.
  *
  *   coll_bench [quick]    RESULT latency op=... bytes=... ranks=... value=<us>
+ *   coll_bench one OP BYTES   that point alone (the load benchmark)
  *
  * Each point: a warm-up, then the mean over enough iterations to take
  * about BENCH_SECONDS, the maximum over ranks (the slowest rank sets the
@@ -45,6 +46,21 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int quick = argc > 1 && !strcmp(argv[1], "quick");
     const char *ops[] = {"barrier", "bcast", "allreduce", "reduce", "allgather", "alltoall"};
+    if (argc > 3 && !strcmp(argv[1], "one")) {
+        int bytes = atoi(argv[3]);
+        char *a = calloc(1, (size_t)bytes * (size_t)size + 8), *b = calloc(1, (size_t)bytes * (size_t)size + 8);
+        double one = timed(argv[2], a, b, bytes, 2);
+        double budget = getenv("BENCH_SECONDS") ? atof(getenv("BENCH_SECONDS")) : 0.2;
+        int iters = (int)(budget / (one > 1e-7 ? one : 1e-7));
+        iters = iters < 3 ? 3 : iters > 2000000 ? 2000000 : iters;
+        double t = timed(argv[2], a, b, bytes, iters);
+        if (rank == 0)
+            printf("RESULT latency op=%s bytes=%d ranks=%d value=%.3f\n", argv[2], bytes, size, t * 1e6);
+        free(a);
+        free(b);
+        MPI_Finalize();
+        return 0;
+    }
     const int sizes_full[] = {8, 64, 1024, 16384, 131072, 1048576}, sizes_quick[] = {8, 16384};
     const int *sizes = quick ? sizes_quick : sizes_full;
     int nsizes = quick ? 2 : 6;

@@ -44,29 +44,57 @@ static int iterations(long bytes, int base)
     return base;
 }
 
-static void latency(long maxbytes, int base)
+/* One ping-pong point: half the round trip, in microseconds. */
+static double pingpong(char *buf, long b, int iters)
 {
-    char *buf = calloc(1, (size_t)maxbytes + 1);
-    for (long b = 0; b <= maxbytes; b = b ? b * 4 : 1) {
-        int iters = iterations(b, base), warm = iters / 10 + 1;
-        double t0 = 0;
-        MPI_Barrier(MPI_COMM_WORLD);
-        for (int i = 0; i < warm + iters; i++) {
-            if (i == warm)
-                t0 = MPI_Wtime();
-            if (rank == 0) {
-                MPI_Send(buf, (int)b, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-                MPI_Recv(buf, (int)b, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else if (rank == 1) {
-                MPI_Recv(buf, (int)b, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(buf, (int)b, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-            }
+    int warm = iters / 10 + 1;
+    double t0 = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < warm + iters; i++) {
+        if (i == warm)
+            t0 = MPI_Wtime();
+        if (rank == 0) {
+            MPI_Send(buf, (int)b, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int)b, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf, (int)b, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int)b, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
         }
-        double us = (MPI_Wtime() - t0) * 1e6 / iters / 2;
+    }
+    return (MPI_Wtime() - t0) * 1e6 / iters / 2;
+}
+
+/* latency MAX: 0, 1, 4, 16 ... MAX bytes; latency A,B,C: those sizes only. */
+static void latency(const char *arg, int base)
+{
+    long sizes[64];
+    int n = 0;
+    if (strchr(arg, ',')) {
+        for (const char *p = arg; *p && n < 64; p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p))
+            sizes[n++] = atol(p);
+    } else {
+        for (long b = 0, max = atol(arg); b <= max && n < 64; b = b ? b * 4 : 1)
+            sizes[n++] = b;
+    }
+    long maxbytes = 0;
+    for (int i = 0; i < n; i++)
+        maxbytes = sizes[i] > maxbytes ? sizes[i] : maxbytes;
+    char *buf = calloc(1, (size_t)maxbytes + 1);
+    for (int i = 0; i < n; i++) {
+        double us = pingpong(buf, sizes[i], iterations(sizes[i], base));
         if (rank == 0)
-            printf("RESULT latency bytes=%ld value=%.3f\n", b, us);
+            printf("RESULT latency bytes=%ld value=%.3f\n", sizes[i], us);
+        fflush(stdout);
     }
     free(buf);
+}
+
+/* The busy neighbour of the load benchmark: ping-pong until killed. */
+static void forever(void)
+{
+    char buf[8] = {0};
+    for (;;)
+        pingpong(buf, 8, 100000);
 }
 
 static void bandwidth(long maxbytes, int bidir, int base)
@@ -275,7 +303,9 @@ int main(int argc, char **argv)
     const char *test = argc > 1 ? argv[1] : "latency";
     int base = getenv("BENCH_ITERS") ? atoi(getenv("BENCH_ITERS")) : 2000;
     if (!strcmp(test, "latency"))
-        latency(argc > 2 ? atol(argv[2]) : 4 << 20, base);
+        latency(argc > 2 ? argv[2] : "4194304", base);
+    else if (!strcmp(test, "forever"))
+        forever();
     else if (!strcmp(test, "bw"))
         bandwidth(argc > 2 ? atol(argv[2]) : 4 << 20, 0, base);
     else if (!strcmp(test, "bibw"))

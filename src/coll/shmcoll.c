@@ -104,7 +104,7 @@ static size_t area_bytes(int k, size_t slot)
             if (lmpi_progress_poll() > 0)                       \
                 idle_ = 0;                                      \
             else                                                \
-                lmpi_progress_idle(&idle_);                     \
+                lmpi_progress_idle_word(&idle_);                \
         }                                                       \
     } while (0)
 
@@ -215,8 +215,10 @@ bool lmpi_coll_shm_use(lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt)
 static void mark_done(area_header *h, int me, uint64_t done)
 {
     _Atomic uint64_t *p = &done_line(h, me)->stamp;
-    if (atomic_load_explicit(p, memory_order_relaxed) < done)
+    if (atomic_load_explicit(p, memory_order_relaxed) < done) {
         atomic_store_explicit(p, done, memory_order_release);
+        lmpi_wait_kick(); /* a root may sleep until the ring frees */
+    }
 }
 
 void lmpi_coll_shm_skip(lmpi_comm *c)
@@ -289,6 +291,7 @@ lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, 
         if (bytes)
             memcpy(slot_of(h, me, seq), mine, bytes);
         atomic_store_explicit(&f->stamp, seq, memory_order_release);
+        lmpi_wait_kick(); /* the readers may sleep (runtime/wait.h) */
         return LMPI_OK;
     }
     char *acc = op ? (char *)lmpi_dt_contig_ptr(rbuf, dt) : NULL;
@@ -328,6 +331,7 @@ lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt,
         if (bytes)
             memcpy(out_buf(h, seq), p, bytes);
         atomic_store_explicit(&f->stamp, seq, memory_order_release);
+        lmpi_wait_kick(); /* the readers may sleep (runtime/wait.h) */
         return LMPI_OK;
     }
     WAIT_UNTIL(atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);

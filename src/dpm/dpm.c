@@ -697,7 +697,9 @@ static void idle(void)
     if (lmpi_progress_poll() > 0)
         idle_polls = 0;
     else
-        lmpi_progress_idle(&idle_polls); /* other threads may use MPI meanwhile */
+        /* other threads may use MPI meanwhile; the waits here also look
+         * at the clock (timeouts, a peer's end) every 0.1 s */
+        lmpi_progress_idle_timed(&idle_polls, 20000000u);
 }
 
 static bool process_gone(const char *kvsname, int rank)

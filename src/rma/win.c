@@ -71,7 +71,7 @@ void lmpi_rma_relax(unsigned *spins)
         *spins = 0;
         return;
     }
-    lmpi_progress_idle(spins);
+    lmpi_progress_idle_word(spins);
 }
 
 /* Sense by generation: the last to arrive resets the count, then moves the
@@ -85,6 +85,7 @@ void lmpi_win_barrier(lmpi_win *w)
     if (atomic_fetch_add_explicit(&s->bar_count, 1, memory_order_acq_rel) == (uint32_t)w->size - 1) {
         atomic_store_explicit(&s->bar_count, 0, memory_order_relaxed);
         atomic_store_explicit(&s->bar_gen, gen + 1, memory_order_release);
+        lmpi_wait_kick();
         return;
     }
     unsigned spins = 0;

@@ -242,6 +242,7 @@ static lmpi_status start_runtime(int required, int *provided)
     bool open_early = lmpi_dpm_parent_net();
     if (open_early)
         lmpi_tr_net_open_early(info.rank, info.size);
+    lmpi_wait_init();
     st = lmpi_shm_init(info.rank, info.size, leader, nlocal, info.kvsname);
     if (st == LMPI_OK && net)
         st = lmpi_tr_net_connect(); /* after shm's PMI barrier: every address is published */

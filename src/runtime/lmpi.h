@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "runtime/wait.h"
+
 #define LMPI_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LMPI_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -243,12 +245,20 @@ static inline int lmpi_lock_enter(void)
     return 1;
 }
 
+void lmpi_wait_after_call(void);
+
+/* Every MPI call's exit.  Beside the lock: words of shared areas this call
+ * wrote may be awaited by sleeping ranks (one load when none sleeps), and
+ * a thread of ours may sleep on what it completed (runtime/wait.h). */
 static inline void lmpi_lock_leave(int locked)
 {
     if (locked) {
         lmpi_lock_held = false;
         pthread_mutex_unlock(&lmpi_big_lock);
     }
+    if (LMPI_UNLIKELY(atomic_load_explicit(&lmpi_wait_local_sleepers, memory_order_relaxed)))
+        lmpi_wait_after_call();
+    lmpi_wait_kick();
 }
 
 /* Around a user callback that may wait for a lock of the user's while

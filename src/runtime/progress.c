@@ -1,13 +1,15 @@
 /* The progress engine: one poll drains the transport and retries queued
  * outgoing packets.  Blocking calls spin while polls find nothing for at
- * most LMPI_SPIN_TIME microseconds, then hand the processor over once and
- * spin again: with more ranks than cores (spin time 0) the peer we wait for
- * needs our core, so those runs yield at every idle poll. */
+ * most LMPI_SPIN_TIME microseconds, then sleep in the kernel until whoever
+ * hands them work wakes them (wait.h; src/runtime/README.md, "Waiting").
+ * With more ranks than cores (spin time 0) the peer we wait for needs our
+ * core, so those runs sleep at the first idle poll. */
 #include <sched.h>
 
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
 #include "runtime/request.h"
+#include "runtime/wait.h"
 #include "transport/transport.h"
 
 pthread_mutex_t lmpi_big_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -24,64 +26,86 @@ void lmpi_lock_yield(void)
     sched_yield();
 }
 
+void lmpi_wait_after_call(void)
+{
+    /* a wait that ended without a poll's progress (its word changed, or
+     * another thread completed it) is still armed: nobody must think we
+     * sleep */
+    lmpi_wait_disarm();
+    /* another thread may sleep on what this call completed */
+    if (atomic_load_explicit(&lmpi_wait_local_sleepers, memory_order_relaxed))
+        lmpi_wait_wake_local();
+}
+
 /* Why a time budget and not a poll count: a count of 100 idle polls is a
  * few microseconds, so 0-byte ping-pong beside another busy process paid
  * for yields that the reply would have made unnecessary a microsecond later
  * (docs/performance.md, "Progress under load").  The clock is read every
  * 64th idle poll only.
  *
- * Why a sleep when the machine is busy: beside busy processes a
- * sched_yield() hands the core over for a whole scheduler slice (EEVDF
- * moves the yielder's deadline back by one), about 0.75 ms each, while a
- * sleeping waiter keeps its claim and is back after the timer slack
- * (50 us).  A yield that kept us off the processor for 2 ms (more than a
- * slice) shows such competition; for the next 10 ms idle waits sleep
- * instead.  Measured beside 1 and 4 busy processes, 0-64 B ping-pong, four
- * runs each: a threshold of 50 us made the sleeps hurt beside one busy
- * process (1 B: 0.5-3.3 us), 2 ms did not (0.58-0.80) and kept the
- * 4-process case free of the 760 us runs (1 B: 1.05-1.28). */
-#define CONTENDED_YIELD_NS 2000000u
-static _Thread_local uint64_t idle_since, contended_until;
+ * Why a sleep and not sched_yield() once the budget is spent: beside busy
+ * processes a yield hands the core over for a whole scheduler slice
+ * (about 0.75 ms), and a timed sleep turns every message into the timer's
+ * quantum (the 50 us mode of issue 40).  A sleeper on its futex word is
+ * woken by the packet itself, and the scheduler lets a waking task in
+ * ahead of a busy one. */
+static _Thread_local uint64_t idle_since;
 
-static void hand_over(uint64_t now)
-{
-    if (now < contended_until) {
-        struct timespec ts = {0, 1000};
-        nanosleep(&ts, NULL);
-        return;
-    }
-    sched_yield();
-    if (lmpi_now_ns() - now > CONTENDED_YIELD_NS)
-        contended_until = now + 10000000u;
-}
+/* Sends waiting for a cell of a foreign inbox are the one wake-up nobody
+ * signals (the inbox's owner does not know who waits): they look again
+ * every millisecond. */
+#define FOREIGN_CELL_RETRY_NS 1000000u
 
-void lmpi_progress_idle(unsigned *idle)
+static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
 {
-    uint64_t budget = (uint64_t)lmpi_config.spin_time * 1000u;
-    unsigned n = (*idle)++;
-    /* Oversubscribed: yield at once.  Other user threads may want the big
-     * lock: let go of it (and the processor) after a short spin.  (The
-     * network's introducer needs it only while this thread is outside MPI:
-     * a waiter polls for itself.) */
-    if (budget == 0 || (lmpi_rt.thread_multiple && lmpi_lock_held && n >= 100)) {
-        lmpi_lock_yield();
-        return;
-    }
+    unsigned n = (*count)++;
     if (n == 0) {
+        lmpi_wait_disarm();
+        lmpi_wait_kick(); /* a word we wrote may be awaited */
         idle_since = lmpi_now_ns();
         return;
     }
+    if (lmpi_wait_armed()) {
+        /* armed at the previous idle poll: the caller has looked at its
+         * condition since; look at the transports once more, then sleep */
+        if (lmpi_progress_poll() > 0) {
+            lmpi_wait_disarm();
+            *count = 0;
+            return;
+        }
+        if (!lmpi_tr_sleep_prepare()) {
+            lmpi_wait_disarm(); /* the network has news: read it, then arm again */
+            return;
+        }
+        int suspended = lmpi_lock_suspend();
+        if (lmpi_tr_sleep_needs_retry() && (!max_sleep_ns || max_sleep_ns > FOREIGN_CELL_RETRY_NS))
+            max_sleep_ns = FOREIGN_CELL_RETRY_NS;
+        lmpi_wait_sleep(max_sleep_ns);
+        lmpi_lock_resume(suspended);
+        return; /* (idle_since stays: with nothing new, sleep again soon) */
+    }
+    uint64_t budget = (uint64_t)lmpi_config.spin_time * 1000u;
+    if (budget > 0) {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+        __builtin_ia32_pause();
 #endif
-    if ((n & 63) != 0)
-        return;
-    uint64_t t = lmpi_now_ns();
-    if (t - idle_since < budget)
-        return;
-    hand_over(t);
-    idle_since = lmpi_now_ns();
+        /* other user threads may want the big lock (the network's
+         * introducer needs it only while this thread is outside MPI: a
+         * waiter polls for itself) */
+        if (lmpi_rt.thread_multiple && lmpi_lock_held && n >= 100)
+            lmpi_lock_yield();
+        if ((n & 63) != 0 || lmpi_now_ns() - idle_since < budget)
+            return;
+    }
+    if (!lmpi_tr_sleep_ok() || !lmpi_wait_arm(word_wait))
+        lmpi_lock_yield(); /* nothing would wake us: let others run */
 }
+
+void lmpi_progress_idle(unsigned *count) { idle(count, false, 0); }
+
+void lmpi_progress_idle_word(unsigned *count) { idle(count, true, 0); }
+
+void lmpi_progress_idle_timed(unsigned *count, uint64_t max_sleep_ns) { idle(count, false, max_sleep_ns); }
 
 lmpi_progress_list lmpi_progress_lists[LMPI_PROGRESS_LISTS];
 unsigned lmpi_progress_lists_on;

@@ -142,6 +142,13 @@ void lmpi_progress_list_remove(lmpi_progress_which which, lmpi_progress_item *it
  * *idle the count of such polls since the last progress (the caller zeroes
  * it on progress): spins up to LMPI_SPIN_TIME us, then yields once. */
 void lmpi_progress_idle(unsigned *idle);
+/* The same for a wait on a word of shared memory that another process
+ * writes directly (collective areas, window synchronization): its writers
+ * wake such sleepers with lmpi_wait_kick. */
+void lmpi_progress_idle_word(unsigned *idle);
+/* The same for a wait that also watches the clock (a timeout, a periodic
+ * check): it sleeps at most max_sleep_ns at a time. */
+void lmpi_progress_idle_timed(unsigned *idle, uint64_t max_sleep_ns);
 /* Block until *flag becomes nonzero, polling, then yielding. */
 void lmpi_progress_wait_flag(volatile int *flag);
 

@@ -55,6 +55,8 @@ void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t
 size_t lmpi_ofi_entry_bytes(void);
 void lmpi_ofi_open_early(int me, int n);
 lmpi_status lmpi_ofi_open_wait(void);
+bool lmpi_ofi_sleep_ok(void);
+bool lmpi_ofi_sleep_prepare(void);
 #else
 static lmpi_status lmpi_ofi_open(int me, int n, const int *node_of)
 {
@@ -74,7 +76,13 @@ static void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload,
 static size_t lmpi_ofi_entry_bytes(void) { return 0; }
 static void lmpi_ofi_open_early(int me, int n) { (void)me, (void)n; }
 static lmpi_status lmpi_ofi_open_wait(void) { return LMPI_OK; }
+static bool lmpi_ofi_sleep_ok(void) { return true; }
+static bool lmpi_ofi_sleep_prepare(void) { return true; }
 #endif
+
+bool lmpi_tr_sleep_ok(void) { return !lmpi_tr_net.on || lmpi_ofi_sleep_ok(); }
+
+bool lmpi_tr_sleep_prepare(void) { return !lmpi_tr_net.on || lmpi_ofi_sleep_prepare(); }
 
 lmpi_status lmpi_tr_net_start(const int *node_of, int n, int me, bool hosts)
 {

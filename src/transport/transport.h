@@ -148,6 +148,15 @@ lmpi_status lmpi_tr_net_foreign_address(int me, int n, char *hex, size_t len);
  * failure is its open's, reported again where the endpoint is needed. */
 void lmpi_tr_net_open_early(int me, int n);
 lmpi_status lmpi_tr_net_open_wait(void);
+/* May a waiting rank sleep in the kernel (runtime/wait.h)?  Not while a
+ * network endpoint is open that nothing watches for it. */
+bool lmpi_tr_sleep_ok(void);
+/* Just before sleeping: arm the network's wait (false: it has completions
+ * to read first, do not sleep). */
+bool lmpi_tr_sleep_prepare(void);
+/* Must a sleep end by itself after a while (a send waits for a cell of a
+ * foreign inbox, whose owner cannot wake us)? */
+bool lmpi_tr_sleep_needs_retry(void);
 /* The network transport's name and provider ("ofi tcp;ofi_rxm"), or NULL when off. */
 const char *lmpi_tr_net_describe(void);
 

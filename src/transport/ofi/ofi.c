@@ -63,6 +63,7 @@
 #include "runtime/config.h"
 #include "transport/shm/bridge.h"
 #include "transport/transport.h"
+#include "transport/ofi/watch.h"
 
 /* libfabric is opened when a job first needs the network, not linked: its
  * providers pull in verbs, psm, efa ... at load time, which costs every
@@ -384,9 +385,17 @@ static lmpi_status open_endpoint(void)
         return fail("fi_fabric", rc);
     if ((rc = fi_domain(ofi.fabric, ofi.info, &ofi.domain, NULL)) != 0)
         return fail("fi_domain", rc);
-    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE, .size = 4 * (RX_BUFS + TX_BUFS)};
-    if ((rc = fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL)) != 0)
-        return fail("fi_cq_open", rc);
+    /* A wait descriptor lets a waiting rank sleep with the watcher looking
+     * at it (watch.c); a provider without one keeps the rank awake. */
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD, .size = 4 * (RX_BUFS + TX_BUFS)};
+    if (fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL) != 0) {
+        cqa.wait_obj = FI_WAIT_NONE;
+        if ((rc = fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL)) != 0)
+            return fail("fi_cq_open", rc);
+    }
+    int wait_fd = -1;
+    if (cqa.wait_obj == FI_WAIT_FD && fi_control(&ofi.cq->fid, FI_GETWAIT, &wait_fd) == 0)
+        lmpi_ofi_watch_start(wait_fd);
     struct fi_av_attr ava = {.type = FI_AV_TABLE, .count = (size_t)ofi.n};
     if ((rc = fi_av_open(ofi.domain, &ava, &ofi.av, NULL)) != 0)
         return fail("fi_av_open", rc);
@@ -1036,6 +1045,23 @@ int lmpi_ofi_poll(void)
 
 const char *lmpi_ofi_describe(void) { return ofi.describe; }
 
+/* Until the endpoint opens, everything for us comes through shared
+ * memory; after, the watcher must look at the network while we sleep. */
+bool lmpi_ofi_sleep_ok(void) { return !ofi.ep || lmpi_ofi_watching(); }
+
+/* Arm the completion queue's descriptor (false: completions are waiting,
+ * read them first) and start the watcher's round. */
+bool lmpi_ofi_sleep_prepare(void)
+{
+    if (!ofi.ep)
+        return true;
+    struct fid *cq = &ofi.cq->fid;
+    if (fi_trywait(ofi.fabric, &cq, 1) != FI_SUCCESS)
+        return false;
+    lmpi_ofi_watch_round();
+    return true;
+}
+
 /* ---- other process groups on other hosts (shm/bridge.h) ----------------- */
 
 /* A job on one host set nothing up at start-up. */
@@ -1265,6 +1291,8 @@ static void *introduce(void *arg)
             found = lmpi_ofi_poll();
             lmpi_lock_held = false;
             pthread_mutex_unlock(&lmpi_big_lock);
+            if (found > 0) /* what it delivered may be what a sleeping thread waits for */
+                lmpi_wait_wake_local();
         }
         us = found > 0 ? least : (2 * us < most ? 2 * us : most);
     }
@@ -1338,6 +1366,7 @@ void lmpi_ofi_close(void)
         ofi.spare_win_ops = op->next;
         lmpi_free(op);
     }
+    lmpi_ofi_watch_stop();
     /* endpoint first, the fabric last: each depends on the ones after it */
     struct fid *fids[] = {ofi.ep ? &ofi.ep->fid : NULL,         ofi.mr ? &ofi.mr->fid : NULL,
                           ofi.av ? &ofi.av->fid : NULL,         ofi.cq ? &ofi.cq->fid : NULL,

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/wait.h"
 #include "transport/shm/bridge.h"
 #include "transport/shm/shm.h"
 #include "transport/shm/queue.h"
@@ -36,7 +37,8 @@ typedef struct {
     uint64_t free_head; /* under lock: a stack linked through the cells' link */
     uint64_t size;
     uint64_t pidns; /* the owner's pid namespace (its inode): whose pid this is */
-    char pad[24];
+    lmpi_wait_word sleep; /* the owner sleeps on it too (runtime/wait.h): senders wake it */
+    char pad[20];
     lmpi_shmq recvq;
 } inbox_header;
 
@@ -73,6 +75,7 @@ static struct {
     int npeers, cap, free_slot, live;
     lmpi_bridge_resolver resolve;
     lmpi_bridge_ctrl_handler ctrl;
+    bool waiting_for_cell; /* the last send found the peer's inbox full */
 } br = {.free_slot = -1};
 
 static uint64_t first_cell(void) { return (sizeof(inbox_header) + 127) / 128 * 128; }
@@ -251,6 +254,7 @@ lmpi_status lmpi_bridge_open(const char *kvsname, int rank)
     lmpi_shmq_init(&h->recvq);
     br.inbox = base;
     br.inbox_size = size;
+    lmpi_wait_attach_inbox(&h->sleep);
     for (uint32_t i = 0; i < INBOX_CELLS; i++)
         pool_push(base, first_cell() + (uint64_t)i * BCELL_SIZE);
     atomic_thread_fence(memory_order_release);
@@ -400,6 +404,7 @@ void lmpi_bridge_close(void)
             lmpi_bridge_detach(br.base + s);
     lmpi_free(br.peers);
     if (br.inbox) {
+        lmpi_wait_attach_inbox(NULL);
         shm_unlink(br.name);
         munmap(br.inbox, br.inbox_size);
         lmpi_mem_account(LMPI_MEM_SHM, -(int64_t)br.inbox_size);
@@ -423,6 +428,7 @@ lmpi_status lmpi_bridge_send(int index, const lmpi_pkt_hdr *hdr, const void *pay
         return LMPI_ERR_OTHER; /* the process is gone */
     char *base = br.peers[index - br.base].base;
     uint64_t off = pool_pop(base);
+    br.waiting_for_cell = off == 0;
     if (!off)
         return LMPI_ERR_PENDING;
     bcell *c = (bcell *)(base + off);
@@ -435,8 +441,11 @@ lmpi_status lmpi_bridge_send(int index, const lmpi_pkt_hdr *hdr, const void *pay
     else if (len && payload)
         memcpy((char *)c + BCELL_HDR, payload, len);
     lmpi_shmq_enqueue(&((inbox_header *)base)->recvq, base, off);
+    lmpi_wait_notify(&((inbox_header *)base)->sleep);
     return LMPI_OK;
 }
+
+bool lmpi_bridge_waiting_for_cell(void) { return br.waiting_for_cell; }
 
 void lmpi_bridge_arrived(uint64_t key, int rank, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
 {

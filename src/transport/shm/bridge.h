@@ -33,6 +33,9 @@ void lmpi_bridge_init(int base);
 /* Create this process's inbox (idempotent). */
 lmpi_status lmpi_bridge_open(const char *kvsname, int rank);
 bool lmpi_bridge_is_open(void);
+/* The last send to a peer's inbox found no free cell (its owner cannot
+ * know who waits for one: see lmpi_wait_sleep). */
+bool lmpi_bridge_waiting_for_cell(void);
 /* Unlink and unmap the inbox, detach every peer. */
 void lmpi_bridge_close(void);
 /* The job is ending abnormally: remove the inbox's name now (only our

@@ -35,6 +35,7 @@
 
 #include "pmi/pmi.h"
 #include "runtime/config.h"
+#include "runtime/wait.h"
 #include "transport/shm/bridge.h"
 #include "transport/shm/queue.h"
 #include "transport/shm/shm.h"
@@ -61,6 +62,10 @@ typedef struct {
      * (set: taken), first fit under a spin lock */
     _Atomic uint32_t pool_lock;
     uint64_t off_pool, pool_units, off_pool_bits;
+    /* ranks asleep in a word wait (runtime/wait.h): read at every MPI
+     * call's exit, so on a line of its own that nothing else writes */
+    _Alignas(64) _Atomic uint32_t word_sleepers;
+    char pad[60];
 } seg_header;
 
 #define POOL_UNIT 1024
@@ -69,7 +74,8 @@ typedef struct {
     lmpi_shmq recvq;
     lmpi_shmq freeq;
     _Atomic int32_t pid;
-    char pad[60];
+    lmpi_wait_word sleep; /* the futex word this rank sleeps on (runtime/wait.h) */
+    char pad[56];
     _Atomic uint64_t link_free; /* emulated node uplink (first rank of a node): busy until, ns */
 } rank_area;
 
@@ -131,6 +137,8 @@ static _Atomic uint64_t *bitmap_of(int rank)
     size_t stride = align_up((size_t)shm.hdr->bitmap_words * 8, 64);
     return (_Atomic uint64_t *)(shm.base + shm.hdr->off_bitmaps + (size_t)rank * stride);
 }
+
+static lmpi_wait_word *sleep_word_of(int rank) { return &shm.ranks[rank].sleep; }
 
 static fastbox_header *fastbox(int dst, int src)
 {
@@ -348,6 +356,7 @@ lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job
     }
     shm.ranks = (rank_area *)(shm.base + shm.hdr->off_ranks);
     atomic_store(&shm.ranks[me].pid, (int32_t)getpid());
+    lmpi_wait_attach_node(&shm.ranks[me].sleep, &shm.hdr->word_sleepers, sleep_word_of, n);
     if (atomic_fetch_add(&shm.hdr->attached, 1) + 1 == (uint32_t)nlocal && name[0])
         shm_unlink(name); /* everyone is in: the name is no longer needed */
 
@@ -377,6 +386,8 @@ lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job
     return LMPI_OK;
 }
 
+bool lmpi_tr_sleep_needs_retry(void) { return shm.bridge && lmpi_bridge_waiting_for_cell(); }
+
 lmpi_status lmpi_shm_bridge_open(const char *kvsname, int rank)
 {
     lmpi_status st = lmpi_bridge_open(kvsname, rank);
@@ -386,6 +397,8 @@ lmpi_status lmpi_shm_bridge_open(const char *kvsname, int rank)
 
 void lmpi_shm_finalize(void)
 {
+    lmpi_wait_kick(); /* what this process wrote last may be awaited */
+    lmpi_wait_detach();
     lmpi_bridge_close();
     if (shm.base && shm.base != MAP_FAILED)
         munmap(shm.base, shm.size);
@@ -536,6 +549,7 @@ static inline lmpi_status send_core(int dest, const lmpi_pkt_hdr *hdr, const voi
             if (!shm.scan_fastboxes)
                 atomic_fetch_or_explicit(&bitmap_of(dest)[shm.me / 64], 1ull << (shm.me % 64), memory_order_release);
             shm.send_seq[dest] = seq + 1;
+            lmpi_wait_notify(&shm.ranks[dest].sleep);
             return LMPI_OK;
         }
     }
@@ -558,6 +572,7 @@ static inline lmpi_status send_core(int dest, const lmpi_pkt_hdr *hdr, const voi
         memcpy((char *)c + CELL_HDR, payload, len);
     lmpi_shmq_enqueue(&shm.ranks[dest].recvq, shm.base, off);
     shm.send_seq[dest] = seq + 1;
+    lmpi_wait_notify(&shm.ranks[dest].sleep);
     return LMPI_OK;
 }
 
@@ -609,7 +624,9 @@ static void deliver_cell(uint64_t off)
     }
     lmpi_tr_deliver(src, &c->hdr, (char *)c + CELL_HDR, c->len);
     shm.recv_seq[src]++;
-    lmpi_shmq_enqueue(&shm.ranks[c->owner].freeq, shm.base, off);
+    uint32_t owner = c->owner;
+    lmpi_shmq_enqueue(&shm.ranks[owner].freeq, shm.base, off);
+    lmpi_wait_notify(&shm.ranks[owner].sleep); /* it may wait for a free cell */
 }
 
 /* The fast boxes of the row, read directly (few local ranks). */
@@ -630,7 +647,7 @@ int lmpi_shm_poll(void)
 {
     int events = LMPI_UNLIKELY(shm.bridge) ? lmpi_bridge_poll() : 0;
     if (shm.scan_fastboxes) {
-        events = poll_fastbox_row();
+        events += poll_fastbox_row();
         goto queue;
     }
     _Atomic uint64_t *bm = shm.my_bitmap;

@@ -1,0 +1,95 @@
+/* The event-driven wait: a rank that has spun for its budget sleeps in the
+ * kernel on a futex word of its own in the node's segment, and whoever hands
+ * it work (a packet in a fast box or a cell, a cell given back, a word of a
+ * shared collective area or window, another thread's completion) wakes it.
+ *
+ * The ordering problem is Dekker's: the sleeper stores "armed" and then
+ * looks for work; a sender stores work and then looks at "armed".  Each
+ * side needs a full fence between its store and its load.  The sleeper's
+ * side is the rare one, so it pays for both: membarrier(GLOBAL_EXPEDITED)
+ * makes every running thread of every registered process execute a full
+ * fence, and a sender pays one load and a predicted branch (a compiler
+ * barrier only).  Where the kernel refuses membarrier, senders fall back to
+ * a real fence (lmpi_wait_sender_fence).
+ *
+ * Word values: 0 awake; bit 0 armed (someone of this process may sleep on
+ * it); bit 1 a word wait (a wait on a shared word that is not a packet:
+ * writers of such words kick, below). */
+#ifndef LMPI_WAIT_H
+#define LMPI_WAIT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef _Atomic uint32_t lmpi_wait_word;
+
+#define LMPI_WAIT_ARMED 1u
+#define LMPI_WAIT_WORD 2u
+
+/* Set at start-up when membarrier is unavailable. */
+extern bool lmpi_wait_sender_fence;
+/* The node's count of ranks asleep in a word wait: a zero word of our own
+ * until the segment exists (so the check never needs a NULL test). */
+extern _Atomic uint32_t *lmpi_wait_word_sleepers;
+/* Threads of this process that are armed (MPI_THREAD_MULTIPLE: another
+ * thread's completion must wake them). */
+extern _Atomic uint32_t lmpi_wait_local_sleepers;
+
+void lmpi_wait_init(void);
+/* The segment's words: this rank's own, the node's word-sleeper count, and
+ * the way to reach every local rank's word (for kicks). */
+void lmpi_wait_attach_node(lmpi_wait_word *mine, _Atomic uint32_t *word_sleepers,
+                           lmpi_wait_word *(*word_of)(int local), int nlocal);
+/* The bridge's inbox word: foreign senders wake it (futex_waitv on both). */
+void lmpi_wait_attach_inbox(lmpi_wait_word *inbox);
+void lmpi_wait_detach(void);
+
+/* Out of line: clear the word and wake everyone sleeping on it. */
+void lmpi_wait_wake(lmpi_wait_word *w);
+void lmpi_wait_kick_slow(void);
+void lmpi_wait_wake_local(void);
+
+static inline void lmpi_wait_sender_barrier(void)
+{
+    if (__builtin_expect(lmpi_wait_sender_fence, 0))
+        atomic_thread_fence(memory_order_seq_cst);
+    else
+        atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* After handing the owner of W work in shared memory: wake it if it sleeps. */
+static inline void lmpi_wait_notify(lmpi_wait_word *w)
+{
+    lmpi_wait_sender_barrier();
+    if (__builtin_expect(atomic_load_explicit(w, memory_order_relaxed) != 0, 0))
+        lmpi_wait_wake(w);
+}
+
+/* After writing words of shared areas that other ranks may wait on
+ * (collectives' flags, windows' synchronization words): wake the node's
+ * word sleepers, if any.  Called at every MPI call's exit and when a wait
+ * starts, so a writer need not know who reads. */
+static inline void lmpi_wait_kick(void)
+{
+    lmpi_wait_sender_barrier();
+    if (__builtin_expect(atomic_load_explicit(lmpi_wait_word_sleepers, memory_order_relaxed) != 0, 0))
+        lmpi_wait_kick_slow();
+}
+
+/* The sleeper's side (progress.c).  arm publishes the intent to sleep and
+ * fences; the caller then looks for work once more; sleep blocks unless
+ * woken meanwhile (timeout_ns 0: no timeout), the big lock let go by the
+ * caller.  arm returns false without a segment to sleep on. */
+bool lmpi_wait_arm(bool word_wait);
+bool lmpi_wait_armed(void);
+void lmpi_wait_sleep(uint64_t timeout_ns);
+void lmpi_wait_disarm(void);
+
+/* Counters for the showcase, tests and bench (process-wide). */
+typedef struct {
+    uint64_t sleeps, wakes_sent, kicks;
+} lmpi_wait_stats;
+lmpi_wait_stats lmpi_wait_get_stats(void);
+
+#endif
