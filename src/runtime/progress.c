@@ -37,19 +37,40 @@ void lmpi_wait_after_call(void)
         lmpi_wait_wake_local();
 }
 
-/* Why a time budget and not a poll count: a count of 100 idle polls is a
- * few microseconds, so 0-byte ping-pong beside another busy process paid
- * for yields that the reply would have made unnecessary a microsecond later
- * (docs/performance.md, "Progress under load").  The clock is read every
- * 64th idle poll only.
+/* How a blocking wait gives the processor away (docs/performance.md,
+ * "Waiting under load"):
  *
- * Why a sleep and not sched_yield() once the budget is spent: beside busy
- * processes a yield hands the core over for a whole scheduler slice
- * (about 0.75 ms), and a timed sleep turns every message into the timer's
- * quantum (the 50 us mode of issue 40).  A sleeper on its futex word is
- * woken by the packet itself, and the scheduler lets a waking task in
- * ahead of a busy one. */
-static _Thread_local uint64_t idle_since;
+ * - Spin LMPI_SPIN_TIME us (50; 0 with more ranks than cores), then yield
+ *   once and spin again.  A budget of time, not of polls: 100 idle polls
+ *   are a few microseconds, and 0-byte ping-pong beside a busy process paid
+ *   for hand-overs the reply would have made unnecessary a microsecond
+ *   later.  The clock is read every 64th idle poll only.
+ * - While spinning, offer the core every OFFER_NS (sched_yield returns at
+ *   once when no one else waits for it): beside a second MPI job both
+ *   ranks of a pair can end up on one core, and a spin of the whole budget
+ *   kept the answer waiting 50 us, every message, in half of the runs.
+ *   Not while the node is contended: a yield that kept us off the
+ *   processor longer than SLOW_YIELD_NS shows processes that do not yield
+ *   (busy loops, other users' jobs), to which each yield gives a whole
+ *   scheduler slice (about 0.75 ms); for CONTENDED_NS after it the offers
+ *   stop.
+ * - Sleep on the futex word until whoever hands us work wakes us (wait.h)
+ *   after the spin while the node is contended (yields would give slices
+ *   away: 725 us per message beside 4 busy loops), and after LONG_WAIT_NS
+ *   without progress (a peer computing).  Not sooner: a sleep lets the
+ *   core go idle, and the wake-up then costs an interrupt to an idle
+ *   (virtual) processor, 30-50 us here.  No timer quantum anywhere: the
+ *   timed sleeps this replaces (50 us of timer slack, taken once a yield
+ *   had been slow) made every message cost 50 us on a busy node, the mode
+ *   of issue 40.
+ * - A wait that follows a wake-up it sent offers the core first: the
+ *   scheduler tends to queue the woken process on the waker's core. */
+#define SLOW_YIELD_NS 300000u
+#define CONTENDED_NS 10000000u
+#define LONG_WAIT_NS 2000000u
+#define OFFER_NS 2000u
+static _Thread_local uint64_t wait_start, idle_since, contended_until, last_offer;
+static _Thread_local bool spun;
 
 /* Sends waiting for a cell of a foreign inbox are the one wake-up nobody
  * signals (the inbox's owner does not know who waits): they look again
@@ -62,7 +83,13 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
     if (n == 0) {
         lmpi_wait_disarm();
         lmpi_wait_kick(); /* a word we wrote may be awaited */
-        idle_since = lmpi_now_ns();
+        wait_start = idle_since = last_offer = lmpi_now_ns();
+        /* a process we just woke may be queued on this core: let it run
+         * before spinning (the scheduler tends to put the woken on the
+         * waker's core) */
+        spun = false;
+        if (lmpi_wait_take_woke())
+            lmpi_lock_yield();
         return;
     }
     if (lmpi_wait_armed()) {
@@ -82,10 +109,10 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
             max_sleep_ns = FOREIGN_CELL_RETRY_NS;
         lmpi_wait_sleep(max_sleep_ns);
         lmpi_lock_resume(suspended);
-        return; /* (idle_since stays: with nothing new, sleep again soon) */
+        return; /* (idle_since stays: with nothing new, sleep again at once) */
     }
     uint64_t budget = (uint64_t)lmpi_config.spin_time * 1000u;
-    if (budget > 0) {
+    if (!spun && budget > 0) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
@@ -94,8 +121,25 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
          * waiter polls for itself) */
         if (lmpi_rt.thread_multiple && lmpi_lock_held && n >= 100)
             lmpi_lock_yield();
-        if ((n & 63) != 0 || lmpi_now_ns() - idle_since < budget)
+        if ((n & 63) != 0)
             return;
+        uint64_t t = lmpi_now_ns();
+        if (t - idle_since < budget) {
+            if (t >= contended_until && t - last_offer >= OFFER_NS) {
+                lmpi_lock_yield();
+                last_offer = lmpi_now_ns();
+            }
+            return;
+        }
+    }
+    spun = false;
+    uint64_t now = lmpi_now_ns();
+    if (now >= contended_until && now - wait_start < LONG_WAIT_NS) {
+        lmpi_lock_yield();
+        idle_since = lmpi_now_ns();
+        if (idle_since - now > SLOW_YIELD_NS)
+            contended_until = now + CONTENDED_NS;
+        return;
     }
     if (!lmpi_tr_sleep_ok() || !lmpi_wait_arm(word_wait))
         lmpi_lock_yield(); /* nothing would wake us: let others run */

@@ -27,6 +27,8 @@ static struct {
 
 /* What this thread armed: 0, or LMPI_WAIT_ARMED with LMPI_WAIT_WORD. */
 static _Thread_local uint32_t armed;
+/* This thread woke a sleeper since it last asked (lmpi_wait_take_woke). */
+static _Thread_local bool woke_someone;
 
 void lmpi_wait_init(void)
 {
@@ -70,8 +72,16 @@ void lmpi_wait_wake(lmpi_wait_word *w)
     /* the exchange lets one of several concurrent senders make the call */
     if (atomic_exchange_explicit(w, 0, memory_order_acq_rel) == 0)
         return;
-    futex(w, FUTEX_WAKE, INT_MAX, NULL);
+    if (futex(w, FUTEX_WAKE, INT_MAX, NULL) > 0)
+        woke_someone = true;
     atomic_fetch_add_explicit(&wt.wakes_sent, 1, memory_order_relaxed);
+}
+
+bool lmpi_wait_take_woke(void)
+{
+    bool w = woke_someone;
+    woke_someone = false;
+    return w;
 }
 
 void lmpi_wait_kick_slow(void)

@@ -85,6 +85,10 @@ bool lmpi_wait_arm(bool word_wait);
 bool lmpi_wait_armed(void);
 void lmpi_wait_sleep(uint64_t timeout_ns);
 void lmpi_wait_disarm(void);
+/* Did this thread wake a sleeper since it last asked?  (The scheduler
+ * tends to put the woken process on the waker's core: spinning there
+ * would keep it off.) */
+bool lmpi_wait_take_woke(void);
 
 /* Counters for the showcase, tests and bench (process-wide). */
 typedef struct {
