@@ -17,6 +17,7 @@
 #include "coll/sched.h"
 #include "runtime/config.h"
 #include "runtime/mpit.h"
+#include "runtime/wait.h"
 #include "rma/win.h"
 #include "topo/vtopo.h"
 
@@ -64,6 +65,11 @@ static uint64_t read_topo(int which)
     const uint64_t v[] = {t->reorders, t->hop_bytes, t->hop_bytes_launch, t->hop_bytes_block, t->internode,
                           t->max_link, t->micros};
     return v[which];
+}
+static uint64_t read_wait(int which)
+{
+    lmpi_wait_stats w = lmpi_wait_get_stats();
+    return which == 0 ? w.sleeps : which == 1 ? w.wakes_sent : w.kicks;
 }
 static uint64_t read_comms(int a) { (void)a; return (uint64_t)lmpi_comm_live(); }
 static uint64_t read_rankmap_tables(int a) { (void)a; return (uint64_t)lmpi_rankmap_table_bytes(); }
@@ -122,6 +128,11 @@ static const pvar_def pvars[] = {
      read_topo, 5},
     {"lmpi_topo_map_time", "the last reordering: time the mapping took, in microseconds", MPI_T_PVAR_CLASS_LEVEL,
      read_topo, 6},
+    {"lmpi_wait_sleeps", "times a blocking call of this process slept in the kernel until woken (runtime/wait.h)",
+     MPI_T_PVAR_CLASS_COUNTER, read_wait, 0},
+    {"lmpi_wait_wakes", "sleeping processes or threads this process woke", MPI_T_PVAR_CLASS_COUNTER, read_wait, 1},
+    {"lmpi_wait_kicks", "writes of shared words that found ranks asleep in a word wait", MPI_T_PVAR_CLASS_COUNTER,
+     read_wait, 2},
     {"lmpi_comms", "communicators alive (user and internal, not the predefined ones)", MPI_T_PVAR_CLASS_LEVEL,
      read_comms, 0},
     {"lmpi_rankmaps_direct", "rank maps (communicators and groups) in direct mode", MPI_T_PVAR_CLASS_LEVEL,
