@@ -606,7 +606,7 @@ static void waiting(void)
             double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
             printf("rank 0 waited %.0f ms in MPI_Recv for rank 1 (computing): %.1f ms of processor time, %llu\n"
                    "sleep(s) in the kernel, woken by the message itself (no timer: MPICH and Open MPI poll the\n"
-                   "whole time; LeanMPI spins 50 us, yields, then sleeps once 2 ms have passed or the node is busy)\n",
+                   "whole time; LeanMPI spins 50 us and yields, then sleeps once 2 ms have passed without progress)\n",
                    waited * 1e3, cpu * 1e3, pvar_read(sleeps) - s0);
         }
     }

@@ -166,9 +166,9 @@
       "(PR_SET_PDEATHSIG): under a wrapper (sh -c, valgrind, time) nothing outlives a killed "    \
       "mpiexec. 0 leaves that to the launcher.")                                                  \
     X(spin_time, "LMPI_SPIN_TIME", INT, "50",                                                     \
-      "Microseconds a blocking call polls without progress (offering the core every 2 us) before " \
-      "it yields the processor once and spins again; it sleeps until woken once the node is "     \
-      "busy or 2 ms have passed. 0 yields at every idle poll, which oversubscribed runs need. "   \
+      "Microseconds a blocking call polls without progress before it yields the processor once "  \
+      "and spins again; after 2 ms without progress it sleeps until woken. 0 yields at every "    \
+      "idle poll, which oversubscribed runs need. "                                               \
       "Unset, it is 0 when the node's ranks outnumber its online cores.")                        \
     X(rma_fence, "LMPI_RMA_FENCE", STRING, "barrier",                                              \
       "Window fences: barrier (completion counters and one barrier, O(1) memory) or "              \

@@ -40,36 +40,31 @@ void lmpi_wait_after_call(void)
 /* How a blocking wait gives the processor away (docs/performance.md,
  * "Waiting under load"):
  *
- * - Spin LMPI_SPIN_TIME us (50; 0 with more ranks than cores), then yield
- *   once and spin again.  A budget of time, not of polls: 100 idle polls
- *   are a few microseconds, and 0-byte ping-pong beside a busy process paid
- *   for hand-overs the reply would have made unnecessary a microsecond
- *   later.  The clock is read every 64th idle poll only.
- * - While spinning, offer the core every OFFER_NS (sched_yield returns at
- *   once when no one else waits for it): beside a second MPI job both
- *   ranks of a pair can end up on one core, and a spin of the whole budget
- *   kept the answer waiting 50 us, every message, in half of the runs.
- *   Not while the node is contended: a yield that kept us off the
- *   processor longer than SLOW_YIELD_NS shows processes that do not yield
- *   (busy loops, other users' jobs), to which each yield gives a whole
- *   scheduler slice (about 0.75 ms); for CONTENDED_NS after it the offers
- *   stop.
- * - Sleep on the futex word until whoever hands us work wakes us (wait.h)
- *   after the spin while the node is contended (yields would give slices
- *   away: 725 us per message beside 4 busy loops), and after LONG_WAIT_NS
- *   without progress (a peer computing).  Not sooner: a sleep lets the
- *   core go idle, and the wake-up then costs an interrupt to an idle
- *   (virtual) processor, 30-50 us here.  No timer quantum anywhere: the
- *   timed sleeps this replaces (50 us of timer slack, taken once a yield
- *   had been slow) made every message cost 50 us on a busy node, the mode
- *   of issue 40.
+ * - Spin LMPI_SPIN_TIME us (50; 0 with more ranks than cores), then hand
+ *   the processor over once and spin again.  A budget of time, not of
+ *   polls: 100 idle polls are a few microseconds, and 0-byte ping-pong
+ *   beside a busy process paid for hand-overs the reply would have made
+ *   unnecessary a microsecond later.  The clock is read every 64th idle
+ *   poll only.
+ * - The hand-over is a sched_yield, or, for CONTENDED_NS after a yield
+ *   that kept us off the processor longer than SLOW_YIELD_NS (busy loops
+ *   beside us: each yield gives them a whole scheduler slice, 0.75 ms), a
+ *   1 us nanosleep (50 us of timer slack).  This is the policy of before
+ *   the event-driven wait: every other one measured (sleeping on the futex
+ *   word after the spin, offering the core while spinning) lost more
+ *   beside busy loops than it won beside a second MPI job (the load
+ *   matrix in docs/performance.md), so the 50 us mode beside busy
+ *   processes is still here, and open.
+ * - After LONG_WAIT_NS without progress (a peer computing, a slow rank),
+ *   sleep on the futex word until whoever hands us work wakes us (wait.h):
+ *   no timer, no core spent.  Not sooner: the wake-up of a core that went
+ *   idle costs an interrupt to an idle (virtual) processor, 30-50 us here.
  * - A wait that follows a wake-up it sent offers the core first: the
  *   scheduler tends to queue the woken process on the waker's core. */
-#define SLOW_YIELD_NS 300000u
+#define SLOW_YIELD_NS 2000000u
 #define CONTENDED_NS 10000000u
 #define LONG_WAIT_NS 2000000u
-#define OFFER_NS 2000u
-static _Thread_local uint64_t wait_start, idle_since, contended_until, last_offer;
+static _Thread_local uint64_t wait_start, idle_since, contended_until;
 static _Thread_local bool spun;
 
 /* Sends waiting for a cell of a foreign inbox are the one wake-up nobody
@@ -83,7 +78,7 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
     if (n == 0) {
         lmpi_wait_disarm();
         lmpi_wait_kick(); /* a word we wrote may be awaited */
-        wait_start = idle_since = last_offer = lmpi_now_ns();
+        wait_start = idle_since = lmpi_now_ns();
         /* a process we just woke may be queued on this core: let it run
          * before spinning (the scheduler tends to put the woken on the
          * waker's core) */
@@ -121,24 +116,21 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
          * waiter polls for itself) */
         if (lmpi_rt.thread_multiple && lmpi_lock_held && n >= 100)
             lmpi_lock_yield();
-        if ((n & 63) != 0)
+        if ((n & 63) != 0 || lmpi_now_ns() - idle_since < budget)
             return;
-        uint64_t t = lmpi_now_ns();
-        if (t - idle_since < budget) {
-            if (t >= contended_until && t - last_offer >= OFFER_NS) {
-                lmpi_lock_yield();
-                last_offer = lmpi_now_ns();
-            }
-            return;
-        }
     }
     spun = false;
     uint64_t now = lmpi_now_ns();
-    if (now >= contended_until && now - wait_start < LONG_WAIT_NS) {
-        lmpi_lock_yield();
+    if (now - wait_start < LONG_WAIT_NS) {
+        if (now < contended_until) {
+            struct timespec ts = {0, 1000};
+            nanosleep(&ts, NULL);
+        } else {
+            lmpi_lock_yield();
+            if (lmpi_now_ns() - now > SLOW_YIELD_NS)
+                contended_until = now + CONTENDED_NS;
+        }
         idle_since = lmpi_now_ns();
-        if (idle_since - now > SLOW_YIELD_NS)
-            contended_until = now + CONTENDED_NS;
         return;
     }
     if (!lmpi_tr_sleep_ok() || !lmpi_wait_arm(word_wait))
