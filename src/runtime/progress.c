@@ -65,7 +65,6 @@ void lmpi_wait_after_call(void)
 #define CONTENDED_NS 10000000u
 #define LONG_WAIT_NS 2000000u
 static _Thread_local uint64_t wait_start, idle_since, contended_until;
-static _Thread_local bool spun;
 
 /* Sends waiting for a cell of a foreign inbox are the one wake-up nobody
  * signals (the inbox's owner does not know who waits): they look again
@@ -82,7 +81,6 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
         /* a process we just woke may be queued on this core: let it run
          * before spinning (the scheduler tends to put the woken on the
          * waker's core) */
-        spun = false;
         if (lmpi_wait_take_woke())
             lmpi_lock_yield();
         return;
@@ -107,7 +105,7 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
         return; /* (idle_since stays: with nothing new, sleep again at once) */
     }
     uint64_t budget = (uint64_t)lmpi_config.spin_time * 1000u;
-    if (!spun && budget > 0) {
+    if (budget > 0) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
@@ -119,7 +117,6 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
         if ((n & 63) != 0 || lmpi_now_ns() - idle_since < budget)
             return;
     }
-    spun = false;
     uint64_t now = lmpi_now_ns();
     if (now - wait_start < LONG_WAIT_NS) {
         if (now < contended_until) {
