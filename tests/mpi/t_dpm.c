@@ -1006,7 +1006,10 @@ int main(int argc, char **argv)
                  {"cycles", case_cycles, 0},       {"hosts", case_hosts, 0},         {"serve", case_serve, 0},
                  {"visit", case_visit, 0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        if (only ? !strcmp(only, cases[i].name) : cases[i].by_default)
+        if (only ? !strcmp(only, cases[i].name) : cases[i].by_default) {
+            if (getenv("T_DPM_TRACE"))
+                fprintf(stderr, "t_dpm: rank %d: case %s\n", rank, cases[i].name);
             cases[i].fn();
+        }
     return mpitest_finish("t_dpm");
 }

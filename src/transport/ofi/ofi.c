@@ -191,6 +191,7 @@ static struct {
     struct fid_av *av;
     struct fid_cq *cq;
     struct fid_ep *ep;
+    struct fid_ep *out; /* sends to processes of other groups (open_out) */
     struct fid_mr *mr;
     void *desc;
     char *mem;
@@ -424,6 +425,31 @@ static lmpi_status open_endpoint(void)
         buf_at(i)->head.op = OP_RECV;
         LMPI_TRY(post_recv(buf_at(i)));
     }
+    return LMPI_OK;
+}
+
+/* Packets for processes of other groups leave by an endpoint of their own,
+ * opened at the first, and arrive at the main one (the address published
+ * for them).  So no two endpoints ever connect to each other at once:
+ * when both sides of a new intercommunicator sent their first packets at
+ * the same moment, endpoint to endpoint, Debian's libfabric 1.17 "net"
+ * provider sometimes handled the peer's connection request before its own
+ * connection's CONNECTED event, replaced that connection (its log: "old
+ * connection exists, replacing") and failed what was queued on it with
+ * EPIPE (t_dpm's iccreate between 2 emulated hosts: 1 run in 5 stopped),
+ * and sending those packets again lost others on the connections left
+ * half made.  Within a world, first contact is one-sided by construction
+ * (a HELLO carries the address the answer goes to). */
+static lmpi_status open_out(void)
+{
+    int rc;
+    if ((rc = fi_endpoint(ofi.domain, ofi.info, &ofi.out, NULL)) != 0)
+        return fail("fi_endpoint (for other groups)", rc);
+    if ((rc = fi_ep_bind(ofi.out, &ofi.av->fid, 0)) != 0 ||
+        (rc = fi_ep_bind(ofi.out, &ofi.cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
+        return fail("fi_ep_bind (for other groups)", rc);
+    if ((rc = fi_enable(ofi.out)) != 0)
+        return fail("fi_enable (for other groups)", rc);
     return LMPI_OK;
 }
 
@@ -797,7 +823,7 @@ static lmpi_status post_to(fi_addr_t fa, int dest, buffer *b, size_t len)
     if (len <= ofi.inject_max && dest >= 0) { /* copied at once: the buffer is free again */
         rc = fi_inject(ofi.ep, b->data, len, fa);
     } else {
-        rc = fi_send(ofi.ep, b->data, len, ofi.desc, fa, &b->head.ctx);
+        rc = fi_send(dest >= 0 ? ofi.ep : ofi.out, b->data, len, ofi.desc, fa, &b->head.ctx);
         if (rc == 0) {
             ofi.tx_out++;
             return LMPI_OK;
@@ -1130,6 +1156,11 @@ void lmpi_ofi_foreign_remove(int64_t fa)
 
 static lmpi_status foreign_now(int64_t fa, uint32_t group, const lmpi_pkt_hdr *hdr, const void *payload, size_t len)
 {
+    if (LMPI_UNLIKELY(!ofi.out) && open_out() != LMPI_OK) {
+        char why[300];
+        lmpi_err_detail_get(why, sizeof(why));
+        die("%s", why);
+    }
     buffer *b = take_tx(-1, hdr);
     if (!b)
         return LMPI_ERR_PENDING;
@@ -1368,7 +1399,8 @@ void lmpi_ofi_close(void)
     }
     lmpi_ofi_watch_stop();
     /* endpoint first, the fabric last: each depends on the ones after it */
-    struct fid *fids[] = {ofi.ep ? &ofi.ep->fid : NULL,         ofi.mr ? &ofi.mr->fid : NULL,
+    struct fid *fids[] = {ofi.out ? &ofi.out->fid : NULL,       ofi.ep ? &ofi.ep->fid : NULL,
+                          ofi.mr ? &ofi.mr->fid : NULL,
                           ofi.av ? &ofi.av->fid : NULL,         ofi.cq ? &ofi.cq->fid : NULL,
                           ofi.domain ? &ofi.domain->fid : NULL, ofi.fabric ? &ofi.fabric->fid : NULL};
     for (size_t i = 0; i < sizeof(fids) / sizeof(fids[0]); i++)
