@@ -63,9 +63,11 @@ test-clang: deps
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-# Regenerate mpi.h and the bindings from src/binding/*.txt, and docs/env.md.
-generate:
+# Regenerate mpi.h and the bindings from src/binding/*.txt, and the Fortran
+# bindings from the MPI Forum's apis.json (pympistandard, installed by deps).
+generate: deps
 	python3 src/binding/gen_bindings.py
+	/opt/peers/pympistandard/bin/python3 src/fortran/gen_fortran.py
 
 docs: build
 	$(BUILD)/bin/leanmpi_info --config-markdown > docs/env.md

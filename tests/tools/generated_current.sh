@@ -15,5 +15,16 @@ if command -v python3 >/dev/null 2>&1; then
 else
     echo "note: python3 missing, bindings not regenerated"
 fi
+# the Fortran bindings, from the MPI Forum's apis.json (pympistandard)
+py=/opt/peers/pympistandard/bin/python3
+if [ -x $py ]; then
+    $py "$src/src/fortran/gen_fortran.py" "$tmp" >/dev/null || exit 1
+    for f in src/fortran/gen/mpif_procs.c include/fortran/mpif.h src/fortran/gen/mpi_consts.fh \
+             src/fortran/gen/mpi_interfaces.fh src/fortran/gen/skipped.txt; do
+        cmp -s "$tmp/$f" "$src/$f" || { echo "FAIL: $f is stale: run make generate"; fail=1; }
+    done
+else
+    echo "note: pympistandard missing ($py), Fortran bindings not regenerated"
+fi
 [ $fail = 0 ] && echo "generated files: current"
 exit $fail

@@ -16,4 +16,16 @@ if command -v pkg-config >/dev/null 2>&1; then
     cc -o "$tmp/hello_pc" "$src" $flags
     "$tmp/prefix/bin/mpiexec" --timeout 60 -n 2 "$tmp/hello_pc" | grep -q "hello from rank 0 of 2"
 fi
+# Fortran, where it was built: the wrapper finds mpif.h and the mpi module
+if [ -e "$b/lib/libmpifort_abi.so" ]; then
+    for f in bin/mpifort bin/mpif90 bin/mpif77 include/mpif.h include/mpi.mod lib/libmpifort_abi.so.1; do
+        [ -e "$tmp/prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
+    done
+    fsrc=$(dirname "$0")/../fortran
+    "$tmp/prefix/bin/mpif90" -o "$tmp/f90" "$fsrc/t_f90.f90"
+    "$tmp/prefix/bin/mpiexec" --timeout 60 -n 2 "$tmp/f90" | grep -q "t_f90: passed"
+    "$tmp/prefix/bin/mpif77" -o "$tmp/f77" "$fsrc/t_f77.f"
+    "$tmp/prefix/bin/mpiexec" --timeout 60 -n 2 "$tmp/f77" | grep -q "t_f77: passed"
+    echo "install: Fortran passed"
+fi
 echo "install: passed"

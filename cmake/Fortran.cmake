@@ -1,0 +1,34 @@
+# Fortran (src/fortran/README.md): mpif.h, the `mpi` module and the library
+# of Fortran procedures over the standard C ABI, with the mpifort wrapper.
+# Built where a Fortran compiler is found; elsewhere the rest builds and the
+# Fortran tests say they were skipped.
+include(CheckLanguage)
+check_language(Fortran)
+if(NOT CMAKE_Fortran_COMPILER)
+  message(STATUS "no Fortran compiler: mpif.h, the mpi module and mpifort are skipped (apt-get install gfortran)")
+  set(LMPI_FORTRAN OFF)
+  return()
+endif()
+enable_language(Fortran)
+set(LMPI_FORTRAN ON)
+
+configure_file(${CMAKE_SOURCE_DIR}/include/fortran/mpif.h ${CMAKE_BINARY_DIR}/include/mpif.h COPYONLY)
+add_library(mpifort_abi SHARED
+  src/fortran/gen/mpif_procs.c
+  src/fortran/mpif_util.c
+  src/fortran/mpif_special.c
+  src/fortran/mpi.F90)
+# $ORIGIN: an installed libmpifort_abi finds the libmpi_abi beside it (a
+# program's own run path does not reach its libraries' dependencies);
+# LD_LIBRARY_PATH still swaps in another implementation's.
+set_target_properties(mpifort_abi PROPERTIES VERSION 1.0.0 SOVERSION 1
+  Fortran_MODULE_DIRECTORY ${CMAKE_BINARY_DIR}/include INSTALL_RPATH "\$ORIGIN")
+target_include_directories(mpifort_abi PRIVATE ${CMAKE_BINARY_DIR}/include ${CMAKE_SOURCE_DIR}/src
+  ${CMAKE_SOURCE_DIR}/src/fortran/gen)
+# the module's MPI_SIZEOF specifics are one preprocessed line each
+set_source_files_properties(src/fortran/mpi.F90 PROPERTIES COMPILE_OPTIONS "-ffree-line-length-none")
+target_link_libraries(mpifort_abi PRIVATE mpi_abi)
+
+foreach(w mpifort mpif90 mpif77)
+  configure_file(tools/wrappers/mpifort ${CMAKE_BINARY_DIR}/bin/${w} COPYONLY)
+endforeach()

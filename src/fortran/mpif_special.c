@@ -1,0 +1,202 @@
+/* The Fortran procedures gen_fortran.py leaves to a hand: those whose
+ * Fortran meaning differs from a plain conversion of their C arguments. */
+#include "fortran/mpif_util.h"
+
+/* MPI_Init from Fortran has no argc/argv; once MPI is initialized (MPICH
+ * refuses the call before) it tells the C library how this compiler spells
+ * .TRUE. and .FALSE. (MPI_LOGICAL reductions), unless it knows already. */
+static void tell_booleans(void)
+{
+    MPI_Fint t = lmpif_to_logical(1), f = lmpif_to_logical(0), known_t, known_f;
+    int is_set = 0;
+    if (MPI_Abi_get_fortran_booleans((int)sizeof(MPI_Fint), &known_t, &known_f, &is_set) == MPI_SUCCESS && !is_set)
+        MPI_Abi_set_fortran_booleans((int)sizeof(MPI_Fint), &t, &f);
+}
+
+static void init_body(bool prof, MPI_Fint *ierror)
+{
+    *ierror = prof ? PMPI_Init(NULL, NULL) : MPI_Init(NULL, NULL);
+    if (*ierror == MPI_SUCCESS)
+        tell_booleans();
+}
+void mpi_init_(MPI_Fint *ierror) { init_body(false, ierror); }
+void pmpi_init_(MPI_Fint *ierror) { init_body(true, ierror); }
+
+static void init_thread_body(bool prof, MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierror)
+{
+    int p = 0;
+    *ierror = prof ? PMPI_Init_thread(NULL, NULL, *required, &p) : MPI_Init_thread(NULL, NULL, *required, &p);
+    *provided = p;
+    if (*ierror == MPI_SUCCESS)
+        tell_booleans();
+}
+void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierror)
+{
+    init_thread_body(false, required, provided, ierror);
+}
+void pmpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierror)
+{
+    init_thread_body(true, required, provided, ierror);
+}
+
+/* Attributes: Fortran stores integers (INTEGER(KIND=MPI_ADDRESS_KIND), or
+ * INTEGER for the deprecated MPI_ATTR_PUT/GET) where C stores pointers;
+ * a value set from Fortran travels as the pointer's bits.  The predefined
+ * attributes are pointers to their values in C and the values in Fortran. */
+static MPI_Aint fortran_value(int keyval, void *v)
+{
+    switch (keyval) {
+    case MPI_TAG_UB: case MPI_IO: case MPI_HOST: case MPI_WTIME_IS_GLOBAL: case MPI_APPNUM:
+    case MPI_LASTUSEDCODE: case MPI_UNIVERSE_SIZE: case MPI_WIN_DISP_UNIT: case MPI_WIN_CREATE_FLAVOR:
+    case MPI_WIN_MODEL:
+        return *(int *)v;
+    case MPI_WIN_SIZE:
+        return *(MPI_Aint *)v;
+    default: /* MPI_WIN_BASE is the address itself, as a value set from Fortran is */
+        return (MPI_Aint)v;
+    }
+}
+
+enum { ATTR_COMM, ATTR_TYPE, ATTR_WIN, ATTR_OLD };
+
+static int get_attr(bool prof, int what, MPI_Fint handle, int keyval, MPI_Aint *value, MPI_Fint *flag)
+{
+    void *v = NULL;
+    int f = 0, rc;
+    switch (what) {
+    case ATTR_TYPE:
+        rc = prof ? PMPI_Type_get_attr(MPI_Type_fromint(handle), keyval, &v, &f)
+                  : MPI_Type_get_attr(MPI_Type_fromint(handle), keyval, &v, &f);
+        break;
+    case ATTR_WIN:
+        rc = prof ? PMPI_Win_get_attr(MPI_Win_fromint(handle), keyval, &v, &f)
+                  : MPI_Win_get_attr(MPI_Win_fromint(handle), keyval, &v, &f);
+        break;
+    case ATTR_OLD:
+        rc = prof ? PMPI_Attr_get(MPI_Comm_fromint(handle), keyval, &v, &f)
+                  : MPI_Attr_get(MPI_Comm_fromint(handle), keyval, &v, &f);
+        break;
+    default:
+        rc = prof ? PMPI_Comm_get_attr(MPI_Comm_fromint(handle), keyval, &v, &f)
+                  : MPI_Comm_get_attr(MPI_Comm_fromint(handle), keyval, &v, &f);
+    }
+    if (rc == MPI_SUCCESS) {
+        *flag = lmpif_to_logical(f);
+        if (f)
+            *value = fortran_value(keyval, v);
+    }
+    return rc;
+}
+
+static int set_attr(bool prof, int what, MPI_Fint handle, int keyval, MPI_Aint value)
+{
+    void *v = (void *)value;
+    switch (what) {
+    case ATTR_TYPE:
+        return prof ? PMPI_Type_set_attr(MPI_Type_fromint(handle), keyval, v)
+                    : MPI_Type_set_attr(MPI_Type_fromint(handle), keyval, v);
+    case ATTR_WIN:
+        return prof ? PMPI_Win_set_attr(MPI_Win_fromint(handle), keyval, v)
+                    : MPI_Win_set_attr(MPI_Win_fromint(handle), keyval, v);
+    case ATTR_OLD:
+        return prof ? PMPI_Attr_put(MPI_Comm_fromint(handle), keyval, v)
+                    : MPI_Attr_put(MPI_Comm_fromint(handle), keyval, v);
+    default:
+        return prof ? PMPI_Comm_set_attr(MPI_Comm_fromint(handle), keyval, v)
+                    : MPI_Comm_set_attr(MPI_Comm_fromint(handle), keyval, v);
+    }
+}
+
+#define ATTR_PROCS(lower, what)                                                                              \
+    void mpi_##lower##_get_attr_(MPI_Fint *h, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag,          \
+                                 MPI_Fint *ierror)                                                           \
+    {                                                                                                        \
+        *ierror = get_attr(false, what, *h, *keyval, value, flag);                                           \
+    }                                                                                                        \
+    void pmpi_##lower##_get_attr_(MPI_Fint *h, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag,         \
+                                  MPI_Fint *ierror)                                                          \
+    {                                                                                                        \
+        *ierror = get_attr(true, what, *h, *keyval, value, flag);                                            \
+    }                                                                                                        \
+    void mpi_##lower##_set_attr_(MPI_Fint *h, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *ierror)         \
+    {                                                                                                        \
+        *ierror = set_attr(false, what, *h, *keyval, *value);                                                \
+    }                                                                                                        \
+    void pmpi_##lower##_set_attr_(MPI_Fint *h, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *ierror)        \
+    {                                                                                                        \
+        *ierror = set_attr(true, what, *h, *keyval, *value);                                                 \
+    }
+
+ATTR_PROCS(comm, ATTR_COMM)
+ATTR_PROCS(type, ATTR_TYPE)
+ATTR_PROCS(win, ATTR_WIN)
+
+/* MPI_ATTR_GET / MPI_ATTR_PUT (deprecated): INTEGER values. */
+static void attr_get_body(bool prof, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *flag,
+                          MPI_Fint *ierror)
+{
+    MPI_Aint v = 0;
+    *ierror = get_attr(prof, ATTR_OLD, *comm, *keyval, &v, flag);
+    if (*ierror == MPI_SUCCESS && *flag)
+        *value = (MPI_Fint)v;
+}
+void mpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    attr_get_body(false, comm, keyval, value, flag, ierror);
+}
+void pmpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    attr_get_body(true, comm, keyval, value, flag, ierror);
+}
+void mpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *ierror)
+{
+    *ierror = set_attr(false, ATTR_OLD, *comm, *keyval, *value);
+}
+void pmpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *ierror)
+{
+    *ierror = set_attr(true, ATTR_OLD, *comm, *keyval, *value);
+}
+
+/* MPI_PCONTROL(LEVEL): no variable arguments in Fortran. */
+void mpi_pcontrol_(MPI_Fint *level) { MPI_Pcontrol(*level); }
+void pmpi_pcontrol_(MPI_Fint *level) { PMPI_Pcontrol(*level); }
+
+/* MPI_BUFFER_DETACH(BUFFER_ADDR, SIZE, IERROR): Fortran learns the size;
+ * the address it attached is its own variable. */
+void mpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+    (void)buffer_addr;
+    void *addr = NULL;
+    int n = 0;
+    *ierror = MPI_Buffer_detach(&addr, &n);
+    *size = n;
+}
+void pmpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+    (void)buffer_addr;
+    void *addr = NULL;
+    int n = 0;
+    *ierror = PMPI_Buffer_detach(&addr, &n);
+    *size = n;
+}
+
+/* MPI_F_SYNC_REG(BUF): a call the compiler cannot see through, so that it
+ * keeps BUF in memory across it; nothing to do here. */
+void mpi_f_sync_reg_(void *buf) { (void)buf; }
+void pmpi_f_sync_reg_(void *buf) { (void)buf; }
+
+/* MPI_INFO_CREATE_ENV(INFO, IERROR): Fortran has no argc/argv to give. */
+void mpi_info_create_env_(MPI_Fint *info, MPI_Fint *ierror)
+{
+    MPI_Info i = MPI_INFO_NULL;
+    *ierror = MPI_Info_create_env(0, NULL, &i);
+    if (*ierror == MPI_SUCCESS)
+        *info = MPI_Info_toint(i);
+}
+void pmpi_info_create_env_(MPI_Fint *info, MPI_Fint *ierror)
+{
+    MPI_Info i = MPI_INFO_NULL;
+    *ierror = PMPI_Info_create_env(0, NULL, &i);
+    if (*ierror == MPI_SUCCESS)
+        *info = MPI_Info_toint(i);
+}

@@ -1,0 +1,120 @@
+/* Conversions shared by the Fortran procedures (mpif_util.h). */
+#include <string.h>
+
+#include "fortran/mpif_util.h"
+
+/* aligned as gfortran aligns common blocks, which name the same storage */
+#define COMMON_BLOCK __attribute__((aligned(32)))
+COMMON_BLOCK int lmpif_bottom_;
+COMMON_BLOCK int lmpif_in_place_;
+COMMON_BLOCK int lmpif_buffer_automatic_;
+COMMON_BLOCK int lmpif_status_ignore_[MPI_F_STATUS_SIZE];
+COMMON_BLOCK int lmpif_statuses_ignore_[MPI_F_STATUS_SIZE];
+COMMON_BLOCK int lmpif_errcodes_ignore_[1];
+COMMON_BLOCK int lmpif_unweighted_[1];
+COMMON_BLOCK int lmpif_weights_empty_[1];
+COMMON_BLOCK char lmpif_argv_null_[1];
+COMMON_BLOCK char lmpif_argvs_null_[1];
+
+/* Every handle of the ABI is a pointer; the class picks the conversion. */
+static void *from_int(int cls, MPI_Fint v)
+{
+    switch (cls) {
+    case LMPIF_COMM: return MPI_Comm_fromint(v);
+    case LMPIF_TYPE: return MPI_Type_fromint(v);
+    case LMPIF_GROUP: return MPI_Group_fromint(v);
+    case LMPIF_REQUEST: return MPI_Request_fromint(v);
+    case LMPIF_INFO: return MPI_Info_fromint(v);
+    case LMPIF_ERRHANDLER: return MPI_Errhandler_fromint(v);
+    case LMPIF_FILE: return MPI_File_fromint(v);
+    case LMPIF_MESSAGE: return MPI_Message_fromint(v);
+    case LMPIF_OP: return MPI_Op_fromint(v);
+    case LMPIF_SESSION: return MPI_Session_fromint(v);
+    default: return MPI_Win_fromint(v);
+    }
+}
+
+static MPI_Fint to_int(int cls, void *h)
+{
+    switch (cls) {
+    case LMPIF_COMM: return MPI_Comm_toint(h);
+    case LMPIF_TYPE: return MPI_Type_toint(h);
+    case LMPIF_GROUP: return MPI_Group_toint(h);
+    case LMPIF_REQUEST: return MPI_Request_toint(h);
+    case LMPIF_INFO: return MPI_Info_toint(h);
+    case LMPIF_ERRHANDLER: return MPI_Errhandler_toint(h);
+    case LMPIF_FILE: return MPI_File_toint(h);
+    case LMPIF_MESSAGE: return MPI_Message_toint(h);
+    case LMPIF_OP: return MPI_Op_toint(h);
+    case LMPIF_SESSION: return MPI_Session_toint(h);
+    default: return MPI_Win_toint(h);
+    }
+}
+
+void *lmpif_handles_in(int cls, const MPI_Fint *f, MPI_Fint n, bool convert)
+{
+    void **c = malloc(sizeof(void *) * (size_t)(n > 0 ? n : 1)); /* a count of 0 is no error */
+    if (!c)
+        return NULL;
+    for (MPI_Fint i = 0; convert && i < n; i++)
+        c[i] = from_int(cls, f[i]);
+    return c;
+}
+
+void lmpif_handles_out(int cls, const void *c, MPI_Fint *f, MPI_Fint n)
+{
+    void *const *h = c;
+    for (MPI_Fint i = 0; i < n; i++)
+        f[i] = to_int(cls, h[i]);
+}
+
+void lmpif_handles_free(void *c) { free(c); }
+
+char *lmpif_str_in(const char *f, size_t len)
+{
+    while (len > 0 && f[len - 1] == ' ')
+        len--;
+    size_t start = 0;
+    while (start < len && f[start] == ' ')
+        start++;
+    char *c = malloc(len - start + 1);
+    if (c) {
+        memcpy(c, f + start, len - start);
+        c[len - start] = '\0';
+    }
+    return c;
+}
+
+/* The C call writes up to its own maximum (MPI_MAX_LIBRARY_VERSION_STRING
+ * is the largest), whatever the Fortran variable's length. */
+char *lmpif_str_buf(size_t len)
+{
+    size_t n = len + 1 > MPI_MAX_LIBRARY_VERSION_STRING + 1 ? len + 1 : MPI_MAX_LIBRARY_VERSION_STRING + 1;
+    return calloc(1, n);
+}
+
+void lmpif_str_out(char *c, char *f, size_t len, bool copy)
+{
+    if (copy) {
+        size_t n = strlen(c);
+        if (n > len)
+            n = len;
+        memcpy(f, c, n);
+        memset(f + n, ' ', len - n);
+    }
+    free(c);
+}
+
+int *lmpif_logicals_in(const MPI_Fint *f, MPI_Fint n)
+{
+    int *c = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    for (MPI_Fint i = 0; c && i < n; i++)
+        c[i] = lmpif_from_logical(f[i]);
+    return c;
+}
+
+void lmpif_logicals_out(const int *c, MPI_Fint *f, MPI_Fint n)
+{
+    for (MPI_Fint i = 0; i < n; i++)
+        f[i] = lmpif_to_logical(c[i]);
+}

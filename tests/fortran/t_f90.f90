@@ -1,0 +1,74 @@
+! t_f90: `use mpi` in free form, 2 or more ranks: explicit interfaces with
+! choice buffers of any type, kind and rank (scalars, arrays, sections),
+! MPI_SIZEOF, handles and strings.  Rank 0 prints the verdict.
+program t_f90
+  use mpi
+  implicit none
+  integer :: ierr, rank, np, fails, total, i, j, sz, req, next, prev
+  integer :: st(MPI_STATUS_SIZE)
+  real(kind=8) :: a(6, 4), b(3, 4)
+  integer(kind=8) :: big(3)
+  integer(kind=2) :: small
+  complex(kind=8) :: z
+  character(len=MPI_MAX_PROCESSOR_NAME) :: host
+  character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
+  integer :: dup, grp, len
+  fails = 0
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
+  next = mod(rank + 1, np)
+  prev = mod(rank + np - 1, np)
+  ! a non-contiguous section a(1:6:2, :) goes to the neighbour (the
+  ! compiler passes a contiguous copy to the assumed-size buffer)
+  do j = 1, 4
+    do i = 1, 6
+      a(i, j) = 1000 * rank + 10 * i + j
+    end do
+  end do
+  call MPI_Sendrecv(a(1:6:2, :), 12, MPI_DOUBLE_PRECISION, next, 1, b, 12, MPI_DOUBLE_PRECISION, &
+                    prev, 1, MPI_COMM_WORLD, st, ierr)
+  if (b(2, 3) /= 1000 * prev + 10 * 3 + 3) fails = fails + 1
+  if (b(3, 4) /= 1000 * prev + 10 * 5 + 4) fails = fails + 1
+  ! scalars of other kinds through the same interface
+  big = [int(rank, 8) * 10_8**12, 2_8, 3_8]
+  call MPI_Bcast(big, 3, MPI_INTEGER8, np - 1, MPI_COMM_WORLD, ierr)
+  if (big(1) /= int(np - 1, 8) * 10_8**12) fails = fails + 1
+  z = cmplx(rank, -rank, kind=8)
+  call MPI_Allreduce(MPI_IN_PLACE, z, 1, MPI_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (real(z) /= np * (np - 1) / 2 .or. aimag(z) /= -np * (np - 1) / 2) fails = fails + 1
+  small = int(rank, 2)
+  call MPI_Allreduce(MPI_IN_PLACE, small, 1, MPI_INTEGER2, MPI_MAX, MPI_COMM_WORLD, ierr)
+  if (small /= np - 1) fails = fails + 1
+  ! MPI_SIZEOF
+  call MPI_Sizeof(a, sz, ierr)
+  if (sz /= 8) fails = fails + 1
+  call MPI_Sizeof(small, sz, ierr)
+  if (sz /= 2) fails = fails + 1
+  call MPI_Sizeof(z, sz, ierr)
+  if (sz /= 16) fails = fails + 1
+  ! nonblocking with a request handle
+  call MPI_Irecv(b, 12, MPI_DOUBLE_PRECISION, prev, 2, MPI_COMM_WORLD, req, ierr)
+  call MPI_Send(a, 12, MPI_DOUBLE_PRECISION, next, 2, MPI_COMM_WORLD, ierr)
+  call MPI_Wait(req, st, ierr)
+  if (req /= MPI_REQUEST_NULL .or. st(MPI_SOURCE) /= prev) fails = fails + 1
+  if (b(1, 1) /= 1000 * prev + 11) fails = fails + 1
+  ! handles made and freed
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
+  call MPI_Comm_group(dup, grp, ierr)
+  call MPI_Group_size(grp, sz, ierr)
+  if (sz /= np) fails = fails + 1
+  call MPI_Group_free(grp, ierr)
+  call MPI_Comm_free(dup, ierr)
+  if (dup /= MPI_COMM_NULL .or. grp /= MPI_GROUP_NULL) fails = fails + 1
+  ! strings out
+  call MPI_Get_processor_name(host, len, ierr)
+  if (len <= 0 .or. len_trim(host) /= len) fails = fails + 1
+  call MPI_Get_library_version(version, len, ierr)
+  if (index(version, 'LeanMPI') == 0 .and. index(version, 'MPICH') == 0) fails = fails + 1
+  call MPI_Allreduce(fails, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank == 0 .and. total == 0) print '(a)', 't_f90: passed'
+  if (rank == 0 .and. total /= 0) print *, 't_f90: FAILED', total
+  call MPI_Finalize(ierr)
+  if (total /= 0) stop 1
+end program t_f90
