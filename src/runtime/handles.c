@@ -1,21 +1,56 @@
 /* MPI_x_toint / MPI_x_fromint: integer handles for Fortran and language
  * bindings.  Predefined handles are their own small integers; other objects
- * get an index in one table, starting above every predefined value. */
+ * get an index in one table, starting above every predefined value, found
+ * again through an open-addressing hash of the pointer: the Fortran layer
+ * converts every request it starts and waits for, so a conversion must not
+ * cost a walk over every object ever converted.  An index stays with its
+ * address: an object freed and another made at the same address share it,
+ * which is all a language binding can tell apart. */
 #include "binding/gen/impl.h"
 
 #define FIRST_DYNAMIC 0x1000
 
-static void **table;
+static void **table; /* index - FIRST_DYNAMIC -> object */
 static int used, cap;
+static int32_t *slots; /* hash of the object -> its index in table, -1: empty */
+static uint32_t nslots; /* a power of two, at least twice used */
+
+static uint32_t slot_of(const void *h)
+{
+    uint64_t x = (uint64_t)(uintptr_t)h * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(x >> 32) & (nslots - 1);
+}
+
+static bool grow_slots(void)
+{
+    uint32_t n = nslots ? 2 * nslots : 256;
+    int32_t *s = lmpi_malloc(sizeof(int32_t) * n, LMPI_MEM_OTHER);
+    if (!s)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        s[i] = -1;
+    lmpi_free(slots);
+    slots = s;
+    nslots = n;
+    for (int i = 0; i < used; i++) {
+        uint32_t k = slot_of(table[i]);
+        while (slots[k] >= 0)
+            k = (k + 1) & (nslots - 1);
+        slots[k] = i;
+    }
+    return true;
+}
 
 static int to_int(void *h)
 {
     uintptr_t v = (uintptr_t)h;
     if (v < LMPI_PREDEF_LIMIT)
         return (int)v;
-    for (int i = 0; i < used; i++)
-        if (table[i] == h)
-            return FIRST_DYNAMIC + i;
+    if (nslots) {
+        for (uint32_t k = slot_of(h); slots[k] >= 0; k = (k + 1) & (nslots - 1))
+            if (table[slots[k]] == h)
+                return FIRST_DYNAMIC + slots[k];
+    }
     if (used == cap) {
         int ncap = cap ? 2 * cap : 64;
         void **n = lmpi_realloc(table, sizeof(void *) * (size_t)ncap, LMPI_MEM_OTHER);
@@ -24,7 +59,13 @@ static int to_int(void *h)
         table = n;
         cap = ncap;
     }
+    if (2 * (uint32_t)(used + 1) > nslots && !grow_slots())
+        return -1;
     table[used] = h;
+    uint32_t k = slot_of(h);
+    while (slots[k] >= 0)
+        k = (k + 1) & (nslots - 1);
+    slots[k] = used;
     return FIRST_DYNAMIC + used++;
 }
 
