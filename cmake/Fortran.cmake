@@ -27,7 +27,7 @@ target_include_directories(mpifort_abi PRIVATE ${CMAKE_BINARY_DIR}/include ${CMA
   ${CMAKE_SOURCE_DIR}/src/fortran/gen)
 # the module's MPI_SIZEOF specifics are one preprocessed line each
 set_source_files_properties(src/fortran/mpi.F90 PROPERTIES COMPILE_OPTIONS "-ffree-line-length-none")
-target_link_libraries(mpifort_abi PRIVATE mpi_abi)
+target_link_libraries(mpifort_abi PRIVATE mpi_abi pthread)
 
 foreach(w mpifort mpif90 mpif77)
   configure_file(tools/wrappers/mpifort ${CMAKE_BINARY_DIR}/bin/${w} COPYONLY)

@@ -51,7 +51,7 @@ LATER_KINDS = {"FUNCTION", "POLYFUNCTION", "EXTRA_STATE", "EXTRA_STATE2", "STRIN
 HAND_WRITTEN = {"MPI_Comm_get_attr", "MPI_Type_get_attr", "MPI_Win_get_attr", "MPI_Attr_get",
                 "MPI_Comm_set_attr", "MPI_Type_set_attr", "MPI_Win_set_attr", "MPI_Attr_put",
                 "MPI_Init", "MPI_Init_thread", "MPI_Pcontrol", "MPI_Buffer_detach", "MPI_F_sync_reg",
-                "MPI_Info_create_env"}
+                "MPI_Info_create_env", "MPI_Op_create", "MPI_Op_free"}
 # In the modules only (generic over every type and kind).
 MODULE_ONLY = {"MPI_Sizeof"}
 
@@ -344,6 +344,8 @@ def f90_decl(q):
         return ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % q.name, "TYPE(*), DIMENSION(*) :: %s" % q.name]
     if q.kind == "STRING":
         return ["CHARACTER(LEN=*) :: %s" % q.name]
+    if q.kind in ("FUNCTION", "POLYFUNCTION"):
+        return ["EXTERNAL :: %s" % q.name]
     if q.kind == "LOGICAL":
         return ["LOGICAL :: %s%s" % (q.name, dim)]
     if q.kind == "LOGICAL_VOID":

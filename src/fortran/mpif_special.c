@@ -200,3 +200,85 @@ void pmpi_info_create_env_(MPI_Fint *info, MPI_Fint *ierror)
     if (*ierror == MPI_SUCCESS)
         *info = MPI_Info_toint(i);
 }
+
+/* User operations written in Fortran: SUBROUTINE F(INVEC, INOUTVEC, LEN,
+ * DATATYPE) with an INTEGER datatype.  The C library calls a C function
+ * with no user data, so each operation made from Fortran takes one of
+ * FORTRAN_OPS trampolines, each calling the function in its own slot with
+ * the datatype converted; MPI_OP_FREE gives the slot back. */
+#include <pthread.h>
+
+#define FORTRAN_OPS 64
+typedef void (*fortran_op_fn)(void *in, void *inout, MPI_Fint *len, MPI_Fint *datatype);
+static struct {
+    fortran_op_fn fn; /* NULL: free */
+    MPI_Fint op;
+} fops[FORTRAN_OPS];
+static pthread_mutex_t fops_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define TRAMPOLINE(i, j)                                                                             \
+    static void op_trampoline_##i##_##j(void *in, void *inout, int *len, MPI_Datatype *dt)          \
+    {                                                                                                \
+        MPI_Fint n = *len, d = MPI_Type_toint(*dt);                                                  \
+        fops[8 * i + j].fn(in, inout, &n, &d);                                                       \
+    }
+#define TRAMPOLINES8(i)                                                                              \
+    TRAMPOLINE(i, 0) TRAMPOLINE(i, 1) TRAMPOLINE(i, 2) TRAMPOLINE(i, 3) TRAMPOLINE(i, 4)            \
+    TRAMPOLINE(i, 5) TRAMPOLINE(i, 6) TRAMPOLINE(i, 7)
+TRAMPOLINES8(0) TRAMPOLINES8(1) TRAMPOLINES8(2) TRAMPOLINES8(3)
+TRAMPOLINES8(4) TRAMPOLINES8(5) TRAMPOLINES8(6) TRAMPOLINES8(7)
+#define T8(i)                                                                                        \
+    op_trampoline_##i##_0, op_trampoline_##i##_1, op_trampoline_##i##_2, op_trampoline_##i##_3,     \
+    op_trampoline_##i##_4, op_trampoline_##i##_5, op_trampoline_##i##_6, op_trampoline_##i##_7
+static MPI_User_function *const trampolines[FORTRAN_OPS] = {T8(0), T8(1), T8(2), T8(3),
+                                                            T8(4), T8(5), T8(6), T8(7)};
+
+static void op_create_body(bool prof, fortran_op_fn fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
+{
+    pthread_mutex_lock(&fops_lock);
+    int slot = 0;
+    while (slot < FORTRAN_OPS && fops[slot].fn)
+        slot++;
+    if (slot == FORTRAN_OPS) {
+        pthread_mutex_unlock(&fops_lock);
+        /* the class through the handler of MPI_COMM_WORLD, as C's errors go */
+        *ierror = MPI_ERR_INTERN;
+        MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_INTERN);
+        return;
+    }
+    fops[slot].fn = fn;
+    pthread_mutex_unlock(&fops_lock);
+    MPI_Op c = MPI_OP_NULL;
+    *ierror = prof ? PMPI_Op_create(trampolines[slot], lmpif_from_logical(*commute), &c)
+                   : MPI_Op_create(trampolines[slot], lmpif_from_logical(*commute), &c);
+    if (*ierror != MPI_SUCCESS) {
+        fops[slot].fn = NULL;
+        return;
+    }
+    *op = fops[slot].op = MPI_Op_toint(c);
+}
+void mpi_op_create_(fortran_op_fn fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
+{
+    op_create_body(false, fn, commute, op, ierror);
+}
+void pmpi_op_create_(fortran_op_fn fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
+{
+    op_create_body(true, fn, commute, op, ierror);
+}
+
+static void op_free_body(bool prof, MPI_Fint *op, MPI_Fint *ierror)
+{
+    MPI_Fint was = *op;
+    MPI_Op c = MPI_Op_fromint(was);
+    *ierror = prof ? PMPI_Op_free(&c) : MPI_Op_free(&c);
+    if (*ierror != MPI_SUCCESS)
+        return;
+    *op = MPI_Op_toint(c);
+    pthread_mutex_lock(&fops_lock);
+    for (int i = 0; i < FORTRAN_OPS; i++)
+        if (fops[i].fn && fops[i].op == was)
+            fops[i].fn = NULL;
+    pthread_mutex_unlock(&fops_lock);
+}
+void mpi_op_free_(MPI_Fint *op, MPI_Fint *ierror) { op_free_body(false, op, ierror); }
+void pmpi_op_free_(MPI_Fint *op, MPI_Fint *ierror) { op_free_body(true, op, ierror); }

@@ -12,7 +12,8 @@ program t_f90
   complex(kind=8) :: z
   character(len=MPI_MAX_PROCESSOR_NAME) :: host
   character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
-  integer :: dup, grp, len
+  integer :: dup, grp, len, myop, k
+  integer :: v(5), w(5)
   fails = 0
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -66,9 +67,27 @@ program t_f90
   if (len <= 0 .or. len_trim(host) /= len) fails = fails + 1
   call MPI_Get_library_version(version, len, ierr)
   if (index(version, 'LeanMPI') == 0 .and. index(version, 'MPICH') == 0) fails = fails + 1
+  ! a user operation written in Fortran (a bitwise or), with the datatype
+  ! it is called with
+  call MPI_Op_create(bit_or, .true., myop, ierr)
+  do k = 1, 5
+    v(k) = ishft(1, rank) + ishft(1, 10 + k)
+  end do
+  call MPI_Allreduce(v, w, 5, MPI_INTEGER, myop, MPI_COMM_WORLD, ierr)
+  if (w(5) /= ishft(1, np) - 1 + ishft(1, 15)) fails = fails + 1
+  call MPI_Op_free(myop, ierr)
+  if (myop /= MPI_OP_NULL) fails = fails + 1
   call MPI_Allreduce(fails, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0 .and. total == 0) print '(a)', 't_f90: passed'
   if (rank == 0 .and. total /= 0) print *, 't_f90: FAILED', total
   call MPI_Finalize(ierr)
   if (total /= 0) stop 1
+contains
+  subroutine bit_or(invec, inoutvec, n, datatype)
+    integer :: n, datatype, invec(n), inoutvec(n), i
+    do i = 1, n
+      inoutvec(i) = ior(invec(i), inoutvec(i))
+      if (datatype /= MPI_INTEGER) inoutvec(i) = -1
+    end do
+  end subroutine bit_or
 end program t_f90

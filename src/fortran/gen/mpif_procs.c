@@ -3740,22 +3740,6 @@ void pmpi_op_commutative_(MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
     mpi_op_commutative_body(true, op, commute, ierror);
 }
 
-static inline void mpi_op_free_body(bool prof, MPI_Fint *op, MPI_Fint *ierror)
-{
-    MPI_Op c_op = MPI_Op_fromint(*op);
-    int rc = prof ? PMPI_Op_free(&c_op) : MPI_Op_free(&c_op);
-    if (rc == MPI_SUCCESS) *op = MPI_Op_toint(c_op);
-    *ierror = rc;
-}
-void mpi_op_free_(MPI_Fint *op, MPI_Fint *ierror)
-{
-    mpi_op_free_body(false, op, ierror);
-}
-void pmpi_op_free_(MPI_Fint *op, MPI_Fint *ierror)
-{
-    mpi_op_free_body(true, op, ierror);
-}
-
 static inline void mpi_open_port_body(bool prof, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_buf(port_name_len);
