@@ -177,10 +177,9 @@ def why_skipped(p, params):
     for q in params:
         if q.kind in LATER_KINDS:
             return "parameter %s (%s): not generated yet" % (q.name, q.kind)
-        if q.kind in HANDLES and q.array and q.length in ("", "*", None):
-            return "parameter %s: a handle array of implicit length, not generated yet" % q.name
-        if q.kind in ("LOGICAL", "LOGICAL_VOID") and q.array and q.length in ("", "*", None):
-            return "parameter %s: a logical array of implicit length" % q.name
+        if (q.kind in HANDLES or q.kind == "LOGICAL") and q.array and q.length in ("", "*", None) \
+                and implicit_length(q) is None:
+            return "parameter %s: an array of implicit length, not generated yet" % q.name
     return None
 
 
@@ -318,9 +317,31 @@ def gen_c(procs, skipped):
     return out
 
 
+def implicit_length(q):
+    """Arrays whose length the standard leaves to the communicator: the
+    datatypes of the alltoallw family (one per process, or per neighbour),
+    MPI_Cart_sub's remain_dims (one per dimension).  A C expression over
+    the call's Fortran arguments (mpif_util.c asks the library).  Only for
+    blocking calls: a nonblocking or persistent one keeps reading the array
+    after it returns, and the converted copy would be gone."""
+    name = q.proc["name"]
+    if name.startswith(("MPI_I", "MPI_Ine")) or name.endswith("_init"):
+        return None
+    comm = "MPI_Comm_fromint(*comm)"
+    if "alltoallw" in name.lower() and q.name in ("sendtypes", "recvtypes"):
+        if "neighbor" in name.lower():
+            return "lmpif_neighbours(%s, %s)" % (comm, "true" if q.name == "recvtypes" else "false")
+        return "lmpif_peers(%s)" % comm
+    if name == "MPI_Cart_sub" and q.name == "remain_dims":
+        return "lmpif_cartdim(%s)" % comm
+    return None
+
+
 def lenexpr(q):
     """The C expression of an array parameter's length."""
     n = q.length
+    if n in ("", "*", None):
+        return implicit_length(q)
     if n.isdigit():
         return n
     return "*" + n.lower()

@@ -118,3 +118,39 @@ void lmpif_logicals_out(const int *c, MPI_Fint *f, MPI_Fint n)
     for (MPI_Fint i = 0; i < n; i++)
         f[i] = lmpif_to_logical(c[i]);
 }
+
+/* The lengths of arrays the standard leaves to the communicator (an error
+ * in the call reports itself when the library sees the communicator). */
+MPI_Fint lmpif_peers(MPI_Comm comm)
+{
+    int inter = 0, n = 0;
+    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return 0;
+    (inter ? MPI_Comm_remote_size : MPI_Comm_size)(comm, &n);
+    return n;
+}
+
+MPI_Fint lmpif_neighbours(MPI_Comm comm, bool incoming)
+{
+    int kind = MPI_UNDEFINED, in = 0, out = 0, weighted = 0, rank = 0;
+    if (MPI_Topo_test(comm, &kind) != MPI_SUCCESS)
+        return 0;
+    if (kind == MPI_DIST_GRAPH) {
+        MPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+    } else if (kind == MPI_GRAPH) {
+        MPI_Comm_rank(comm, &rank);
+        MPI_Graph_neighbors_count(comm, rank, &in);
+        out = in;
+    } else if (kind == MPI_CART) {
+        MPI_Cartdim_get(comm, &in);
+        in = out = 2 * in;
+    }
+    return incoming ? in : out;
+}
+
+MPI_Fint lmpif_cartdim(MPI_Comm comm)
+{
+    int n = 0;
+    MPI_Cartdim_get(comm, &n);
+    return n;
+}

@@ -63,4 +63,11 @@ static inline MPI_Fint lmpif_to_logical(int v) { return v ? 1 : 0; }
 int *lmpif_logicals_in(const MPI_Fint *f, MPI_Fint n);
 void lmpif_logicals_out(const int *c, MPI_Fint *f, MPI_Fint n);
 
+/* Lengths of the arrays the communicator decides (gen_fortran.py's
+ * implicit_length): processes (remote ones of an intercommunicator),
+ * neighbours of a topology, dimensions of a cartesian one. */
+MPI_Fint lmpif_peers(MPI_Comm comm);
+MPI_Fint lmpif_neighbours(MPI_Comm comm, bool incoming);
+MPI_Fint lmpif_cartdim(MPI_Comm comm);
+
 #endif

@@ -13,7 +13,8 @@ program t_f90
   character(len=MPI_MAX_PROCESSOR_NAME) :: host
   character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
   integer :: dup, grp, len, myop, k
-  integer :: v(5), w(5)
+  integer :: v(5), w(5), cart, sub
+  integer, allocatable :: counts(:), displs(:), types(:), sendv(:), recvv(:)
   fails = 0
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -67,6 +68,26 @@ program t_f90
   if (len <= 0 .or. len_trim(host) /= len) fails = fails + 1
   call MPI_Get_library_version(version, len, ierr)
   if (index(version, 'LeanMPI') == 0 .and. index(version, 'MPICH') == 0) fails = fails + 1
+  ! alltoallw: one datatype per process, the array's length the
+  ! communicator's size
+  allocate(counts(np), displs(np), types(np), sendv(np), recvv(np))
+  do k = 1, np
+    counts(k) = 1
+    displs(k) = 4 * (k - 1)
+    types(k) = MPI_INTEGER
+    sendv(k) = 100 * rank + k - 1
+  end do
+  call MPI_Alltoallw(sendv, counts, displs, types, recvv, counts, displs, types, MPI_COMM_WORLD, ierr)
+  do k = 1, np
+    if (recvv(k) /= 100 * (k - 1) + rank) fails = fails + 1
+  end do
+  ! MPI_Cart_sub: one logical per dimension of the topology
+  call MPI_Cart_create(MPI_COMM_WORLD, 1, [np], [.false.], .false., cart, ierr)
+  call MPI_Cart_sub(cart, [.true.], sub, ierr)
+  call MPI_Comm_size(sub, sz, ierr)
+  if (sz /= np) fails = fails + 1
+  call MPI_Comm_free(sub, ierr)
+  call MPI_Comm_free(cart, ierr)
   ! a user operation written in Fortran (a bitwise or), with the datatype
   ! it is called with
   call MPI_Op_create(bit_or, .true., myop, ierr)

@@ -355,6 +355,26 @@ void pmpi_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls
     mpi_alltoallv_init_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 
+static inline void mpi_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    if (!c_sendtypes) { *ierror = MPI_ERR_NO_MEM; return; }
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    if (!c_recvtypes) { *ierror = MPI_ERR_NO_MEM; return; }
+    int rc = prof ? PMPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    *ierror = rc;
+}
+void mpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_alltoallw_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+}
+void pmpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_alltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+}
+
 static inline void mpi_attr_delete_body(bool prof, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
 {
     int rc = prof ? PMPI_Attr_delete(MPI_Comm_fromint(*comm), *keyval) : MPI_Attr_delete(MPI_Comm_fromint(*comm), *keyval);
@@ -612,6 +632,25 @@ void mpi_cart_shift_(MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fi
 void pmpi_cart_shift_(MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierror)
 {
     mpi_cart_shift_body(true, comm, direction, disp, rank_source, rank_dest, ierror);
+}
+
+static inline void mpi_cart_sub_body(bool prof, MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
+{
+    int *c_remain_dims = lmpif_logicals_in(remain_dims, lmpif_cartdim(MPI_Comm_fromint(*comm)));
+    if (!c_remain_dims) { *ierror = MPI_ERR_NO_MEM; return; }
+    MPI_Comm c_newcomm = (MPI_Comm)0;
+    int rc = prof ? PMPI_Cart_sub(MPI_Comm_fromint(*comm), c_remain_dims, &c_newcomm) : MPI_Cart_sub(MPI_Comm_fromint(*comm), c_remain_dims, &c_newcomm);
+    free(c_remain_dims);
+    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
+    *ierror = rc;
+}
+void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
+{
+    mpi_cart_sub_body(false, comm, remain_dims, newcomm, ierror);
+}
+void pmpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
+{
+    mpi_cart_sub_body(true, comm, remain_dims, newcomm, ierror);
 }
 
 static inline void mpi_cartdim_get_body(bool prof, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
@@ -3722,6 +3761,26 @@ void mpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint 
 void pmpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     mpi_neighbor_alltoallv_init_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+}
+
+static inline void mpi_neighbor_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
+    if (!c_sendtypes) { *ierror = MPI_ERR_NO_MEM; return; }
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
+    if (!c_recvtypes) { *ierror = MPI_ERR_NO_MEM; return; }
+    int rc = prof ? PMPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    *ierror = rc;
+}
+void mpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallw_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+}
+void pmpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
 static inline void mpi_op_commutative_body(bool prof, MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
