@@ -17,6 +17,7 @@ add_library(mpifort_abi SHARED
   src/fortran/gen/mpif_procs.c
   src/fortran/mpif_util.c
   src/fortran/mpif_special.c
+  src/fortran/mpif_callbacks.c
   src/fortran/mpi.F90)
 # $ORIGIN: an installed libmpifort_abi finds the libmpi_abi beside it (a
 # program's own run path does not reach its libraries' dependencies);

@@ -51,7 +51,9 @@ LATER_KINDS = {"FUNCTION", "POLYFUNCTION", "EXTRA_STATE", "EXTRA_STATE2", "STRIN
 HAND_WRITTEN = {"MPI_Comm_get_attr", "MPI_Type_get_attr", "MPI_Win_get_attr", "MPI_Attr_get",
                 "MPI_Comm_set_attr", "MPI_Type_set_attr", "MPI_Win_set_attr", "MPI_Attr_put",
                 "MPI_Init", "MPI_Init_thread", "MPI_Pcontrol", "MPI_Buffer_detach", "MPI_F_sync_reg",
-                "MPI_Info_create_env", "MPI_Op_create", "MPI_Op_free"}
+                "MPI_Info_create_env", "MPI_Op_create", "MPI_Op_free",
+                "MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Comm_create_errhandler",
+                "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler"}
 # In the modules only (generic over every type and kind).
 MODULE_ONLY = {"MPI_Sizeof"}
 
@@ -367,6 +369,10 @@ def f90_decl(q):
         return ["CHARACTER(LEN=*) :: %s" % q.name]
     if q.kind in ("FUNCTION", "POLYFUNCTION"):
         return ["EXTERNAL :: %s" % q.name]
+    if q.kind == "STRING_ARRAY":
+        return ["CHARACTER(LEN=*) :: %s(*)" % q.name]
+    if q.kind == "STRING_2DARRAY":
+        return ["CHARACTER(LEN=*) :: %s(%s, *)" % (q.name, "count")]
     if q.kind == "LOGICAL":
         return ["LOGICAL :: %s%s" % (q.name, dim)]
     if q.kind == "LOGICAL_VOID":

@@ -282,3 +282,112 @@ static void op_free_body(bool prof, MPI_Fint *op, MPI_Fint *ierror)
 }
 void mpi_op_free_(MPI_Fint *op, MPI_Fint *ierror) { op_free_body(false, op, ierror); }
 void pmpi_op_free_(MPI_Fint *op, MPI_Fint *ierror) { op_free_body(true, op, ierror); }
+
+/* MPI_COMM_SPAWN(COMMAND, ARGV, MAXPROCS, INFO, ROOT, COMM, INTERCOMM,
+ * ARRAY_OF_ERRCODES, IERROR): ARGV is CHARACTER*(*) ARGV(*), ended by a
+ * blank element, or MPI_ARGV_NULL.  as_argv makes C's NULL-ended array of
+ * trimmed copies from n-byte elements at f (stride between them). */
+static char **as_argv(const char *f, size_t n, size_t stride)
+{
+    if (f == lmpif_argv_null_ || f == lmpif_argvs_null_)
+        return MPI_ARGV_NULL;
+    size_t count = 0;
+    while (lmpif_str_blank(f + count * stride, n) == false)
+        count++;
+    char **argv = calloc(count + 1, sizeof(char *));
+    for (size_t i = 0; argv && i < count; i++)
+        if (!(argv[i] = lmpif_str_in(f + i * stride, n))) {
+            lmpif_argv_free(argv);
+            return NULL;
+        }
+    return argv;
+}
+
+void lmpif_argv_free(char **argv)
+{
+    for (size_t i = 0; argv && argv[i]; i++)
+        free(argv[i]);
+    free(argv);
+}
+
+static void spawn_body(bool prof, const char *command, const char *argv, MPI_Fint *maxprocs, MPI_Fint *info,
+                       MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror,
+                       size_t command_len, size_t argv_len)
+{
+    char *cmd = lmpif_str_in(command, command_len);
+    char **args = as_argv(argv, argv_len, argv_len);
+    if (!cmd || (!args && argv != lmpif_argv_null_)) {
+        free(cmd);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    MPI_Comm inter = MPI_COMM_NULL;
+    *ierror = (prof ? PMPI_Comm_spawn : MPI_Comm_spawn)(cmd, args, *maxprocs, MPI_Info_fromint(*info), *root,
+                                                       MPI_Comm_fromint(*comm), &inter, LMPIF_ERRCODES(errcodes));
+    if (*ierror == MPI_SUCCESS)
+        *intercomm = MPI_Comm_toint(inter);
+    free(cmd);
+    lmpif_argv_free(args);
+}
+void mpi_comm_spawn_(const char *command, const char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root,
+                     MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror, size_t command_len,
+                     size_t argv_len)
+{
+    spawn_body(false, command, argv, maxprocs, info, root, comm, intercomm, errcodes, ierror, command_len, argv_len);
+}
+void pmpi_comm_spawn_(const char *command, const char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root,
+                      MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror, size_t command_len,
+                      size_t argv_len)
+{
+    spawn_body(true, command, argv, maxprocs, info, root, comm, intercomm, errcodes, ierror, command_len, argv_len);
+}
+
+/* MPI_COMM_SPAWN_MULTIPLE(COUNT, ARRAY_OF_COMMANDS, ARRAY_OF_ARGV, ...):
+ * ARRAY_OF_ARGV(COUNT, *): command i's arguments are row i (column-major
+ * storage: a stride of COUNT elements), each ended by a blank element. */
+static void spawn_multiple_body(bool prof, MPI_Fint *count, const char *commands, const char *argvs,
+                                MPI_Fint *maxprocs, MPI_Fint *infos, MPI_Fint *root, MPI_Fint *comm,
+                                MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror, size_t commands_len,
+                                size_t argvs_len)
+{
+    int n = *count;
+    char **cmds = calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
+    char ***args = argvs == lmpif_argvs_null_ ? MPI_ARGVS_NULL : calloc((size_t)(n > 0 ? n : 1), sizeof(char **));
+    MPI_Info *info = calloc((size_t)(n > 0 ? n : 1), sizeof(MPI_Info));
+    bool ok = cmds && info && (args || argvs == lmpif_argvs_null_);
+    for (int i = 0; ok && i < n; i++) {
+        ok = (cmds[i] = lmpif_str_in(commands + (size_t)i * commands_len, commands_len)) != NULL;
+        if (ok && args)
+            ok = (args[i] = as_argv(argvs + (size_t)i * argvs_len, argvs_len, (size_t)n * argvs_len)) != NULL;
+        info[i] = MPI_Info_fromint(infos[i]);
+    }
+    MPI_Comm inter = MPI_COMM_NULL;
+    *ierror = !ok ? MPI_ERR_NO_MEM
+                  : (prof ? PMPI_Comm_spawn_multiple : MPI_Comm_spawn_multiple)(
+                        n, cmds, args, maxprocs, info, *root, MPI_Comm_fromint(*comm), &inter, LMPIF_ERRCODES(errcodes));
+    if (*ierror == MPI_SUCCESS)
+        *intercomm = MPI_Comm_toint(inter);
+    for (int i = 0; i < n; i++) {
+        if (cmds)
+            free(cmds[i]);
+        if (args)
+            lmpif_argv_free(args[i]);
+    }
+    free(cmds);
+    free(args);
+    free(info);
+}
+void mpi_comm_spawn_multiple_(MPI_Fint *count, const char *commands, const char *argvs, MPI_Fint *maxprocs,
+                              MPI_Fint *infos, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm,
+                              MPI_Fint *errcodes, MPI_Fint *ierror, size_t commands_len, size_t argvs_len)
+{
+    spawn_multiple_body(false, count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes, ierror,
+                        commands_len, argvs_len);
+}
+void pmpi_comm_spawn_multiple_(MPI_Fint *count, const char *commands, const char *argvs, MPI_Fint *maxprocs,
+                               MPI_Fint *infos, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm,
+                               MPI_Fint *errcodes, MPI_Fint *ierror, size_t commands_len, size_t argvs_len)
+{
+    spawn_multiple_body(true, count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes, ierror,
+                        commands_len, argvs_len);
+}

@@ -105,6 +105,14 @@ void lmpif_str_out(char *c, char *f, size_t len, bool copy)
     free(c);
 }
 
+bool lmpif_str_blank(const char *f, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (f[i] != ' ')
+            return false;
+    return true;
+}
+
 int *lmpif_logicals_in(const MPI_Fint *f, MPI_Fint n)
 {
     int *c = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));

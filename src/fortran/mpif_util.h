@@ -54,6 +54,8 @@ void lmpif_handles_free(void *c);
 char *lmpif_str_in(const char *f, size_t len); /* trimmed copy; free() it */
 char *lmpif_str_buf(size_t len);               /* room for any MPI string and len */
 void lmpif_str_out(char *c, char *f, size_t len, bool copy); /* copy back, blank-padded; frees c */
+bool lmpif_str_blank(const char *f, size_t len);             /* all blanks: the end of an argv */
+void lmpif_argv_free(char **argv);
 
 /* LOGICAL: the values of .TRUE. and .FALSE. of the compiler that built
  * this library (gfortran: 1 and 0; told to the C library at MPI_Init through

@@ -1,6 +1,7 @@
 #!/bin/sh
 # fortran.sh BUILD SRC: Fortran programs built unchanged with our mpifort
-# (mpif77 for fixed form) and run by our mpiexec at 2 and 3 ranks, then the
+# (mpif77 for fixed form) and run by our mpiexec at 2 and 3 ranks (the spawn
+# test at 2, spawning 2 more), then the
 # same executables over MPICH 5.0.2's libmpi_abi.so.1 (library swap, its
 # mpiexec): the Fortran library talks to MPI only through the standard ABI.
 b=$1 src=$2
@@ -9,12 +10,14 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 "$b/bin/mpifort" --version | head -2 | grep -q "GNU Fortran" || { echo "FAIL: mpifort --version"; fail=1; }
 "$b/bin/mpifort" -show | grep -q -- "-lmpifort_abi -lmpi_abi" || { echo "FAIL: mpifort -show"; fail=1; }
-for t in t_f77.f t_f90.f90 t_f90_include.f90; do
+for t in t_f77.f t_f90.f90 t_f90_include.f90 t_f90_spawn.f90; do
     exe="$tmp/${t%.*}"
     w=mpifort
     [ "${t##*.}" = f ] && w=mpif77
     "$b/bin/$w" -o "$exe" "$src/tests/fortran/$t" 2>"$tmp/err" || { cat "$tmp/err"; echo "FAIL: $w $t"; fail=1; continue; }
-    for n in 2 3; do
+    ns="2 3"
+    [ "$t" = t_f90_spawn.f90 ] && ns=2  # and 2 children
+    for n in $ns; do
         out=$("$b/bin/mpiexec" --timeout 60 -n $n "$exe" 2>&1)
         echo "$out" | grep -q ": passed$" && echo "$t, $n ranks: passed" ||
             { echo "$out"; echo "FAIL: $t at $n ranks"; fail=1; }
@@ -22,7 +25,7 @@ for t in t_f77.f t_f90.f90 t_f90_include.f90; do
 done
 mpich=/opt/peers/mpich
 if [ -x $mpich/bin/mpiexec ] && [ -e $mpich/lib/libmpi_abi.so.1 ]; then
-    for t in t_f77 t_f90; do
+    for t in t_f77 t_f90 t_f90_spawn; do
         lib=$(LD_LIBRARY_PATH=$mpich/lib ldd "$tmp/$t" | sed -n 's/.*libmpi_abi.so.1 => \([^ ]*\).*/\1/p')
         [ "$(readlink -f "$lib")" = "$(readlink -f $mpich/lib/libmpi_abi.so.1)" ] ||
             { echo "FAIL: the swap did not pick MPICH's library ($lib)"; fail=1; }
