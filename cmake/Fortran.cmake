@@ -18,7 +18,8 @@ add_library(mpifort_abi SHARED
   src/fortran/mpif_util.c
   src/fortran/mpif_special.c
   src/fortran/mpif_callbacks.c
-  src/fortran/mpi.F90)
+  src/fortran/mpi.F90
+  src/fortran/mpi_f08.F90)
 # $ORIGIN: an installed libmpifort_abi finds the libmpi_abi beside it (a
 # program's own run path does not reach its libraries' dependencies);
 # LD_LIBRARY_PATH still swaps in another implementation's.
@@ -27,7 +28,7 @@ set_target_properties(mpifort_abi PROPERTIES VERSION 1.0.0 SOVERSION 1
 target_include_directories(mpifort_abi PRIVATE ${CMAKE_BINARY_DIR}/include ${CMAKE_SOURCE_DIR}/src
   ${CMAKE_SOURCE_DIR}/src/fortran/gen)
 # the module's MPI_SIZEOF specifics are one preprocessed line each
-set_source_files_properties(src/fortran/mpi.F90 PROPERTIES COMPILE_OPTIONS "-ffree-line-length-none")
+set_source_files_properties(src/fortran/mpi.F90 src/fortran/mpi_f08.F90 PROPERTIES COMPILE_OPTIONS "-ffree-line-length-none")
 target_link_libraries(mpifort_abi PRIVATE mpi_abi pthread)
 
 foreach(w mpifort mpif90 mpif77)

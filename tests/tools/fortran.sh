@@ -10,7 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 "$b/bin/mpifort" --version | head -2 | grep -q "GNU Fortran" || { echo "FAIL: mpifort --version"; fail=1; }
 "$b/bin/mpifort" -show | grep -q -- "-lmpifort_abi -lmpi_abi" || { echo "FAIL: mpifort -show"; fail=1; }
-for t in t_f77.f t_f90.f90 t_f90_include.f90 t_f90_spawn.f90; do
+for t in t_f77.f t_f90.f90 t_f90_include.f90 t_f90_spawn.f90 t_f08.f90; do
     exe="$tmp/${t%.*}"
     w=mpifort
     [ "${t##*.}" = f ] && w=mpif77
@@ -23,9 +23,24 @@ for t in t_f77.f t_f90.f90 t_f90_include.f90 t_f90_spawn.f90; do
             { echo "$out"; echo "FAIL: $t at $n ranks"; fail=1; }
     done
 done
+# under mpi_f08 a handle of the wrong kind does not compile
+cat > "$tmp/wrong.f90" <<'F'
+program wrong
+  use mpi_f08
+  integer :: rank
+  call MPI_Comm_rank(MPI_INTEGER, rank)
+end program wrong
+F
+if "$b/bin/mpifort" -o "$tmp/wrong" "$tmp/wrong.f90" 2>"$tmp/err"; then
+    echo "FAIL: a datatype passed as a communicator compiled"; fail=1
+elif grep -q "no specific subroutine" "$tmp/err"; then
+    echo "wrong handle kind: compile error ($(grep -m1 Error "$tmp/err"))"
+else
+    cat "$tmp/err"; echo "FAIL: the wrong handle kind failed for another reason"; fail=1
+fi
 mpich=/opt/peers/mpich
 if [ -x $mpich/bin/mpiexec ] && [ -e $mpich/lib/libmpi_abi.so.1 ]; then
-    for t in t_f77 t_f90 t_f90_spawn; do
+    for t in t_f77 t_f90 t_f90_spawn t_f08; do
         lib=$(LD_LIBRARY_PATH=$mpich/lib ldd "$tmp/$t" | sed -n 's/.*libmpi_abi.so.1 => \([^ ]*\).*/\1/p')
         [ "$(readlink -f "$lib")" = "$(readlink -f $mpich/lib/libmpi_abi.so.1)" ] ||
             { echo "FAIL: the swap did not pick MPICH's library ($lib)"; fail=1; }

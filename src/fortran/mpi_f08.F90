@@ -1,0 +1,93 @@
+! The `use mpi_f08` module: handle types (TYPE(MPI_Comm) and the others,
+! one INTEGER each, comparable with == and /=), TYPE(MPI_Status), optional
+! ierror, and a generic MPI_X over MPI_X_f08 for every procedure
+! (gen/mpi_f08_*.fh, generated from the MPI Forum's apis.json).  The
+! procedures call the C procedures of `use mpi` (mpi_x_, pmpi_x_), so the
+! library below is the same.  Choice buffers are TYPE(*), DIMENSION(*)
+! with gfortran's NO_ARG_CHECK: the compiler passes a contiguous copy of a
+! non-contiguous section, and MPI_SUBARRAYS_SUPPORTED is .FALSE.
+module mpi_f08
+  use, intrinsic :: iso_c_binding, only: C_INT, C_CHAR, C_SIZE_T, C_DOUBLE, C_PTR, C_INTPTR_T, C_INT64_T
+  implicit none
+  private :: C_INT, C_CHAR, C_SIZE_T, C_DOUBLE, C_INTPTR_T, C_INT64_T
+
+#define HANDLE_TYPE(T) type, bind(C) :: T; integer(C_INT) :: MPI_VAL; end type T
+  HANDLE_TYPE(MPI_Comm)
+  HANDLE_TYPE(MPI_Datatype)
+  HANDLE_TYPE(MPI_Errhandler)
+  HANDLE_TYPE(MPI_File)
+  HANDLE_TYPE(MPI_Group)
+  HANDLE_TYPE(MPI_Info)
+  HANDLE_TYPE(MPI_Message)
+  HANDLE_TYPE(MPI_Op)
+  HANDLE_TYPE(MPI_Request)
+  HANDLE_TYPE(MPI_Session)
+  HANDLE_TYPE(MPI_Win)
+
+  ! the C status's layout in the standard ABI: 8 integers
+  type, bind(C) :: MPI_Status
+    integer(C_INT) :: MPI_SOURCE, MPI_TAG, MPI_ERROR
+    integer(C_INT), private :: internal(5)
+  end type MPI_Status
+
+  include 'mpi_f08_consts.fh'
+
+  interface operator(==)
+    module procedure lmpi_eq_comm, lmpi_eq_datatype, lmpi_eq_errhandler, lmpi_eq_file, lmpi_eq_group, &
+                     lmpi_eq_info, lmpi_eq_message, lmpi_eq_op, lmpi_eq_request, lmpi_eq_session, lmpi_eq_win
+  end interface
+  interface operator(/=)
+    module procedure lmpi_ne_comm, lmpi_ne_datatype, lmpi_ne_errhandler, lmpi_ne_file, lmpi_ne_group, &
+                     lmpi_ne_info, lmpi_ne_message, lmpi_ne_op, lmpi_ne_request, lmpi_ne_session, lmpi_ne_win
+  end interface
+
+  ! the C procedures, as BIND(C) interfaces (private)
+  interface
+    include 'mpi_f08_cprocs.fh'
+  end interface
+
+  include 'mpi_f08_generics.fh'
+
+  interface MPI_Status_f2f08
+    module procedure MPI_Status_f2f08_f08
+  end interface
+  interface MPI_Status_f082f
+    module procedure MPI_Status_f082f_f08
+  end interface
+
+contains
+
+#define HANDLE_OPS(T, eq, ne) \
+  elemental logical function eq(a, b); type(T), intent(in) :: a, b; eq = a%MPI_VAL == b%MPI_VAL; end function eq; \
+  elemental logical function ne(a, b); type(T), intent(in) :: a, b; ne = a%MPI_VAL /= b%MPI_VAL; end function ne
+  HANDLE_OPS(MPI_Comm, lmpi_eq_comm, lmpi_ne_comm)
+  HANDLE_OPS(MPI_Datatype, lmpi_eq_datatype, lmpi_ne_datatype)
+  HANDLE_OPS(MPI_Errhandler, lmpi_eq_errhandler, lmpi_ne_errhandler)
+  HANDLE_OPS(MPI_File, lmpi_eq_file, lmpi_ne_file)
+  HANDLE_OPS(MPI_Group, lmpi_eq_group, lmpi_ne_group)
+  HANDLE_OPS(MPI_Info, lmpi_eq_info, lmpi_ne_info)
+  HANDLE_OPS(MPI_Message, lmpi_eq_message, lmpi_ne_message)
+  HANDLE_OPS(MPI_Op, lmpi_eq_op, lmpi_ne_op)
+  HANDLE_OPS(MPI_Request, lmpi_eq_request, lmpi_ne_request)
+  HANDLE_OPS(MPI_Session, lmpi_eq_session, lmpi_ne_session)
+  HANDLE_OPS(MPI_Win, lmpi_eq_win, lmpi_ne_win)
+
+  ! MPI_Status_f2f08 / f082f: the same 8 integers in both forms
+  subroutine MPI_Status_f2f08_f08(f_status, f08_status, ierror)
+    integer, intent(in) :: f_status(MPI_STATUS_SIZE)
+    type(MPI_Status), intent(out) :: f08_status
+    integer, optional, intent(out) :: ierror
+    f08_status = transfer(f_status, f08_status)
+    if (present(ierror)) ierror = MPI_SUCCESS
+  end subroutine MPI_Status_f2f08_f08
+
+  subroutine MPI_Status_f082f_f08(f08_status, f_status, ierror)
+    type(MPI_Status), intent(in) :: f08_status
+    integer, intent(out) :: f_status(MPI_STATUS_SIZE)
+    integer, optional, intent(out) :: ierror
+    f_status = transfer(f08_status, f_status)
+    if (present(ierror)) ierror = MPI_SUCCESS
+  end subroutine MPI_Status_f082f_f08
+
+  include 'mpi_f08_procs.fh'
+end module mpi_f08

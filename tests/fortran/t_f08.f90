@@ -1,0 +1,86 @@
+! t_f08: `use mpi_f08`, 2 or more ranks: handle types and their
+! comparisons, TYPE(MPI_Status), optional ierror, strings, logicals,
+! sections of arrays, and the status conversions.  Rank 0 prints the verdict.
+program t_f08
+  use mpi_f08
+  implicit none
+  integer :: rank, np, fails, total, i, n, next, prev, ierr, fstat(MPI_STATUS_SIZE)
+  type(MPI_Comm) :: dup, cart
+  type(MPI_Request) :: reqs(2)
+  type(MPI_Status) :: st, sts(2), back
+  type(MPI_Datatype) :: vec
+  type(MPI_Info) :: info
+  real(kind=8) :: a(8), b(4)
+  integer :: ibuf(6), iout(6), coords(1)
+  character(len=MPI_MAX_OBJECT_NAME) :: name
+  character(len=20) :: value
+  logical :: flag, periods(1)
+  fails = 0
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
+  if (ierr /= MPI_SUCCESS) fails = fails + 1
+  next = mod(rank + 1, np)
+  prev = mod(rank + np - 1, np)
+  ! a strided section goes through (as a contiguous copy the compiler makes)
+  a = [(100 * rank + i, i = 1, 8)]
+  call MPI_Sendrecv(a(1:8:2), 4, MPI_DOUBLE_PRECISION, next, 1, b, 4, MPI_DOUBLE_PRECISION, prev, 1, &
+                    MPI_COMM_WORLD, st)
+  if (b(3) /= 100 * prev + 5 .or. st%MPI_SOURCE /= prev .or. st%MPI_TAG /= 1) fails = fails + 1
+  ! nonblocking with handle arrays and statuses
+  ibuf = [(10 * rank + i, i = 1, 6)]
+  call MPI_Irecv(iout, 6, MPI_INTEGER, prev, 2, MPI_COMM_WORLD, reqs(1))
+  call MPI_Isend(ibuf, 6, MPI_INTEGER, next, 2, MPI_COMM_WORLD, reqs(2))
+  call MPI_Waitall(2, reqs, sts)
+  if (any(reqs /= MPI_REQUEST_NULL)) fails = fails + 1
+  if (iout(6) /= 10 * prev + 6 .or. sts(1)%MPI_TAG /= 2) fails = fails + 1
+  call MPI_Get_count(sts(1), MPI_INTEGER, n)
+  if (n /= 6) fails = fails + 1
+  ! a derived type, created and freed
+  call MPI_Type_vector(3, 1, 2, MPI_INTEGER, vec)
+  call MPI_Type_commit(vec)
+  iout = 0
+  call MPI_Sendrecv(ibuf, 1, vec, rank, 3, iout, 3, MPI_INTEGER, rank, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+  if (iout(2) /= 10 * rank + 3) fails = fails + 1
+  call MPI_Type_free(vec)
+  if (vec /= MPI_DATATYPE_NULL) fails = fails + 1
+  ! in place, and a handle compared
+  n = rank
+  call MPI_Allreduce(MPI_IN_PLACE, n, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  if (n /= np * (np - 1) / 2) fails = fails + 1
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup)
+  if (dup == MPI_COMM_WORLD .or. dup == MPI_COMM_NULL) fails = fails + 1
+  call MPI_Comm_set_name(dup, 'f08 dup')
+  call MPI_Comm_get_name(dup, name, n)
+  if (name /= 'f08 dup' .or. n /= 7) fails = fails + 1
+  call MPI_Comm_free(dup)
+  if (dup /= MPI_COMM_NULL) fails = fails + 1
+  ! info strings and a logical out
+  call MPI_Info_create(info)
+  call MPI_Info_set(info, 'key', 'value')
+  call MPI_Info_get(info, 'key', 20, value, flag)
+  if (.not. flag .or. value /= 'value') fails = fails + 1
+  call MPI_Info_free(info)
+  ! logical arrays in
+  periods(1) = .true.
+  call MPI_Cart_create(MPI_COMM_WORLD, 1, [np], periods, .false., cart)
+  call MPI_Cart_coords(cart, rank, 1, coords)
+  if (coords(1) /= rank) fails = fails + 1
+  call MPI_Comm_free(cart)
+  ! status conversions both ways
+  call MPI_Status_f082f(st, fstat)
+  if (fstat(MPI_SOURCE) /= prev) fails = fails + 1
+  call MPI_Status_f2f08(fstat, back)
+  if (back%MPI_TAG /= st%MPI_TAG) fails = fails + 1
+  ! an error comes back in the optional ierror
+  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
+  call MPI_Send(ibuf, 1, MPI_INTEGER, np + 3, 0, MPI_COMM_WORLD, ierr)
+  call MPI_Error_class(ierr, n)
+  if (n /= MPI_ERR_RANK) fails = fails + 1
+  if (MPI_Wtime() <= 0d0) fails = fails + 1
+  call MPI_Allreduce(fails, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  if (rank == 0 .and. total == 0) print '(a)', 't_f08: passed'
+  if (rank == 0 .and. total /= 0) print *, 't_f08: FAILED', total
+  call MPI_Finalize()
+  if (total /= 0) stop 1
+end program t_f08
