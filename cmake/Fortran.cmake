@@ -2,6 +2,10 @@
 # of Fortran procedures over the standard C ABI, with the mpifort wrapper.
 # Built where a Fortran compiler is found; elsewhere the rest builds and the
 # Fortran tests say they were skipped.
+if(LMPI_UNIT_ONLY)
+  set(LMPI_FORTRAN OFF) # the unit-test builds (sanitizers, clang) test C modules only
+  return()
+endif()
 include(CheckLanguage)
 check_language(Fortran)
 if(NOT CMAKE_Fortran_COMPILER)

@@ -208,7 +208,7 @@ def gen_c(procs, skipped):
         name = p["name"]
         ret = p.get("return_kind", "ERROR_CODE")
         cret = RETURN_TYPES.get(ret, ("void", None))[0] if ret != "ERROR_CODE" else "void"
-        args, hidden, pre, call, post = [], [], [], [], []
+        args, hidden, pre, call, post, allocs = [], [], [], [], [], []
         for q in params:
             v = q.name
             if q.kind == "ERROR_CODE" and q.name == "ierror":
@@ -223,7 +223,7 @@ def gen_c(procs, skipped):
                 if q.array:
                     pre.append("%s *c_%s = lmpif_handles_in(LMPIF_%s, %s, %s, %s);" % (
                         ctype, v, conv.upper(), v, lenexpr(q), "true" if q.dir != "out" else "false"))
-                    pre.append("if (!c_%s) { *ierror = MPI_ERR_NO_MEM; return; }" % v)
+                    allocs.append("c_" + v)
                     call.append("c_%s" % v)
                     if q.dir != "in":
                         post.append("lmpif_handles_out(LMPIF_%s, c_%s, %s, %s);" % (conv.upper(), v, v, lenexpr(q)))
@@ -244,21 +244,21 @@ def gen_c(procs, skipped):
                     args.append("const char *%s" % v)
                     hidden.append("size_t %s_len" % v)
                     pre.append("char *c_%s = lmpif_str_in(%s, %s_len);" % (v, v, v))
-                    pre.append("if (!c_%s) { *ierror = MPI_ERR_NO_MEM; return; }" % v)
+                    allocs.append("c_" + v)
                     call.append("c_%s" % v)
                     post.append("free(c_%s);" % v)
                 else:
                     args.append("char *%s" % v)
                     hidden.append("size_t %s_len" % v)
                     pre.append("char *c_%s = lmpif_str_buf(%s_len);" % (v, v))
-                    pre.append("if (!c_%s) { *ierror = MPI_ERR_NO_MEM; return; }" % v)
+                    allocs.append("c_" + v)
                     call.append("c_%s" % v)
                     post.append("lmpif_str_out(c_%s, %s, %s_len, rc == MPI_SUCCESS);" % (v, v, v))
             elif q.kind in ("LOGICAL", "LOGICAL_VOID") and q.kind == "LOGICAL":
                 args.append("MPI_Fint *%s" % v)
                 if q.array:
                     pre.append("int *c_%s = lmpif_logicals_in(%s, %s);" % (v, v, lenexpr(q)))
-                    pre.append("if (!c_%s) { *ierror = MPI_ERR_NO_MEM; return; }" % v)
+                    allocs.append("c_" + v)
                     call.append("c_%s" % v)
                     if q.dir != "in":
                         post.append("lmpif_logicals_out(c_%s, %s, %s);" % (v, v, lenexpr(q)))
@@ -297,6 +297,12 @@ def gen_c(procs, skipped):
             body.append("    return prof ? P%s(%s) : %s(%s);" % (name, ", ".join(call), name, ", ".join(call)))
         else:
             body += ["    " + x for x in pre]
+            if allocs:  # out of memory: free what was made (free(NULL) is nothing)
+                body.append("    if (%s) {" % " || ".join("!" + a for a in allocs))
+                body += ["        free(%s);" % a for a in allocs]
+                body.append("        *ierror = MPI_ERR_NO_MEM;")
+                body.append("        return;")
+                body.append("    }")
             body.append("    int rc = prof ? P%s(%s) : %s(%s);" % (name, ", ".join(call), name, ", ".join(call)))
             body += ["    " + x for x in post]
             if any(q.name == "ierror" for q in params):

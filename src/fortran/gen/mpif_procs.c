@@ -151,7 +151,11 @@ void pmpi_add_error_code_(MPI_Fint *errorclass, MPI_Fint *errorcode, MPI_Fint *i
 static inline void mpi_add_error_string_body(bool prof, MPI_Fint *errorcode, const char *string, MPI_Fint *ierror, size_t string_len)
 {
     char *c_string = lmpif_str_in(string, string_len);
-    if (!c_string) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_string) {
+        free(c_string);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Add_error_string(*errorcode, c_string) : MPI_Add_error_string(*errorcode, c_string);
     free(c_string);
     *ierror = rc;
@@ -358,9 +362,13 @@ void pmpi_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls
 static inline void mpi_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
-    if (!c_sendtypes) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
-    if (!c_recvtypes) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
@@ -555,8 +563,12 @@ void pmpi_cart_coords_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fi
 static inline void mpi_cart_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierror)
 {
     int *c_periods = lmpif_logicals_in(periods, *ndims);
-    if (!c_periods) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_Comm c_comm_cart = (MPI_Comm)0;
+    if (!c_periods) {
+        free(c_periods);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Cart_create(MPI_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart) : MPI_Cart_create(MPI_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart);
     free(c_periods);
     if (rc == MPI_SUCCESS) *comm_cart = MPI_Comm_toint(c_comm_cart);
@@ -574,7 +586,11 @@ void pmpi_cart_create_(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_
 static inline void mpi_cart_get_body(bool prof, MPI_Fint *comm, MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierror)
 {
     int *c_periods = lmpif_logicals_in(periods, *maxdims);
-    if (!c_periods) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_periods) {
+        free(c_periods);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Cart_get(MPI_Comm_fromint(*comm), *maxdims, dims, c_periods, coords) : MPI_Cart_get(MPI_Comm_fromint(*comm), *maxdims, dims, c_periods, coords);
     lmpif_logicals_out(c_periods, periods, *maxdims);
     free(c_periods);
@@ -592,7 +608,11 @@ void pmpi_cart_get_(MPI_Fint *comm, MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint 
 static inline void mpi_cart_map_body(bool prof, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierror)
 {
     int *c_periods = lmpif_logicals_in(periods, *ndims);
-    if (!c_periods) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_periods) {
+        free(c_periods);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Cart_map(MPI_Comm_fromint(*comm), *ndims, dims, c_periods, newrank) : MPI_Cart_map(MPI_Comm_fromint(*comm), *ndims, dims, c_periods, newrank);
     free(c_periods);
     *ierror = rc;
@@ -637,8 +657,12 @@ void pmpi_cart_shift_(MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_F
 static inline void mpi_cart_sub_body(bool prof, MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     int *c_remain_dims = lmpif_logicals_in(remain_dims, lmpif_cartdim(MPI_Comm_fromint(*comm)));
-    if (!c_remain_dims) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_Comm c_newcomm = (MPI_Comm)0;
+    if (!c_remain_dims) {
+        free(c_remain_dims);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Cart_sub(MPI_Comm_fromint(*comm), c_remain_dims, &c_newcomm) : MPI_Cart_sub(MPI_Comm_fromint(*comm), c_remain_dims, &c_newcomm);
     free(c_remain_dims);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
@@ -670,7 +694,11 @@ void pmpi_cartdim_get_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
 static inline void mpi_close_port_body(bool prof, const char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
-    if (!c_port_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_port_name) {
+        free(c_port_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Close_port(c_port_name) : MPI_Close_port(c_port_name);
     free(c_port_name);
     *ierror = rc;
@@ -687,8 +715,12 @@ void pmpi_close_port_(const char *port_name, MPI_Fint *ierror, size_t port_name_
 static inline void mpi_comm_accept_body(bool prof, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
-    if (!c_port_name) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_Comm c_newcomm = (MPI_Comm)0;
+    if (!c_port_name) {
+        free(c_port_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Comm_accept(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_accept(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm);
     free(c_port_name);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
@@ -748,8 +780,12 @@ void pmpi_comm_compare_(MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_
 static inline void mpi_comm_connect_body(bool prof, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
-    if (!c_port_name) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_Comm c_newcomm = (MPI_Comm)0;
+    if (!c_port_name) {
+        free(c_port_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Comm_connect(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_connect(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm);
     free(c_port_name);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
@@ -783,8 +819,12 @@ void pmpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_F
 static inline void mpi_comm_create_from_group_body(bool prof, MPI_Fint *group, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierror, size_t stringtag_len)
 {
     char *c_stringtag = lmpif_str_in(stringtag, stringtag_len);
-    if (!c_stringtag) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_Comm c_newcomm = (MPI_Comm)0;
+    if (!c_stringtag) {
+        free(c_stringtag);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Comm_create_from_group(MPI_Group_fromint(*group), c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newcomm) : MPI_Comm_create_from_group(MPI_Group_fromint(*group), c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newcomm);
     free(c_stringtag);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
@@ -970,7 +1010,11 @@ void pmpi_comm_get_info_(MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ierror)
 static inline void mpi_comm_get_name_body(bool prof, MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t comm_name_len)
 {
     char *c_comm_name = lmpif_str_buf(comm_name_len);
-    if (!c_comm_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_comm_name) {
+        free(c_comm_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Comm_get_name(MPI_Comm_fromint(*comm), c_comm_name, resultlen) : MPI_Comm_get_name(MPI_Comm_fromint(*comm), c_comm_name, resultlen);
     lmpif_str_out(c_comm_name, comm_name, comm_name_len, rc == MPI_SUCCESS);
     *ierror = rc;
@@ -1159,7 +1203,11 @@ void pmpi_comm_set_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
 static inline void mpi_comm_set_name_body(bool prof, MPI_Fint *comm, const char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
 {
     char *c_comm_name = lmpif_str_in(comm_name, comm_name_len);
-    if (!c_comm_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_comm_name) {
+        free(c_comm_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Comm_set_name(MPI_Comm_fromint(*comm), c_comm_name) : MPI_Comm_set_name(MPI_Comm_fromint(*comm), c_comm_name);
     free(c_comm_name);
     *ierror = rc;
@@ -1358,7 +1406,11 @@ void pmpi_error_class_(MPI_Fint *errorcode, MPI_Fint *errorclass, MPI_Fint *ierr
 static inline void mpi_error_string_body(bool prof, MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, MPI_Fint *ierror, size_t string_len)
 {
     char *c_string = lmpif_str_buf(string_len);
-    if (!c_string) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_string) {
+        free(c_string);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Error_string(*errorcode, c_string, resultlen) : MPI_Error_string(*errorcode, c_string, resultlen);
     lmpif_str_out(c_string, string, string_len, rc == MPI_SUCCESS);
     *ierror = rc;
@@ -1449,7 +1501,11 @@ void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror)
 static inline void mpi_file_delete_body(bool prof, const char *filename, MPI_Fint *info, MPI_Fint *ierror, size_t filename_len)
 {
     char *c_filename = lmpif_str_in(filename, filename_len);
-    if (!c_filename) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_filename) {
+        free(c_filename);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_File_delete(c_filename, MPI_Info_fromint(*info)) : MPI_File_delete(c_filename, MPI_Info_fromint(*info));
     free(c_filename);
     *ierror = rc;
@@ -1616,7 +1672,11 @@ static inline void mpi_file_get_view_body(bool prof, MPI_Fint *fh, MPI_Offset *d
     MPI_Datatype c_etype = (MPI_Datatype)0;
     MPI_Datatype c_filetype = (MPI_Datatype)0;
     char *c_datarep = lmpif_str_buf(datarep_len);
-    if (!c_datarep) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_datarep) {
+        free(c_datarep);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_File_get_view(MPI_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep) : MPI_File_get_view(MPI_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep);
     if (rc == MPI_SUCCESS) *etype = MPI_Type_toint(c_etype);
     if (rc == MPI_SUCCESS) *filetype = MPI_Type_toint(c_filetype);
@@ -1795,8 +1855,12 @@ void pmpi_file_iwrite_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint
 static inline void mpi_file_open_body(bool prof, MPI_Fint *comm, const char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
 {
     char *c_filename = lmpif_str_in(filename, filename_len);
-    if (!c_filename) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_File c_fh = (MPI_File)0;
+    if (!c_filename) {
+        free(c_filename);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_File_open(MPI_Comm_fromint(*comm), c_filename, *amode, MPI_Info_fromint(*info), &c_fh) : MPI_File_open(MPI_Comm_fromint(*comm), c_filename, *amode, MPI_Info_fromint(*info), &c_fh);
     free(c_filename);
     if (rc == MPI_SUCCESS) *fh = MPI_File_toint(c_fh);
@@ -2080,7 +2144,11 @@ void pmpi_file_set_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 static inline void mpi_file_set_view_body(bool prof, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, const char *datarep, MPI_Fint *info, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
-    if (!c_datarep) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_datarep) {
+        free(c_datarep);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_File_set_view(MPI_File_fromint(*fh), *disp, MPI_Type_fromint(*etype), MPI_Type_fromint(*filetype), c_datarep, MPI_Info_fromint(*info)) : MPI_File_set_view(MPI_File_fromint(*fh), *disp, MPI_Type_fromint(*etype), MPI_Type_fromint(*filetype), c_datarep, MPI_Info_fromint(*info));
     free(c_datarep);
     *ierror = rc;
@@ -2483,7 +2551,11 @@ void pmpi_get_hw_resource_info_(MPI_Fint *hw_info, MPI_Fint *ierror)
 static inline void mpi_get_library_version_body(bool prof, char *version, MPI_Fint *resultlen, MPI_Fint *ierror, size_t version_len)
 {
     char *c_version = lmpif_str_buf(version_len);
-    if (!c_version) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_version) {
+        free(c_version);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Get_library_version(c_version, resultlen) : MPI_Get_library_version(c_version, resultlen);
     lmpif_str_out(c_version, version, version_len, rc == MPI_SUCCESS);
     *ierror = rc;
@@ -2500,7 +2572,11 @@ void pmpi_get_library_version_(char *version, MPI_Fint *resultlen, MPI_Fint *ier
 static inline void mpi_get_processor_name_body(bool prof, char *name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t name_len)
 {
     char *c_name = lmpif_str_buf(name_len);
-    if (!c_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_name) {
+        free(c_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Get_processor_name(c_name, resultlen) : MPI_Get_processor_name(c_name, resultlen);
     lmpif_str_out(c_name, name, name_len, rc == MPI_SUCCESS);
     *ierror = rc;
@@ -2693,8 +2769,12 @@ void pmpi_group_free_(MPI_Fint *group, MPI_Fint *ierror)
 static inline void mpi_group_from_session_pset_body(bool prof, MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierror, size_t pset_name_len)
 {
     char *c_pset_name = lmpif_str_in(pset_name, pset_name_len);
-    if (!c_pset_name) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_Group c_newgroup = (MPI_Group)0;
+    if (!c_pset_name) {
+        free(c_pset_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Group_from_session_pset(MPI_Session_fromint(*session), c_pset_name, &c_newgroup) : MPI_Group_from_session_pset(MPI_Session_fromint(*session), c_pset_name, &c_newgroup);
     free(c_pset_name);
     if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
@@ -3126,7 +3206,11 @@ void pmpi_info_create_(MPI_Fint *info, MPI_Fint *ierror)
 static inline void mpi_info_delete_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *ierror, size_t key_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
-    if (!c_key) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_key) {
+        free(c_key);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Info_delete(MPI_Info_fromint(*info), c_key) : MPI_Info_delete(MPI_Info_fromint(*info), c_key);
     free(c_key);
     *ierror = rc;
@@ -3175,10 +3259,14 @@ void pmpi_info_free_(MPI_Fint *info, MPI_Fint *ierror)
 static inline void mpi_info_get_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
-    if (!c_key) { *ierror = MPI_ERR_NO_MEM; return; }
     char *c_value = lmpif_str_buf(value_len);
-    if (!c_value) { *ierror = MPI_ERR_NO_MEM; return; }
     int c_flag = 0;
+    if (!c_key || !c_value) {
+        free(c_key);
+        free(c_value);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Info_get(MPI_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag) : MPI_Info_get(MPI_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag);
     free(c_key);
     lmpif_str_out(c_value, value, value_len, rc == MPI_SUCCESS);
@@ -3211,7 +3299,11 @@ void pmpi_info_get_nkeys_(MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
 static inline void mpi_info_get_nthkey_body(bool prof, MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ierror, size_t key_len)
 {
     char *c_key = lmpif_str_buf(key_len);
-    if (!c_key) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_key) {
+        free(c_key);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Info_get_nthkey(MPI_Info_fromint(*info), *n, c_key) : MPI_Info_get_nthkey(MPI_Info_fromint(*info), *n, c_key);
     lmpif_str_out(c_key, key, key_len, rc == MPI_SUCCESS);
     *ierror = rc;
@@ -3228,10 +3320,14 @@ void pmpi_info_get_nthkey_(MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ier
 static inline void mpi_info_get_string_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
-    if (!c_key) { *ierror = MPI_ERR_NO_MEM; return; }
     char *c_value = lmpif_str_buf(value_len);
-    if (!c_value) { *ierror = MPI_ERR_NO_MEM; return; }
     int c_flag = 0;
+    if (!c_key || !c_value) {
+        free(c_key);
+        free(c_value);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Info_get_string(MPI_Info_fromint(*info), c_key, buflen, c_value, &c_flag) : MPI_Info_get_string(MPI_Info_fromint(*info), c_key, buflen, c_value, &c_flag);
     free(c_key);
     lmpif_str_out(c_value, value, value_len, rc == MPI_SUCCESS);
@@ -3250,8 +3346,12 @@ void pmpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, ch
 static inline void mpi_info_get_valuelen_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
-    if (!c_key) { *ierror = MPI_ERR_NO_MEM; return; }
     int c_flag = 0;
+    if (!c_key) {
+        free(c_key);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Info_get_valuelen(MPI_Info_fromint(*info), c_key, valuelen, &c_flag) : MPI_Info_get_valuelen(MPI_Info_fromint(*info), c_key, valuelen, &c_flag);
     free(c_key);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
@@ -3269,9 +3369,13 @@ void pmpi_info_get_valuelen_(MPI_Fint *info, const char *key, MPI_Fint *valuelen
 static inline void mpi_info_set_body(bool prof, MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
-    if (!c_key) { *ierror = MPI_ERR_NO_MEM; return; }
     char *c_value = lmpif_str_in(value, value_len);
-    if (!c_value) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_key || !c_value) {
+        free(c_key);
+        free(c_value);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Info_set(MPI_Info_fromint(*info), c_key, c_value) : MPI_Info_set(MPI_Info_fromint(*info), c_key, c_value);
     free(c_key);
     free(c_value);
@@ -3321,8 +3425,12 @@ void pmpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fi
 static inline void mpi_intercomm_create_from_groups_body(bool prof, MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
 {
     char *c_stringtag = lmpif_str_in(stringtag, stringtag_len);
-    if (!c_stringtag) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_Comm c_newintercomm = (MPI_Comm)0;
+    if (!c_stringtag) {
+        free(c_stringtag);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Intercomm_create_from_groups(MPI_Group_fromint(*local_group), *local_leader, MPI_Group_fromint(*remote_group), *remote_leader, c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newintercomm) : MPI_Intercomm_create_from_groups(MPI_Group_fromint(*local_group), *local_leader, MPI_Group_fromint(*remote_group), *remote_leader, c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newintercomm);
     free(c_stringtag);
     if (rc == MPI_SUCCESS) *newintercomm = MPI_Comm_toint(c_newintercomm);
@@ -3594,9 +3702,13 @@ void pmpi_keyval_free_(MPI_Fint *keyval, MPI_Fint *ierror)
 static inline void mpi_lookup_name_body(bool prof, const char *service_name, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
     char *c_service_name = lmpif_str_in(service_name, service_name_len);
-    if (!c_service_name) { *ierror = MPI_ERR_NO_MEM; return; }
     char *c_port_name = lmpif_str_buf(port_name_len);
-    if (!c_port_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_service_name || !c_port_name) {
+        free(c_service_name);
+        free(c_port_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Lookup_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Lookup_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
     free(c_service_name);
     lmpif_str_out(c_port_name, port_name, port_name_len, rc == MPI_SUCCESS);
@@ -3766,9 +3878,13 @@ void pmpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint
 static inline void mpi_neighbor_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
-    if (!c_sendtypes) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
-    if (!c_recvtypes) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
@@ -3802,7 +3918,11 @@ void pmpi_op_commutative_(MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
 static inline void mpi_open_port_body(bool prof, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_buf(port_name_len);
-    if (!c_port_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_port_name) {
+        free(c_port_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Open_port(MPI_Info_fromint(*info), c_port_name) : MPI_Open_port(MPI_Info_fromint(*info), c_port_name);
     lmpif_str_out(c_port_name, port_name, port_name_len, rc == MPI_SUCCESS);
     *ierror = rc;
@@ -3833,7 +3953,11 @@ void pmpi_pack_(void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf
 static inline void mpi_pack_external_body(bool prof, const char *datarep, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
-    if (!c_datarep) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_datarep) {
+        free(c_datarep);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position) : MPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position);
     free(c_datarep);
     *ierror = rc;
@@ -3850,7 +3974,11 @@ void pmpi_pack_external_(const char *datarep, void *inbuf, MPI_Fint *incount, MP
 static inline void mpi_pack_external_size_body(bool prof, const char *datarep, MPI_Fint *incount, MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
-    if (!c_datarep) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_datarep) {
+        free(c_datarep);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Pack_external_size(c_datarep, *incount, MPI_Type_fromint(*datatype), size) : MPI_Pack_external_size(c_datarep, *incount, MPI_Type_fromint(*datatype), size);
     free(c_datarep);
     *ierror = rc;
@@ -3985,9 +4113,13 @@ void pmpi_psend_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fin
 static inline void mpi_publish_name_body(bool prof, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
     char *c_service_name = lmpif_str_in(service_name, service_name_len);
-    if (!c_service_name) { *ierror = MPI_ERR_NO_MEM; return; }
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
-    if (!c_port_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_service_name || !c_port_name) {
+        free(c_service_name);
+        free(c_port_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Publish_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Publish_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
     free(c_service_name);
     free(c_port_name);
@@ -4257,8 +4389,12 @@ void pmpi_request_get_status_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *statu
 static inline void mpi_request_get_status_all_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
-    if (!c_array_of_requests) { *ierror = MPI_ERR_NO_MEM; return; }
     int c_flag = 0;
+    if (!c_array_of_requests) {
+        free(c_array_of_requests);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Request_get_status_all(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses)) : MPI_Request_get_status_all(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
@@ -4276,8 +4412,12 @@ void pmpi_request_get_status_all_(MPI_Fint *count, MPI_Fint *array_of_requests, 
 static inline void mpi_request_get_status_any_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
-    if (!c_array_of_requests) { *ierror = MPI_ERR_NO_MEM; return; }
     int c_flag = 0;
+    if (!c_array_of_requests) {
+        free(c_array_of_requests);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Request_get_status_any(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status)) : MPI_Request_get_status_any(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status));
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
@@ -4295,7 +4435,11 @@ void pmpi_request_get_status_any_(MPI_Fint *count, MPI_Fint *array_of_requests, 
 static inline void mpi_request_get_status_some_body(bool prof, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *incount, true);
-    if (!c_array_of_requests) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_array_of_requests) {
+        free(c_array_of_requests);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Request_get_status_some(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Request_get_status_some(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_free(c_array_of_requests);
     *ierror = rc;
@@ -4642,7 +4786,11 @@ void pmpi_session_get_info_(MPI_Fint *session, MPI_Fint *info_used, MPI_Fint *ie
 static inline void mpi_session_get_nth_pset_body(bool prof, MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror, size_t pset_name_len)
 {
     char *c_pset_name = lmpif_str_buf(pset_name_len);
-    if (!c_pset_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_pset_name) {
+        free(c_pset_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Session_get_nth_pset(MPI_Session_fromint(*session), MPI_Info_fromint(*info), *n, pset_len, c_pset_name) : MPI_Session_get_nth_pset(MPI_Session_fromint(*session), MPI_Info_fromint(*info), *n, pset_len, c_pset_name);
     lmpif_str_out(c_pset_name, pset_name, pset_name_len, rc == MPI_SUCCESS);
     *ierror = rc;
@@ -4673,8 +4821,12 @@ void pmpi_session_get_num_psets_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *np
 static inline void mpi_session_get_pset_info_body(bool prof, MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierror, size_t pset_name_len)
 {
     char *c_pset_name = lmpif_str_in(pset_name, pset_name_len);
-    if (!c_pset_name) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_Info c_info = (MPI_Info)0;
+    if (!c_pset_name) {
+        free(c_pset_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Session_get_pset_info(MPI_Session_fromint(*session), c_pset_name, &c_info) : MPI_Session_get_pset_info(MPI_Session_fromint(*session), c_pset_name, &c_info);
     free(c_pset_name);
     if (rc == MPI_SUCCESS) *info = MPI_Info_toint(c_info);
@@ -4784,7 +4936,11 @@ void pmpi_start_(MPI_Fint *request, MPI_Fint *ierror)
 static inline void mpi_startall_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
-    if (!c_array_of_requests) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_array_of_requests) {
+        free(c_array_of_requests);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Startall(*count, c_array_of_requests) : MPI_Startall(*count, c_array_of_requests);
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
@@ -4962,8 +5118,12 @@ void pmpi_test_cancelled_(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
 static inline void mpi_testall_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
-    if (!c_array_of_requests) { *ierror = MPI_ERR_NO_MEM; return; }
     int c_flag = 0;
+    if (!c_array_of_requests) {
+        free(c_array_of_requests);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Testall(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses)) : MPI_Testall(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
@@ -4982,8 +5142,12 @@ void pmpi_testall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag,
 static inline void mpi_testany_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
-    if (!c_array_of_requests) { *ierror = MPI_ERR_NO_MEM; return; }
     int c_flag = 0;
+    if (!c_array_of_requests) {
+        free(c_array_of_requests);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Testany(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status)) : MPI_Testany(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
@@ -5002,7 +5166,11 @@ void pmpi_testany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index
 static inline void mpi_testsome_body(bool prof, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *incount, true);
-    if (!c_array_of_requests) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_array_of_requests) {
+        free(c_array_of_requests);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Testsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Testsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *incount);
     lmpif_handles_free(c_array_of_requests);
@@ -5210,8 +5378,12 @@ void pmpi_type_create_resized_(MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent
 static inline void mpi_type_create_struct_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype *c_array_of_types = lmpif_handles_in(LMPIF_TYPE, array_of_types, *count, true);
-    if (!c_array_of_types) { *ierror = MPI_ERR_NO_MEM; return; }
     MPI_Datatype c_newtype = (MPI_Datatype)0;
+    if (!c_array_of_types) {
+        free(c_array_of_types);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype) : MPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype);
     lmpif_handles_free(c_array_of_types);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
@@ -5305,7 +5477,11 @@ void pmpi_type_free_keyval_(MPI_Fint *type_keyval, MPI_Fint *ierror)
 static inline void mpi_type_get_contents_body(bool prof, MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fint *max_addresses, MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
 {
     MPI_Datatype *c_array_of_datatypes = lmpif_handles_in(LMPIF_TYPE, array_of_datatypes, *max_datatypes, false);
-    if (!c_array_of_datatypes) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_array_of_datatypes) {
+        free(c_array_of_datatypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Type_get_contents(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes) : MPI_Type_get_contents(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes);
     lmpif_handles_out(LMPIF_TYPE, c_array_of_datatypes, array_of_datatypes, *max_datatypes);
     lmpif_handles_free(c_array_of_datatypes);
@@ -5365,7 +5541,11 @@ void pmpi_type_get_extent_x_(MPI_Fint *datatype, MPI_Count *lb, MPI_Count *exten
 static inline void mpi_type_get_name_body(bool prof, MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t type_name_len)
 {
     char *c_type_name = lmpif_str_buf(type_name_len);
-    if (!c_type_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_type_name) {
+        free(c_type_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Type_get_name(MPI_Type_fromint(*datatype), c_type_name, resultlen) : MPI_Type_get_name(MPI_Type_fromint(*datatype), c_type_name, resultlen);
     lmpif_str_out(c_type_name, type_name, type_name_len, rc == MPI_SUCCESS);
     *ierror = rc;
@@ -5458,7 +5638,11 @@ void pmpi_type_match_size_(MPI_Fint *typeclass, MPI_Fint *size, MPI_Fint *dataty
 static inline void mpi_type_set_name_body(bool prof, MPI_Fint *datatype, const char *type_name, MPI_Fint *ierror, size_t type_name_len)
 {
     char *c_type_name = lmpif_str_in(type_name, type_name_len);
-    if (!c_type_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_type_name) {
+        free(c_type_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Type_set_name(MPI_Type_fromint(*datatype), c_type_name) : MPI_Type_set_name(MPI_Type_fromint(*datatype), c_type_name);
     free(c_type_name);
     *ierror = rc;
@@ -5533,7 +5717,11 @@ void pmpi_unpack_(void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbu
 static inline void mpi_unpack_external_body(bool prof, const char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
-    if (!c_datarep) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_datarep) {
+        free(c_datarep);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype)) : MPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype));
     free(c_datarep);
     *ierror = rc;
@@ -5550,9 +5738,13 @@ void pmpi_unpack_external_(const char *datarep, void *inbuf, MPI_Aint *insize, M
 static inline void mpi_unpublish_name_body(bool prof, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
     char *c_service_name = lmpif_str_in(service_name, service_name_len);
-    if (!c_service_name) { *ierror = MPI_ERR_NO_MEM; return; }
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
-    if (!c_port_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_service_name || !c_port_name) {
+        free(c_service_name);
+        free(c_port_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Unpublish_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Unpublish_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
     free(c_service_name);
     free(c_port_name);
@@ -5586,7 +5778,11 @@ void pmpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
 static inline void mpi_waitall_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
-    if (!c_array_of_requests) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_array_of_requests) {
+        free(c_array_of_requests);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Waitall(*count, c_array_of_requests, LMPIF_STATUS(array_of_statuses)) : MPI_Waitall(*count, c_array_of_requests, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
@@ -5604,7 +5800,11 @@ void pmpi_waitall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array
 static inline void mpi_waitany_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
-    if (!c_array_of_requests) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_array_of_requests) {
+        free(c_array_of_requests);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Waitany(*count, c_array_of_requests, index, LMPIF_STATUS(status)) : MPI_Waitany(*count, c_array_of_requests, index, LMPIF_STATUS(status));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
@@ -5622,7 +5822,11 @@ void pmpi_waitany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index
 static inline void mpi_waitsome_body(bool prof, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *incount, true);
-    if (!c_array_of_requests) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_array_of_requests) {
+        free(c_array_of_requests);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Waitsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Waitsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *incount);
     lmpif_handles_free(c_array_of_requests);
@@ -5922,7 +6126,11 @@ void pmpi_win_get_info_(MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
 static inline void mpi_win_get_name_body(bool prof, MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t win_name_len)
 {
     char *c_win_name = lmpif_str_buf(win_name_len);
-    if (!c_win_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_win_name) {
+        free(c_win_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Win_get_name(MPI_Win_fromint(*win), c_win_name, resultlen) : MPI_Win_get_name(MPI_Win_fromint(*win), c_win_name, resultlen);
     lmpif_str_out(c_win_name, win_name, win_name_len, rc == MPI_SUCCESS);
     *ierror = rc;
@@ -6009,7 +6217,11 @@ void pmpi_win_set_info_(MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
 static inline void mpi_win_set_name_body(bool prof, MPI_Fint *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
 {
     char *c_win_name = lmpif_str_in(win_name, win_name_len);
-    if (!c_win_name) { *ierror = MPI_ERR_NO_MEM; return; }
+    if (!c_win_name) {
+        free(c_win_name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
     int rc = prof ? PMPI_Win_set_name(MPI_Win_fromint(*win), c_win_name) : MPI_Win_set_name(MPI_Win_fromint(*win), c_win_name);
     free(c_win_name);
     *ierror = rc;

@@ -379,6 +379,19 @@ static lmpi_status choose_provider(void)
     return LMPI_OK;
 }
 
+/* An endpoint on the address vector and the completion queue. */
+static lmpi_status new_endpoint(struct fid_ep **ep)
+{
+    int rc;
+    if ((rc = fi_endpoint(ofi.domain, ofi.info, ep, NULL)) != 0)
+        return fail("fi_endpoint", rc);
+    if ((rc = fi_ep_bind(*ep, &ofi.av->fid, 0)) != 0 || (rc = fi_ep_bind(*ep, &ofi.cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
+        return fail("fi_ep_bind", rc);
+    if ((rc = fi_enable(*ep)) != 0)
+        return fail("fi_enable", rc);
+    return LMPI_OK;
+}
+
 static lmpi_status open_endpoint(void)
 {
     int rc;
@@ -400,13 +413,7 @@ static lmpi_status open_endpoint(void)
     struct fi_av_attr ava = {.type = FI_AV_TABLE, .count = (size_t)ofi.n};
     if ((rc = fi_av_open(ofi.domain, &ava, &ofi.av, NULL)) != 0)
         return fail("fi_av_open", rc);
-    if ((rc = fi_endpoint(ofi.domain, ofi.info, &ofi.ep, NULL)) != 0)
-        return fail("fi_endpoint", rc);
-    if ((rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0)) != 0 ||
-        (rc = fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
-        return fail("fi_ep_bind", rc);
-    if ((rc = fi_enable(ofi.ep)) != 0)
-        return fail("fi_enable", rc);
+    LMPI_TRY(new_endpoint(&ofi.ep));
     size_t bytes = (size_t)(RX_BUFS + TX_BUFS) * BUF_SIZE;
     ofi.mem = lmpi_calloc(1, bytes, LMPI_MEM_OFI);
     if (!ofi.mem)
@@ -440,18 +447,7 @@ static lmpi_status open_endpoint(void)
  * and sending those packets again lost others on the connections left
  * half made.  Within a world, first contact is one-sided by construction
  * (a HELLO carries the address the answer goes to). */
-static lmpi_status open_out(void)
-{
-    int rc;
-    if ((rc = fi_endpoint(ofi.domain, ofi.info, &ofi.out, NULL)) != 0)
-        return fail("fi_endpoint (for other groups)", rc);
-    if ((rc = fi_ep_bind(ofi.out, &ofi.av->fid, 0)) != 0 ||
-        (rc = fi_ep_bind(ofi.out, &ofi.cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
-        return fail("fi_ep_bind (for other groups)", rc);
-    if ((rc = fi_enable(ofi.out)) != 0)
-        return fail("fi_enable (for other groups)", rc);
-    return LMPI_OK;
-}
+static lmpi_status open_out(void) { return new_endpoint(&ofi.out); }
 
 #define ADDR_KEY "lmpi-ofi-" /* + the rank: its address, in hex */
 
