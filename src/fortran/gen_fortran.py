@@ -437,9 +437,11 @@ F08_HANDLE["OPERATION"] = "MPI_Op"
 F08_HANDLE["WINDOW"] = "MPI_Win"
 F08_HANDLE["COMMUNICATOR"] = "MPI_Comm"
 F08_LATER_KINDS = LATER_KINDS | {"LOGICAL_VOID"}
-F08_HAND = {"MPI_Op_create", "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler",
-            "MPI_File_create_errhandler", "MPI_Session_create_errhandler", "MPI_Sizeof",
-            "MPI_Status_f2f08", "MPI_Status_f082f", "MPI_Alloc_mem", "MPI_Win_allocate",
+# Kinds mpi_f08 passes on to a C procedure written by hand (callbacks:
+# the f08 interfaces' arguments, TYPE(C_PTR) by value and handle types,
+# are the f77 ones at the machine level; argv arrays).
+F08_HAND_KINDS = {"FUNCTION", "POLYFUNCTION", "STRING_ARRAY", "STRING_2DARRAY"}
+F08_HAND = {"MPI_Sizeof", "MPI_Status_f2f08", "MPI_Status_f082f", "MPI_Alloc_mem", "MPI_Win_allocate",
             "MPI_Win_allocate_shared", "MPI_Win_shared_query", "MPI_Win_shared_query_c"}
 
 
@@ -447,9 +449,11 @@ def f08_skip(p, params):
     if p["name"] in F08_HAND:
         return "not in mpi_f08 yet"
     for q in params:
-        if q.kind in F08_LATER_KINDS:
+        if q.kind in F08_HAND_KINDS and p["name"] in HAND_WRITTEN:
+            continue
+        if q.kind in F08_LATER_KINDS and q.kind != "VARARGS":
             return "parameter %s (%s): not in mpi_f08 yet" % (q.name, q.kind)
-        if q.kind == "LOGICAL" and q.array and q.length in ("", "*", None):
+        if q.kind == "LOGICAL" and q.array and q.length in ("", "*", None) and not f08_len(q):
             return "parameter %s: a logical array of implicit length, not in mpi_f08 yet" % q.name
     return None
 
@@ -480,6 +484,8 @@ def f08_dummy(q, intent=True):
         return ["LOGICAL%s :: %s%s" % (it, q.name, dim)]
     if q.kind == "C_BUFFER":
         return ["TYPE(C_PTR)%s :: %s" % (it, q.name)]
+    if q.kind in ("FUNCTION", "POLYFUNCTION"):
+        return ["EXTERNAL :: %s" % q.name]
     return ["%s%s :: %s%s" % (f08_int(q), it, q.name, dim)]
 
 
@@ -491,6 +497,8 @@ def f08_c_dummy(q):
         return ["CHARACTER(KIND=C_CHAR) :: %s(*)" % q.name]
     if q.kind == "LOGICAL":
         return ["INTEGER(C_INT) :: %s%s" % (q.name, "(*)" if q.array else "")]
+    if q.kind in ("FUNCTION", "POLYFUNCTION"):  # the procedure's address (C_FUNLOC)
+        return ["TYPE(C_FUNPTR), VALUE :: %s" % q.name]
     # the C kinds of the same integers, for C interoperability
     kinds = [("INTEGER(KIND=MPI_ADDRESS_KIND)", "INTEGER(C_INTPTR_T)"),
              ("INTEGER(KIND=MPI_OFFSET_KIND)", "INTEGER(C_INT64_T)"),
@@ -505,7 +513,12 @@ def f08_c_dummy(q):
 
 
 def f08_len(q):
+    """A Fortran expression of an array's length; None where unknown."""
     n = q.length
+    if n in ("", "*", None):
+        if q.proc["name"] == "MPI_Cart_sub" and q.name == "remain_dims":
+            return "lmpif_cartdim_f(comm)"
+        return None
     return n if n.isdigit() else n.lower()
 
 
@@ -558,7 +571,8 @@ def gen_f08(procs):
                 bodies += ["  " + d for d in f08_dummy(q)]
                 if q.kind == "LOGICAL":
                     if q.array:
-                        bodies.append("  INTEGER :: l_%s(%s)" % (q.name, f08_len(q)))
+                        bodies.append("  INTEGER, ALLOCATABLE :: l_%s(:)" % q.name)
+                        pre.append("ALLOCATE(l_%s(%s))" % (q.name, f08_len(q)))
                         if q.dir != "out":
                             pre.append("l_%s = MERGE(1, 0, %s(1:%s))" % (q.name, q.name, f08_len(q)))
                         if q.dir != "in":
@@ -570,6 +584,8 @@ def gen_f08(procs):
                         if q.dir != "in":
                             post.append("%s = l_%s /= 0" % (q.name, q.name))
                     call.append("l_" + q.name)
+                elif q.kind in ("FUNCTION", "POLYFUNCTION"):
+                    call.append("C_FUNLOC(%s)" % q.name)
                 else:
                     call.append(q.name)
             for q in strings:

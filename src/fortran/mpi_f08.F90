@@ -7,9 +7,10 @@
 ! with gfortran's NO_ARG_CHECK: the compiler passes a contiguous copy of a
 ! non-contiguous section, and MPI_SUBARRAYS_SUPPORTED is .FALSE.
 module mpi_f08
-  use, intrinsic :: iso_c_binding, only: C_INT, C_CHAR, C_SIZE_T, C_DOUBLE, C_PTR, C_INTPTR_T, C_INT64_T
+  use, intrinsic :: iso_c_binding, only: C_INT, C_CHAR, C_SIZE_T, C_DOUBLE, C_PTR, C_INTPTR_T, C_INT64_T, &
+                                         C_FUNPTR, C_FUNLOC
   implicit none
-  private :: C_INT, C_CHAR, C_SIZE_T, C_DOUBLE, C_INTPTR_T, C_INT64_T
+  private :: C_INT, C_CHAR, C_SIZE_T, C_DOUBLE, C_INTPTR_T, C_INT64_T, C_FUNPTR, C_FUNLOC
 
 #define HANDLE_TYPE(T) type, bind(C) :: T; integer(C_INT) :: MPI_VAL; end type T
   HANDLE_TYPE(MPI_Comm)
@@ -47,6 +48,18 @@ module mpi_f08
   end interface
 
   include 'mpi_f08_generics.fh'
+
+#include "mpi_sizeof_interface.h"
+
+  ! the length of MPI_Cart_sub's remain_dims (mpif_util.c)
+  interface
+    function lmpif_cartdim_f(comm) bind(C, name="lmpif_cartdim_f") result(n)
+      import :: MPI_Comm, C_INT
+      type(MPI_Comm) :: comm
+      integer(C_INT) :: n
+    end function lmpif_cartdim_f
+  end interface
+  private :: lmpif_cartdim_f
 
   interface MPI_Status_f2f08
     module procedure MPI_Status_f2f08_f08
@@ -88,6 +101,8 @@ contains
     f_status = transfer(f08_status, f_status)
     if (present(ierror)) ierror = MPI_SUCCESS
   end subroutine MPI_Status_f082f_f08
+
+#include "mpi_sizeof.h"
 
   include 'mpi_f08_procs.fh'
 end module mpi_f08

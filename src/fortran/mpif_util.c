@@ -162,3 +162,6 @@ MPI_Fint lmpif_cartdim(MPI_Comm comm)
     MPI_Cartdim_get(comm, &n);
     return n;
 }
+
+/* For mpi_f08's MPI_Cart_sub (a BIND(C) call with the handle type). */
+MPI_Fint lmpif_cartdim_f(const MPI_Fint *comm) { return lmpif_cartdim(MPI_Comm_fromint(*comm)); }

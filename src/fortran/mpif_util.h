@@ -71,5 +71,6 @@ void lmpif_logicals_out(const int *c, MPI_Fint *f, MPI_Fint n);
 MPI_Fint lmpif_peers(MPI_Comm comm);
 MPI_Fint lmpif_neighbours(MPI_Comm comm, bool incoming);
 MPI_Fint lmpif_cartdim(MPI_Comm comm);
+MPI_Fint lmpif_cartdim_f(const MPI_Fint *comm);
 
 #endif

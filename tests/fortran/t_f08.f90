@@ -15,6 +15,9 @@ program t_f08
   character(len=MPI_MAX_OBJECT_NAME) :: name
   character(len=20) :: value
   logical :: flag, periods(1)
+  type(MPI_Comm) :: sub
+  type(MPI_Op) :: op
+  integer :: v(3), w(3), sz
   fails = 0
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -66,7 +69,20 @@ program t_f08
   call MPI_Cart_create(MPI_COMM_WORLD, 1, [np], periods, .false., cart)
   call MPI_Cart_coords(cart, rank, 1, coords)
   if (coords(1) /= rank) fails = fails + 1
+  call MPI_Cart_sub(cart, [.true.], sub)
+  call MPI_Comm_size(sub, n)
+  if (n /= np) fails = fails + 1
+  call MPI_Comm_free(sub)
   call MPI_Comm_free(cart)
+  ! a user operation with the f08 interface (TYPE(C_PTR) vectors)
+  call MPI_Op_create(bit_or, .true., op)
+  v = [ishft(1, rank), 0, 7]
+  call MPI_Allreduce(v, w, 3, MPI_INTEGER, op, MPI_COMM_WORLD)
+  if (w(1) /= ishft(1, np) - 1 .or. w(3) /= 7) fails = fails + 1
+  call MPI_Op_free(op)
+  if (op /= MPI_OP_NULL) fails = fails + 1
+  call MPI_Sizeof(a, sz)
+  if (sz /= 8) fails = fails + 1
   ! status conversions both ways
   call MPI_Status_f082f(st, fstat)
   if (fstat(MPI_SOURCE) /= prev) fails = fails + 1
@@ -83,4 +99,16 @@ program t_f08
   if (rank == 0 .and. total /= 0) print *, 't_f08: FAILED', total
   call MPI_Finalize()
   if (total /= 0) stop 1
+contains
+  subroutine bit_or(invec, inoutvec, len, datatype)
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
+    type(c_ptr), value :: invec, inoutvec
+    integer :: len
+    type(MPI_Datatype) :: datatype
+    integer, pointer :: x(:), y(:)
+    call c_f_pointer(invec, x, [len])
+    call c_f_pointer(inoutvec, y, [len])
+    y = ior(x, y)
+    if (datatype /= MPI_INTEGER) y = -1
+  end subroutine bit_or
 end program t_f08
