@@ -12,6 +12,8 @@ if(LMPI_FORTRAN)
   install(FILES ${CMAKE_BINARY_DIR}/include/mpif.h ${CMAKE_BINARY_DIR}/include/mpi.mod
     ${CMAKE_BINARY_DIR}/include/mpi_f08.mod DESTINATION include)
   install(PROGRAMS tools/wrappers/mpifort DESTINATION bin)
+  configure_file(${CMAKE_SOURCE_DIR}/tools/wrappers/mpi-fort.pc.in ${CMAKE_BINARY_DIR}/mpi-fort.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/mpi-fort.pc DESTINATION lib/pkgconfig)
   install(CODE "foreach(w mpif90 mpif77)
     execute_process(COMMAND ${CMAKE_COMMAND} -E create_symlink mpifort \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin/\${w})
   endforeach()")

@@ -26,6 +26,12 @@ if [ -e "$b/lib/libmpifort_abi.so" ]; then
     "$tmp/prefix/bin/mpiexec" --timeout 60 -n 2 "$tmp/f90" | grep -q "t_f90: passed"
     "$tmp/prefix/bin/mpif77" -o "$tmp/f77" "$fsrc/t_f77.f"
     "$tmp/prefix/bin/mpiexec" --timeout 60 -n 2 "$tmp/f77" | grep -q "t_f77: passed"
+    if command -v pkg-config >/dev/null 2>&1; then
+        fflags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags --libs mpi-fort)
+        echo "pkg-config mpi-fort: $fflags"
+        gfortran -o "$tmp/f90_pc" "$fsrc/t_f90.f90" $fflags
+        "$tmp/prefix/bin/mpiexec" --timeout 60 -n 2 "$tmp/f90_pc" | grep -q "t_f90: passed"
+    fi
     echo "install: Fortran passed"
 fi
 echo "install: passed"
