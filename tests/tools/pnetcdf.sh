@@ -1,5 +1,6 @@
 #!/bin/sh
-# PnetCDF (parallel netCDF over MPI-IO) built with LeanMPI's mpicc from
+# PnetCDF (parallel netCDF over MPI-IO) built with LeanMPI's mpicc (and
+# mpif77/mpif90 for its Fortran interfaces) from
 # Debian's source archive, then its own tests: `make check` (each test
 # program as one process) and `make ptest` (its parallel tests under our
 # mpiexec, with 3, 4 and 6 processes).
@@ -22,11 +23,15 @@ if [ ! -f "$src/$tarball" ]; then
     curl -fsSL -o "$src/$tarball.part" "$url" && mv "$src/$tarball.part" "$src/$tarball" || skip "cannot download $url"
 fi
 dir="$src/pnetcdf-$version"
-if [ ! -f "$dir/src/libs/libpnetcdf.la" ]; then
+# Its Fortran 77 and 90 interfaces and their tests too, built with our
+# mpif77/mpif90, where LeanMPI was built with Fortran.
+fortran="--disable-fortran"
+[ -x "$b/bin/mpifort" ] && fortran="--enable-fortran MPIF77=$b/bin/mpif77 MPIF90=$b/bin/mpif90"
+if [ ! -f "$dir/src/libs/libpnetcdf.la" ] || ! grep -q -- "$fortran" "$dir/config.log" 2>/dev/null; then
     rm -rf "$dir"
     (cd "$src" && tar xJf "$tarball") || exit 1
     (cd "$dir" && autoreconf -fi >"$src/autoreconf.log" 2>&1) || { echo "pnetcdf.sh: autoreconf failed ($src/autoreconf.log)"; exit 1; }
-    (cd "$dir" && ./configure --disable-fortran --disable-cxx --disable-shared MPICC="$b/bin/mpicc" \
+    (cd "$dir" && ./configure $fortran --disable-cxx --disable-shared MPICC="$b/bin/mpicc" \
         TESTMPIRUN="$b/bin/mpiexec --oversubscribe -n NP" >"$src/configure.log" 2>&1) ||
         { echo "pnetcdf.sh: configure failed ($src/configure.log)"; exit 1; }
     (cd "$dir" && make -j2 >"$src/make.log" 2>&1) || { echo "pnetcdf.sh: make failed ($src/make.log)"; exit 1; }
@@ -42,7 +47,8 @@ for t in check ptest; do
     # test programs print "------ pass"; automake's harness "PASS:"/"FAIL:"
     pass=$(grep -cE -- '------ pass|^PASS:' "$log")
     fail=$(grep -cE -- '------ fail|^FAIL:|^ERROR:' "$log")
-    echo "pnetcdf $t: exit $rc, $pass passed, $fail failed (log $log)"
+    fpass=$(grep -cE -- 'TESTING F(77|90) .*------ pass|^PASS: .*f(77|90)|F90 parallel run.*pass' "$log")
+    echo "pnetcdf $t: exit $rc, $pass passed ($fpass of them Fortran programs), $fail failed (log $log)"
     [ $rc = 0 ] || status=1
 done
 rm -rf "$out"
