@@ -41,6 +41,10 @@ struct lmpi_sched {
     lmpi_op *user_op;     /* held until the schedule is freed (MPI_Op_free may come first) */
     lmpi_datatype *owned_types[LMPI_SCHED_OWNED_TYPES]; /* made for the schedule, freed with it */
     int nowned;
+    /* the user's derived datatypes its steps use, held until it is freed:
+     * the program may free its handles while a nonblocking collective runs */
+    lmpi_datatype **held_types;
+    int nheld, capheld;
     /* started nonblocking schedules not finished yet: advanced by every
      * progress poll, so that waiting on one collective (or on anything)
      * moves the others on too, whatever order the ranks wait in */
@@ -85,9 +89,34 @@ lmpi_sched *lmpi_sched_new(lmpi_comm *comm)
 
 void lmpi_sched_use_comm(lmpi_sched *s, lmpi_comm *c) { s->step_comm = c == s->comm ? NULL : c; }
 
+static lmpi_status hold_type(lmpi_sched *s, lmpi_datatype *dt)
+{
+    if (!dt || dt->predefined)
+        return LMPI_OK;
+    for (int i = 0; i < s->nheld; i++)
+        if (s->held_types[i] == dt)
+            return LMPI_OK;
+    if (s->nheld == s->capheld) {
+        int ncap = s->capheld ? 2 * s->capheld : 4;
+        lmpi_datatype **n = lmpi_realloc(s->held_types, sizeof(*n) * (size_t)ncap, LMPI_MEM_COLL);
+        if (!n)
+            return LMPI_ERR_NO_MEM;
+        s->held_types = n;
+        s->capheld = ncap;
+    }
+    lmpi_datatype_retain(dt);
+    s->held_types[s->nheld++] = dt;
+    return LMPI_OK;
+}
+
 static lmpi_status add(lmpi_sched *s, step st)
 {
     st.comm = s->step_comm;
+    lmpi_status e = hold_type(s, st.dt);
+    if (e == LMPI_OK)
+        e = hold_type(s, st.rdt);
+    if (e != LMPI_OK)
+        return e;
     if (st.op && !st.op->predefined && st.op != s->user_op) {
         /* a schedule reduces with one operation */
         if (s->user_op)
@@ -219,6 +248,11 @@ void lmpi_sched_free(lmpi_sched *s)
     for (int i = 0; i < s->nowned; i++)
         lmpi_datatype_release(s->owned_types[i]);
     s->nowned = 0;
+    for (int i = 0; i < s->nheld; i++)
+        lmpi_datatype_release(s->held_types[i]);
+    lmpi_free(s->held_types);
+    s->held_types = NULL;
+    s->nheld = s->capheld = 0;
     for (int i = 0; i < s->nactive; i++)
         if (s->active[i]) {
             lmpi_request_wait(s->active[i]);
