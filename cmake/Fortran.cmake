@@ -19,6 +19,8 @@ set(LMPI_FORTRAN ON)
 configure_file(${CMAKE_SOURCE_DIR}/include/fortran/mpif.h ${CMAKE_BINARY_DIR}/include/mpif.h COPYONLY)
 add_library(mpifort_abi SHARED
   src/fortran/gen/mpif_procs.c
+  src/fortran/gen/mpif08_procs.c
+  src/fortran/mpif_subarray.c
   src/fortran/mpif_util.c
   src/fortran/mpif_special.c
   src/fortran/mpif_callbacks.c
@@ -29,8 +31,15 @@ add_library(mpifort_abi SHARED
 # LD_LIBRARY_PATH still swaps in another implementation's.
 set_target_properties(mpifort_abi PROPERTIES VERSION 1.0.0 SOVERSION 1
   Fortran_MODULE_DIRECTORY ${CMAKE_BINARY_DIR}/include INSTALL_RPATH "\$ORIGIN")
+# ISO_Fortran_binding.h (mpi_f08's array sections) comes with the Fortran
+# compiler: asked for its directory, so a C compiler of another make finds it
+execute_process(COMMAND ${CMAKE_Fortran_COMPILER} -print-file-name=include
+  OUTPUT_VARIABLE LMPI_FORTRAN_INCLUDE OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 target_include_directories(mpifort_abi PRIVATE ${CMAKE_BINARY_DIR}/include ${CMAKE_SOURCE_DIR}/src
   ${CMAKE_SOURCE_DIR}/src/fortran/gen)
+if(EXISTS "${LMPI_FORTRAN_INCLUDE}/ISO_Fortran_binding.h")
+  target_include_directories(mpifort_abi SYSTEM PRIVATE ${LMPI_FORTRAN_INCLUDE})
+endif()
 # the module's MPI_SIZEOF specifics are one preprocessed line each
 set_source_files_properties(src/fortran/mpi.F90 src/fortran/mpi_f08.F90 PROPERTIES COMPILE_OPTIONS "-ffree-line-length-none")
 target_link_libraries(mpifort_abi PRIVATE mpi_abi pthread)

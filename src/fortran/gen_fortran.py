@@ -74,6 +74,18 @@ def apis_path(given):
              "into /opt/peers/pympistandard")
 
 
+def large_kinds(apis):
+    """The C types of the standard's POLY kinds in the large-count (_c)
+    forms, from the same package's kind table (pympistandard/_kinds.py)."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(apis))))
+    from pympistandard import _kinds
+    return {k.name: k._iso_c_large for k in vars(_kinds).values()
+            if getattr(k, "_iso_c_large", None) and k.name.startswith("POLY")}
+
+
+LARGE_C = {}
+
+
 # ---- constants ---------------------------------------------------------------
 
 def read_consts():
@@ -154,6 +166,8 @@ class Param:
         self.length = j["length"]
         self.array = j["length"] is not None
         self.pointer = bool(j.get("pointer"))  # C takes a pointer even for an input
+        self.asynchronous = bool(j.get("asynchronous"))
+        self.constant = bool(j.get("constant"))
         self.proc = proc
 
     @property
@@ -161,10 +175,10 @@ class Param:
         return self.kind == "STRING"
 
 
-def params_of(p):
+def params_of(p, large=False):
     out = []
     for j in p["parameters"]:
-        if j.get("large_only") or "f90_parameter" in j.get("suppress", ""):
+        if (j.get("large_only") and not large) or "f90_parameter" in j.get("suppress", ""):
             continue
         out.append(Param(j, p))
     return out
@@ -185,7 +199,9 @@ def why_skipped(p, params):
     return None
 
 
-def c_int_type(q):
+def c_int_type(q, large=False):
+    if large and q.kind in LARGE_C:
+        return LARGE_C[q.kind]
     if q.kind in AINT_KINDS or q.kind in ("ATTRIBUTE_VAL", "C_BUFFER"):
         return "MPI_Aint"
     if q.kind in OFFSET_KINDS:
@@ -200,128 +216,241 @@ RETURN_TYPES = {"WALL_TIME": ("double", "DOUBLE PRECISION"), "TICK_RESOLUTION": 
                 "DISPLACEMENT": ("MPI_Aint", "INTEGER(KIND=MPI_ADDRESS_KIND)")}
 
 
+def buffer_role(p, params, q):
+    """How buffer q's (count, datatype) describe it, for mpi_f08's array
+    sections (mpif_subarray.h): (mode, count parameter, datatype parameter),
+    the parameters' names or None."""
+    names = {x.name for x in params}
+    proc = p["name"].lower()
+    pick = lambda *c: next((x for x in c if x in names), None)
+    if proc in ("mpi_buffer_attach", "mpi_comm_attach_buffer", "mpi_session_attach_buffer",
+                "mpi_win_attach", "mpi_win_create"):
+        return "CONTIG", None, None
+    v = q.name
+    if v in ("inbuf", "outbuf") and ("pack" in proc):  # MPI_Pack/Unpack(_external)
+        if (v == "inbuf") == ("unpack" not in proc):
+            return "TOTAL", pick("incount", "outcount"), "datatype"
+        return "PERPROC", None, None  # the packed bytes
+    if v in ("origin_addr", "result_addr") and pick(v.split("_")[0] + "_count"):
+        w = v.split("_")[0]
+        return "TOTAL", w + "_count", w + "_datatype"
+    if v == "sendbuf":
+        if "sendcount" in names:
+            per = "scatter" in proc or "alltoall" in proc
+            return ("PERPROC" if per else "TOTAL"), "sendcount", pick("sendtype")
+        if "sendcounts" in names:
+            return "PERPROC", None, pick("sendtype")
+        if "count" in names:
+            return "TOTAL", "count", "datatype"
+        if pick("recvcount", "recvcounts"):  # the reduce_scatter family
+            return "PERPROC", None, "datatype"
+    if v == "recvbuf":
+        if "recvcount" in names:
+            per = "gather" in proc or "alltoall" in proc
+            return ("PERPROC" if per else "TOTAL"), "recvcount", pick("recvtype", "datatype")
+        if "recvcounts" in names:
+            return "PERPROC", None, pick("recvtype", "datatype")
+        if "count" in names:
+            return "TOTAL", "count", "datatype"
+    if "count" in names and "datatype" in names:  # buf, buffer, inbuf, inoutbuf
+        return "TOTAL", "count", "datatype"
+    return "BASE", None, None  # an address: MPI_Get_address, split collectives' end, one RMA element
+
+
+def errobj(params):
+    """The object whose error handler the Fortran layer's own errors reach."""
+    for q in params:
+        if q.kind in ("COMMUNICATOR", "WINDOW", "FILE") and not q.array and q.dir == "in":
+            cls, conv = {"COMMUNICATOR": ("COMM", "Comm"), "WINDOW": ("WIN", "Win"), "FILE": ("FILE", "File")}[q.kind]
+            return "(lmpif_errobj){LMPIF_%s, MPI_%s_fromint(*%s)}" % (cls, conv, q.name)
+    return "(lmpif_errobj){LMPIF_COMM, NULL}"
+
+
+def is_large_kind(q):
+    return q.kind in LARGE_C
+
+
+def c_proc(p, params, ts=False, large=False):
+    """One C procedure (and its PMPI_ twin).  ts: mpi_f08's, whose choice
+    buffers are descriptors (TYPE(*), DIMENSION(..)); large: the _c form."""
+    name = p["name"] + ("_c" if large else "")
+    out = []
+    ret = p.get("return_kind", "ERROR_CODE")
+    cret = RETURN_TYPES.get(ret, ("void", None))[0] if ret != "ERROR_CODE" else "void"
+    args, hidden, pre, call, post, allocs = [], [], [], [], [], []
+    bufs = [q for q in params if ts and q.kind == "BUFFER"]
+    roles = {q.name: buffer_role(p, params, q) for q in bufs}
+    # which buffers' conversions change a count or datatype argument
+    uses = {}
+    for q in bufs:
+        mode, cnt, typ = roles[q.name]
+        if mode == "TOTAL":
+            uses.setdefault(cnt, []).append(("count", q.name))
+        if mode in ("TOTAL", "PERPROC") and typ:
+            uses.setdefault(typ, []).append(("type", q.name))
+    for q in params:
+        v = q.name
+        if q.kind == "ERROR_CODE" and q.name == "ierror":
+            args.append("MPI_Fint *ierror")
+            continue
+        if q.kind == "BUFFER" and ts:
+            args.append("CFI_cdesc_t *%s" % v)
+            call.append("s_%s.buf" % v)
+        elif q.kind == "BUFFER" or q.kind == "C_BUFFER2":
+            args.append("void *%s" % v)
+            call.append("LMPIF_BUF(%s)" % v)
+        elif q.kind in HANDLES:
+            ctype, conv = HANDLES[q.kind]
+            args.append("MPI_Fint *%s" % v)
+            if q.array:
+                pre.append("%s *c_%s = lmpif_handles_in(LMPIF_%s, %s, %s, %s);" % (
+                    ctype, v, conv.upper(), v, lenexpr(q), "true" if q.dir != "out" else "false"))
+                allocs.append("c_" + v)
+                call.append("c_%s" % v)
+                if q.dir != "in":
+                    post.append("lmpif_handles_out(LMPIF_%s, c_%s, %s, %s);" % (conv.upper(), v, v, lenexpr(q)))
+                post.append("lmpif_handles_free(c_%s);" % v)
+            elif q.dir == "in" and not q.pointer:
+                call.append("MPI_%s_fromint(*%s)" % (conv, v))
+            else:
+                pre.append("%s c_%s = %s;" % (ctype, v, "(%s)0" % ctype if q.dir == "out"
+                                             else "MPI_%s_fromint(*%s)" % (conv, v)))
+                call.append("&c_%s" % v)
+                if q.dir != "in":
+                    post.append("if (rc == MPI_SUCCESS) *%s = MPI_%s_toint(c_%s);" % (v, conv, v))
+        elif q.kind == "STATUS":
+            args.append("MPI_Fint *%s" % v)
+            call.append("LMPIF_STATUS(%s)" % v)
+        elif q.kind == "STRING":
+            if q.dir == "in":
+                args.append("const char *%s" % v)
+                hidden.append("size_t %s_len" % v)
+                pre.append("char *c_%s = lmpif_str_in(%s, %s_len);" % (v, v, v))
+                allocs.append("c_" + v)
+                call.append("c_%s" % v)
+                post.append("free(c_%s);" % v)
+            else:
+                args.append("char *%s" % v)
+                hidden.append("size_t %s_len" % v)
+                pre.append("char *c_%s = lmpif_str_buf(%s_len);" % (v, v))
+                allocs.append("c_" + v)
+                call.append("c_%s" % v)
+                post.append("lmpif_str_out(c_%s, %s, %s_len, rc == MPI_SUCCESS);" % (v, v, v))
+        elif q.kind == "LOGICAL":
+            args.append("MPI_Fint *%s" % v)
+            if q.array:
+                pre.append("int *c_%s = lmpif_logicals_in(%s, %s);" % (v, v, lenexpr(q)))
+                allocs.append("c_" + v)
+                call.append("c_%s" % v)
+                if q.dir != "in":
+                    post.append("lmpif_logicals_out(c_%s, %s, %s);" % (v, v, lenexpr(q)))
+                post.append("free(c_%s);" % v)
+            elif q.dir == "in":
+                call.append("lmpif_from_logical(*%s)" % v)
+            else:
+                pre.append("int c_%s = 0;" % v)
+                call.append("&c_%s" % v)
+                post.append("if (rc == MPI_SUCCESS) *%s = lmpif_to_logical(c_%s);" % (v, v))
+        elif q.kind == "LOGICAL_VOID":
+            args.append("void *%s" % v)
+            call.append(v)
+        elif q.kind == "ERROR_CODE" and q.array:
+            args.append("MPI_Fint *%s" % v)
+            call.append("LMPIF_ERRCODES(%s)" % v)
+        elif q.kind == "WEIGHT" and q.array:
+            args.append("MPI_Fint *%s" % v)
+            call.append("LMPIF_WEIGHTS(%s)" % v)
+        else:
+            t = c_int_type(q, large)
+            args.append("%s *%s" % (t, v))
+            if q.name == "ranges":  # INTEGER RANGES(3, *): C's int ranges[][3]
+                call.append("(int (*)[3])%s" % v)
+            elif q.array or q.dir != "in":
+                call.append(v)
+            elif q.kind == "C_BUFFER":
+                call.append("(void *)%s" % v)
+            else:
+                call.append("*%s" % v)
+        if q.kind == "C_BUFFER":
+            call[-1] = v  # MPI_Alloc_mem: the C side writes the address into *baseptr
+        if q.name in uses:  # a count or datatype an array section's conversion replaces
+            for what, b in uses[q.name]:
+                call[-1] = ("LMPIF_SUB_COUNT(s_%s, %s)" if what == "count" else "LMPIF_SUB_TYPE(s_%s, %s)") % (b, call[-1])
+    sig = ", ".join(args + hidden) or "void"
+    body = []
+    if cret != "void":
+        body.append("    return prof ? P%s(%s) : %s(%s);" % (name, ", ".join(call), name, ", ".join(call)))
+    else:
+        body += ["    " + x for x in pre]
+        if allocs:  # out of memory: free what was made (free(NULL) is nothing)
+            body.append("    if (%s) {" % " || ".join("!" + a for a in allocs))
+            body += ["        free(%s);" % a for a in allocs]
+            body.append("        *ierror = MPI_ERR_NO_MEM;")
+            body.append("        return;")
+            body.append("    }")
+        body.append("    int rc = MPI_SUCCESS;")
+        if bufs:
+            body.append("    lmpif_errobj eo = %s;" % errobj(params))
+            body.append("    lmpif_sub %s;" % ", ".join("s_" + q.name for q in bufs))
+            blocking = "false" if (p["name"].endswith("_init") or any(q.asynchronous for q in bufs)) else "true"
+            reduction = "true" if any(x.kind == "OPERATION" for x in params) else "false"
+            done = []
+            for q in bufs:
+                mode, cnt, typ = roles[q.name]
+                cexpr = "(MPI_Count)*%s" % cnt if cnt else "0"
+                texpr = "MPI_Type_fromint(*%s)" % typ if typ and not any(
+                    x.name == typ and x.array for x in params) else "MPI_DATATYPE_NULL"
+                peer = next(("&s_" + d for d in done if typ and roles[d][2] == typ), "NULL")
+                body.append("    if (rc == MPI_SUCCESS)")
+                body.append("        rc = lmpif_sub_begin(&s_%s, %s, LMPIF_SUB_%s, %s, %s, %s, %s, %s, %s, eo, \"%s\", \"%s\");" % (
+                    q.name, q.name, mode, blocking, reduction, "false" if q.constant else "true",
+                    cexpr, texpr, peer, name.upper(), q.name))
+                body.append("    else")
+                body.append("        s_%s = (lmpif_sub)LMPIF_SUB_NONE;" % q.name)
+                done.append(q.name)
+            body.append("    if (rc == MPI_SUCCESS)")
+            body.append("        rc = prof ? P%s(%s) : %s(%s);" % (name, ", ".join(call), name, ", ".join(call)))
+            body += ["    lmpif_sub_end(&s_%s, rc == MPI_SUCCESS);" % q.name for q in bufs]
+        else:
+            body.append("    rc = prof ? P%s(%s) : %s(%s);" % (name, ", ".join(call), name, ", ".join(call)))
+        body += ["    " + x for x in post]
+        if any(q.name == "ierror" for q in params):
+            body.append("    *ierror = rc;")
+        else:
+            body.append("    (void)rc;")
+    low = name.lower()
+    suffix = "_f08" if ts or large else ""
+    out.append("static inline %s %s%s_body(bool prof%s)" % (cret, low, suffix, "".join(", " + a for a in args + hidden)))
+    out.append("{")
+    out += body
+    out.append("}")
+    names = [a.split()[-1].lstrip("*") for a in args + hidden]
+    for prefix, prof in (("", "false"), ("p", "true")):
+        out.append("%s %s%s%s_(%s)" % (cret, prefix, low, suffix, sig))
+        out.append("{")
+        out.append("    %s%s%s_body(%s%s);" % ("return " if cret != "void" else "", low, suffix, prof,
+                                              "".join(", " + n for n in names)))
+        out.append("}")
+    out.append("")
+    return out
+
+
 def gen_c(procs, skipped):
     out = ["/* Generated by src/fortran/gen_fortran.py from the MPI Forum's apis.json: do not edit.",
            " * The Fortran procedures of mpif.h and `use mpi`, over the standard C ABI. */",
            '#include "fortran/mpif_util.h"', ""]
     for p, params in procs:
-        name = p["name"]
-        ret = p.get("return_kind", "ERROR_CODE")
-        cret = RETURN_TYPES.get(ret, ("void", None))[0] if ret != "ERROR_CODE" else "void"
-        args, hidden, pre, call, post, allocs = [], [], [], [], [], []
-        for q in params:
-            v = q.name
-            if q.kind == "ERROR_CODE" and q.name == "ierror":
-                args.append("MPI_Fint *ierror")
-                continue
-            if q.kind == "BUFFER" or q.kind == "C_BUFFER2":
-                args.append("void *%s" % v)
-                call.append("LMPIF_BUF(%s)" % v)
-            elif q.kind in HANDLES:
-                ctype, conv = HANDLES[q.kind]
-                args.append("MPI_Fint *%s" % v)
-                if q.array:
-                    pre.append("%s *c_%s = lmpif_handles_in(LMPIF_%s, %s, %s, %s);" % (
-                        ctype, v, conv.upper(), v, lenexpr(q), "true" if q.dir != "out" else "false"))
-                    allocs.append("c_" + v)
-                    call.append("c_%s" % v)
-                    if q.dir != "in":
-                        post.append("lmpif_handles_out(LMPIF_%s, c_%s, %s, %s);" % (conv.upper(), v, v, lenexpr(q)))
-                    post.append("lmpif_handles_free(c_%s);" % v)
-                elif q.dir == "in" and not q.pointer:
-                    call.append("MPI_%s_fromint(*%s)" % (conv, v))
-                else:
-                    pre.append("%s c_%s = %s;" % (ctype, v, "(%s)0" % ctype if q.dir == "out"
-                                                 else "MPI_%s_fromint(*%s)" % (conv, v)))
-                    call.append("&c_%s" % v)
-                    if q.dir != "in":
-                        post.append("if (rc == MPI_SUCCESS) *%s = MPI_%s_toint(c_%s);" % (v, conv, v))
-            elif q.kind == "STATUS":
-                args.append("MPI_Fint *%s" % v)
-                call.append("LMPIF_STATUS(%s)" % v)
-            elif q.kind == "STRING":
-                if q.dir == "in":
-                    args.append("const char *%s" % v)
-                    hidden.append("size_t %s_len" % v)
-                    pre.append("char *c_%s = lmpif_str_in(%s, %s_len);" % (v, v, v))
-                    allocs.append("c_" + v)
-                    call.append("c_%s" % v)
-                    post.append("free(c_%s);" % v)
-                else:
-                    args.append("char *%s" % v)
-                    hidden.append("size_t %s_len" % v)
-                    pre.append("char *c_%s = lmpif_str_buf(%s_len);" % (v, v))
-                    allocs.append("c_" + v)
-                    call.append("c_%s" % v)
-                    post.append("lmpif_str_out(c_%s, %s, %s_len, rc == MPI_SUCCESS);" % (v, v, v))
-            elif q.kind in ("LOGICAL", "LOGICAL_VOID") and q.kind == "LOGICAL":
-                args.append("MPI_Fint *%s" % v)
-                if q.array:
-                    pre.append("int *c_%s = lmpif_logicals_in(%s, %s);" % (v, v, lenexpr(q)))
-                    allocs.append("c_" + v)
-                    call.append("c_%s" % v)
-                    if q.dir != "in":
-                        post.append("lmpif_logicals_out(c_%s, %s, %s);" % (v, v, lenexpr(q)))
-                    post.append("free(c_%s);" % v)
-                elif q.dir == "in":
-                    call.append("lmpif_from_logical(*%s)" % v)
-                else:
-                    pre.append("int c_%s = 0;" % v)
-                    call.append("&c_%s" % v)
-                    post.append("if (rc == MPI_SUCCESS) *%s = lmpif_to_logical(c_%s);" % (v, v))
-            elif q.kind == "LOGICAL_VOID":
-                args.append("void *%s" % v)
-                call.append(v)
-            elif q.kind == "ERROR_CODE" and q.array:
-                args.append("MPI_Fint *%s" % v)
-                call.append("LMPIF_ERRCODES(%s)" % v)
-            elif q.kind in ("RANK", "RANK_NNI", "WEIGHT") and q.array and q.kind == "WEIGHT":
-                args.append("MPI_Fint *%s" % v)
-                call.append("LMPIF_WEIGHTS(%s)" % v)
-            else:
-                t = c_int_type(q)
-                args.append("%s *%s" % (t, v))
-                if q.name == "ranges":  # INTEGER RANGES(3, *): C's int ranges[][3]
-                    call.append("(int (*)[3])%s" % v)
-                elif q.array or q.dir != "in":
-                    call.append(v)
-                elif q.kind == "C_BUFFER":
-                    call.append("(void *)%s" % v)
-                else:
-                    call.append("*%s" % v)
-            if q.kind == "C_BUFFER":
-                call[-1] = v  # MPI_Alloc_mem: the C side writes the address into *baseptr
-        sig = ", ".join(args + hidden) or "void"
-        body = []
-        if cret != "void":
-            body.append("    return prof ? P%s(%s) : %s(%s);" % (name, ", ".join(call), name, ", ".join(call)))
-        else:
-            body += ["    " + x for x in pre]
-            if allocs:  # out of memory: free what was made (free(NULL) is nothing)
-                body.append("    if (%s) {" % " || ".join("!" + a for a in allocs))
-                body += ["        free(%s);" % a for a in allocs]
-                body.append("        *ierror = MPI_ERR_NO_MEM;")
-                body.append("        return;")
-                body.append("    }")
-            body.append("    int rc = prof ? P%s(%s) : %s(%s);" % (name, ", ".join(call), name, ", ".join(call)))
-            body += ["    " + x for x in post]
-            if any(q.name == "ierror" for q in params):
-                body.append("    *ierror = rc;")
-            else:
-                body.append("    (void)rc;")
-        low = name.lower()
-        out.append("static inline %s %s_body(bool prof%s)" % (cret, low, "".join(", " + a for a in args + hidden)))
-        out.append("{")
-        out += body
-        out.append("}")
-        names = [a.split()[-1].lstrip("*") for a in args + hidden]
-        for prefix, prof in (("", "false"), ("p", "true")):
-            out.append("%s %s%s_(%s)" % (cret, prefix, low, sig))
-            out.append("{")
-            out.append("    %s%s_body(%s%s);" % ("return " if cret != "void" else "", low, prof,
-                                                "".join(", " + n for n in names)))
-            out.append("}")
-        out.append("")
+        out += c_proc(p, params)
+    return out
+
+
+def gen_c08(variants):
+    out = ["/* Generated by src/fortran/gen_fortran.py from the MPI Forum's apis.json: do not edit.",
+           " * mpi_f08's own C procedures: choice buffers as descriptors (array sections,",
+           " * mpif_subarray.h) and the large-count _c forms, over the standard C ABI. */",
+           '#include "fortran/mpif_subarray.h"', ""]
+    for p, params, large in variants:
+        out += c_proc(p, params, ts=True, large=large)
     return out
 
 
@@ -458,16 +587,20 @@ def f08_skip(p, params):
     return None
 
 
-def f08_int(q):
-    return F90_INT[c_int_type(q)]
+def f08_int(q, large=False):
+    return F90_INT[c_int_type(q, large)]
 
 
-def f08_dummy(q, intent=True):
-    """The declaration of q in the module procedure."""
+def f08_dummy(q, intent=True, large=False, ts=False):
+    """The declaration of q in the module procedure (ts: a choice buffer is
+    assumed rank, passed on as a descriptor)."""
     dim = "(*)" if q.array else ""
     it = ""
     if intent and q.kind not in ("BUFFER", "C_BUFFER2"):
         it = ", INTENT(%s)" % {"in": "IN", "out": "OUT", "inout": "INOUT"}[q.dir]
+    if q.kind == "BUFFER" and ts:
+        attrs = (", INTENT(IN)" if intent and q.constant else "") + (", ASYNCHRONOUS" if q.asynchronous else "")
+        return ["TYPE(*), DIMENSION(..)%s :: %s" % (attrs, q.name)]
     if q.kind in ("BUFFER", "C_BUFFER2"):
         return ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % q.name, "TYPE(*), DIMENSION(*) :: %s" % q.name]
     if q.kind in HANDLES:
@@ -486,11 +619,13 @@ def f08_dummy(q, intent=True):
         return ["TYPE(C_PTR)%s :: %s" % (it, q.name)]
     if q.kind in ("FUNCTION", "POLYFUNCTION"):
         return ["EXTERNAL :: %s" % q.name]
-    return ["%s%s :: %s%s" % (f08_int(q), it, q.name, dim)]
+    return ["%s%s :: %s%s" % (f08_int(q, large), it, q.name, dim)]
 
 
-def f08_c_dummy(q):
+def f08_c_dummy(q, large=False, ts=False):
     """The declaration of q in the BIND(C) interface to the C procedure."""
+    if q.kind == "BUFFER" and ts:
+        return ["TYPE(*), DIMENSION(..)%s :: %s" % (", ASYNCHRONOUS" if q.asynchronous else "", q.name)]
     if q.kind in ("BUFFER", "C_BUFFER2"):
         return ["TYPE(*), DIMENSION(*) :: %s" % q.name]
     if q.kind in ("STRING", "STRING_ARRAY", "STRING_2DARRAY"):
@@ -504,7 +639,7 @@ def f08_c_dummy(q):
              ("INTEGER(KIND=MPI_OFFSET_KIND)", "INTEGER(C_INT64_T)"),
              ("INTEGER(KIND=MPI_COUNT_KIND)", "INTEGER(C_INT64_T)"), ("INTEGER ::", "INTEGER(C_INT) ::")]
     out = []
-    for d in f08_dummy(q):
+    for d in f08_dummy(q, large=large):
         d = d.replace(", INTENT(IN)", "").replace(", INTENT(OUT)", "").replace(", INTENT(INOUT)", "")
         for a, b in kinds:
             d = d.replace(a, b)
@@ -522,90 +657,135 @@ def f08_len(q):
     return n if n.isdigit() else n.lower()
 
 
+def f08_variants(p, params):
+    """The module procedures of one procedure: (params, ts, large).  ts:
+    its choice buffers are array sections passed on as descriptors (the
+    procedures written by hand keep DIMENSION(*)); large: the _c form."""
+    ts = p["name"] not in HAND_WRITTEN and any(q.kind == "BUFFER" for q in params)
+    out = [(params, ts, False)]
+    lp = params_of(p, large=True)
+    if large_form(p, lp) is None:
+        out.append(([q for q in lp if q.kind != "VARARGS"], ts, True))
+    return out
+
+
+MPI_H = None
+
+
+def large_form(p, lp):
+    """Why p has no large-count module procedure; None when it has one."""
+    global MPI_H
+    if MPI_H is None:
+        MPI_H = open(os.path.join(ROOT, "include/mpi.h")).read()
+    if not any(q.kind in LARGE_C or q.kind == "POLYFUNCTION" for q in lp):
+        return "no count to enlarge"
+    if p["name"] in HAND_WRITTEN or any(q.kind == "POLYFUNCTION" for q in lp):
+        return "written by hand"
+    if " %s_c(" % p["name"] not in MPI_H:
+        return "no %s_c in mpi.h" % p["name"]
+    if not any(q.kind in LARGE_C and c_int_type(q) == "MPI_Fint" for q in lp) and \
+            len(lp) == len(params_of(p)):
+        return "its large form has the same kinds (MPI_ADDRESS_KIND = MPI_COUNT_KIND)"
+    return None
+
+
 def gen_f08(procs):
     ifaces = ["! Generated by src/fortran/gen_fortran.py: do not edit."]
     bodies = ["! Generated by src/fortran/gen_fortran.py: do not edit."]
     generics = []
-    for p, params in procs:
-        params = [q for q in params if q.kind != "VARARGS"]
-        name = p["name"]
-        low = name.lower()
-        ret = p.get("return_kind", "ERROR_CODE")
-        has_ierror = any(q.name == "ierror" for q in params)
-        strings = [q for q in params if q.kind in ("STRING", "STRING_ARRAY", "STRING_2DARRAY")]
-        cargs = [q.name for q in params] + [q.name + "_len" for q in strings]
-        for prefix in ("", "p"):
-            cname = "lmpif_%s%s" % (prefix + "_" if prefix else "", low[4:])
-            if ret != "ERROR_CODE":
-                ifaces += wrap("FUNCTION %s(%s) BIND(C, NAME=\"%s%s_\") RESULT(r)" % (cname, ", ".join(cargs), prefix, low))
-            else:
-                ifaces += wrap("SUBROUTINE %s(%s) BIND(C, NAME=\"%s%s_\")" % (cname, ", ".join(cargs), prefix, low))
-            ifaces.append("  IMPORT")
-            ifaces.append("  IMPLICIT NONE")
-            if ret != "ERROR_CODE":
-                ifaces.append("  %s :: r" % ("REAL(C_DOUBLE)" if RETURN_TYPES[ret][0] == "double"
-                                              else "INTEGER(C_INTPTR_T)"))
-            for q in params:
-                ifaces += ["  " + d for d in f08_c_dummy(q)]
-            for q in strings:
-                ifaces.append("  INTEGER(C_SIZE_T), VALUE :: %s_len" % q.name)
-            ifaces.append("END %s %s" % ("FUNCTION" if ret != "ERROR_CODE" else "SUBROUTINE", cname))
-            # the module procedure
-            fname = "%s%s_f08" % ("P" if prefix else "", name)
-            generics.append(("%s%s" % ("P" if prefix else "", name), fname))
-            dargs = [q.name for q in params]
-            if ret != "ERROR_CODE":
-                bodies += wrap("FUNCTION %s(%s) RESULT(r)" % (fname, ", ".join(dargs)))
-            else:
-                bodies += wrap("SUBROUTINE %s(%s)" % (fname, ", ".join(dargs)))
-            if ret != "ERROR_CODE":
-                bodies.append("  %s :: r" % ("DOUBLE PRECISION" if RETURN_TYPES[ret][0] == "double"
-                                             else "INTEGER(KIND=MPI_ADDRESS_KIND)"))
-            pre, post, call = [], [], []
-            for q in params:
-                if q.name == "ierror":
-                    bodies.append("  INTEGER, OPTIONAL, INTENT(OUT) :: ierror")
-                    bodies.append("  INTEGER :: ierr")
-                    call.append("ierr")
-                    continue
-                bodies += ["  " + d for d in f08_dummy(q)]
-                if q.kind == "LOGICAL":
-                    if q.array:
-                        bodies.append("  INTEGER, ALLOCATABLE :: l_%s(:)" % q.name)
-                        pre.append("ALLOCATE(l_%s(%s))" % (q.name, f08_len(q)))
-                        if q.dir != "out":
-                            pre.append("l_%s = MERGE(1, 0, %s(1:%s))" % (q.name, q.name, f08_len(q)))
-                        if q.dir != "in":
-                            post.append("%s(1:%s) = l_%s /= 0" % (q.name, f08_len(q), q.name))
-                    else:
-                        bodies.append("  INTEGER :: l_%s" % q.name)
-                        if q.dir != "out":
-                            pre.append("l_%s = MERGE(1, 0, %s)" % (q.name, q.name))
-                        if q.dir != "in":
-                            post.append("%s = l_%s /= 0" % (q.name, q.name))
-                    call.append("l_" + q.name)
-                elif q.kind in ("FUNCTION", "POLYFUNCTION"):
-                    call.append("C_FUNLOC(%s)" % q.name)
-                else:
-                    call.append(q.name)
-            for q in strings:
-                call.append("LEN(%s, KIND=C_SIZE_T)" % q.name)
-            if ret != "ERROR_CODE":
-                bodies.append("  r = %s(%s)" % (cname, ", ".join(call)))
-                bodies.append("END FUNCTION %s" % fname)
-                continue
-            bodies += ["  " + x for x in pre]
-            bodies += wrap("  CALL %s(%s)" % (cname, ", ".join(call)))
-            bodies += ["  " + x for x in post]
-            if has_ierror:
-                bodies.append("  IF (PRESENT(ierror)) ierror = ierr")
-            bodies.append("END SUBROUTINE %s" % fname)
+    c08 = []
+    for p, allparams in procs:
+        for params, ts, large in f08_variants(p, [q for q in allparams if q.kind != "VARARGS"]):
+            if ts or large:
+                c08.append((p, params_of(p, large), large))
+            i, b, g = f08_proc(p, params, ts, large)
+            ifaces += i
+            bodies += b
+            generics += g
     gen = ["! Generated by src/fortran/gen_fortran.py: do not edit."]
     for g, f in generics:
         gen.append("INTERFACE %s" % g)
         gen.append("  MODULE PROCEDURE %s" % f)
         gen.append("END INTERFACE %s" % g)
-    return ifaces, bodies, gen
+    return ifaces, bodies, gen, c08
+
+
+def f08_proc(p, params, ts, large):
+    ifaces, bodies, generics = [], [], []
+    name = p["name"]
+    low = name.lower()
+    ret = p.get("return_kind", "ERROR_CODE")
+    has_ierror = any(q.name == "ierror" for q in params)
+    strings = [q for q in params if q.kind in ("STRING", "STRING_ARRAY", "STRING_2DARRAY")]
+    cargs = [q.name for q in params] + [q.name + "_len" for q in strings]
+    csuffix = ("_c" if large else "") + ("_f08" if ts or large else "")
+    for prefix in ("", "p"):
+        cname = "lmpif_%s%s%s" % (prefix + "_" if prefix else "", low[4:], csuffix)
+        if ret != "ERROR_CODE":
+            ifaces += wrap("FUNCTION %s(%s) BIND(C, NAME=\"%s%s%s_\") RESULT(r)" % (cname, ", ".join(cargs), prefix, low, csuffix))
+        else:
+            ifaces += wrap("SUBROUTINE %s(%s) BIND(C, NAME=\"%s%s%s_\")" % (cname, ", ".join(cargs), prefix, low, csuffix))
+        ifaces.append("  IMPORT")
+        ifaces.append("  IMPLICIT NONE")
+        if ret != "ERROR_CODE":
+            ifaces.append("  %s :: r" % ("REAL(C_DOUBLE)" if RETURN_TYPES[ret][0] == "double"
+                                          else "INTEGER(C_INTPTR_T)"))
+        for q in params:
+            ifaces += ["  " + d for d in f08_c_dummy(q, large, ts)]
+        for q in strings:
+            ifaces.append("  INTEGER(C_SIZE_T), VALUE :: %s_len" % q.name)
+        ifaces.append("END %s %s" % ("FUNCTION" if ret != "ERROR_CODE" else "SUBROUTINE", cname))
+        # the module procedure
+        fname = "%s%s_f08%s" % ("P" if prefix else "", name, "c" if large else "")
+        generics.append(("%s%s" % ("P" if prefix else "", name), fname))
+        dargs = [q.name for q in params]
+        if ret != "ERROR_CODE":
+            bodies += wrap("FUNCTION %s(%s) RESULT(r)" % (fname, ", ".join(dargs)))
+        else:
+            bodies += wrap("SUBROUTINE %s(%s)" % (fname, ", ".join(dargs)))
+        if ret != "ERROR_CODE":
+            bodies.append("  %s :: r" % ("DOUBLE PRECISION" if RETURN_TYPES[ret][0] == "double"
+                                         else "INTEGER(KIND=MPI_ADDRESS_KIND)"))
+        pre, post, call = [], [], []
+        for q in params:
+            if q.name == "ierror":
+                bodies.append("  INTEGER, OPTIONAL, INTENT(OUT) :: ierror")
+                bodies.append("  INTEGER :: ierr")
+                call.append("ierr")
+                continue
+            bodies += ["  " + d for d in f08_dummy(q, large=large, ts=ts)]
+            if q.kind == "LOGICAL":
+                if q.array:
+                    bodies.append("  INTEGER, ALLOCATABLE :: l_%s(:)" % q.name)
+                    pre.append("ALLOCATE(l_%s(%s))" % (q.name, f08_len(q)))
+                    if q.dir != "out":
+                        pre.append("l_%s = MERGE(1, 0, %s(1:%s))" % (q.name, q.name, f08_len(q)))
+                    if q.dir != "in":
+                        post.append("%s(1:%s) = l_%s /= 0" % (q.name, f08_len(q), q.name))
+                else:
+                    bodies.append("  INTEGER :: l_%s" % q.name)
+                    if q.dir != "out":
+                        pre.append("l_%s = MERGE(1, 0, %s)" % (q.name, q.name))
+                    if q.dir != "in":
+                        post.append("%s = l_%s /= 0" % (q.name, q.name))
+                call.append("l_" + q.name)
+            elif q.kind in ("FUNCTION", "POLYFUNCTION"):
+                call.append("C_FUNLOC(%s)" % q.name)
+            else:
+                call.append(q.name)
+        for q in strings:
+            call.append("LEN(%s, KIND=C_SIZE_T)" % q.name)
+        if ret != "ERROR_CODE":
+            bodies.append("  r = %s(%s)" % (cname, ", ".join(call)))
+            bodies.append("END FUNCTION %s" % fname)
+            continue
+        bodies += ["  " + x for x in pre]
+        bodies += wrap("  CALL %s(%s)" % (cname, ", ".join(call)))
+        bodies += ["  " + x for x in post]
+        if has_ierror:
+            bodies.append("  IF (PRESENT(ierror)) ierror = ierr")
+        bodies.append("END SUBROUTINE %s" % fname)
+    return ifaces, bodies, generics
 
 
 def gen_f08_consts(consts):
@@ -631,8 +811,8 @@ def gen_f08_consts(consts):
                         ("MPI_ADDRESS_KIND", 8), ("MPI_OFFSET_KIND", 8),
                         ("MPI_COUNT_KIND", 8), ("MPI_INTEGER_KIND", 4)]:
         out.append("INTEGER, PARAMETER :: %s = %d" % (name, value))
-    out.append("LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .FALSE.")
-    out.append("LOGICAL, PARAMETER :: MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE.")
+    out.append("LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .TRUE.")
+    out.append("LOGICAL, PARAMETER :: MPI_ASYNC_PROTECTS_NONBLOCKING = .TRUE.")
     for name, decl, block in SENTINELS:
         if decl.startswith("CHARACTER"):
             dims = decl[decl.index("("):]
@@ -669,6 +849,7 @@ def main():
         given = argv[i + 1]
         del argv[i:i + 2]
     outdir = argv[0] if argv else ROOT
+    LARGE_C.update(large_kinds(apis_path(given)))
     apis = json.load(open(apis_path(given)))
     procs, skipped, hand = [], [], []
     for key in sorted(apis):
@@ -695,9 +876,14 @@ def main():
             f08_skipped.append("%s (mpi_f08): %s" % (p["name"], why))
         else:
             f08_procs.append((p, params))
-    f08_ifaces, f08_bodies, f08_generics = gen_f08(f08_procs)
+    f08_ifaces, f08_bodies, f08_generics, c08 = gen_f08(f08_procs)
+    for p, params in f08_procs:
+        why = large_form(p, params_of(p, large=True))
+        if why and why != "no count to enlarge":
+            f08_skipped.append("%s_c (mpi_f08): %s" % (p["name"], why))
     files = {
         "src/fortran/gen/mpif_procs.c": gen_c(procs, skipped),
+        "src/fortran/gen/mpif08_procs.c": gen_c08(c08),
         "include/fortran/mpif.h": gen_mpif(consts),
         "src/fortran/gen/mpi_consts.fh": consts_include(consts) + sentinel_lines(),
         "src/fortran/gen/mpi_interfaces.fh": gen_interfaces(sorted(procs + hand, key=lambda x: x[0]["name"])),

@@ -3,9 +3,12 @@
 ! ierror, and a generic MPI_X over MPI_X_f08 for every procedure
 ! (gen/mpi_f08_*.fh, generated from the MPI Forum's apis.json).  The
 ! procedures call the C procedures of `use mpi` (mpi_x_, pmpi_x_), so the
-! library below is the same.  Choice buffers are TYPE(*), DIMENSION(*)
-! with gfortran's NO_ARG_CHECK: the compiler passes a contiguous copy of a
-! non-contiguous section, and MPI_SUBARRAYS_SUPPORTED is .FALSE.
+! library below is the same, except for procedures with choice buffers:
+! those are TYPE(*), DIMENSION(..) and reach C procedures of their own
+! (mpi_x_f08_, gen/mpif08_procs.c) as descriptors, so an array section
+! arrives without a copy (MPI_SUBARRAYS_SUPPORTED = .TRUE., mpif_subarray.h).
+! The large-count forms (INTEGER(KIND=MPI_COUNT_KIND)) are MPI_X_f08c under
+! the same generic, calling mpi_x_c_f08_.
 module mpi_f08
   use, intrinsic :: iso_c_binding, only: C_INT, C_CHAR, C_SIZE_T, C_DOUBLE, C_PTR, C_INTPTR_T, C_INT64_T, &
                                          C_FUNPTR, C_FUNLOC

@@ -20,7 +20,9 @@ py=/opt/peers/pympistandard/bin/python3
 if [ -x $py ]; then
     $py "$src/src/fortran/gen_fortran.py" "$tmp" >/dev/null || exit 1
     for f in src/fortran/gen/mpif_procs.c include/fortran/mpif.h src/fortran/gen/mpi_consts.fh \
-             src/fortran/gen/mpi_interfaces.fh src/fortran/gen/skipped.txt; do
+             src/fortran/gen/mpi_interfaces.fh src/fortran/gen/skipped.txt src/fortran/gen/mpif08_procs.c \
+             src/fortran/gen/mpi_f08_consts.fh src/fortran/gen/mpi_f08_cprocs.fh \
+             src/fortran/gen/mpi_f08_generics.fh src/fortran/gen/mpi_f08_procs.fh; do
         cmp -s "$tmp/$f" "$src/$f" || { echo "FAIL: $f is stale: run make generate"; fail=1; }
     done
 else

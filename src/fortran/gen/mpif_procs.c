@@ -5,7 +5,8 @@
 static inline void mpi_abi_get_fortran_booleans_body(bool prof, MPI_Fint *logical_size, void *logical_true, void *logical_false, MPI_Fint *is_set, MPI_Fint *ierror)
 {
     int c_is_set = 0;
-    int rc = prof ? PMPI_Abi_get_fortran_booleans(*logical_size, logical_true, logical_false, &c_is_set) : MPI_Abi_get_fortran_booleans(*logical_size, logical_true, logical_false, &c_is_set);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Abi_get_fortran_booleans(*logical_size, logical_true, logical_false, &c_is_set) : MPI_Abi_get_fortran_booleans(*logical_size, logical_true, logical_false, &c_is_set);
     if (rc == MPI_SUCCESS) *is_set = lmpif_to_logical(c_is_set);
     *ierror = rc;
 }
@@ -21,7 +22,8 @@ void pmpi_abi_get_fortran_booleans_(MPI_Fint *logical_size, void *logical_true, 
 static inline void mpi_abi_get_fortran_info_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
 {
     MPI_Info c_info = (MPI_Info)0;
-    int rc = prof ? PMPI_Abi_get_fortran_info(&c_info) : MPI_Abi_get_fortran_info(&c_info);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Abi_get_fortran_info(&c_info) : MPI_Abi_get_fortran_info(&c_info);
     if (rc == MPI_SUCCESS) *info = MPI_Info_toint(c_info);
     *ierror = rc;
 }
@@ -37,7 +39,8 @@ void pmpi_abi_get_fortran_info_(MPI_Fint *info, MPI_Fint *ierror)
 static inline void mpi_abi_get_info_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
 {
     MPI_Info c_info = (MPI_Info)0;
-    int rc = prof ? PMPI_Abi_get_info(&c_info) : MPI_Abi_get_info(&c_info);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Abi_get_info(&c_info) : MPI_Abi_get_info(&c_info);
     if (rc == MPI_SUCCESS) *info = MPI_Info_toint(c_info);
     *ierror = rc;
 }
@@ -52,7 +55,8 @@ void pmpi_abi_get_info_(MPI_Fint *info, MPI_Fint *ierror)
 
 static inline void mpi_abi_get_version_body(bool prof, MPI_Fint *abi_major, MPI_Fint *abi_minor, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Abi_get_version(abi_major, abi_minor) : MPI_Abi_get_version(abi_major, abi_minor);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Abi_get_version(abi_major, abi_minor) : MPI_Abi_get_version(abi_major, abi_minor);
     *ierror = rc;
 }
 void mpi_abi_get_version_(MPI_Fint *abi_major, MPI_Fint *abi_minor, MPI_Fint *ierror)
@@ -66,7 +70,8 @@ void pmpi_abi_get_version_(MPI_Fint *abi_major, MPI_Fint *abi_minor, MPI_Fint *i
 
 static inline void mpi_abi_set_fortran_booleans_body(bool prof, MPI_Fint *logical_size, void *logical_true, void *logical_false, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Abi_set_fortran_booleans(*logical_size, logical_true, logical_false) : MPI_Abi_set_fortran_booleans(*logical_size, logical_true, logical_false);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Abi_set_fortran_booleans(*logical_size, logical_true, logical_false) : MPI_Abi_set_fortran_booleans(*logical_size, logical_true, logical_false);
     *ierror = rc;
 }
 void mpi_abi_set_fortran_booleans_(MPI_Fint *logical_size, void *logical_true, void *logical_false, MPI_Fint *ierror)
@@ -80,7 +85,8 @@ void pmpi_abi_set_fortran_booleans_(MPI_Fint *logical_size, void *logical_true, 
 
 static inline void mpi_abi_set_fortran_info_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Abi_set_fortran_info(MPI_Info_fromint(*info)) : MPI_Abi_set_fortran_info(MPI_Info_fromint(*info));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Abi_set_fortran_info(MPI_Info_fromint(*info)) : MPI_Abi_set_fortran_info(MPI_Info_fromint(*info));
     *ierror = rc;
 }
 void mpi_abi_set_fortran_info_(MPI_Fint *info, MPI_Fint *ierror)
@@ -94,7 +100,8 @@ void pmpi_abi_set_fortran_info_(MPI_Fint *info, MPI_Fint *ierror)
 
 static inline void mpi_abort_body(bool prof, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Abort(MPI_Comm_fromint(*comm), *errorcode) : MPI_Abort(MPI_Comm_fromint(*comm), *errorcode);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Abort(MPI_Comm_fromint(*comm), *errorcode) : MPI_Abort(MPI_Comm_fromint(*comm), *errorcode);
     *ierror = rc;
 }
 void mpi_abort_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
@@ -108,7 +115,8 @@ void pmpi_abort_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 
 static inline void mpi_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
@@ -122,7 +130,8 @@ void pmpi_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origi
 
 static inline void mpi_add_error_class_body(bool prof, MPI_Fint *errorclass, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Add_error_class(errorclass) : MPI_Add_error_class(errorclass);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Add_error_class(errorclass) : MPI_Add_error_class(errorclass);
     *ierror = rc;
 }
 void mpi_add_error_class_(MPI_Fint *errorclass, MPI_Fint *ierror)
@@ -136,7 +145,8 @@ void pmpi_add_error_class_(MPI_Fint *errorclass, MPI_Fint *ierror)
 
 static inline void mpi_add_error_code_body(bool prof, MPI_Fint *errorclass, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Add_error_code(*errorclass, errorcode) : MPI_Add_error_code(*errorclass, errorcode);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Add_error_code(*errorclass, errorcode) : MPI_Add_error_code(*errorclass, errorcode);
     *ierror = rc;
 }
 void mpi_add_error_code_(MPI_Fint *errorclass, MPI_Fint *errorcode, MPI_Fint *ierror)
@@ -156,7 +166,8 @@ static inline void mpi_add_error_string_body(bool prof, MPI_Fint *errorcode, con
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Add_error_string(*errorcode, c_string) : MPI_Add_error_string(*errorcode, c_string);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Add_error_string(*errorcode, c_string) : MPI_Add_error_string(*errorcode, c_string);
     free(c_string);
     *ierror = rc;
 }
@@ -197,7 +208,8 @@ MPI_Aint pmpi_aint_diff_(MPI_Aint *addr1, MPI_Aint *addr2)
 
 static inline void mpi_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
@@ -212,7 +224,8 @@ void pmpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, voi
 static inline void mpi_allgather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -227,7 +240,8 @@ void pmpi_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype
 
 static inline void mpi_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
@@ -242,7 +256,8 @@ void pmpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, vo
 static inline void mpi_allgatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -257,7 +272,8 @@ void pmpi_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtyp
 
 static inline void mpi_alloc_mem_body(bool prof, MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Alloc_mem(*size, MPI_Info_fromint(*info), baseptr) : MPI_Alloc_mem(*size, MPI_Info_fromint(*info), baseptr);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Alloc_mem(*size, MPI_Info_fromint(*info), baseptr) : MPI_Alloc_mem(*size, MPI_Info_fromint(*info), baseptr);
     *ierror = rc;
 }
 void mpi_alloc_mem_(MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
@@ -271,7 +287,8 @@ void pmpi_alloc_mem_(MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint
 
 static inline void mpi_allreduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
@@ -286,7 +303,8 @@ void pmpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *da
 static inline void mpi_allreduce_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -301,7 +319,8 @@ void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fin
 
 static inline void mpi_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
@@ -316,7 +335,8 @@ void pmpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void
 static inline void mpi_alltoall_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -331,7 +351,8 @@ void pmpi_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,
 
 static inline void mpi_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
@@ -346,7 +367,8 @@ void pmpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI
 static inline void mpi_alltoallv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -369,7 +391,8 @@ static inline void mpi_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendco
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
     *ierror = rc;
@@ -385,7 +408,8 @@ void pmpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI
 
 static inline void mpi_attr_delete_body(bool prof, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Attr_delete(MPI_Comm_fromint(*comm), *keyval) : MPI_Attr_delete(MPI_Comm_fromint(*comm), *keyval);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Attr_delete(MPI_Comm_fromint(*comm), *keyval) : MPI_Attr_delete(MPI_Comm_fromint(*comm), *keyval);
     *ierror = rc;
 }
 void mpi_attr_delete_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
@@ -399,7 +423,8 @@ void pmpi_attr_delete_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
 
 static inline void mpi_barrier_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Barrier(MPI_Comm_fromint(*comm)) : MPI_Barrier(MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Barrier(MPI_Comm_fromint(*comm)) : MPI_Barrier(MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierror)
@@ -414,7 +439,8 @@ void pmpi_barrier_(MPI_Fint *comm, MPI_Fint *ierror)
 static inline void mpi_barrier_init_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Barrier_init(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Barrier_init(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Barrier_init(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Barrier_init(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -429,7 +455,8 @@ void pmpi_barrier_init_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_F
 
 static inline void mpi_bcast_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Bcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm)) : MPI_Bcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Bcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm)) : MPI_Bcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
@@ -444,7 +471,8 @@ void pmpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ro
 static inline void mpi_bcast_init_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Bcast_init(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Bcast_init(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Bcast_init(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Bcast_init(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -459,7 +487,8 @@ void pmpi_bcast_init_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fin
 
 static inline void mpi_bsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Bsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Bsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Bsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Bsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
@@ -474,7 +503,8 @@ void pmpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
 static inline void mpi_bsend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Bsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Bsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Bsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Bsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -489,7 +519,8 @@ void pmpi_bsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *
 
 static inline void mpi_buffer_attach_body(bool prof, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Buffer_attach(LMPIF_BUF(buffer), *size) : MPI_Buffer_attach(LMPIF_BUF(buffer), *size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Buffer_attach(LMPIF_BUF(buffer), *size) : MPI_Buffer_attach(LMPIF_BUF(buffer), *size);
     *ierror = rc;
 }
 void mpi_buffer_attach_(void *buffer, MPI_Fint *size, MPI_Fint *ierror)
@@ -503,7 +534,8 @@ void pmpi_buffer_attach_(void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 
 static inline void mpi_buffer_flush_body(bool prof, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Buffer_flush() : MPI_Buffer_flush();
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Buffer_flush() : MPI_Buffer_flush();
     *ierror = rc;
 }
 void mpi_buffer_flush_(MPI_Fint *ierror)
@@ -518,7 +550,8 @@ void pmpi_buffer_flush_(MPI_Fint *ierror)
 static inline void mpi_buffer_iflush_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Buffer_iflush(&c_request) : MPI_Buffer_iflush(&c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Buffer_iflush(&c_request) : MPI_Buffer_iflush(&c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -534,7 +567,8 @@ void pmpi_buffer_iflush_(MPI_Fint *request, MPI_Fint *ierror)
 static inline void mpi_cancel_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = MPI_Request_fromint(*request);
-    int rc = prof ? PMPI_Cancel(&c_request) : MPI_Cancel(&c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Cancel(&c_request) : MPI_Cancel(&c_request);
     *ierror = rc;
 }
 void mpi_cancel_(MPI_Fint *request, MPI_Fint *ierror)
@@ -548,7 +582,8 @@ void pmpi_cancel_(MPI_Fint *request, MPI_Fint *ierror)
 
 static inline void mpi_cart_coords_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Cart_coords(MPI_Comm_fromint(*comm), *rank, *maxdims, coords) : MPI_Cart_coords(MPI_Comm_fromint(*comm), *rank, *maxdims, coords);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Cart_coords(MPI_Comm_fromint(*comm), *rank, *maxdims, coords) : MPI_Cart_coords(MPI_Comm_fromint(*comm), *rank, *maxdims, coords);
     *ierror = rc;
 }
 void mpi_cart_coords_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror)
@@ -569,7 +604,8 @@ static inline void mpi_cart_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint 
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Cart_create(MPI_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart) : MPI_Cart_create(MPI_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Cart_create(MPI_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart) : MPI_Cart_create(MPI_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart);
     free(c_periods);
     if (rc == MPI_SUCCESS) *comm_cart = MPI_Comm_toint(c_comm_cart);
     *ierror = rc;
@@ -591,7 +627,8 @@ static inline void mpi_cart_get_body(bool prof, MPI_Fint *comm, MPI_Fint *maxdim
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Cart_get(MPI_Comm_fromint(*comm), *maxdims, dims, c_periods, coords) : MPI_Cart_get(MPI_Comm_fromint(*comm), *maxdims, dims, c_periods, coords);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Cart_get(MPI_Comm_fromint(*comm), *maxdims, dims, c_periods, coords) : MPI_Cart_get(MPI_Comm_fromint(*comm), *maxdims, dims, c_periods, coords);
     lmpif_logicals_out(c_periods, periods, *maxdims);
     free(c_periods);
     *ierror = rc;
@@ -613,7 +650,8 @@ static inline void mpi_cart_map_body(bool prof, MPI_Fint *comm, MPI_Fint *ndims,
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Cart_map(MPI_Comm_fromint(*comm), *ndims, dims, c_periods, newrank) : MPI_Cart_map(MPI_Comm_fromint(*comm), *ndims, dims, c_periods, newrank);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Cart_map(MPI_Comm_fromint(*comm), *ndims, dims, c_periods, newrank) : MPI_Cart_map(MPI_Comm_fromint(*comm), *ndims, dims, c_periods, newrank);
     free(c_periods);
     *ierror = rc;
 }
@@ -628,7 +666,8 @@ void pmpi_cart_map_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *p
 
 static inline void mpi_cart_rank_body(bool prof, MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Cart_rank(MPI_Comm_fromint(*comm), coords, rank) : MPI_Cart_rank(MPI_Comm_fromint(*comm), coords, rank);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Cart_rank(MPI_Comm_fromint(*comm), coords, rank) : MPI_Cart_rank(MPI_Comm_fromint(*comm), coords, rank);
     *ierror = rc;
 }
 void mpi_cart_rank_(MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierror)
@@ -642,7 +681,8 @@ void pmpi_cart_rank_(MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint 
 
 static inline void mpi_cart_shift_body(bool prof, MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Cart_shift(MPI_Comm_fromint(*comm), *direction, *disp, rank_source, rank_dest) : MPI_Cart_shift(MPI_Comm_fromint(*comm), *direction, *disp, rank_source, rank_dest);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Cart_shift(MPI_Comm_fromint(*comm), *direction, *disp, rank_source, rank_dest) : MPI_Cart_shift(MPI_Comm_fromint(*comm), *direction, *disp, rank_source, rank_dest);
     *ierror = rc;
 }
 void mpi_cart_shift_(MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierror)
@@ -663,7 +703,8 @@ static inline void mpi_cart_sub_body(bool prof, MPI_Fint *comm, MPI_Fint *remain
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Cart_sub(MPI_Comm_fromint(*comm), c_remain_dims, &c_newcomm) : MPI_Cart_sub(MPI_Comm_fromint(*comm), c_remain_dims, &c_newcomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Cart_sub(MPI_Comm_fromint(*comm), c_remain_dims, &c_newcomm) : MPI_Cart_sub(MPI_Comm_fromint(*comm), c_remain_dims, &c_newcomm);
     free(c_remain_dims);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     *ierror = rc;
@@ -679,7 +720,8 @@ void pmpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MP
 
 static inline void mpi_cartdim_get_body(bool prof, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Cartdim_get(MPI_Comm_fromint(*comm), ndims) : MPI_Cartdim_get(MPI_Comm_fromint(*comm), ndims);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Cartdim_get(MPI_Comm_fromint(*comm), ndims) : MPI_Cartdim_get(MPI_Comm_fromint(*comm), ndims);
     *ierror = rc;
 }
 void mpi_cartdim_get_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
@@ -699,7 +741,8 @@ static inline void mpi_close_port_body(bool prof, const char *port_name, MPI_Fin
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Close_port(c_port_name) : MPI_Close_port(c_port_name);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Close_port(c_port_name) : MPI_Close_port(c_port_name);
     free(c_port_name);
     *ierror = rc;
 }
@@ -721,7 +764,8 @@ static inline void mpi_comm_accept_body(bool prof, const char *port_name, MPI_Fi
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Comm_accept(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_accept(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_accept(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_accept(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm);
     free(c_port_name);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     *ierror = rc;
@@ -737,7 +781,8 @@ void pmpi_comm_accept_(const char *port_name, MPI_Fint *info, MPI_Fint *root, MP
 
 static inline void mpi_comm_attach_buffer_body(bool prof, MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_attach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer), *size) : MPI_Comm_attach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer), *size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_attach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer), *size) : MPI_Comm_attach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer), *size);
     *ierror = rc;
 }
 void mpi_comm_attach_buffer_(MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
@@ -751,7 +796,8 @@ void pmpi_comm_attach_buffer_(MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_
 
 static inline void mpi_comm_call_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_call_errhandler(MPI_Comm_fromint(*comm), *errorcode) : MPI_Comm_call_errhandler(MPI_Comm_fromint(*comm), *errorcode);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_call_errhandler(MPI_Comm_fromint(*comm), *errorcode) : MPI_Comm_call_errhandler(MPI_Comm_fromint(*comm), *errorcode);
     *ierror = rc;
 }
 void mpi_comm_call_errhandler_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
@@ -765,7 +811,8 @@ void pmpi_comm_call_errhandler_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *i
 
 static inline void mpi_comm_compare_body(bool prof, MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_compare(MPI_Comm_fromint(*comm1), MPI_Comm_fromint(*comm2), result) : MPI_Comm_compare(MPI_Comm_fromint(*comm1), MPI_Comm_fromint(*comm2), result);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_compare(MPI_Comm_fromint(*comm1), MPI_Comm_fromint(*comm2), result) : MPI_Comm_compare(MPI_Comm_fromint(*comm1), MPI_Comm_fromint(*comm2), result);
     *ierror = rc;
 }
 void mpi_comm_compare_(MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierror)
@@ -786,7 +833,8 @@ static inline void mpi_comm_connect_body(bool prof, const char *port_name, MPI_F
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Comm_connect(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_connect(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_connect(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_connect(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm);
     free(c_port_name);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     *ierror = rc;
@@ -803,7 +851,8 @@ void pmpi_comm_connect_(const char *port_name, MPI_Fint *info, MPI_Fint *root, M
 static inline void mpi_comm_create_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
-    int rc = prof ? PMPI_Comm_create(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), &c_newcomm) : MPI_Comm_create(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), &c_newcomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_create(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), &c_newcomm) : MPI_Comm_create(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     *ierror = rc;
 }
@@ -825,7 +874,8 @@ static inline void mpi_comm_create_from_group_body(bool prof, MPI_Fint *group, c
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Comm_create_from_group(MPI_Group_fromint(*group), c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newcomm) : MPI_Comm_create_from_group(MPI_Group_fromint(*group), c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newcomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_create_from_group(MPI_Group_fromint(*group), c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newcomm) : MPI_Comm_create_from_group(MPI_Group_fromint(*group), c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newcomm);
     free(c_stringtag);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     *ierror = rc;
@@ -842,7 +892,8 @@ void pmpi_comm_create_from_group_(MPI_Fint *group, const char *stringtag, MPI_Fi
 static inline void mpi_comm_create_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
-    int rc = prof ? PMPI_Comm_create_group(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), *tag, &c_newcomm) : MPI_Comm_create_group(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), *tag, &c_newcomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_create_group(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), *tag, &c_newcomm) : MPI_Comm_create_group(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), *tag, &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     *ierror = rc;
 }
@@ -857,7 +908,8 @@ void pmpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI
 
 static inline void mpi_comm_delete_attr_body(bool prof, MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_delete_attr(MPI_Comm_fromint(*comm), *comm_keyval) : MPI_Comm_delete_attr(MPI_Comm_fromint(*comm), *comm_keyval);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_delete_attr(MPI_Comm_fromint(*comm), *comm_keyval) : MPI_Comm_delete_attr(MPI_Comm_fromint(*comm), *comm_keyval);
     *ierror = rc;
 }
 void mpi_comm_delete_attr_(MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
@@ -871,7 +923,8 @@ void pmpi_comm_delete_attr_(MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ier
 
 static inline void mpi_comm_detach_buffer_body(bool prof, MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_detach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size) : MPI_Comm_detach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_detach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size) : MPI_Comm_detach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size);
     *ierror = rc;
 }
 void mpi_comm_detach_buffer_(MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
@@ -886,7 +939,8 @@ void pmpi_comm_detach_buffer_(MPI_Fint *comm, void *buffer_addr, MPI_Fint *size,
 static inline void mpi_comm_disconnect_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Comm c_comm = MPI_Comm_fromint(*comm);
-    int rc = prof ? PMPI_Comm_disconnect(&c_comm) : MPI_Comm_disconnect(&c_comm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_disconnect(&c_comm) : MPI_Comm_disconnect(&c_comm);
     if (rc == MPI_SUCCESS) *comm = MPI_Comm_toint(c_comm);
     *ierror = rc;
 }
@@ -902,7 +956,8 @@ void pmpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierror)
 static inline void mpi_comm_dup_body(bool prof, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
-    int rc = prof ? PMPI_Comm_dup(MPI_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_dup(MPI_Comm_fromint(*comm), &c_newcomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_dup(MPI_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_dup(MPI_Comm_fromint(*comm), &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     *ierror = rc;
 }
@@ -918,7 +973,8 @@ void pmpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
 static inline void mpi_comm_dup_with_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
-    int rc = prof ? PMPI_Comm_dup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm) : MPI_Comm_dup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_dup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm) : MPI_Comm_dup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     *ierror = rc;
 }
@@ -933,7 +989,8 @@ void pmpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm,
 
 static inline void mpi_comm_flush_buffer_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_flush_buffer(MPI_Comm_fromint(*comm)) : MPI_Comm_flush_buffer(MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_flush_buffer(MPI_Comm_fromint(*comm)) : MPI_Comm_flush_buffer(MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_comm_flush_buffer_(MPI_Fint *comm, MPI_Fint *ierror)
@@ -948,7 +1005,8 @@ void pmpi_comm_flush_buffer_(MPI_Fint *comm, MPI_Fint *ierror)
 static inline void mpi_comm_free_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Comm c_comm = MPI_Comm_fromint(*comm);
-    int rc = prof ? PMPI_Comm_free(&c_comm) : MPI_Comm_free(&c_comm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_free(&c_comm) : MPI_Comm_free(&c_comm);
     if (rc == MPI_SUCCESS) *comm = MPI_Comm_toint(c_comm);
     *ierror = rc;
 }
@@ -963,7 +1021,8 @@ void pmpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierror)
 
 static inline void mpi_comm_free_keyval_body(bool prof, MPI_Fint *comm_keyval, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_free_keyval(comm_keyval) : MPI_Comm_free_keyval(comm_keyval);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_free_keyval(comm_keyval) : MPI_Comm_free_keyval(comm_keyval);
     *ierror = rc;
 }
 void mpi_comm_free_keyval_(MPI_Fint *comm_keyval, MPI_Fint *ierror)
@@ -978,7 +1037,8 @@ void pmpi_comm_free_keyval_(MPI_Fint *comm_keyval, MPI_Fint *ierror)
 static inline void mpi_comm_get_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
-    int rc = prof ? PMPI_Comm_get_errhandler(MPI_Comm_fromint(*comm), &c_errhandler) : MPI_Comm_get_errhandler(MPI_Comm_fromint(*comm), &c_errhandler);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_get_errhandler(MPI_Comm_fromint(*comm), &c_errhandler) : MPI_Comm_get_errhandler(MPI_Comm_fromint(*comm), &c_errhandler);
     if (rc == MPI_SUCCESS) *errhandler = MPI_Errhandler_toint(c_errhandler);
     *ierror = rc;
 }
@@ -994,7 +1054,8 @@ void pmpi_comm_get_errhandler_(MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *i
 static inline void mpi_comm_get_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
-    int rc = prof ? PMPI_Comm_get_info(MPI_Comm_fromint(*comm), &c_info_used) : MPI_Comm_get_info(MPI_Comm_fromint(*comm), &c_info_used);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_get_info(MPI_Comm_fromint(*comm), &c_info_used) : MPI_Comm_get_info(MPI_Comm_fromint(*comm), &c_info_used);
     if (rc == MPI_SUCCESS) *info_used = MPI_Info_toint(c_info_used);
     *ierror = rc;
 }
@@ -1015,7 +1076,8 @@ static inline void mpi_comm_get_name_body(bool prof, MPI_Fint *comm, char *comm_
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Comm_get_name(MPI_Comm_fromint(*comm), c_comm_name, resultlen) : MPI_Comm_get_name(MPI_Comm_fromint(*comm), c_comm_name, resultlen);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_get_name(MPI_Comm_fromint(*comm), c_comm_name, resultlen) : MPI_Comm_get_name(MPI_Comm_fromint(*comm), c_comm_name, resultlen);
     lmpif_str_out(c_comm_name, comm_name, comm_name_len, rc == MPI_SUCCESS);
     *ierror = rc;
 }
@@ -1031,7 +1093,8 @@ void pmpi_comm_get_name_(MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, M
 static inline void mpi_comm_get_parent_body(bool prof, MPI_Fint *parent, MPI_Fint *ierror)
 {
     MPI_Comm c_parent = (MPI_Comm)0;
-    int rc = prof ? PMPI_Comm_get_parent(&c_parent) : MPI_Comm_get_parent(&c_parent);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_get_parent(&c_parent) : MPI_Comm_get_parent(&c_parent);
     if (rc == MPI_SUCCESS) *parent = MPI_Comm_toint(c_parent);
     *ierror = rc;
 }
@@ -1047,7 +1110,8 @@ void pmpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierror)
 static inline void mpi_comm_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
-    int rc = prof ? PMPI_Comm_group(MPI_Comm_fromint(*comm), &c_group) : MPI_Comm_group(MPI_Comm_fromint(*comm), &c_group);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_group(MPI_Comm_fromint(*comm), &c_group) : MPI_Comm_group(MPI_Comm_fromint(*comm), &c_group);
     if (rc == MPI_SUCCESS) *group = MPI_Group_toint(c_group);
     *ierror = rc;
 }
@@ -1064,7 +1128,8 @@ static inline void mpi_comm_idup_body(bool prof, MPI_Fint *comm, MPI_Fint *newco
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Comm_idup(MPI_Comm_fromint(*comm), &c_newcomm, &c_request) : MPI_Comm_idup(MPI_Comm_fromint(*comm), &c_newcomm, &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_idup(MPI_Comm_fromint(*comm), &c_newcomm, &c_request) : MPI_Comm_idup(MPI_Comm_fromint(*comm), &c_newcomm, &c_request);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
@@ -1082,7 +1147,8 @@ static inline void mpi_comm_idup_with_info_body(bool prof, MPI_Fint *comm, MPI_F
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Comm_idup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm, &c_request) : MPI_Comm_idup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm, &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_idup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm, &c_request) : MPI_Comm_idup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm, &c_request);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
@@ -1099,7 +1165,8 @@ void pmpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm
 static inline void mpi_comm_iflush_buffer_body(bool prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Comm_iflush_buffer(MPI_Comm_fromint(*comm), &c_request) : MPI_Comm_iflush_buffer(MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_iflush_buffer(MPI_Comm_fromint(*comm), &c_request) : MPI_Comm_iflush_buffer(MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1115,7 +1182,8 @@ void pmpi_comm_iflush_buffer_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierro
 static inline void mpi_comm_join_body(bool prof, MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierror)
 {
     MPI_Comm c_intercomm = (MPI_Comm)0;
-    int rc = prof ? PMPI_Comm_join(*fd, &c_intercomm) : MPI_Comm_join(*fd, &c_intercomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_join(*fd, &c_intercomm) : MPI_Comm_join(*fd, &c_intercomm);
     if (rc == MPI_SUCCESS) *intercomm = MPI_Comm_toint(c_intercomm);
     *ierror = rc;
 }
@@ -1130,7 +1198,8 @@ void pmpi_comm_join_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierror)
 
 static inline void mpi_comm_rank_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_rank(MPI_Comm_fromint(*comm), rank) : MPI_Comm_rank(MPI_Comm_fromint(*comm), rank);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_rank(MPI_Comm_fromint(*comm), rank) : MPI_Comm_rank(MPI_Comm_fromint(*comm), rank);
     *ierror = rc;
 }
 void mpi_comm_rank_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
@@ -1145,7 +1214,8 @@ void pmpi_comm_rank_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
 static inline void mpi_comm_remote_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
-    int rc = prof ? PMPI_Comm_remote_group(MPI_Comm_fromint(*comm), &c_group) : MPI_Comm_remote_group(MPI_Comm_fromint(*comm), &c_group);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_remote_group(MPI_Comm_fromint(*comm), &c_group) : MPI_Comm_remote_group(MPI_Comm_fromint(*comm), &c_group);
     if (rc == MPI_SUCCESS) *group = MPI_Group_toint(c_group);
     *ierror = rc;
 }
@@ -1160,7 +1230,8 @@ void pmpi_comm_remote_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 
 static inline void mpi_comm_remote_size_body(bool prof, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_remote_size(MPI_Comm_fromint(*comm), size) : MPI_Comm_remote_size(MPI_Comm_fromint(*comm), size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_remote_size(MPI_Comm_fromint(*comm), size) : MPI_Comm_remote_size(MPI_Comm_fromint(*comm), size);
     *ierror = rc;
 }
 void mpi_comm_remote_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
@@ -1174,7 +1245,8 @@ void pmpi_comm_remote_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 
 static inline void mpi_comm_set_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_set_errhandler(MPI_Comm_fromint(*comm), MPI_Errhandler_fromint(*errhandler)) : MPI_Comm_set_errhandler(MPI_Comm_fromint(*comm), MPI_Errhandler_fromint(*errhandler));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_set_errhandler(MPI_Comm_fromint(*comm), MPI_Errhandler_fromint(*errhandler)) : MPI_Comm_set_errhandler(MPI_Comm_fromint(*comm), MPI_Errhandler_fromint(*errhandler));
     *ierror = rc;
 }
 void mpi_comm_set_errhandler_(MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
@@ -1188,7 +1260,8 @@ void pmpi_comm_set_errhandler_(MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *i
 
 static inline void mpi_comm_set_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_set_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info)) : MPI_Comm_set_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_set_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info)) : MPI_Comm_set_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info));
     *ierror = rc;
 }
 void mpi_comm_set_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
@@ -1208,7 +1281,8 @@ static inline void mpi_comm_set_name_body(bool prof, MPI_Fint *comm, const char 
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Comm_set_name(MPI_Comm_fromint(*comm), c_comm_name) : MPI_Comm_set_name(MPI_Comm_fromint(*comm), c_comm_name);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_set_name(MPI_Comm_fromint(*comm), c_comm_name) : MPI_Comm_set_name(MPI_Comm_fromint(*comm), c_comm_name);
     free(c_comm_name);
     *ierror = rc;
 }
@@ -1223,7 +1297,8 @@ void pmpi_comm_set_name_(MPI_Fint *comm, const char *comm_name, MPI_Fint *ierror
 
 static inline void mpi_comm_size_body(bool prof, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Comm_size(MPI_Comm_fromint(*comm), size) : MPI_Comm_size(MPI_Comm_fromint(*comm), size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_size(MPI_Comm_fromint(*comm), size) : MPI_Comm_size(MPI_Comm_fromint(*comm), size);
     *ierror = rc;
 }
 void mpi_comm_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
@@ -1238,7 +1313,8 @@ void pmpi_comm_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 static inline void mpi_comm_split_body(bool prof, MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
-    int rc = prof ? PMPI_Comm_split(MPI_Comm_fromint(*comm), *color, *key, &c_newcomm) : MPI_Comm_split(MPI_Comm_fromint(*comm), *color, *key, &c_newcomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_split(MPI_Comm_fromint(*comm), *color, *key, &c_newcomm) : MPI_Comm_split(MPI_Comm_fromint(*comm), *color, *key, &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     *ierror = rc;
 }
@@ -1254,7 +1330,8 @@ void pmpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *
 static inline void mpi_comm_split_type_body(bool prof, MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
-    int rc = prof ? PMPI_Comm_split_type(MPI_Comm_fromint(*comm), *split_type, *key, MPI_Info_fromint(*info), &c_newcomm) : MPI_Comm_split_type(MPI_Comm_fromint(*comm), *split_type, *key, MPI_Info_fromint(*info), &c_newcomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_split_type(MPI_Comm_fromint(*comm), *split_type, *key, MPI_Info_fromint(*info), &c_newcomm) : MPI_Comm_split_type(MPI_Comm_fromint(*comm), *split_type, *key, MPI_Info_fromint(*info), &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
     *ierror = rc;
 }
@@ -1270,7 +1347,8 @@ void pmpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, 
 static inline void mpi_comm_test_inter_body(bool prof, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
-    int rc = prof ? PMPI_Comm_test_inter(MPI_Comm_fromint(*comm), &c_flag) : MPI_Comm_test_inter(MPI_Comm_fromint(*comm), &c_flag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Comm_test_inter(MPI_Comm_fromint(*comm), &c_flag) : MPI_Comm_test_inter(MPI_Comm_fromint(*comm), &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
 }
@@ -1285,7 +1363,8 @@ void pmpi_comm_test_inter_(MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
 
 static inline void mpi_compare_and_swap_body(bool prof, void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Win_fromint(*win)) : MPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Win_fromint(*win)) : MPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
@@ -1299,7 +1378,8 @@ void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_
 
 static inline void mpi_dims_create_body(bool prof, MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Dims_create(*nnodes, *ndims, dims) : MPI_Dims_create(*nnodes, *ndims, dims);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Dims_create(*nnodes, *ndims, dims) : MPI_Dims_create(*nnodes, *ndims, dims);
     *ierror = rc;
 }
 void mpi_dims_create_(MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *ierror)
@@ -1314,7 +1394,8 @@ void pmpi_dims_create_(MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fi
 static inline void mpi_dist_graph_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
     MPI_Comm c_comm_dist_graph = (MPI_Comm)0;
-    int rc = prof ? PMPI_Dist_graph_create(MPI_Comm_fromint(*comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create(MPI_Comm_fromint(*comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Dist_graph_create(MPI_Comm_fromint(*comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create(MPI_Comm_fromint(*comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
     if (rc == MPI_SUCCESS) *comm_dist_graph = MPI_Comm_toint(c_comm_dist_graph);
     *ierror = rc;
 }
@@ -1330,7 +1411,8 @@ void pmpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources,
 static inline void mpi_dist_graph_create_adjacent_body(bool prof, MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
     MPI_Comm c_comm_dist_graph = (MPI_Comm)0;
-    int rc = prof ? PMPI_Dist_graph_create_adjacent(MPI_Comm_fromint(*comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create_adjacent(MPI_Comm_fromint(*comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Dist_graph_create_adjacent(MPI_Comm_fromint(*comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create_adjacent(MPI_Comm_fromint(*comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
     if (rc == MPI_SUCCESS) *comm_dist_graph = MPI_Comm_toint(c_comm_dist_graph);
     *ierror = rc;
 }
@@ -1345,7 +1427,8 @@ void pmpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree, MP
 
 static inline void mpi_dist_graph_neighbors_body(bool prof, MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Dist_graph_neighbors(MPI_Comm_fromint(*comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights)) : MPI_Dist_graph_neighbors(MPI_Comm_fromint(*comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Dist_graph_neighbors(MPI_Comm_fromint(*comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights)) : MPI_Dist_graph_neighbors(MPI_Comm_fromint(*comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights));
     *ierror = rc;
 }
 void mpi_dist_graph_neighbors_(MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierror)
@@ -1360,7 +1443,8 @@ void pmpi_dist_graph_neighbors_(MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint 
 static inline void mpi_dist_graph_neighbors_count_body(bool prof, MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierror)
 {
     int c_weighted = 0;
-    int rc = prof ? PMPI_Dist_graph_neighbors_count(MPI_Comm_fromint(*comm), indegree, outdegree, &c_weighted) : MPI_Dist_graph_neighbors_count(MPI_Comm_fromint(*comm), indegree, outdegree, &c_weighted);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Dist_graph_neighbors_count(MPI_Comm_fromint(*comm), indegree, outdegree, &c_weighted) : MPI_Dist_graph_neighbors_count(MPI_Comm_fromint(*comm), indegree, outdegree, &c_weighted);
     if (rc == MPI_SUCCESS) *weighted = lmpif_to_logical(c_weighted);
     *ierror = rc;
 }
@@ -1376,7 +1460,8 @@ void pmpi_dist_graph_neighbors_count_(MPI_Fint *comm, MPI_Fint *indegree, MPI_Fi
 static inline void mpi_errhandler_free_body(bool prof, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = MPI_Errhandler_fromint(*errhandler);
-    int rc = prof ? PMPI_Errhandler_free(&c_errhandler) : MPI_Errhandler_free(&c_errhandler);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Errhandler_free(&c_errhandler) : MPI_Errhandler_free(&c_errhandler);
     if (rc == MPI_SUCCESS) *errhandler = MPI_Errhandler_toint(c_errhandler);
     *ierror = rc;
 }
@@ -1391,7 +1476,8 @@ void pmpi_errhandler_free_(MPI_Fint *errhandler, MPI_Fint *ierror)
 
 static inline void mpi_error_class_body(bool prof, MPI_Fint *errorcode, MPI_Fint *errorclass, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Error_class(*errorcode, errorclass) : MPI_Error_class(*errorcode, errorclass);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Error_class(*errorcode, errorclass) : MPI_Error_class(*errorcode, errorclass);
     *ierror = rc;
 }
 void mpi_error_class_(MPI_Fint *errorcode, MPI_Fint *errorclass, MPI_Fint *ierror)
@@ -1411,7 +1497,8 @@ static inline void mpi_error_string_body(bool prof, MPI_Fint *errorcode, char *s
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Error_string(*errorcode, c_string, resultlen) : MPI_Error_string(*errorcode, c_string, resultlen);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Error_string(*errorcode, c_string, resultlen) : MPI_Error_string(*errorcode, c_string, resultlen);
     lmpif_str_out(c_string, string, string_len, rc == MPI_SUCCESS);
     *ierror = rc;
 }
@@ -1426,7 +1513,8 @@ void pmpi_error_string_(MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, 
 
 static inline void mpi_exscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
@@ -1441,7 +1529,8 @@ void pmpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datat
 static inline void mpi_exscan_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1456,7 +1545,8 @@ void pmpi_exscan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *
 
 static inline void mpi_fetch_and_op_body(bool prof, void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Op_fromint(*op), MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Op_fromint(*op), MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_fetch_and_op_(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
@@ -1470,7 +1560,8 @@ void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, MPI_Fint *datatype
 
 static inline void mpi_file_call_errhandler_body(bool prof, MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_call_errhandler(MPI_File_fromint(*fh), *errorcode) : MPI_File_call_errhandler(MPI_File_fromint(*fh), *errorcode);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_call_errhandler(MPI_File_fromint(*fh), *errorcode) : MPI_File_call_errhandler(MPI_File_fromint(*fh), *errorcode);
     *ierror = rc;
 }
 void mpi_file_call_errhandler_(MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ierror)
@@ -1485,7 +1576,8 @@ void pmpi_file_call_errhandler_(MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ier
 static inline void mpi_file_close_body(bool prof, MPI_Fint *fh, MPI_Fint *ierror)
 {
     MPI_File c_fh = MPI_File_fromint(*fh);
-    int rc = prof ? PMPI_File_close(&c_fh) : MPI_File_close(&c_fh);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_close(&c_fh) : MPI_File_close(&c_fh);
     if (rc == MPI_SUCCESS) *fh = MPI_File_toint(c_fh);
     *ierror = rc;
 }
@@ -1506,7 +1598,8 @@ static inline void mpi_file_delete_body(bool prof, const char *filename, MPI_Fin
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_File_delete(c_filename, MPI_Info_fromint(*info)) : MPI_File_delete(c_filename, MPI_Info_fromint(*info));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_delete(c_filename, MPI_Info_fromint(*info)) : MPI_File_delete(c_filename, MPI_Info_fromint(*info));
     free(c_filename);
     *ierror = rc;
 }
@@ -1521,7 +1614,8 @@ void pmpi_file_delete_(const char *filename, MPI_Fint *info, MPI_Fint *ierror, s
 
 static inline void mpi_file_get_amode_body(bool prof, MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_get_amode(MPI_File_fromint(*fh), amode) : MPI_File_get_amode(MPI_File_fromint(*fh), amode);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_get_amode(MPI_File_fromint(*fh), amode) : MPI_File_get_amode(MPI_File_fromint(*fh), amode);
     *ierror = rc;
 }
 void mpi_file_get_amode_(MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
@@ -1536,7 +1630,8 @@ void pmpi_file_get_amode_(MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
 static inline void mpi_file_get_atomicity_body(bool prof, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
-    int rc = prof ? PMPI_File_get_atomicity(MPI_File_fromint(*fh), &c_flag) : MPI_File_get_atomicity(MPI_File_fromint(*fh), &c_flag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_get_atomicity(MPI_File_fromint(*fh), &c_flag) : MPI_File_get_atomicity(MPI_File_fromint(*fh), &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
 }
@@ -1551,7 +1646,8 @@ void pmpi_file_get_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 
 static inline void mpi_file_get_byte_offset_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_get_byte_offset(MPI_File_fromint(*fh), *offset, disp) : MPI_File_get_byte_offset(MPI_File_fromint(*fh), *offset, disp);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_get_byte_offset(MPI_File_fromint(*fh), *offset, disp) : MPI_File_get_byte_offset(MPI_File_fromint(*fh), *offset, disp);
     *ierror = rc;
 }
 void mpi_file_get_byte_offset_(MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
@@ -1566,7 +1662,8 @@ void pmpi_file_get_byte_offset_(MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *di
 static inline void mpi_file_get_errhandler_body(bool prof, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
-    int rc = prof ? PMPI_File_get_errhandler(MPI_File_fromint(*file), &c_errhandler) : MPI_File_get_errhandler(MPI_File_fromint(*file), &c_errhandler);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_get_errhandler(MPI_File_fromint(*file), &c_errhandler) : MPI_File_get_errhandler(MPI_File_fromint(*file), &c_errhandler);
     if (rc == MPI_SUCCESS) *errhandler = MPI_Errhandler_toint(c_errhandler);
     *ierror = rc;
 }
@@ -1582,7 +1679,8 @@ void pmpi_file_get_errhandler_(MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *i
 static inline void mpi_file_get_group_body(bool prof, MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
-    int rc = prof ? PMPI_File_get_group(MPI_File_fromint(*fh), &c_group) : MPI_File_get_group(MPI_File_fromint(*fh), &c_group);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_get_group(MPI_File_fromint(*fh), &c_group) : MPI_File_get_group(MPI_File_fromint(*fh), &c_group);
     if (rc == MPI_SUCCESS) *group = MPI_Group_toint(c_group);
     *ierror = rc;
 }
@@ -1598,7 +1696,8 @@ void pmpi_file_get_group_(MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
 static inline void mpi_file_get_info_body(bool prof, MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
-    int rc = prof ? PMPI_File_get_info(MPI_File_fromint(*fh), &c_info_used) : MPI_File_get_info(MPI_File_fromint(*fh), &c_info_used);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_get_info(MPI_File_fromint(*fh), &c_info_used) : MPI_File_get_info(MPI_File_fromint(*fh), &c_info_used);
     if (rc == MPI_SUCCESS) *info_used = MPI_Info_toint(c_info_used);
     *ierror = rc;
 }
@@ -1613,7 +1712,8 @@ void pmpi_file_get_info_(MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
 
 static inline void mpi_file_get_position_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_get_position(MPI_File_fromint(*fh), offset) : MPI_File_get_position(MPI_File_fromint(*fh), offset);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_get_position(MPI_File_fromint(*fh), offset) : MPI_File_get_position(MPI_File_fromint(*fh), offset);
     *ierror = rc;
 }
 void mpi_file_get_position_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
@@ -1627,7 +1727,8 @@ void pmpi_file_get_position_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 
 static inline void mpi_file_get_position_shared_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_get_position_shared(MPI_File_fromint(*fh), offset) : MPI_File_get_position_shared(MPI_File_fromint(*fh), offset);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_get_position_shared(MPI_File_fromint(*fh), offset) : MPI_File_get_position_shared(MPI_File_fromint(*fh), offset);
     *ierror = rc;
 }
 void mpi_file_get_position_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
@@ -1641,7 +1742,8 @@ void pmpi_file_get_position_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *
 
 static inline void mpi_file_get_size_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_get_size(MPI_File_fromint(*fh), size) : MPI_File_get_size(MPI_File_fromint(*fh), size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_get_size(MPI_File_fromint(*fh), size) : MPI_File_get_size(MPI_File_fromint(*fh), size);
     *ierror = rc;
 }
 void mpi_file_get_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
@@ -1655,7 +1757,8 @@ void pmpi_file_get_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 
 static inline void mpi_file_get_type_extent_body(bool prof, MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_get_type_extent(MPI_File_fromint(*fh), MPI_Type_fromint(*datatype), extent) : MPI_File_get_type_extent(MPI_File_fromint(*fh), MPI_Type_fromint(*datatype), extent);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_get_type_extent(MPI_File_fromint(*fh), MPI_Type_fromint(*datatype), extent) : MPI_File_get_type_extent(MPI_File_fromint(*fh), MPI_Type_fromint(*datatype), extent);
     *ierror = rc;
 }
 void mpi_file_get_type_extent_(MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror)
@@ -1677,7 +1780,8 @@ static inline void mpi_file_get_view_body(bool prof, MPI_Fint *fh, MPI_Offset *d
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_File_get_view(MPI_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep) : MPI_File_get_view(MPI_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_get_view(MPI_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep) : MPI_File_get_view(MPI_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep);
     if (rc == MPI_SUCCESS) *etype = MPI_Type_toint(c_etype);
     if (rc == MPI_SUCCESS) *filetype = MPI_Type_toint(c_filetype);
     lmpif_str_out(c_datarep, datarep, datarep_len, rc == MPI_SUCCESS);
@@ -1695,7 +1799,8 @@ void pmpi_file_get_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fi
 static inline void mpi_file_iread_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_File_iread(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_iread(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1711,7 +1816,8 @@ void pmpi_file_iread_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dataty
 static inline void mpi_file_iread_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_File_iread_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_iread_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1727,7 +1833,8 @@ void pmpi_file_iread_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *da
 static inline void mpi_file_iread_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_File_iread_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_iread_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1743,7 +1850,8 @@ void pmpi_file_iread_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *
 static inline void mpi_file_iread_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_File_iread_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_iread_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1759,7 +1867,8 @@ void pmpi_file_iread_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fi
 static inline void mpi_file_iread_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_File_iread_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_iread_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1775,7 +1884,8 @@ void pmpi_file_iread_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint 
 static inline void mpi_file_iwrite_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_File_iwrite(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_iwrite(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1791,7 +1901,8 @@ void pmpi_file_iwrite_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datat
 static inline void mpi_file_iwrite_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_File_iwrite_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_iwrite_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1807,7 +1918,8 @@ void pmpi_file_iwrite_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *d
 static inline void mpi_file_iwrite_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_File_iwrite_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_iwrite_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1823,7 +1935,8 @@ void pmpi_file_iwrite_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint 
 static inline void mpi_file_iwrite_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_File_iwrite_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_iwrite_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1839,7 +1952,8 @@ void pmpi_file_iwrite_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_F
 static inline void mpi_file_iwrite_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_File_iwrite_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_iwrite_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -1861,7 +1975,8 @@ static inline void mpi_file_open_body(bool prof, MPI_Fint *comm, const char *fil
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_File_open(MPI_Comm_fromint(*comm), c_filename, *amode, MPI_Info_fromint(*info), &c_fh) : MPI_File_open(MPI_Comm_fromint(*comm), c_filename, *amode, MPI_Info_fromint(*info), &c_fh);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_open(MPI_Comm_fromint(*comm), c_filename, *amode, MPI_Info_fromint(*info), &c_fh) : MPI_File_open(MPI_Comm_fromint(*comm), c_filename, *amode, MPI_Info_fromint(*info), &c_fh);
     free(c_filename);
     if (rc == MPI_SUCCESS) *fh = MPI_File_toint(c_fh);
     *ierror = rc;
@@ -1877,7 +1992,8 @@ void pmpi_file_open_(MPI_Fint *comm, const char *filename, MPI_Fint *amode, MPI_
 
 static inline void mpi_file_preallocate_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_preallocate(MPI_File_fromint(*fh), *size) : MPI_File_preallocate(MPI_File_fromint(*fh), *size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_preallocate(MPI_File_fromint(*fh), *size) : MPI_File_preallocate(MPI_File_fromint(*fh), *size);
     *ierror = rc;
 }
 void mpi_file_preallocate_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
@@ -1891,7 +2007,8 @@ void pmpi_file_preallocate_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 
 static inline void mpi_file_read_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_read_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -1905,7 +2022,8 @@ void pmpi_file_read_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatyp
 
 static inline void mpi_file_read_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_read_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -1919,7 +2037,8 @@ void pmpi_file_read_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dat
 
 static inline void mpi_file_read_all_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_read_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_read_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
     *ierror = rc;
 }
 void mpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
@@ -1933,7 +2052,8 @@ void pmpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fin
 
 static inline void mpi_file_read_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_read_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -1947,7 +2067,8 @@ void pmpi_file_read_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint
 
 static inline void mpi_file_read_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_read_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -1961,7 +2082,8 @@ void pmpi_file_read_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *c
 
 static inline void mpi_file_read_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_read_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -1975,7 +2097,8 @@ void pmpi_file_read_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fin
 
 static inline void mpi_file_read_at_all_begin_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_read_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_read_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
     *ierror = rc;
 }
 void mpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
@@ -1989,7 +2112,8 @@ void pmpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, M
 
 static inline void mpi_file_read_at_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_read_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -2003,7 +2127,8 @@ void pmpi_file_read_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_F
 
 static inline void mpi_file_read_ordered_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_read_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -2017,7 +2142,8 @@ void pmpi_file_read_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint 
 
 static inline void mpi_file_read_ordered_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_read_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_read_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
     *ierror = rc;
 }
 void mpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
@@ -2031,7 +2157,8 @@ void pmpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI
 
 static inline void mpi_file_read_ordered_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_read_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -2045,7 +2172,8 @@ void pmpi_file_read_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_
 
 static inline void mpi_file_read_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_read_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_read_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_read_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -2059,7 +2187,8 @@ void pmpi_file_read_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *
 
 static inline void mpi_file_seek_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_seek(MPI_File_fromint(*fh), *offset, *whence) : MPI_File_seek(MPI_File_fromint(*fh), *offset, *whence);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_seek(MPI_File_fromint(*fh), *offset, *whence) : MPI_File_seek(MPI_File_fromint(*fh), *offset, *whence);
     *ierror = rc;
 }
 void mpi_file_seek_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
@@ -2073,7 +2202,8 @@ void pmpi_file_seek_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fin
 
 static inline void mpi_file_seek_shared_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_seek_shared(MPI_File_fromint(*fh), *offset, *whence) : MPI_File_seek_shared(MPI_File_fromint(*fh), *offset, *whence);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_seek_shared(MPI_File_fromint(*fh), *offset, *whence) : MPI_File_seek_shared(MPI_File_fromint(*fh), *offset, *whence);
     *ierror = rc;
 }
 void mpi_file_seek_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
@@ -2087,7 +2217,8 @@ void pmpi_file_seek_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, 
 
 static inline void mpi_file_set_atomicity_body(bool prof, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_set_atomicity(MPI_File_fromint(*fh), lmpif_from_logical(*flag)) : MPI_File_set_atomicity(MPI_File_fromint(*fh), lmpif_from_logical(*flag));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_set_atomicity(MPI_File_fromint(*fh), lmpif_from_logical(*flag)) : MPI_File_set_atomicity(MPI_File_fromint(*fh), lmpif_from_logical(*flag));
     *ierror = rc;
 }
 void mpi_file_set_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
@@ -2101,7 +2232,8 @@ void pmpi_file_set_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 
 static inline void mpi_file_set_errhandler_body(bool prof, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_set_errhandler(MPI_File_fromint(*file), MPI_Errhandler_fromint(*errhandler)) : MPI_File_set_errhandler(MPI_File_fromint(*file), MPI_Errhandler_fromint(*errhandler));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_set_errhandler(MPI_File_fromint(*file), MPI_Errhandler_fromint(*errhandler)) : MPI_File_set_errhandler(MPI_File_fromint(*file), MPI_Errhandler_fromint(*errhandler));
     *ierror = rc;
 }
 void mpi_file_set_errhandler_(MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
@@ -2115,7 +2247,8 @@ void pmpi_file_set_errhandler_(MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *i
 
 static inline void mpi_file_set_info_body(bool prof, MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_set_info(MPI_File_fromint(*fh), MPI_Info_fromint(*info)) : MPI_File_set_info(MPI_File_fromint(*fh), MPI_Info_fromint(*info));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_set_info(MPI_File_fromint(*fh), MPI_Info_fromint(*info)) : MPI_File_set_info(MPI_File_fromint(*fh), MPI_Info_fromint(*info));
     *ierror = rc;
 }
 void mpi_file_set_info_(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
@@ -2129,7 +2262,8 @@ void pmpi_file_set_info_(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
 
 static inline void mpi_file_set_size_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_set_size(MPI_File_fromint(*fh), *size) : MPI_File_set_size(MPI_File_fromint(*fh), *size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_set_size(MPI_File_fromint(*fh), *size) : MPI_File_set_size(MPI_File_fromint(*fh), *size);
     *ierror = rc;
 }
 void mpi_file_set_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
@@ -2149,7 +2283,8 @@ static inline void mpi_file_set_view_body(bool prof, MPI_Fint *fh, MPI_Offset *d
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_File_set_view(MPI_File_fromint(*fh), *disp, MPI_Type_fromint(*etype), MPI_Type_fromint(*filetype), c_datarep, MPI_Info_fromint(*info)) : MPI_File_set_view(MPI_File_fromint(*fh), *disp, MPI_Type_fromint(*etype), MPI_Type_fromint(*filetype), c_datarep, MPI_Info_fromint(*info));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_set_view(MPI_File_fromint(*fh), *disp, MPI_Type_fromint(*etype), MPI_Type_fromint(*filetype), c_datarep, MPI_Info_fromint(*info)) : MPI_File_set_view(MPI_File_fromint(*fh), *disp, MPI_Type_fromint(*etype), MPI_Type_fromint(*filetype), c_datarep, MPI_Info_fromint(*info));
     free(c_datarep);
     *ierror = rc;
 }
@@ -2164,7 +2299,8 @@ void pmpi_file_set_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fi
 
 static inline void mpi_file_sync_body(bool prof, MPI_Fint *fh, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_sync(MPI_File_fromint(*fh)) : MPI_File_sync(MPI_File_fromint(*fh));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_sync(MPI_File_fromint(*fh)) : MPI_File_sync(MPI_File_fromint(*fh));
     *ierror = rc;
 }
 void mpi_file_sync_(MPI_Fint *fh, MPI_Fint *ierror)
@@ -2178,7 +2314,8 @@ void pmpi_file_sync_(MPI_Fint *fh, MPI_Fint *ierror)
 
 static inline void mpi_file_write_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_write_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -2192,7 +2329,8 @@ void pmpi_file_write_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dataty
 
 static inline void mpi_file_write_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_write_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -2206,7 +2344,8 @@ void pmpi_file_write_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *da
 
 static inline void mpi_file_write_all_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_write_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_write_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
     *ierror = rc;
 }
 void mpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
@@ -2220,7 +2359,8 @@ void pmpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fi
 
 static inline void mpi_file_write_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_write_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -2234,7 +2374,8 @@ void pmpi_file_write_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fin
 
 static inline void mpi_file_write_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_write_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -2248,7 +2389,8 @@ void pmpi_file_write_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *
 
 static inline void mpi_file_write_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_write_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -2262,7 +2404,8 @@ void pmpi_file_write_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fi
 
 static inline void mpi_file_write_at_all_begin_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_write_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_write_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
     *ierror = rc;
 }
 void mpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
@@ -2276,7 +2419,8 @@ void pmpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, 
 
 static inline void mpi_file_write_at_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_write_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -2290,7 +2434,8 @@ void pmpi_file_write_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_
 
 static inline void mpi_file_write_ordered_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_write_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -2304,7 +2449,8 @@ void pmpi_file_write_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint
 
 static inline void mpi_file_write_ordered_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_write_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_write_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
     *ierror = rc;
 }
 void mpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
@@ -2318,7 +2464,8 @@ void pmpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MP
 
 static inline void mpi_file_write_ordered_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -2332,7 +2479,8 @@ void pmpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI
 
 static inline void mpi_file_write_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_File_write_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_File_write_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_file_write_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -2346,7 +2494,8 @@ void pmpi_file_write_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint 
 
 static inline void mpi_finalize_body(bool prof, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Finalize() : MPI_Finalize();
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Finalize() : MPI_Finalize();
     *ierror = rc;
 }
 void mpi_finalize_(MPI_Fint *ierror)
@@ -2361,7 +2510,8 @@ void pmpi_finalize_(MPI_Fint *ierror)
 static inline void mpi_finalized_body(bool prof, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
-    int rc = prof ? PMPI_Finalized(&c_flag) : MPI_Finalized(&c_flag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Finalized(&c_flag) : MPI_Finalized(&c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
 }
@@ -2376,7 +2526,8 @@ void pmpi_finalized_(MPI_Fint *flag, MPI_Fint *ierror)
 
 static inline void mpi_free_mem_body(bool prof, void *base, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Free_mem(LMPIF_BUF(base)) : MPI_Free_mem(LMPIF_BUF(base));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Free_mem(LMPIF_BUF(base)) : MPI_Free_mem(LMPIF_BUF(base));
     *ierror = rc;
 }
 void mpi_free_mem_(void *base, MPI_Fint *ierror)
@@ -2390,7 +2541,8 @@ void pmpi_free_mem_(void *base, MPI_Fint *ierror)
 
 static inline void mpi_gather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Gather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Gather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Gather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Gather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
@@ -2405,7 +2557,8 @@ void pmpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *
 static inline void mpi_gather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -2420,7 +2573,8 @@ void pmpi_gather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, v
 
 static inline void mpi_gatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
@@ -2435,7 +2589,8 @@ void pmpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
 static inline void mpi_gatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -2450,7 +2605,8 @@ void pmpi_gatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, 
 
 static inline void mpi_get_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Get(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win)) : MPI_Get(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Get(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win)) : MPI_Get(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
@@ -2464,7 +2620,8 @@ void pmpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datat
 
 static inline void mpi_get_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
@@ -2478,7 +2635,8 @@ void pmpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *o
 
 static inline void mpi_get_address_body(bool prof, void *location, MPI_Aint *address, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Get_address(LMPIF_BUF(location), address) : MPI_Get_address(LMPIF_BUF(location), address);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Get_address(LMPIF_BUF(location), address) : MPI_Get_address(LMPIF_BUF(location), address);
     *ierror = rc;
 }
 void mpi_get_address_(void *location, MPI_Aint *address, MPI_Fint *ierror)
@@ -2492,7 +2650,8 @@ void pmpi_get_address_(void *location, MPI_Aint *address, MPI_Fint *ierror)
 
 static inline void mpi_get_count_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Get_count(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count) : MPI_Get_count(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Get_count(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count) : MPI_Get_count(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count);
     *ierror = rc;
 }
 void mpi_get_count_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
@@ -2506,7 +2665,8 @@ void pmpi_get_count_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_
 
 static inline void mpi_get_elements_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Get_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count) : MPI_Get_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Get_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count) : MPI_Get_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count);
     *ierror = rc;
 }
 void mpi_get_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
@@ -2520,7 +2680,8 @@ void pmpi_get_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, M
 
 static inline void mpi_get_elements_x_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Get_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count) : MPI_Get_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Get_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count) : MPI_Get_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count);
     *ierror = rc;
 }
 void mpi_get_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
@@ -2535,7 +2696,8 @@ void pmpi_get_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count
 static inline void mpi_get_hw_resource_info_body(bool prof, MPI_Fint *hw_info, MPI_Fint *ierror)
 {
     MPI_Info c_hw_info = (MPI_Info)0;
-    int rc = prof ? PMPI_Get_hw_resource_info(&c_hw_info) : MPI_Get_hw_resource_info(&c_hw_info);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Get_hw_resource_info(&c_hw_info) : MPI_Get_hw_resource_info(&c_hw_info);
     if (rc == MPI_SUCCESS) *hw_info = MPI_Info_toint(c_hw_info);
     *ierror = rc;
 }
@@ -2556,7 +2718,8 @@ static inline void mpi_get_library_version_body(bool prof, char *version, MPI_Fi
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Get_library_version(c_version, resultlen) : MPI_Get_library_version(c_version, resultlen);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Get_library_version(c_version, resultlen) : MPI_Get_library_version(c_version, resultlen);
     lmpif_str_out(c_version, version, version_len, rc == MPI_SUCCESS);
     *ierror = rc;
 }
@@ -2577,7 +2740,8 @@ static inline void mpi_get_processor_name_body(bool prof, char *name, MPI_Fint *
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Get_processor_name(c_name, resultlen) : MPI_Get_processor_name(c_name, resultlen);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Get_processor_name(c_name, resultlen) : MPI_Get_processor_name(c_name, resultlen);
     lmpif_str_out(c_name, name, name_len, rc == MPI_SUCCESS);
     *ierror = rc;
 }
@@ -2592,7 +2756,8 @@ void pmpi_get_processor_name_(char *name, MPI_Fint *resultlen, MPI_Fint *ierror,
 
 static inline void mpi_get_version_body(bool prof, MPI_Fint *version, MPI_Fint *subversion, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Get_version(version, subversion) : MPI_Get_version(version, subversion);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Get_version(version, subversion) : MPI_Get_version(version, subversion);
     *ierror = rc;
 }
 void mpi_get_version_(MPI_Fint *version, MPI_Fint *subversion, MPI_Fint *ierror)
@@ -2607,7 +2772,8 @@ void pmpi_get_version_(MPI_Fint *version, MPI_Fint *subversion, MPI_Fint *ierror
 static inline void mpi_graph_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierror)
 {
     MPI_Comm c_comm_graph = (MPI_Comm)0;
-    int rc = prof ? PMPI_Graph_create(MPI_Comm_fromint(*comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph) : MPI_Graph_create(MPI_Comm_fromint(*comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Graph_create(MPI_Comm_fromint(*comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph) : MPI_Graph_create(MPI_Comm_fromint(*comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph);
     if (rc == MPI_SUCCESS) *comm_graph = MPI_Comm_toint(c_comm_graph);
     *ierror = rc;
 }
@@ -2622,7 +2788,8 @@ void pmpi_graph_create_(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, M
 
 static inline void mpi_graph_get_body(bool prof, MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Graph_get(MPI_Comm_fromint(*comm), *maxindex, *maxedges, index, edges) : MPI_Graph_get(MPI_Comm_fromint(*comm), *maxindex, *maxedges, index, edges);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Graph_get(MPI_Comm_fromint(*comm), *maxindex, *maxedges, index, edges) : MPI_Graph_get(MPI_Comm_fromint(*comm), *maxindex, *maxedges, index, edges);
     *ierror = rc;
 }
 void mpi_graph_get_(MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *ierror)
@@ -2636,7 +2803,8 @@ void pmpi_graph_get_(MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI
 
 static inline void mpi_graph_map_body(bool prof, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Graph_map(MPI_Comm_fromint(*comm), *nnodes, index, edges, newrank) : MPI_Graph_map(MPI_Comm_fromint(*comm), *nnodes, index, edges, newrank);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Graph_map(MPI_Comm_fromint(*comm), *nnodes, index, edges, newrank) : MPI_Graph_map(MPI_Comm_fromint(*comm), *nnodes, index, edges, newrank);
     *ierror = rc;
 }
 void mpi_graph_map_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierror)
@@ -2650,7 +2818,8 @@ void pmpi_graph_map_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint
 
 static inline void mpi_graph_neighbors_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Graph_neighbors(MPI_Comm_fromint(*comm), *rank, *maxneighbors, neighbors) : MPI_Graph_neighbors(MPI_Comm_fromint(*comm), *rank, *maxneighbors, neighbors);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Graph_neighbors(MPI_Comm_fromint(*comm), *rank, *maxneighbors, neighbors) : MPI_Graph_neighbors(MPI_Comm_fromint(*comm), *rank, *maxneighbors, neighbors);
     *ierror = rc;
 }
 void mpi_graph_neighbors_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierror)
@@ -2664,7 +2833,8 @@ void pmpi_graph_neighbors_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbor
 
 static inline void mpi_graph_neighbors_count_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Graph_neighbors_count(MPI_Comm_fromint(*comm), *rank, nneighbors) : MPI_Graph_neighbors_count(MPI_Comm_fromint(*comm), *rank, nneighbors);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Graph_neighbors_count(MPI_Comm_fromint(*comm), *rank, nneighbors) : MPI_Graph_neighbors_count(MPI_Comm_fromint(*comm), *rank, nneighbors);
     *ierror = rc;
 }
 void mpi_graph_neighbors_count_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierror)
@@ -2678,7 +2848,8 @@ void pmpi_graph_neighbors_count_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneig
 
 static inline void mpi_graphdims_get_body(bool prof, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Graphdims_get(MPI_Comm_fromint(*comm), nnodes, nedges) : MPI_Graphdims_get(MPI_Comm_fromint(*comm), nnodes, nedges);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Graphdims_get(MPI_Comm_fromint(*comm), nnodes, nedges) : MPI_Graphdims_get(MPI_Comm_fromint(*comm), nnodes, nedges);
     *ierror = rc;
 }
 void mpi_graphdims_get_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierror)
@@ -2692,7 +2863,8 @@ void pmpi_graphdims_get_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI
 
 static inline void mpi_grequest_complete_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Grequest_complete(MPI_Request_fromint(*request)) : MPI_Grequest_complete(MPI_Request_fromint(*request));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Grequest_complete(MPI_Request_fromint(*request)) : MPI_Grequest_complete(MPI_Request_fromint(*request));
     *ierror = rc;
 }
 void mpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierror)
@@ -2706,7 +2878,8 @@ void pmpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierror)
 
 static inline void mpi_group_compare_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Group_compare(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), result) : MPI_Group_compare(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), result);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_compare(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), result) : MPI_Group_compare(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), result);
     *ierror = rc;
 }
 void mpi_group_compare_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierror)
@@ -2721,7 +2894,8 @@ void pmpi_group_compare_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, M
 static inline void mpi_group_difference_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
-    int rc = prof ? PMPI_Group_difference(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup) : MPI_Group_difference(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_difference(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup) : MPI_Group_difference(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
     *ierror = rc;
 }
@@ -2737,7 +2911,8 @@ void pmpi_group_difference_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgro
 static inline void mpi_group_excl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
-    int rc = prof ? PMPI_Group_excl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup) : MPI_Group_excl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_excl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup) : MPI_Group_excl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
     *ierror = rc;
 }
@@ -2753,7 +2928,8 @@ void pmpi_group_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *n
 static inline void mpi_group_free_body(bool prof, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = MPI_Group_fromint(*group);
-    int rc = prof ? PMPI_Group_free(&c_group) : MPI_Group_free(&c_group);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_free(&c_group) : MPI_Group_free(&c_group);
     if (rc == MPI_SUCCESS) *group = MPI_Group_toint(c_group);
     *ierror = rc;
 }
@@ -2775,7 +2951,8 @@ static inline void mpi_group_from_session_pset_body(bool prof, MPI_Fint *session
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Group_from_session_pset(MPI_Session_fromint(*session), c_pset_name, &c_newgroup) : MPI_Group_from_session_pset(MPI_Session_fromint(*session), c_pset_name, &c_newgroup);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_from_session_pset(MPI_Session_fromint(*session), c_pset_name, &c_newgroup) : MPI_Group_from_session_pset(MPI_Session_fromint(*session), c_pset_name, &c_newgroup);
     free(c_pset_name);
     if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
     *ierror = rc;
@@ -2792,7 +2969,8 @@ void pmpi_group_from_session_pset_(MPI_Fint *session, const char *pset_name, MPI
 static inline void mpi_group_incl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
-    int rc = prof ? PMPI_Group_incl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup) : MPI_Group_incl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_incl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup) : MPI_Group_incl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
     *ierror = rc;
 }
@@ -2808,7 +2986,8 @@ void pmpi_group_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *n
 static inline void mpi_group_intersection_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
-    int rc = prof ? PMPI_Group_intersection(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup) : MPI_Group_intersection(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_intersection(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup) : MPI_Group_intersection(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
     *ierror = rc;
 }
@@ -2824,7 +3003,8 @@ void pmpi_group_intersection_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newg
 static inline void mpi_group_range_excl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
-    int rc = prof ? PMPI_Group_range_excl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_excl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_range_excl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_excl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
     *ierror = rc;
 }
@@ -2840,7 +3020,8 @@ void pmpi_group_range_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_
 static inline void mpi_group_range_incl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
-    int rc = prof ? PMPI_Group_range_incl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_incl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_range_incl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_incl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
     *ierror = rc;
 }
@@ -2855,7 +3036,8 @@ void pmpi_group_range_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_
 
 static inline void mpi_group_rank_body(bool prof, MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Group_rank(MPI_Group_fromint(*group), rank) : MPI_Group_rank(MPI_Group_fromint(*group), rank);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_rank(MPI_Group_fromint(*group), rank) : MPI_Group_rank(MPI_Group_fromint(*group), rank);
     *ierror = rc;
 }
 void mpi_group_rank_(MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
@@ -2869,7 +3051,8 @@ void pmpi_group_rank_(MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
 
 static inline void mpi_group_size_body(bool prof, MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Group_size(MPI_Group_fromint(*group), size) : MPI_Group_size(MPI_Group_fromint(*group), size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_size(MPI_Group_fromint(*group), size) : MPI_Group_size(MPI_Group_fromint(*group), size);
     *ierror = rc;
 }
 void mpi_group_size_(MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
@@ -2883,7 +3066,8 @@ void pmpi_group_size_(MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
 
 static inline void mpi_group_translate_ranks_body(bool prof, MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1, MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Group_translate_ranks(MPI_Group_fromint(*group1), *n, ranks1, MPI_Group_fromint(*group2), ranks2) : MPI_Group_translate_ranks(MPI_Group_fromint(*group1), *n, ranks1, MPI_Group_fromint(*group2), ranks2);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_translate_ranks(MPI_Group_fromint(*group1), *n, ranks1, MPI_Group_fromint(*group2), ranks2) : MPI_Group_translate_ranks(MPI_Group_fromint(*group1), *n, ranks1, MPI_Group_fromint(*group2), ranks2);
     *ierror = rc;
 }
 void mpi_group_translate_ranks_(MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1, MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierror)
@@ -2898,7 +3082,8 @@ void pmpi_group_translate_ranks_(MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1
 static inline void mpi_group_union_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
-    int rc = prof ? PMPI_Group_union(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup) : MPI_Group_union(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Group_union(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup) : MPI_Group_union(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
     *ierror = rc;
 }
@@ -2914,7 +3099,8 @@ void pmpi_group_union_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, M
 static inline void mpi_iallgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -2930,7 +3116,8 @@ void pmpi_iallgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, vo
 static inline void mpi_iallgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -2946,7 +3133,8 @@ void pmpi_iallgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, v
 static inline void mpi_iallreduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -2962,7 +3150,8 @@ void pmpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *d
 static inline void mpi_ialltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -2978,7 +3167,8 @@ void pmpi_ialltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, voi
 static inline void mpi_ialltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -2994,7 +3184,8 @@ void pmpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MP
 static inline void mpi_ibarrier_body(bool prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ibarrier(MPI_Comm_fromint(*comm), &c_request) : MPI_Ibarrier(MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ibarrier(MPI_Comm_fromint(*comm), &c_request) : MPI_Ibarrier(MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3010,7 +3201,8 @@ void pmpi_ibarrier_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 static inline void mpi_ibcast_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ibcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Ibcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ibcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Ibcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3026,7 +3218,8 @@ void pmpi_ibcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *r
 static inline void mpi_ibsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ibsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Ibsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ibsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Ibsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3042,7 +3235,8 @@ void pmpi_ibsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest
 static inline void mpi_iexscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3058,7 +3252,8 @@ void pmpi_iexscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *data
 static inline void mpi_igather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Igather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Igather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Igather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Igather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3074,7 +3269,8 @@ void pmpi_igather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
 static inline void mpi_igatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3091,7 +3287,8 @@ static inline void mpi_improbe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, 
 {
     int c_flag = 0;
     MPI_Message c_message = (MPI_Message)0;
-    int rc = prof ? PMPI_Improbe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, &c_message, LMPIF_STATUS(status)) : MPI_Improbe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, &c_message, LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Improbe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, &c_message, LMPIF_STATUS(status)) : MPI_Improbe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, &c_message, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
     *ierror = rc;
@@ -3109,7 +3306,8 @@ static inline void mpi_imrecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fi
 {
     MPI_Message c_message = MPI_Message_fromint(*message);
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Imrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, &c_request) : MPI_Imrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Imrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, &c_request) : MPI_Imrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, &c_request);
     if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
@@ -3126,7 +3324,8 @@ void pmpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mess
 static inline void mpi_ineighbor_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3142,7 +3341,8 @@ void pmpi_ineighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
 static inline void mpi_ineighbor_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3158,7 +3358,8 @@ void pmpi_ineighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *se
 static inline void mpi_ineighbor_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3174,7 +3375,8 @@ void pmpi_ineighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
 static inline void mpi_ineighbor_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3190,7 +3392,8 @@ void pmpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sd
 static inline void mpi_info_create_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
 {
     MPI_Info c_info = (MPI_Info)0;
-    int rc = prof ? PMPI_Info_create(&c_info) : MPI_Info_create(&c_info);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Info_create(&c_info) : MPI_Info_create(&c_info);
     if (rc == MPI_SUCCESS) *info = MPI_Info_toint(c_info);
     *ierror = rc;
 }
@@ -3211,7 +3414,8 @@ static inline void mpi_info_delete_body(bool prof, MPI_Fint *info, const char *k
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Info_delete(MPI_Info_fromint(*info), c_key) : MPI_Info_delete(MPI_Info_fromint(*info), c_key);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Info_delete(MPI_Info_fromint(*info), c_key) : MPI_Info_delete(MPI_Info_fromint(*info), c_key);
     free(c_key);
     *ierror = rc;
 }
@@ -3227,7 +3431,8 @@ void pmpi_info_delete_(MPI_Fint *info, const char *key, MPI_Fint *ierror, size_t
 static inline void mpi_info_dup_body(bool prof, MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
 {
     MPI_Info c_newinfo = (MPI_Info)0;
-    int rc = prof ? PMPI_Info_dup(MPI_Info_fromint(*info), &c_newinfo) : MPI_Info_dup(MPI_Info_fromint(*info), &c_newinfo);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Info_dup(MPI_Info_fromint(*info), &c_newinfo) : MPI_Info_dup(MPI_Info_fromint(*info), &c_newinfo);
     if (rc == MPI_SUCCESS) *newinfo = MPI_Info_toint(c_newinfo);
     *ierror = rc;
 }
@@ -3243,7 +3448,8 @@ void pmpi_info_dup_(MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
 static inline void mpi_info_free_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
 {
     MPI_Info c_info = MPI_Info_fromint(*info);
-    int rc = prof ? PMPI_Info_free(&c_info) : MPI_Info_free(&c_info);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Info_free(&c_info) : MPI_Info_free(&c_info);
     if (rc == MPI_SUCCESS) *info = MPI_Info_toint(c_info);
     *ierror = rc;
 }
@@ -3267,7 +3473,8 @@ static inline void mpi_info_get_body(bool prof, MPI_Fint *info, const char *key,
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Info_get(MPI_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag) : MPI_Info_get(MPI_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Info_get(MPI_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag) : MPI_Info_get(MPI_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag);
     free(c_key);
     lmpif_str_out(c_value, value, value_len, rc == MPI_SUCCESS);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
@@ -3284,7 +3491,8 @@ void pmpi_info_get_(MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *v
 
 static inline void mpi_info_get_nkeys_body(bool prof, MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Info_get_nkeys(MPI_Info_fromint(*info), nkeys) : MPI_Info_get_nkeys(MPI_Info_fromint(*info), nkeys);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Info_get_nkeys(MPI_Info_fromint(*info), nkeys) : MPI_Info_get_nkeys(MPI_Info_fromint(*info), nkeys);
     *ierror = rc;
 }
 void mpi_info_get_nkeys_(MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
@@ -3304,7 +3512,8 @@ static inline void mpi_info_get_nthkey_body(bool prof, MPI_Fint *info, MPI_Fint 
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Info_get_nthkey(MPI_Info_fromint(*info), *n, c_key) : MPI_Info_get_nthkey(MPI_Info_fromint(*info), *n, c_key);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Info_get_nthkey(MPI_Info_fromint(*info), *n, c_key) : MPI_Info_get_nthkey(MPI_Info_fromint(*info), *n, c_key);
     lmpif_str_out(c_key, key, key_len, rc == MPI_SUCCESS);
     *ierror = rc;
 }
@@ -3328,7 +3537,8 @@ static inline void mpi_info_get_string_body(bool prof, MPI_Fint *info, const cha
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Info_get_string(MPI_Info_fromint(*info), c_key, buflen, c_value, &c_flag) : MPI_Info_get_string(MPI_Info_fromint(*info), c_key, buflen, c_value, &c_flag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Info_get_string(MPI_Info_fromint(*info), c_key, buflen, c_value, &c_flag) : MPI_Info_get_string(MPI_Info_fromint(*info), c_key, buflen, c_value, &c_flag);
     free(c_key);
     lmpif_str_out(c_value, value, value_len, rc == MPI_SUCCESS);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
@@ -3352,7 +3562,8 @@ static inline void mpi_info_get_valuelen_body(bool prof, MPI_Fint *info, const c
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Info_get_valuelen(MPI_Info_fromint(*info), c_key, valuelen, &c_flag) : MPI_Info_get_valuelen(MPI_Info_fromint(*info), c_key, valuelen, &c_flag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Info_get_valuelen(MPI_Info_fromint(*info), c_key, valuelen, &c_flag) : MPI_Info_get_valuelen(MPI_Info_fromint(*info), c_key, valuelen, &c_flag);
     free(c_key);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
@@ -3376,7 +3587,8 @@ static inline void mpi_info_set_body(bool prof, MPI_Fint *info, const char *key,
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Info_set(MPI_Info_fromint(*info), c_key, c_value) : MPI_Info_set(MPI_Info_fromint(*info), c_key, c_value);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Info_set(MPI_Info_fromint(*info), c_key, c_value) : MPI_Info_set(MPI_Info_fromint(*info), c_key, c_value);
     free(c_key);
     free(c_value);
     *ierror = rc;
@@ -3393,7 +3605,8 @@ void pmpi_info_set_(MPI_Fint *info, const char *key, const char *value, MPI_Fint
 static inline void mpi_initialized_body(bool prof, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
-    int rc = prof ? PMPI_Initialized(&c_flag) : MPI_Initialized(&c_flag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Initialized(&c_flag) : MPI_Initialized(&c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
 }
@@ -3409,7 +3622,8 @@ void pmpi_initialized_(MPI_Fint *flag, MPI_Fint *ierror)
 static inline void mpi_intercomm_create_body(bool prof, MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newintercomm = (MPI_Comm)0;
-    int rc = prof ? PMPI_Intercomm_create(MPI_Comm_fromint(*local_comm), *local_leader, MPI_Comm_fromint(*peer_comm), *remote_leader, *tag, &c_newintercomm) : MPI_Intercomm_create(MPI_Comm_fromint(*local_comm), *local_leader, MPI_Comm_fromint(*peer_comm), *remote_leader, *tag, &c_newintercomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Intercomm_create(MPI_Comm_fromint(*local_comm), *local_leader, MPI_Comm_fromint(*peer_comm), *remote_leader, *tag, &c_newintercomm) : MPI_Intercomm_create(MPI_Comm_fromint(*local_comm), *local_leader, MPI_Comm_fromint(*peer_comm), *remote_leader, *tag, &c_newintercomm);
     if (rc == MPI_SUCCESS) *newintercomm = MPI_Comm_toint(c_newintercomm);
     *ierror = rc;
 }
@@ -3431,7 +3645,8 @@ static inline void mpi_intercomm_create_from_groups_body(bool prof, MPI_Fint *lo
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Intercomm_create_from_groups(MPI_Group_fromint(*local_group), *local_leader, MPI_Group_fromint(*remote_group), *remote_leader, c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newintercomm) : MPI_Intercomm_create_from_groups(MPI_Group_fromint(*local_group), *local_leader, MPI_Group_fromint(*remote_group), *remote_leader, c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newintercomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Intercomm_create_from_groups(MPI_Group_fromint(*local_group), *local_leader, MPI_Group_fromint(*remote_group), *remote_leader, c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newintercomm) : MPI_Intercomm_create_from_groups(MPI_Group_fromint(*local_group), *local_leader, MPI_Group_fromint(*remote_group), *remote_leader, c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newintercomm);
     free(c_stringtag);
     if (rc == MPI_SUCCESS) *newintercomm = MPI_Comm_toint(c_newintercomm);
     *ierror = rc;
@@ -3448,7 +3663,8 @@ void pmpi_intercomm_create_from_groups_(MPI_Fint *local_group, MPI_Fint *local_l
 static inline void mpi_intercomm_merge_body(bool prof, MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newintracomm = (MPI_Comm)0;
-    int rc = prof ? PMPI_Intercomm_merge(MPI_Comm_fromint(*intercomm), lmpif_from_logical(*high), &c_newintracomm) : MPI_Intercomm_merge(MPI_Comm_fromint(*intercomm), lmpif_from_logical(*high), &c_newintracomm);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Intercomm_merge(MPI_Comm_fromint(*intercomm), lmpif_from_logical(*high), &c_newintracomm) : MPI_Intercomm_merge(MPI_Comm_fromint(*intercomm), lmpif_from_logical(*high), &c_newintracomm);
     if (rc == MPI_SUCCESS) *newintracomm = MPI_Comm_toint(c_newintracomm);
     *ierror = rc;
 }
@@ -3464,7 +3680,8 @@ void pmpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newint
 static inline void mpi_iprobe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
     int c_flag = 0;
-    int rc = prof ? PMPI_Iprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, LMPIF_STATUS(status)) : MPI_Iprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Iprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, LMPIF_STATUS(status)) : MPI_Iprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
 }
@@ -3480,7 +3697,8 @@ void pmpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *fla
 static inline void mpi_irecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Irecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Irecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Irecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Irecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3496,7 +3714,8 @@ void pmpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *sourc
 static inline void mpi_ireduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3512,7 +3731,8 @@ void pmpi_ireduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *data
 static inline void mpi_ireduce_scatter_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3528,7 +3748,8 @@ void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, M
 static inline void mpi_ireduce_scatter_block_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3544,7 +3765,8 @@ void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcou
 static inline void mpi_irsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Irsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Irsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Irsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Irsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3560,7 +3782,8 @@ void pmpi_irsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest
 static inline void mpi_is_thread_main_body(bool prof, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
-    int rc = prof ? PMPI_Is_thread_main(&c_flag) : MPI_Is_thread_main(&c_flag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Is_thread_main(&c_flag) : MPI_Is_thread_main(&c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
 }
@@ -3576,7 +3799,8 @@ void pmpi_is_thread_main_(MPI_Fint *flag, MPI_Fint *ierror)
 static inline void mpi_iscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3592,7 +3816,8 @@ void pmpi_iscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dataty
 static inline void mpi_iscatter_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3608,7 +3833,8 @@ void pmpi_iscatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void
 static inline void mpi_iscatterv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3624,7 +3850,8 @@ void pmpi_iscatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_
 static inline void mpi_isend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Isend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Isend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3640,7 +3867,8 @@ void pmpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
 static inline void mpi_isendrecv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3656,7 +3884,8 @@ void pmpi_isendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI
 static inline void mpi_isendrecv_replace_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Isendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Isendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3672,7 +3901,8 @@ void pmpi_isendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI
 static inline void mpi_issend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Issend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Issend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Issend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Issend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3687,7 +3917,8 @@ void pmpi_issend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest
 
 static inline void mpi_keyval_free_body(bool prof, MPI_Fint *keyval, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Keyval_free(keyval) : MPI_Keyval_free(keyval);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Keyval_free(keyval) : MPI_Keyval_free(keyval);
     *ierror = rc;
 }
 void mpi_keyval_free_(MPI_Fint *keyval, MPI_Fint *ierror)
@@ -3709,7 +3940,8 @@ static inline void mpi_lookup_name_body(bool prof, const char *service_name, MPI
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Lookup_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Lookup_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Lookup_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Lookup_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
     free(c_service_name);
     lmpif_str_out(c_port_name, port_name, port_name_len, rc == MPI_SUCCESS);
     *ierror = rc;
@@ -3726,7 +3958,8 @@ void pmpi_lookup_name_(const char *service_name, MPI_Fint *info, char *port_name
 static inline void mpi_mprobe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
     MPI_Message c_message = (MPI_Message)0;
-    int rc = prof ? PMPI_Mprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_message, LMPIF_STATUS(status)) : MPI_Mprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_message, LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Mprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_message, LMPIF_STATUS(status)) : MPI_Mprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_message, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
     *ierror = rc;
 }
@@ -3742,7 +3975,8 @@ void pmpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mes
 static inline void mpi_mrecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
     MPI_Message c_message = MPI_Message_fromint(*message);
-    int rc = prof ? PMPI_Mrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, LMPIF_STATUS(status)) : MPI_Mrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Mrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, LMPIF_STATUS(status)) : MPI_Mrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
     *ierror = rc;
 }
@@ -3757,7 +3991,8 @@ void pmpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *messa
 
 static inline void mpi_neighbor_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_neighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
@@ -3772,7 +4007,8 @@ void pmpi_neighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
 static inline void mpi_neighbor_allgather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3787,7 +4023,8 @@ void pmpi_neighbor_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint 
 
 static inline void mpi_neighbor_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_neighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
@@ -3802,7 +4039,8 @@ void pmpi_neighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
 static inline void mpi_neighbor_allgatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3817,7 +4055,8 @@ void pmpi_neighbor_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint
 
 static inline void mpi_neighbor_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_neighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
@@ -3832,7 +4071,8 @@ void pmpi_neighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 static inline void mpi_neighbor_alltoall_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3847,7 +4087,8 @@ void pmpi_neighbor_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *
 
 static inline void mpi_neighbor_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_neighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
@@ -3862,7 +4103,8 @@ void pmpi_neighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdi
 static inline void mpi_neighbor_alltoallv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -3885,7 +4127,8 @@ static inline void mpi_neighbor_alltoallw_body(bool prof, void *sendbuf, MPI_Fin
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
     *ierror = rc;
@@ -3902,7 +4145,8 @@ void pmpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdi
 static inline void mpi_op_commutative_body(bool prof, MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
 {
     int c_commute = 0;
-    int rc = prof ? PMPI_Op_commutative(MPI_Op_fromint(*op), &c_commute) : MPI_Op_commutative(MPI_Op_fromint(*op), &c_commute);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Op_commutative(MPI_Op_fromint(*op), &c_commute) : MPI_Op_commutative(MPI_Op_fromint(*op), &c_commute);
     if (rc == MPI_SUCCESS) *commute = lmpif_to_logical(c_commute);
     *ierror = rc;
 }
@@ -3923,7 +4167,8 @@ static inline void mpi_open_port_body(bool prof, MPI_Fint *info, char *port_name
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Open_port(MPI_Info_fromint(*info), c_port_name) : MPI_Open_port(MPI_Info_fromint(*info), c_port_name);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Open_port(MPI_Info_fromint(*info), c_port_name) : MPI_Open_port(MPI_Info_fromint(*info), c_port_name);
     lmpif_str_out(c_port_name, port_name, port_name_len, rc == MPI_SUCCESS);
     *ierror = rc;
 }
@@ -3938,7 +4183,8 @@ void pmpi_open_port_(MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t p
 
 static inline void mpi_pack_body(bool prof, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Pack(LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position, MPI_Comm_fromint(*comm)) : MPI_Pack(LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Pack(LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position, MPI_Comm_fromint(*comm)) : MPI_Pack(LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position, MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_pack_(void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
@@ -3958,7 +4204,8 @@ static inline void mpi_pack_external_body(bool prof, const char *datarep, void *
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position) : MPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position) : MPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position);
     free(c_datarep);
     *ierror = rc;
 }
@@ -3979,7 +4226,8 @@ static inline void mpi_pack_external_size_body(bool prof, const char *datarep, M
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Pack_external_size(c_datarep, *incount, MPI_Type_fromint(*datatype), size) : MPI_Pack_external_size(c_datarep, *incount, MPI_Type_fromint(*datatype), size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Pack_external_size(c_datarep, *incount, MPI_Type_fromint(*datatype), size) : MPI_Pack_external_size(c_datarep, *incount, MPI_Type_fromint(*datatype), size);
     free(c_datarep);
     *ierror = rc;
 }
@@ -3994,7 +4242,8 @@ void pmpi_pack_external_size_(const char *datarep, MPI_Fint *incount, MPI_Fint *
 
 static inline void mpi_pack_size_body(bool prof, MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Pack_size(*incount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm), size) : MPI_Pack_size(*incount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm), size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Pack_size(*incount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm), size) : MPI_Pack_size(*incount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm), size);
     *ierror = rc;
 }
 void mpi_pack_size_(MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
@@ -4009,7 +4258,8 @@ void pmpi_pack_size_(MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_
 static inline void mpi_parrived_body(bool prof, MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
-    int rc = prof ? PMPI_Parrived(MPI_Request_fromint(*request), *partition, &c_flag) : MPI_Parrived(MPI_Request_fromint(*request), *partition, &c_flag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Parrived(MPI_Request_fromint(*request), *partition, &c_flag) : MPI_Parrived(MPI_Request_fromint(*request), *partition, &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
 }
@@ -4024,7 +4274,8 @@ void pmpi_parrived_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_
 
 static inline void mpi_pready_body(bool prof, MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Pready(*partition, MPI_Request_fromint(*request)) : MPI_Pready(*partition, MPI_Request_fromint(*request));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Pready(*partition, MPI_Request_fromint(*request)) : MPI_Pready(*partition, MPI_Request_fromint(*request));
     *ierror = rc;
 }
 void mpi_pready_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
@@ -4038,7 +4289,8 @@ void pmpi_pready_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
 
 static inline void mpi_pready_list_body(bool prof, MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Pready_list(*length, array_of_partitions, MPI_Request_fromint(*request)) : MPI_Pready_list(*length, array_of_partitions, MPI_Request_fromint(*request));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Pready_list(*length, array_of_partitions, MPI_Request_fromint(*request)) : MPI_Pready_list(*length, array_of_partitions, MPI_Request_fromint(*request));
     *ierror = rc;
 }
 void mpi_pready_list_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierror)
@@ -4052,7 +4304,8 @@ void pmpi_pready_list_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint
 
 static inline void mpi_pready_range_body(bool prof, MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Pready_range(*partition_low, *partition_high, MPI_Request_fromint(*request)) : MPI_Pready_range(*partition_low, *partition_high, MPI_Request_fromint(*request));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Pready_range(*partition_low, *partition_high, MPI_Request_fromint(*request)) : MPI_Pready_range(*partition_low, *partition_high, MPI_Request_fromint(*request));
     *ierror = rc;
 }
 void mpi_pready_range_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierror)
@@ -4067,7 +4320,8 @@ void pmpi_pready_range_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_F
 static inline void mpi_precv_init_body(bool prof, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4082,7 +4336,8 @@ void pmpi_precv_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fin
 
 static inline void mpi_probe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Probe(*source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Probe(*source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Probe(*source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Probe(*source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
@@ -4097,7 +4352,8 @@ void pmpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *stat
 static inline void mpi_psend_init_body(bool prof, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4120,7 +4376,8 @@ static inline void mpi_publish_name_body(bool prof, const char *service_name, MP
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Publish_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Publish_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Publish_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Publish_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
     free(c_service_name);
     free(c_port_name);
     *ierror = rc;
@@ -4136,7 +4393,8 @@ void pmpi_publish_name_(const char *service_name, MPI_Fint *info, const char *po
 
 static inline void mpi_put_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Put(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win)) : MPI_Put(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Put(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win)) : MPI_Put(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
@@ -4150,7 +4408,8 @@ void pmpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datat
 
 static inline void mpi_query_thread_body(bool prof, MPI_Fint *provided, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Query_thread(provided) : MPI_Query_thread(provided);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Query_thread(provided) : MPI_Query_thread(provided);
     *ierror = rc;
 }
 void mpi_query_thread_(MPI_Fint *provided, MPI_Fint *ierror)
@@ -4165,7 +4424,8 @@ void pmpi_query_thread_(MPI_Fint *provided, MPI_Fint *ierror)
 static inline void mpi_raccumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request) : MPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request) : MPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4180,7 +4440,8 @@ void pmpi_raccumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *orig
 
 static inline void mpi_recv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Recv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Recv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Recv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Recv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
@@ -4195,7 +4456,8 @@ void pmpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source
 static inline void mpi_recv_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Recv_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Recv_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Recv_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Recv_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4210,7 +4472,8 @@ void pmpi_recv_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *s
 
 static inline void mpi_reduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm)) : MPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm)) : MPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
@@ -4225,7 +4488,8 @@ void pmpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datat
 static inline void mpi_reduce_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4240,7 +4504,8 @@ void pmpi_reduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *
 
 static inline void mpi_reduce_local_body(bool prof, void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op)) : MPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op)) : MPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op));
     *ierror = rc;
 }
 void mpi_reduce_local_(void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
@@ -4254,7 +4519,8 @@ void pmpi_reduce_local_(void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *
 
 static inline void mpi_reduce_scatter_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
@@ -4268,7 +4534,8 @@ void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MP
 
 static inline void mpi_reduce_scatter_block_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
@@ -4283,7 +4550,8 @@ void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcoun
 static inline void mpi_reduce_scatter_block_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4299,7 +4567,8 @@ void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, MPI_Fint *rec
 static inline void mpi_reduce_scatter_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4314,7 +4583,8 @@ void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount
 
 static inline void mpi_remove_error_class_body(bool prof, MPI_Fint *errorclass, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Remove_error_class(*errorclass) : MPI_Remove_error_class(*errorclass);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Remove_error_class(*errorclass) : MPI_Remove_error_class(*errorclass);
     *ierror = rc;
 }
 void mpi_remove_error_class_(MPI_Fint *errorclass, MPI_Fint *ierror)
@@ -4328,7 +4598,8 @@ void pmpi_remove_error_class_(MPI_Fint *errorclass, MPI_Fint *ierror)
 
 static inline void mpi_remove_error_code_body(bool prof, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Remove_error_code(*errorcode) : MPI_Remove_error_code(*errorcode);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Remove_error_code(*errorcode) : MPI_Remove_error_code(*errorcode);
     *ierror = rc;
 }
 void mpi_remove_error_code_(MPI_Fint *errorcode, MPI_Fint *ierror)
@@ -4342,7 +4613,8 @@ void pmpi_remove_error_code_(MPI_Fint *errorcode, MPI_Fint *ierror)
 
 static inline void mpi_remove_error_string_body(bool prof, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Remove_error_string(*errorcode) : MPI_Remove_error_string(*errorcode);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Remove_error_string(*errorcode) : MPI_Remove_error_string(*errorcode);
     *ierror = rc;
 }
 void mpi_remove_error_string_(MPI_Fint *errorcode, MPI_Fint *ierror)
@@ -4357,7 +4629,8 @@ void pmpi_remove_error_string_(MPI_Fint *errorcode, MPI_Fint *ierror)
 static inline void mpi_request_free_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = MPI_Request_fromint(*request);
-    int rc = prof ? PMPI_Request_free(&c_request) : MPI_Request_free(&c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Request_free(&c_request) : MPI_Request_free(&c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4373,7 +4646,8 @@ void pmpi_request_free_(MPI_Fint *request, MPI_Fint *ierror)
 static inline void mpi_request_get_status_body(bool prof, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
     int c_flag = 0;
-    int rc = prof ? PMPI_Request_get_status(MPI_Request_fromint(*request), &c_flag, LMPIF_STATUS(status)) : MPI_Request_get_status(MPI_Request_fromint(*request), &c_flag, LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Request_get_status(MPI_Request_fromint(*request), &c_flag, LMPIF_STATUS(status)) : MPI_Request_get_status(MPI_Request_fromint(*request), &c_flag, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
 }
@@ -4395,7 +4669,8 @@ static inline void mpi_request_get_status_all_body(bool prof, MPI_Fint *count, M
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Request_get_status_all(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses)) : MPI_Request_get_status_all(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Request_get_status_all(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses)) : MPI_Request_get_status_all(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
@@ -4418,7 +4693,8 @@ static inline void mpi_request_get_status_any_body(bool prof, MPI_Fint *count, M
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Request_get_status_any(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status)) : MPI_Request_get_status_any(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Request_get_status_any(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status)) : MPI_Request_get_status_any(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status));
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
@@ -4440,7 +4716,8 @@ static inline void mpi_request_get_status_some_body(bool prof, MPI_Fint *incount
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Request_get_status_some(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Request_get_status_some(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Request_get_status_some(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Request_get_status_some(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_free(c_array_of_requests);
     *ierror = rc;
 }
@@ -4456,7 +4733,8 @@ void pmpi_request_get_status_some_(MPI_Fint *incount, MPI_Fint *array_of_request
 static inline void mpi_rget_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Rget(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request) : MPI_Rget(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Rget(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request) : MPI_Rget(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4472,7 +4750,8 @@ void pmpi_rget_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_data
 static inline void mpi_rget_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request) : MPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request) : MPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4488,7 +4767,8 @@ void pmpi_rget_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *
 static inline void mpi_rput_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Rput(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request) : MPI_Rput(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Rput(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request) : MPI_Rput(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4503,7 +4783,8 @@ void pmpi_rput_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_data
 
 static inline void mpi_rsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Rsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Rsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Rsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Rsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_rsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
@@ -4518,7 +4799,8 @@ void pmpi_rsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
 static inline void mpi_rsend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Rsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Rsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Rsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Rsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4533,7 +4815,8 @@ void pmpi_rsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *
 
 static inline void mpi_scan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
@@ -4548,7 +4831,8 @@ void pmpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatyp
 static inline void mpi_scan_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4563,7 +4847,8 @@ void pmpi_scan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *da
 
 static inline void mpi_scatter_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
@@ -4578,7 +4863,8 @@ void pmpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
 static inline void mpi_scatter_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4593,7 +4879,8 @@ void pmpi_scatter_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, 
 
 static inline void mpi_scatterv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
@@ -4608,7 +4895,8 @@ void pmpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_F
 static inline void mpi_scatterv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4623,7 +4911,8 @@ void pmpi_scatterv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, 
 
 static inline void mpi_send_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Send(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Send(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Send(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Send(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
@@ -4638,7 +4927,8 @@ void pmpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, 
 static inline void mpi_send_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Send_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Send_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Send_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Send_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4653,7 +4943,8 @@ void pmpi_send_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *d
 
 static inline void mpi_sendrecv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
@@ -4667,7 +4958,8 @@ void pmpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_
 
 static inline void mpi_sendrecv_replace_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Sendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Sendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
     *ierror = rc;
 }
 void mpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
@@ -4681,7 +4973,8 @@ void pmpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_
 
 static inline void mpi_session_attach_buffer_body(bool prof, MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Session_attach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer), *size) : MPI_Session_attach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer), *size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_attach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer), *size) : MPI_Session_attach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer), *size);
     *ierror = rc;
 }
 void mpi_session_attach_buffer_(MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
@@ -4695,7 +4988,8 @@ void pmpi_session_attach_buffer_(MPI_Fint *session, void *buffer, MPI_Fint *size
 
 static inline void mpi_session_call_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Session_call_errhandler(MPI_Session_fromint(*session), *errorcode) : MPI_Session_call_errhandler(MPI_Session_fromint(*session), *errorcode);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_call_errhandler(MPI_Session_fromint(*session), *errorcode) : MPI_Session_call_errhandler(MPI_Session_fromint(*session), *errorcode);
     *ierror = rc;
 }
 void mpi_session_call_errhandler_(MPI_Fint *session, MPI_Fint *errorcode, MPI_Fint *ierror)
@@ -4709,7 +5003,8 @@ void pmpi_session_call_errhandler_(MPI_Fint *session, MPI_Fint *errorcode, MPI_F
 
 static inline void mpi_session_detach_buffer_body(bool prof, MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Session_detach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer_addr), size) : MPI_Session_detach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer_addr), size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_detach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer_addr), size) : MPI_Session_detach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer_addr), size);
     *ierror = rc;
 }
 void mpi_session_detach_buffer_(MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
@@ -4724,7 +5019,8 @@ void pmpi_session_detach_buffer_(MPI_Fint *session, void *buffer_addr, MPI_Fint 
 static inline void mpi_session_finalize_body(bool prof, MPI_Fint *session, MPI_Fint *ierror)
 {
     MPI_Session c_session = MPI_Session_fromint(*session);
-    int rc = prof ? PMPI_Session_finalize(&c_session) : MPI_Session_finalize(&c_session);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_finalize(&c_session) : MPI_Session_finalize(&c_session);
     if (rc == MPI_SUCCESS) *session = MPI_Session_toint(c_session);
     *ierror = rc;
 }
@@ -4739,7 +5035,8 @@ void pmpi_session_finalize_(MPI_Fint *session, MPI_Fint *ierror)
 
 static inline void mpi_session_flush_buffer_body(bool prof, MPI_Fint *session, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Session_flush_buffer(MPI_Session_fromint(*session)) : MPI_Session_flush_buffer(MPI_Session_fromint(*session));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_flush_buffer(MPI_Session_fromint(*session)) : MPI_Session_flush_buffer(MPI_Session_fromint(*session));
     *ierror = rc;
 }
 void mpi_session_flush_buffer_(MPI_Fint *session, MPI_Fint *ierror)
@@ -4754,7 +5051,8 @@ void pmpi_session_flush_buffer_(MPI_Fint *session, MPI_Fint *ierror)
 static inline void mpi_session_get_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
-    int rc = prof ? PMPI_Session_get_errhandler(MPI_Session_fromint(*session), &c_errhandler) : MPI_Session_get_errhandler(MPI_Session_fromint(*session), &c_errhandler);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_get_errhandler(MPI_Session_fromint(*session), &c_errhandler) : MPI_Session_get_errhandler(MPI_Session_fromint(*session), &c_errhandler);
     if (rc == MPI_SUCCESS) *errhandler = MPI_Errhandler_toint(c_errhandler);
     *ierror = rc;
 }
@@ -4770,7 +5068,8 @@ void pmpi_session_get_errhandler_(MPI_Fint *session, MPI_Fint *errhandler, MPI_F
 static inline void mpi_session_get_info_body(bool prof, MPI_Fint *session, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
-    int rc = prof ? PMPI_Session_get_info(MPI_Session_fromint(*session), &c_info_used) : MPI_Session_get_info(MPI_Session_fromint(*session), &c_info_used);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_get_info(MPI_Session_fromint(*session), &c_info_used) : MPI_Session_get_info(MPI_Session_fromint(*session), &c_info_used);
     if (rc == MPI_SUCCESS) *info_used = MPI_Info_toint(c_info_used);
     *ierror = rc;
 }
@@ -4791,7 +5090,8 @@ static inline void mpi_session_get_nth_pset_body(bool prof, MPI_Fint *session, M
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Session_get_nth_pset(MPI_Session_fromint(*session), MPI_Info_fromint(*info), *n, pset_len, c_pset_name) : MPI_Session_get_nth_pset(MPI_Session_fromint(*session), MPI_Info_fromint(*info), *n, pset_len, c_pset_name);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_get_nth_pset(MPI_Session_fromint(*session), MPI_Info_fromint(*info), *n, pset_len, c_pset_name) : MPI_Session_get_nth_pset(MPI_Session_fromint(*session), MPI_Info_fromint(*info), *n, pset_len, c_pset_name);
     lmpif_str_out(c_pset_name, pset_name, pset_name_len, rc == MPI_SUCCESS);
     *ierror = rc;
 }
@@ -4806,7 +5106,8 @@ void pmpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, 
 
 static inline void mpi_session_get_num_psets_body(bool prof, MPI_Fint *session, MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Session_get_num_psets(MPI_Session_fromint(*session), MPI_Info_fromint(*info), npset_names) : MPI_Session_get_num_psets(MPI_Session_fromint(*session), MPI_Info_fromint(*info), npset_names);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_get_num_psets(MPI_Session_fromint(*session), MPI_Info_fromint(*info), npset_names) : MPI_Session_get_num_psets(MPI_Session_fromint(*session), MPI_Info_fromint(*info), npset_names);
     *ierror = rc;
 }
 void mpi_session_get_num_psets_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierror)
@@ -4827,7 +5128,8 @@ static inline void mpi_session_get_pset_info_body(bool prof, MPI_Fint *session, 
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Session_get_pset_info(MPI_Session_fromint(*session), c_pset_name, &c_info) : MPI_Session_get_pset_info(MPI_Session_fromint(*session), c_pset_name, &c_info);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_get_pset_info(MPI_Session_fromint(*session), c_pset_name, &c_info) : MPI_Session_get_pset_info(MPI_Session_fromint(*session), c_pset_name, &c_info);
     free(c_pset_name);
     if (rc == MPI_SUCCESS) *info = MPI_Info_toint(c_info);
     *ierror = rc;
@@ -4844,7 +5146,8 @@ void pmpi_session_get_pset_info_(MPI_Fint *session, const char *pset_name, MPI_F
 static inline void mpi_session_iflush_buffer_body(bool prof, MPI_Fint *session, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Session_iflush_buffer(MPI_Session_fromint(*session), &c_request) : MPI_Session_iflush_buffer(MPI_Session_fromint(*session), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_iflush_buffer(MPI_Session_fromint(*session), &c_request) : MPI_Session_iflush_buffer(MPI_Session_fromint(*session), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4860,7 +5163,8 @@ void pmpi_session_iflush_buffer_(MPI_Fint *session, MPI_Fint *request, MPI_Fint 
 static inline void mpi_session_init_body(bool prof, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierror)
 {
     MPI_Session c_session = (MPI_Session)0;
-    int rc = prof ? PMPI_Session_init(MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_session) : MPI_Session_init(MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_session);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_init(MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_session) : MPI_Session_init(MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_session);
     if (rc == MPI_SUCCESS) *session = MPI_Session_toint(c_session);
     *ierror = rc;
 }
@@ -4875,7 +5179,8 @@ void pmpi_session_init_(MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *session,
 
 static inline void mpi_session_set_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Session_set_errhandler(MPI_Session_fromint(*session), MPI_Errhandler_fromint(*errhandler)) : MPI_Session_set_errhandler(MPI_Session_fromint(*session), MPI_Errhandler_fromint(*errhandler));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Session_set_errhandler(MPI_Session_fromint(*session), MPI_Errhandler_fromint(*errhandler)) : MPI_Session_set_errhandler(MPI_Session_fromint(*session), MPI_Errhandler_fromint(*errhandler));
     *ierror = rc;
 }
 void mpi_session_set_errhandler_(MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
@@ -4889,7 +5194,8 @@ void pmpi_session_set_errhandler_(MPI_Fint *session, MPI_Fint *errhandler, MPI_F
 
 static inline void mpi_ssend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Ssend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Ssend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ssend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Ssend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
@@ -4904,7 +5210,8 @@ void pmpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
 static inline void mpi_ssend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
-    int rc = prof ? PMPI_Ssend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Ssend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ssend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Ssend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4920,7 +5227,8 @@ void pmpi_ssend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *
 static inline void mpi_start_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = MPI_Request_fromint(*request);
-    int rc = prof ? PMPI_Start(&c_request) : MPI_Start(&c_request);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Start(&c_request) : MPI_Start(&c_request);
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -4941,7 +5249,8 @@ static inline void mpi_startall_body(bool prof, MPI_Fint *count, MPI_Fint *array
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Startall(*count, c_array_of_requests) : MPI_Startall(*count, c_array_of_requests);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Startall(*count, c_array_of_requests) : MPI_Startall(*count, c_array_of_requests);
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
     *ierror = rc;
@@ -4957,7 +5266,8 @@ void pmpi_startall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr
 
 static inline void mpi_status_get_error_body(bool prof, MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Status_get_error(LMPIF_STATUS(status), err) : MPI_Status_get_error(LMPIF_STATUS(status), err);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Status_get_error(LMPIF_STATUS(status), err) : MPI_Status_get_error(LMPIF_STATUS(status), err);
     *ierror = rc;
 }
 void mpi_status_get_error_(MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
@@ -4971,7 +5281,8 @@ void pmpi_status_get_error_(MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
 
 static inline void mpi_status_get_source_body(bool prof, MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Status_get_source(LMPIF_STATUS(status), source) : MPI_Status_get_source(LMPIF_STATUS(status), source);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Status_get_source(LMPIF_STATUS(status), source) : MPI_Status_get_source(LMPIF_STATUS(status), source);
     *ierror = rc;
 }
 void mpi_status_get_source_(MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierror)
@@ -4985,7 +5296,8 @@ void pmpi_status_get_source_(MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierro
 
 static inline void mpi_status_get_tag_body(bool prof, MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Status_get_tag(LMPIF_STATUS(status), tag) : MPI_Status_get_tag(LMPIF_STATUS(status), tag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Status_get_tag(LMPIF_STATUS(status), tag) : MPI_Status_get_tag(LMPIF_STATUS(status), tag);
     *ierror = rc;
 }
 void mpi_status_get_tag_(MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
@@ -4999,7 +5311,8 @@ void pmpi_status_get_tag_(MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
 
 static inline void mpi_status_set_cancelled_body(bool prof, MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Status_set_cancelled(LMPIF_STATUS(status), lmpif_from_logical(*flag)) : MPI_Status_set_cancelled(LMPIF_STATUS(status), lmpif_from_logical(*flag));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Status_set_cancelled(LMPIF_STATUS(status), lmpif_from_logical(*flag)) : MPI_Status_set_cancelled(LMPIF_STATUS(status), lmpif_from_logical(*flag));
     *ierror = rc;
 }
 void mpi_status_set_cancelled_(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
@@ -5013,7 +5326,8 @@ void pmpi_status_set_cancelled_(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierr
 
 static inline void mpi_status_set_elements_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Status_set_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count) : MPI_Status_set_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Status_set_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count) : MPI_Status_set_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count);
     *ierror = rc;
 }
 void mpi_status_set_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
@@ -5027,7 +5341,8 @@ void pmpi_status_set_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *c
 
 static inline void mpi_status_set_elements_x_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Status_set_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count) : MPI_Status_set_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Status_set_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count) : MPI_Status_set_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count);
     *ierror = rc;
 }
 void mpi_status_set_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
@@ -5041,7 +5356,8 @@ void pmpi_status_set_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count
 
 static inline void mpi_status_set_error_body(bool prof, MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Status_set_error(LMPIF_STATUS(status), *err) : MPI_Status_set_error(LMPIF_STATUS(status), *err);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Status_set_error(LMPIF_STATUS(status), *err) : MPI_Status_set_error(LMPIF_STATUS(status), *err);
     *ierror = rc;
 }
 void mpi_status_set_error_(MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
@@ -5055,7 +5371,8 @@ void pmpi_status_set_error_(MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
 
 static inline void mpi_status_set_source_body(bool prof, MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Status_set_source(LMPIF_STATUS(status), *source) : MPI_Status_set_source(LMPIF_STATUS(status), *source);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Status_set_source(LMPIF_STATUS(status), *source) : MPI_Status_set_source(LMPIF_STATUS(status), *source);
     *ierror = rc;
 }
 void mpi_status_set_source_(MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierror)
@@ -5069,7 +5386,8 @@ void pmpi_status_set_source_(MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierro
 
 static inline void mpi_status_set_tag_body(bool prof, MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Status_set_tag(LMPIF_STATUS(status), *tag) : MPI_Status_set_tag(LMPIF_STATUS(status), *tag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Status_set_tag(LMPIF_STATUS(status), *tag) : MPI_Status_set_tag(LMPIF_STATUS(status), *tag);
     *ierror = rc;
 }
 void mpi_status_set_tag_(MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
@@ -5085,7 +5403,8 @@ static inline void mpi_test_body(bool prof, MPI_Fint *request, MPI_Fint *flag, M
 {
     MPI_Request c_request = MPI_Request_fromint(*request);
     int c_flag = 0;
-    int rc = prof ? PMPI_Test(&c_request, &c_flag, LMPIF_STATUS(status)) : MPI_Test(&c_request, &c_flag, LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Test(&c_request, &c_flag, LMPIF_STATUS(status)) : MPI_Test(&c_request, &c_flag, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
@@ -5102,7 +5421,8 @@ void pmpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *i
 static inline void mpi_test_cancelled_body(bool prof, MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
-    int rc = prof ? PMPI_Test_cancelled(LMPIF_STATUS(status), &c_flag) : MPI_Test_cancelled(LMPIF_STATUS(status), &c_flag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Test_cancelled(LMPIF_STATUS(status), &c_flag) : MPI_Test_cancelled(LMPIF_STATUS(status), &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
 }
@@ -5124,7 +5444,8 @@ static inline void mpi_testall_body(bool prof, MPI_Fint *count, MPI_Fint *array_
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Testall(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses)) : MPI_Testall(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Testall(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses)) : MPI_Testall(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
@@ -5148,7 +5469,8 @@ static inline void mpi_testany_body(bool prof, MPI_Fint *count, MPI_Fint *array_
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Testany(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status)) : MPI_Testany(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Testany(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status)) : MPI_Testany(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
@@ -5171,7 +5493,8 @@ static inline void mpi_testsome_body(bool prof, MPI_Fint *incount, MPI_Fint *arr
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Testsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Testsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Testsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Testsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *incount);
     lmpif_handles_free(c_array_of_requests);
     *ierror = rc;
@@ -5187,7 +5510,8 @@ void pmpi_testsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *ou
 
 static inline void mpi_topo_test_body(bool prof, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Topo_test(MPI_Comm_fromint(*comm), status) : MPI_Topo_test(MPI_Comm_fromint(*comm), status);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Topo_test(MPI_Comm_fromint(*comm), status) : MPI_Topo_test(MPI_Comm_fromint(*comm), status);
     *ierror = rc;
 }
 void mpi_topo_test_(MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
@@ -5202,7 +5526,8 @@ void pmpi_topo_test_(MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 static inline void mpi_type_commit_body(bool prof, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     MPI_Datatype c_datatype = MPI_Type_fromint(*datatype);
-    int rc = prof ? PMPI_Type_commit(&c_datatype) : MPI_Type_commit(&c_datatype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_commit(&c_datatype) : MPI_Type_commit(&c_datatype);
     if (rc == MPI_SUCCESS) *datatype = MPI_Type_toint(c_datatype);
     *ierror = rc;
 }
@@ -5218,7 +5543,8 @@ void pmpi_type_commit_(MPI_Fint *datatype, MPI_Fint *ierror)
 static inline void mpi_type_contiguous_body(bool prof, MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_contiguous(*count, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_contiguous(*count, MPI_Type_fromint(*oldtype), &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_contiguous(*count, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_contiguous(*count, MPI_Type_fromint(*oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5234,7 +5560,8 @@ void pmpi_type_contiguous_(MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype
 static inline void mpi_type_create_darray_body(bool prof, MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Fint *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, MPI_Type_fromint(*oldtype), &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, MPI_Type_fromint(*oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5250,7 +5577,8 @@ void pmpi_type_create_darray_(MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, M
 static inline void mpi_type_create_f90_complex_body(bool prof, MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_create_f90_complex(*p, *r, &c_newtype) : MPI_Type_create_f90_complex(*p, *r, &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_create_f90_complex(*p, *r, &c_newtype) : MPI_Type_create_f90_complex(*p, *r, &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5266,7 +5594,8 @@ void pmpi_type_create_f90_complex_(MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, 
 static inline void mpi_type_create_f90_integer_body(bool prof, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_create_f90_integer(*r, &c_newtype) : MPI_Type_create_f90_integer(*r, &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_create_f90_integer(*r, &c_newtype) : MPI_Type_create_f90_integer(*r, &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5282,7 +5611,8 @@ void pmpi_type_create_f90_integer_(MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ier
 static inline void mpi_type_create_f90_real_body(bool prof, MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_create_f90_real(*p, *r, &c_newtype) : MPI_Type_create_f90_real(*p, *r, &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_create_f90_real(*p, *r, &c_newtype) : MPI_Type_create_f90_real(*p, *r, &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5298,7 +5628,8 @@ void pmpi_type_create_f90_real_(MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI
 static inline void mpi_type_create_hindexed_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5314,7 +5645,8 @@ void pmpi_type_create_hindexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths
 static inline void mpi_type_create_hindexed_block_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5330,7 +5662,8 @@ void pmpi_type_create_hindexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MP
 static inline void mpi_type_create_hvector_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_create_hvector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hvector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_create_hvector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hvector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5346,7 +5679,8 @@ void pmpi_type_create_hvector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint 
 static inline void mpi_type_create_indexed_block_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5362,7 +5696,8 @@ void pmpi_type_create_indexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MPI
 static inline void mpi_type_create_resized_body(bool prof, MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_create_resized(MPI_Type_fromint(*oldtype), *lb, *extent, &c_newtype) : MPI_Type_create_resized(MPI_Type_fromint(*oldtype), *lb, *extent, &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_create_resized(MPI_Type_fromint(*oldtype), *lb, *extent, &c_newtype) : MPI_Type_create_resized(MPI_Type_fromint(*oldtype), *lb, *extent, &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5384,7 +5719,8 @@ static inline void mpi_type_create_struct_body(bool prof, MPI_Fint *count, MPI_F
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype) : MPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype) : MPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype);
     lmpif_handles_free(c_array_of_types);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
@@ -5401,7 +5737,8 @@ void pmpi_type_create_struct_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, 
 static inline void mpi_type_create_subarray_body(bool prof, MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_Fint *array_of_subsizes, MPI_Fint *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, MPI_Type_fromint(*oldtype), &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, MPI_Type_fromint(*oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5416,7 +5753,8 @@ void pmpi_type_create_subarray_(MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_F
 
 static inline void mpi_type_delete_attr_body(bool prof, MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Type_delete_attr(MPI_Type_fromint(*datatype), *type_keyval) : MPI_Type_delete_attr(MPI_Type_fromint(*datatype), *type_keyval);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_delete_attr(MPI_Type_fromint(*datatype), *type_keyval) : MPI_Type_delete_attr(MPI_Type_fromint(*datatype), *type_keyval);
     *ierror = rc;
 }
 void mpi_type_delete_attr_(MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
@@ -5431,7 +5769,8 @@ void pmpi_type_delete_attr_(MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint 
 static inline void mpi_type_dup_body(bool prof, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_dup(MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_dup(MPI_Type_fromint(*oldtype), &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_dup(MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_dup(MPI_Type_fromint(*oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5447,7 +5786,8 @@ void pmpi_type_dup_(MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 static inline void mpi_type_free_body(bool prof, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     MPI_Datatype c_datatype = MPI_Type_fromint(*datatype);
-    int rc = prof ? PMPI_Type_free(&c_datatype) : MPI_Type_free(&c_datatype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_free(&c_datatype) : MPI_Type_free(&c_datatype);
     if (rc == MPI_SUCCESS) *datatype = MPI_Type_toint(c_datatype);
     *ierror = rc;
 }
@@ -5462,7 +5802,8 @@ void pmpi_type_free_(MPI_Fint *datatype, MPI_Fint *ierror)
 
 static inline void mpi_type_free_keyval_body(bool prof, MPI_Fint *type_keyval, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Type_free_keyval(type_keyval) : MPI_Type_free_keyval(type_keyval);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_free_keyval(type_keyval) : MPI_Type_free_keyval(type_keyval);
     *ierror = rc;
 }
 void mpi_type_free_keyval_(MPI_Fint *type_keyval, MPI_Fint *ierror)
@@ -5482,7 +5823,8 @@ static inline void mpi_type_get_contents_body(bool prof, MPI_Fint *datatype, MPI
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Type_get_contents(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes) : MPI_Type_get_contents(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_get_contents(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes) : MPI_Type_get_contents(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes);
     lmpif_handles_out(LMPIF_TYPE, c_array_of_datatypes, array_of_datatypes, *max_datatypes);
     lmpif_handles_free(c_array_of_datatypes);
     *ierror = rc;
@@ -5498,7 +5840,8 @@ void pmpi_type_get_contents_(MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fin
 
 static inline void mpi_type_get_envelope_body(bool prof, MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Type_get_envelope(MPI_Type_fromint(*datatype), num_integers, num_addresses, num_datatypes, combiner) : MPI_Type_get_envelope(MPI_Type_fromint(*datatype), num_integers, num_addresses, num_datatypes, combiner);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_get_envelope(MPI_Type_fromint(*datatype), num_integers, num_addresses, num_datatypes, combiner) : MPI_Type_get_envelope(MPI_Type_fromint(*datatype), num_integers, num_addresses, num_datatypes, combiner);
     *ierror = rc;
 }
 void mpi_type_get_envelope_(MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
@@ -5512,7 +5855,8 @@ void pmpi_type_get_envelope_(MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fin
 
 static inline void mpi_type_get_extent_body(bool prof, MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Type_get_extent(MPI_Type_fromint(*datatype), lb, extent) : MPI_Type_get_extent(MPI_Type_fromint(*datatype), lb, extent);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_get_extent(MPI_Type_fromint(*datatype), lb, extent) : MPI_Type_get_extent(MPI_Type_fromint(*datatype), lb, extent);
     *ierror = rc;
 }
 void mpi_type_get_extent_(MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
@@ -5526,7 +5870,8 @@ void pmpi_type_get_extent_(MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, M
 
 static inline void mpi_type_get_extent_x_body(bool prof, MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Type_get_extent_x(MPI_Type_fromint(*datatype), lb, extent) : MPI_Type_get_extent_x(MPI_Type_fromint(*datatype), lb, extent);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_get_extent_x(MPI_Type_fromint(*datatype), lb, extent) : MPI_Type_get_extent_x(MPI_Type_fromint(*datatype), lb, extent);
     *ierror = rc;
 }
 void mpi_type_get_extent_x_(MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
@@ -5546,7 +5891,8 @@ static inline void mpi_type_get_name_body(bool prof, MPI_Fint *datatype, char *t
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Type_get_name(MPI_Type_fromint(*datatype), c_type_name, resultlen) : MPI_Type_get_name(MPI_Type_fromint(*datatype), c_type_name, resultlen);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_get_name(MPI_Type_fromint(*datatype), c_type_name, resultlen) : MPI_Type_get_name(MPI_Type_fromint(*datatype), c_type_name, resultlen);
     lmpif_str_out(c_type_name, type_name, type_name_len, rc == MPI_SUCCESS);
     *ierror = rc;
 }
@@ -5561,7 +5907,8 @@ void pmpi_type_get_name_(MPI_Fint *datatype, char *type_name, MPI_Fint *resultle
 
 static inline void mpi_type_get_true_extent_body(bool prof, MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Type_get_true_extent(MPI_Type_fromint(*datatype), true_lb, true_extent) : MPI_Type_get_true_extent(MPI_Type_fromint(*datatype), true_lb, true_extent);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_get_true_extent(MPI_Type_fromint(*datatype), true_lb, true_extent) : MPI_Type_get_true_extent(MPI_Type_fromint(*datatype), true_lb, true_extent);
     *ierror = rc;
 }
 void mpi_type_get_true_extent_(MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierror)
@@ -5575,7 +5922,8 @@ void pmpi_type_get_true_extent_(MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint 
 
 static inline void mpi_type_get_true_extent_x_body(bool prof, MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Type_get_true_extent_x(MPI_Type_fromint(*datatype), true_lb, true_extent) : MPI_Type_get_true_extent_x(MPI_Type_fromint(*datatype), true_lb, true_extent);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_get_true_extent_x(MPI_Type_fromint(*datatype), true_lb, true_extent) : MPI_Type_get_true_extent_x(MPI_Type_fromint(*datatype), true_lb, true_extent);
     *ierror = rc;
 }
 void mpi_type_get_true_extent_x_(MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
@@ -5590,7 +5938,8 @@ void pmpi_type_get_true_extent_x_(MPI_Fint *datatype, MPI_Count *true_lb, MPI_Co
 static inline void mpi_type_get_value_index_body(bool prof, MPI_Fint *value_type, MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierror)
 {
     MPI_Datatype c_pair_type = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_get_value_index(MPI_Type_fromint(*value_type), MPI_Type_fromint(*index_type), &c_pair_type) : MPI_Type_get_value_index(MPI_Type_fromint(*value_type), MPI_Type_fromint(*index_type), &c_pair_type);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_get_value_index(MPI_Type_fromint(*value_type), MPI_Type_fromint(*index_type), &c_pair_type) : MPI_Type_get_value_index(MPI_Type_fromint(*value_type), MPI_Type_fromint(*index_type), &c_pair_type);
     if (rc == MPI_SUCCESS) *pair_type = MPI_Type_toint(c_pair_type);
     *ierror = rc;
 }
@@ -5606,7 +5955,8 @@ void pmpi_type_get_value_index_(MPI_Fint *value_type, MPI_Fint *index_type, MPI_
 static inline void mpi_type_indexed_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5622,7 +5972,8 @@ void pmpi_type_indexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fi
 static inline void mpi_type_match_size_body(bool prof, MPI_Fint *typeclass, MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     MPI_Datatype c_datatype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_match_size(*typeclass, *size, &c_datatype) : MPI_Type_match_size(*typeclass, *size, &c_datatype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_match_size(*typeclass, *size, &c_datatype) : MPI_Type_match_size(*typeclass, *size, &c_datatype);
     if (rc == MPI_SUCCESS) *datatype = MPI_Type_toint(c_datatype);
     *ierror = rc;
 }
@@ -5643,7 +5994,8 @@ static inline void mpi_type_set_name_body(bool prof, MPI_Fint *datatype, const c
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Type_set_name(MPI_Type_fromint(*datatype), c_type_name) : MPI_Type_set_name(MPI_Type_fromint(*datatype), c_type_name);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_set_name(MPI_Type_fromint(*datatype), c_type_name) : MPI_Type_set_name(MPI_Type_fromint(*datatype), c_type_name);
     free(c_type_name);
     *ierror = rc;
 }
@@ -5658,7 +6010,8 @@ void pmpi_type_set_name_(MPI_Fint *datatype, const char *type_name, MPI_Fint *ie
 
 static inline void mpi_type_size_body(bool prof, MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Type_size(MPI_Type_fromint(*datatype), size) : MPI_Type_size(MPI_Type_fromint(*datatype), size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_size(MPI_Type_fromint(*datatype), size) : MPI_Type_size(MPI_Type_fromint(*datatype), size);
     *ierror = rc;
 }
 void mpi_type_size_(MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
@@ -5672,7 +6025,8 @@ void pmpi_type_size_(MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
 
 static inline void mpi_type_size_x_body(bool prof, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Type_size_x(MPI_Type_fromint(*datatype), size) : MPI_Type_size_x(MPI_Type_fromint(*datatype), size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_size_x(MPI_Type_fromint(*datatype), size) : MPI_Type_size_x(MPI_Type_fromint(*datatype), size);
     *ierror = rc;
 }
 void mpi_type_size_x_(MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
@@ -5687,7 +6041,8 @@ void pmpi_type_size_x_(MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
 static inline void mpi_type_vector_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
-    int rc = prof ? PMPI_Type_vector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_vector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Type_vector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_vector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
     *ierror = rc;
 }
@@ -5702,7 +6057,8 @@ void pmpi_type_vector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride,
 
 static inline void mpi_unpack_body(bool prof, void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm)) : MPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm)) : MPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm));
     *ierror = rc;
 }
 void mpi_unpack_(void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
@@ -5722,7 +6078,8 @@ static inline void mpi_unpack_external_body(bool prof, const char *datarep, void
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype)) : MPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype)) : MPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype));
     free(c_datarep);
     *ierror = rc;
 }
@@ -5745,7 +6102,8 @@ static inline void mpi_unpublish_name_body(bool prof, const char *service_name, 
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Unpublish_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Unpublish_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Unpublish_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Unpublish_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
     free(c_service_name);
     free(c_port_name);
     *ierror = rc;
@@ -5762,7 +6120,8 @@ void pmpi_unpublish_name_(const char *service_name, MPI_Fint *info, const char *
 static inline void mpi_wait_body(bool prof, MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
 {
     MPI_Request c_request = MPI_Request_fromint(*request);
-    int rc = prof ? PMPI_Wait(&c_request, LMPIF_STATUS(status)) : MPI_Wait(&c_request, LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Wait(&c_request, LMPIF_STATUS(status)) : MPI_Wait(&c_request, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
     *ierror = rc;
 }
@@ -5783,7 +6142,8 @@ static inline void mpi_waitall_body(bool prof, MPI_Fint *count, MPI_Fint *array_
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Waitall(*count, c_array_of_requests, LMPIF_STATUS(array_of_statuses)) : MPI_Waitall(*count, c_array_of_requests, LMPIF_STATUS(array_of_statuses));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Waitall(*count, c_array_of_requests, LMPIF_STATUS(array_of_statuses)) : MPI_Waitall(*count, c_array_of_requests, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
     *ierror = rc;
@@ -5805,7 +6165,8 @@ static inline void mpi_waitany_body(bool prof, MPI_Fint *count, MPI_Fint *array_
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Waitany(*count, c_array_of_requests, index, LMPIF_STATUS(status)) : MPI_Waitany(*count, c_array_of_requests, index, LMPIF_STATUS(status));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Waitany(*count, c_array_of_requests, index, LMPIF_STATUS(status)) : MPI_Waitany(*count, c_array_of_requests, index, LMPIF_STATUS(status));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
     *ierror = rc;
@@ -5827,7 +6188,8 @@ static inline void mpi_waitsome_body(bool prof, MPI_Fint *incount, MPI_Fint *arr
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Waitsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Waitsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Waitsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Waitsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *incount);
     lmpif_handles_free(c_array_of_requests);
     *ierror = rc;
@@ -5844,7 +6206,8 @@ void pmpi_waitsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *ou
 static inline void mpi_win_allocate_body(bool prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
-    int rc = prof ? PMPI_Win_allocate(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_allocate(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win);
     if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
     *ierror = rc;
 }
@@ -5860,7 +6223,8 @@ void pmpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI
 static inline void mpi_win_allocate_shared_body(bool prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
-    int rc = prof ? PMPI_Win_allocate_shared(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate_shared(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_allocate_shared(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate_shared(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win);
     if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
     *ierror = rc;
 }
@@ -5875,7 +6239,8 @@ void pmpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *in
 
 static inline void mpi_win_attach_body(bool prof, MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_attach(MPI_Win_fromint(*win), LMPIF_BUF(base), *size) : MPI_Win_attach(MPI_Win_fromint(*win), LMPIF_BUF(base), *size);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_attach(MPI_Win_fromint(*win), LMPIF_BUF(base), *size) : MPI_Win_attach(MPI_Win_fromint(*win), LMPIF_BUF(base), *size);
     *ierror = rc;
 }
 void mpi_win_attach_(MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierror)
@@ -5889,7 +6254,8 @@ void pmpi_win_attach_(MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierro
 
 static inline void mpi_win_call_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_call_errhandler(MPI_Win_fromint(*win), *errorcode) : MPI_Win_call_errhandler(MPI_Win_fromint(*win), *errorcode);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_call_errhandler(MPI_Win_fromint(*win), *errorcode) : MPI_Win_call_errhandler(MPI_Win_fromint(*win), *errorcode);
     *ierror = rc;
 }
 void mpi_win_call_errhandler_(MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ierror)
@@ -5903,7 +6269,8 @@ void pmpi_win_call_errhandler_(MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ier
 
 static inline void mpi_win_complete_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_complete(MPI_Win_fromint(*win)) : MPI_Win_complete(MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_complete(MPI_Win_fromint(*win)) : MPI_Win_complete(MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_complete_(MPI_Fint *win, MPI_Fint *ierror)
@@ -5918,7 +6285,8 @@ void pmpi_win_complete_(MPI_Fint *win, MPI_Fint *ierror)
 static inline void mpi_win_create_body(bool prof, void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
-    int rc = prof ? PMPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win) : MPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win) : MPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win);
     if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
     *ierror = rc;
 }
@@ -5934,7 +6302,8 @@ void pmpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint 
 static inline void mpi_win_create_dynamic_body(bool prof, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
-    int rc = prof ? PMPI_Win_create_dynamic(MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win) : MPI_Win_create_dynamic(MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_create_dynamic(MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win) : MPI_Win_create_dynamic(MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win);
     if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
     *ierror = rc;
 }
@@ -5949,7 +6318,8 @@ void pmpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI
 
 static inline void mpi_win_delete_attr_body(bool prof, MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_delete_attr(MPI_Win_fromint(*win), *win_keyval) : MPI_Win_delete_attr(MPI_Win_fromint(*win), *win_keyval);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_delete_attr(MPI_Win_fromint(*win), *win_keyval) : MPI_Win_delete_attr(MPI_Win_fromint(*win), *win_keyval);
     *ierror = rc;
 }
 void mpi_win_delete_attr_(MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
@@ -5963,7 +6333,8 @@ void pmpi_win_delete_attr_(MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror
 
 static inline void mpi_win_detach_body(bool prof, MPI_Fint *win, void *base, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_detach(MPI_Win_fromint(*win), LMPIF_BUF(base)) : MPI_Win_detach(MPI_Win_fromint(*win), LMPIF_BUF(base));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_detach(MPI_Win_fromint(*win), LMPIF_BUF(base)) : MPI_Win_detach(MPI_Win_fromint(*win), LMPIF_BUF(base));
     *ierror = rc;
 }
 void mpi_win_detach_(MPI_Fint *win, void *base, MPI_Fint *ierror)
@@ -5977,7 +6348,8 @@ void pmpi_win_detach_(MPI_Fint *win, void *base, MPI_Fint *ierror)
 
 static inline void mpi_win_fence_body(bool prof, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_fence(*assert, MPI_Win_fromint(*win)) : MPI_Win_fence(*assert, MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_fence(*assert, MPI_Win_fromint(*win)) : MPI_Win_fence(*assert, MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_fence_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
@@ -5991,7 +6363,8 @@ void pmpi_win_fence_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 
 static inline void mpi_win_flush_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_flush(*rank, MPI_Win_fromint(*win)) : MPI_Win_flush(*rank, MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_flush(*rank, MPI_Win_fromint(*win)) : MPI_Win_flush(*rank, MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_flush_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
@@ -6005,7 +6378,8 @@ void pmpi_win_flush_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 
 static inline void mpi_win_flush_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_flush_all(MPI_Win_fromint(*win)) : MPI_Win_flush_all(MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_flush_all(MPI_Win_fromint(*win)) : MPI_Win_flush_all(MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_flush_all_(MPI_Fint *win, MPI_Fint *ierror)
@@ -6019,7 +6393,8 @@ void pmpi_win_flush_all_(MPI_Fint *win, MPI_Fint *ierror)
 
 static inline void mpi_win_flush_local_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_flush_local(*rank, MPI_Win_fromint(*win)) : MPI_Win_flush_local(*rank, MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_flush_local(*rank, MPI_Win_fromint(*win)) : MPI_Win_flush_local(*rank, MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_flush_local_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
@@ -6033,7 +6408,8 @@ void pmpi_win_flush_local_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 
 static inline void mpi_win_flush_local_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_flush_local_all(MPI_Win_fromint(*win)) : MPI_Win_flush_local_all(MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_flush_local_all(MPI_Win_fromint(*win)) : MPI_Win_flush_local_all(MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_flush_local_all_(MPI_Fint *win, MPI_Fint *ierror)
@@ -6048,7 +6424,8 @@ void pmpi_win_flush_local_all_(MPI_Fint *win, MPI_Fint *ierror)
 static inline void mpi_win_free_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = MPI_Win_fromint(*win);
-    int rc = prof ? PMPI_Win_free(&c_win) : MPI_Win_free(&c_win);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_free(&c_win) : MPI_Win_free(&c_win);
     if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
     *ierror = rc;
 }
@@ -6063,7 +6440,8 @@ void pmpi_win_free_(MPI_Fint *win, MPI_Fint *ierror)
 
 static inline void mpi_win_free_keyval_body(bool prof, MPI_Fint *win_keyval, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_free_keyval(win_keyval) : MPI_Win_free_keyval(win_keyval);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_free_keyval(win_keyval) : MPI_Win_free_keyval(win_keyval);
     *ierror = rc;
 }
 void mpi_win_free_keyval_(MPI_Fint *win_keyval, MPI_Fint *ierror)
@@ -6078,7 +6456,8 @@ void pmpi_win_free_keyval_(MPI_Fint *win_keyval, MPI_Fint *ierror)
 static inline void mpi_win_get_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
-    int rc = prof ? PMPI_Win_get_errhandler(MPI_Win_fromint(*win), &c_errhandler) : MPI_Win_get_errhandler(MPI_Win_fromint(*win), &c_errhandler);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_get_errhandler(MPI_Win_fromint(*win), &c_errhandler) : MPI_Win_get_errhandler(MPI_Win_fromint(*win), &c_errhandler);
     if (rc == MPI_SUCCESS) *errhandler = MPI_Errhandler_toint(c_errhandler);
     *ierror = rc;
 }
@@ -6094,7 +6473,8 @@ void pmpi_win_get_errhandler_(MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ier
 static inline void mpi_win_get_group_body(bool prof, MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
-    int rc = prof ? PMPI_Win_get_group(MPI_Win_fromint(*win), &c_group) : MPI_Win_get_group(MPI_Win_fromint(*win), &c_group);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_get_group(MPI_Win_fromint(*win), &c_group) : MPI_Win_get_group(MPI_Win_fromint(*win), &c_group);
     if (rc == MPI_SUCCESS) *group = MPI_Group_toint(c_group);
     *ierror = rc;
 }
@@ -6110,7 +6490,8 @@ void pmpi_win_get_group_(MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
 static inline void mpi_win_get_info_body(bool prof, MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
-    int rc = prof ? PMPI_Win_get_info(MPI_Win_fromint(*win), &c_info_used) : MPI_Win_get_info(MPI_Win_fromint(*win), &c_info_used);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_get_info(MPI_Win_fromint(*win), &c_info_used) : MPI_Win_get_info(MPI_Win_fromint(*win), &c_info_used);
     if (rc == MPI_SUCCESS) *info_used = MPI_Info_toint(c_info_used);
     *ierror = rc;
 }
@@ -6131,7 +6512,8 @@ static inline void mpi_win_get_name_body(bool prof, MPI_Fint *win, char *win_nam
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Win_get_name(MPI_Win_fromint(*win), c_win_name, resultlen) : MPI_Win_get_name(MPI_Win_fromint(*win), c_win_name, resultlen);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_get_name(MPI_Win_fromint(*win), c_win_name, resultlen) : MPI_Win_get_name(MPI_Win_fromint(*win), c_win_name, resultlen);
     lmpif_str_out(c_win_name, win_name, win_name_len, rc == MPI_SUCCESS);
     *ierror = rc;
 }
@@ -6146,7 +6528,8 @@ void pmpi_win_get_name_(MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_
 
 static inline void mpi_win_lock_body(bool prof, MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_lock(*lock_type, *rank, *assert, MPI_Win_fromint(*win)) : MPI_Win_lock(*lock_type, *rank, *assert, MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_lock(*lock_type, *rank, *assert, MPI_Win_fromint(*win)) : MPI_Win_lock(*lock_type, *rank, *assert, MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
@@ -6160,7 +6543,8 @@ void pmpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_F
 
 static inline void mpi_win_lock_all_body(bool prof, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_lock_all(*assert, MPI_Win_fromint(*win)) : MPI_Win_lock_all(*assert, MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_lock_all(*assert, MPI_Win_fromint(*win)) : MPI_Win_lock_all(*assert, MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_lock_all_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
@@ -6174,7 +6558,8 @@ void pmpi_win_lock_all_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 
 static inline void mpi_win_post_body(bool prof, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_post(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win)) : MPI_Win_post(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_post(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win)) : MPI_Win_post(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_post_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
@@ -6188,7 +6573,8 @@ void pmpi_win_post_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *
 
 static inline void mpi_win_set_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_set_errhandler(MPI_Win_fromint(*win), MPI_Errhandler_fromint(*errhandler)) : MPI_Win_set_errhandler(MPI_Win_fromint(*win), MPI_Errhandler_fromint(*errhandler));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_set_errhandler(MPI_Win_fromint(*win), MPI_Errhandler_fromint(*errhandler)) : MPI_Win_set_errhandler(MPI_Win_fromint(*win), MPI_Errhandler_fromint(*errhandler));
     *ierror = rc;
 }
 void mpi_win_set_errhandler_(MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
@@ -6202,7 +6588,8 @@ void pmpi_win_set_errhandler_(MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ier
 
 static inline void mpi_win_set_info_body(bool prof, MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_set_info(MPI_Win_fromint(*win), MPI_Info_fromint(*info)) : MPI_Win_set_info(MPI_Win_fromint(*win), MPI_Info_fromint(*info));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_set_info(MPI_Win_fromint(*win), MPI_Info_fromint(*info)) : MPI_Win_set_info(MPI_Win_fromint(*win), MPI_Info_fromint(*info));
     *ierror = rc;
 }
 void mpi_win_set_info_(MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
@@ -6222,7 +6609,8 @@ static inline void mpi_win_set_name_body(bool prof, MPI_Fint *win, const char *w
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    int rc = prof ? PMPI_Win_set_name(MPI_Win_fromint(*win), c_win_name) : MPI_Win_set_name(MPI_Win_fromint(*win), c_win_name);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_set_name(MPI_Win_fromint(*win), c_win_name) : MPI_Win_set_name(MPI_Win_fromint(*win), c_win_name);
     free(c_win_name);
     *ierror = rc;
 }
@@ -6237,7 +6625,8 @@ void pmpi_win_set_name_(MPI_Fint *win, const char *win_name, MPI_Fint *ierror, s
 
 static inline void mpi_win_shared_query_body(bool prof, MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_shared_query(MPI_Win_fromint(*win), *rank, size, disp_unit, baseptr) : MPI_Win_shared_query(MPI_Win_fromint(*win), *rank, size, disp_unit, baseptr);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_shared_query(MPI_Win_fromint(*win), *rank, size, disp_unit, baseptr) : MPI_Win_shared_query(MPI_Win_fromint(*win), *rank, size, disp_unit, baseptr);
     *ierror = rc;
 }
 void mpi_win_shared_query_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
@@ -6251,7 +6640,8 @@ void pmpi_win_shared_query_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_F
 
 static inline void mpi_win_start_body(bool prof, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_start(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win)) : MPI_Win_start(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_start(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win)) : MPI_Win_start(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_start_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
@@ -6265,7 +6655,8 @@ void pmpi_win_start_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint 
 
 static inline void mpi_win_sync_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_sync(MPI_Win_fromint(*win)) : MPI_Win_sync(MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_sync(MPI_Win_fromint(*win)) : MPI_Win_sync(MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_sync_(MPI_Fint *win, MPI_Fint *ierror)
@@ -6280,7 +6671,8 @@ void pmpi_win_sync_(MPI_Fint *win, MPI_Fint *ierror)
 static inline void mpi_win_test_body(bool prof, MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
-    int rc = prof ? PMPI_Win_test(MPI_Win_fromint(*win), &c_flag) : MPI_Win_test(MPI_Win_fromint(*win), &c_flag);
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_test(MPI_Win_fromint(*win), &c_flag) : MPI_Win_test(MPI_Win_fromint(*win), &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     *ierror = rc;
 }
@@ -6295,7 +6687,8 @@ void pmpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
 
 static inline void mpi_win_unlock_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_unlock(*rank, MPI_Win_fromint(*win)) : MPI_Win_unlock(*rank, MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_unlock(*rank, MPI_Win_fromint(*win)) : MPI_Win_unlock(*rank, MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
@@ -6309,7 +6702,8 @@ void pmpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 
 static inline void mpi_win_unlock_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_unlock_all(MPI_Win_fromint(*win)) : MPI_Win_unlock_all(MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_unlock_all(MPI_Win_fromint(*win)) : MPI_Win_unlock_all(MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierror)
@@ -6323,7 +6717,8 @@ void pmpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierror)
 
 static inline void mpi_win_wait_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
-    int rc = prof ? PMPI_Win_wait(MPI_Win_fromint(*win)) : MPI_Win_wait(MPI_Win_fromint(*win));
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_wait(MPI_Win_fromint(*win)) : MPI_Win_wait(MPI_Win_fromint(*win));
     *ierror = rc;
 }
 void mpi_win_wait_(MPI_Fint *win, MPI_Fint *ierror)
