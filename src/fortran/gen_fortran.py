@@ -425,8 +425,11 @@ def c_proc(p, params, ts=False, large=False):
     out += body
     out.append("}")
     names = [a.split()[-1].lstrip("*") for a in args + hidden]
-    for prefix, prof in (("", "false"), ("p", "true")):
-        out.append("%s %s%s%s_(%s)" % (cret, prefix, low, suffix, sig))
+    # MPI_ALLOC_MEM_CPTR and its kind: the TYPE(C_PTR) baseptr of `use mpi`'s
+    # overload is the same address-sized word
+    cptr = [""] + (["_cptr"] if p["attributes"].get("f90_index_overload") and not (ts or large) else [])
+    for prefix, prof, tail in [(a, b, c) for c in cptr for a, b in (("", "false"), ("p", "true"))]:
+        out.append("%s %s%s%s%s_(%s)" % (cret, prefix, low, suffix, tail, sig))
         out.append("{")
         out.append("    %s%s%s_body(%s%s);" % ("return " if cret != "void" else "", low, suffix, prof,
                                               "".join(", " + n for n in names)))
@@ -534,7 +537,8 @@ def gen_interfaces(procs):
         name = p["name"].upper()
         ret = p.get("return_kind", "ERROR_CODE")
         argnames = ", ".join(q.name for q in params)
-        out.append("INTERFACE")
+        overload = bool(p["attributes"].get("f90_index_overload"))
+        out.append("INTERFACE %s" % name if overload else "INTERFACE")
         if ret != "ERROR_CODE":
             out += wrap("FUNCTION %s(%s)" % (name, argnames))
             out.append("  IMPORT :: MPI_ADDRESS_KIND")
@@ -548,6 +552,15 @@ def gen_interfaces(procs):
             for d in f90_decl(q):
                 out.append("  " + d)
         out.append("END %s %s" % ("FUNCTION" if ret != "ERROR_CODE" else "SUBROUTINE", name))
+        if overload:  # the TYPE(C_PTR) form, MPI_X_CPTR
+            out += wrap("SUBROUTINE %s_CPTR(%s)" % (name, argnames))
+            out.append("  USE, INTRINSIC :: ISO_C_BINDING, ONLY: C_PTR")
+            out.append("  IMPORT :: MPI_ADDRESS_KIND")
+            out.append("  IMPLICIT NONE")
+            for q in params:
+                for d in f90_decl(q):
+                    out.append("  " + ("TYPE(C_PTR) :: %s" % q.name if q.kind == "C_BUFFER" else d))
+            out.append("END SUBROUTINE %s_CPTR" % name)
         out.append("END INTERFACE")
     return out
 
@@ -570,8 +583,7 @@ F08_LATER_KINDS = LATER_KINDS | {"LOGICAL_VOID"}
 # the f08 interfaces' arguments, TYPE(C_PTR) by value and handle types,
 # are the f77 ones at the machine level; argv arrays).
 F08_HAND_KINDS = {"FUNCTION", "POLYFUNCTION", "STRING_ARRAY", "STRING_2DARRAY"}
-F08_HAND = {"MPI_Sizeof", "MPI_Status_f2f08", "MPI_Status_f082f", "MPI_Alloc_mem", "MPI_Win_allocate",
-            "MPI_Win_allocate_shared", "MPI_Win_shared_query", "MPI_Win_shared_query_c"}
+F08_HAND = {"MPI_Sizeof", "MPI_Status_f2f08", "MPI_Status_f082f"}
 
 
 def f08_skip(p, params):

@@ -3,7 +3,13 @@
 ! sections of arrays, and the status conversions.  Rank 0 prints the verdict.
 program t_f08
   use mpi_f08
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
   implicit none
+  type(c_ptr) :: mem
+  real(kind=8), pointer :: pm(:)
+  type(MPI_Win) :: swin
+  type(MPI_Comm) :: node
+  integer(kind=MPI_ADDRESS_KIND) :: qsize
   integer :: rank, np, fails, total, i, n, next, prev, ierr, fstat(MPI_STATUS_SIZE)
   type(MPI_Comm) :: dup, cart
   type(MPI_Request) :: reqs(2)
@@ -93,7 +99,31 @@ program t_f08
   call MPI_Send(ibuf, 1, MPI_INTEGER, np + 3, 0, MPI_COMM_WORLD, ierr)
   call MPI_Error_class(ierr, n)
   if (n /= MPI_ERR_RANK) fails = fails + 1
+  call MPI_Error_string(ierr, name, sz)
+  if (index(name(1:sz), 'MPI_Send') == 0) then
+    print '(2a)', 'the error string does not name MPI_Send: ', name(1:sz)
+    fails = fails + 1
+  end if
+  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL)
   if (MPI_Wtime() <= 0d0) fails = fails + 1
+  ! TYPE(C_PTR) memory: MPI_Alloc_mem, a shared window and its query
+  call MPI_Alloc_mem(80_MPI_ADDRESS_KIND, MPI_INFO_NULL, mem)
+  call c_f_pointer(mem, pm, [10])
+  pm = [(real(i, 8), i = 1, 10)]
+  if (sum(pm) /= 55) fails = fails + 1
+  call MPI_Free_mem(pm)
+  call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node)
+  call MPI_Comm_rank(node, n)
+  call MPI_Win_allocate_shared(8_MPI_ADDRESS_KIND, 8, MPI_INFO_NULL, node, mem, swin)
+  call c_f_pointer(mem, pm, [1])
+  pm(1) = 100 + n
+  call MPI_Win_fence(0, swin)
+  call MPI_Win_shared_query(swin, 0, qsize, sz, mem)
+  call c_f_pointer(mem, pm, [1])
+  if (pm(1) /= 100 .or. qsize /= 8 .or. sz /= 8) fails = fails + 1
+  call MPI_Win_fence(0, swin)
+  call MPI_Win_free(swin)
+  call MPI_Comm_free(node)
   call MPI_Allreduce(fails, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0 .and. total == 0) print '(a)', 't_f08: passed'
   if (rank == 0 .and. total /= 0) print *, 't_f08: FAILED', total

@@ -3,7 +3,10 @@
 ! MPI_SIZEOF, handles and strings.  Rank 0 prints the verdict.
 program t_f90
   use mpi
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
   implicit none
+  type(c_ptr) :: mem
+  integer, pointer :: pm(:)
   integer :: ierr, rank, np, fails, total, i, j, sz, req, next, prev
   integer :: st(MPI_STATUS_SIZE)
   real(kind=8) :: a(6, 4), b(3, 4)
@@ -98,6 +101,12 @@ program t_f90
   if (w(5) /= ishft(1, np) - 1 + ishft(1, 15)) fails = fails + 1
   call MPI_Op_free(myop, ierr)
   if (myop /= MPI_OP_NULL) fails = fails + 1
+  ! MPI_ALLOC_MEM's TYPE(C_PTR) overload (MPI_ALLOC_MEM_CPTR)
+  call MPI_Alloc_mem(40_MPI_ADDRESS_KIND, MPI_INFO_NULL, mem, ierr)
+  call c_f_pointer(mem, pm, [10])
+  pm = 7
+  if (ierr /= MPI_SUCCESS .or. sum(pm) /= 70) fails = fails + 1
+  call MPI_Free_mem(pm, ierr)
   call MPI_Allreduce(fails, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0 .and. total == 0) print '(a)', 't_f90: passed'
   if (rank == 0 .and. total /= 0) print *, 't_f90: FAILED', total

@@ -7330,6 +7330,40 @@ void pmpi_unpack_external_c_f08_(const char *datarep, CFI_cdesc_t *inbuf, MPI_Co
     mpi_unpack_external_c_f08_body(true, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
 }
 
+static inline void mpi_win_allocate_c_f08_body(bool prof, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    MPI_Win c_win = (MPI_Win)0;
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_allocate_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win);
+    if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
+    *ierror = rc;
+}
+void mpi_win_allocate_c_f08_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_allocate_c_f08_body(false, size, disp_unit, info, comm, baseptr, win, ierror);
+}
+void pmpi_win_allocate_c_f08_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_allocate_c_f08_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
+}
+
+static inline void mpi_win_allocate_shared_c_f08_body(bool prof, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    MPI_Win c_win = (MPI_Win)0;
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_allocate_shared_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate_shared_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win);
+    if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
+    *ierror = rc;
+}
+void mpi_win_allocate_shared_c_f08_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_allocate_shared_c_f08_body(false, size, disp_unit, info, comm, baseptr, win, ierror);
+}
+void pmpi_win_allocate_shared_c_f08_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_allocate_shared_c_f08_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
+}
+
 static inline void mpi_win_attach_f08_body(bool prof, MPI_Fint *win, CFI_cdesc_t *base, MPI_Aint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
@@ -7424,5 +7458,20 @@ void mpi_win_detach_f08_(MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ierror)
 void pmpi_win_detach_f08_(MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ierror)
 {
     mpi_win_detach_f08_body(true, win, base, ierror);
+}
+
+static inline void mpi_win_shared_query_c_f08_body(bool prof, MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Win_shared_query_c(MPI_Win_fromint(*win), *rank, size, disp_unit, baseptr) : MPI_Win_shared_query_c(MPI_Win_fromint(*win), *rank, size, disp_unit, baseptr);
+    *ierror = rc;
+}
+void mpi_win_shared_query_c_f08_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
+{
+    mpi_win_shared_query_c_f08_body(false, win, rank, size, disp_unit, baseptr, ierror);
+}
+void pmpi_win_shared_query_c_f08_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
+{
+    mpi_win_shared_query_c_f08_body(true, win, rank, size, disp_unit, baseptr, ierror);
 }
 

@@ -284,6 +284,14 @@ void pmpi_alloc_mem_(MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint
 {
     mpi_alloc_mem_body(true, size, info, baseptr, ierror);
 }
+void mpi_alloc_mem_cptr_(MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
+{
+    mpi_alloc_mem_body(false, size, info, baseptr, ierror);
+}
+void pmpi_alloc_mem_cptr_(MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
+{
+    mpi_alloc_mem_body(true, size, info, baseptr, ierror);
+}
 
 static inline void mpi_allreduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6219,6 +6227,14 @@ void pmpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI
 {
     mpi_win_allocate_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
 }
+void mpi_win_allocate_cptr_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_allocate_body(false, size, disp_unit, info, comm, baseptr, win, ierror);
+}
+void pmpi_win_allocate_cptr_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_allocate_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
+}
 
 static inline void mpi_win_allocate_shared_body(bool prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6233,6 +6249,14 @@ void mpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *inf
     mpi_win_allocate_shared_body(false, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 void pmpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_allocate_shared_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
+}
+void mpi_win_allocate_shared_cptr_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_allocate_shared_body(false, size, disp_unit, info, comm, baseptr, win, ierror);
+}
+void pmpi_win_allocate_shared_cptr_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     mpi_win_allocate_shared_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
 }
@@ -6634,6 +6658,14 @@ void mpi_win_shared_query_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fi
     mpi_win_shared_query_body(false, win, rank, size, disp_unit, baseptr, ierror);
 }
 void pmpi_win_shared_query_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
+{
+    mpi_win_shared_query_body(true, win, rank, size, disp_unit, baseptr, ierror);
+}
+void mpi_win_shared_query_cptr_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
+{
+    mpi_win_shared_query_body(false, win, rank, size, disp_unit, baseptr, ierror);
+}
+void pmpi_win_shared_query_cptr_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
     mpi_win_shared_query_body(true, win, rank, size, disp_unit, baseptr, ierror);
 }
