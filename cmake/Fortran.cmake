@@ -24,6 +24,7 @@ add_library(mpifort_abi SHARED
   src/fortran/mpif_util.c
   src/fortran/mpif_special.c
   src/fortran/mpif_callbacks.c
+  src/fortran/mpif_keyval.c
   src/fortran/mpi.F90
   src/fortran/mpi_f08.F90)
 # $ORIGIN: an installed libmpifort_abi finds the libmpi_abi beside it (a

@@ -38,7 +38,7 @@ HANDLES = {
 
 # Kinds whose Fortran INTEGER(KIND=MPI_ADDRESS_KIND) is a C MPI_Aint, and
 # those that are MPI_Offset / MPI_Count.
-AINT_KINDS = {"ALLOC_MEM_NUM_BYTES", "DISPLACEMENT", "LOCATION_SMALL", "POLYDISPLACEMENT_AINT_COUNT",
+AINT_KINDS = {"EXTRA_STATE", "ALLOC_MEM_NUM_BYTES", "DISPLACEMENT", "LOCATION_SMALL", "POLYDISPLACEMENT_AINT_COUNT",
               "POLYDISPOFFSET", "POLYDTYPE_PACK_SIZE", "POLYDTYPE_STRIDE_BYTES", "POLYLOCATION",
               "RMA_DISPLACEMENT_NNI", "WINDOW_SIZE", "WIN_ATTACH_SIZE"}
 OFFSET_KINDS = {"OFFSET"}
@@ -53,7 +53,10 @@ HAND_WRITTEN = {"MPI_Comm_get_attr", "MPI_Type_get_attr", "MPI_Win_get_attr", "M
                 "MPI_Init", "MPI_Init_thread", "MPI_Pcontrol", "MPI_Buffer_detach", "MPI_F_sync_reg",
                 "MPI_Info_create_env", "MPI_Op_create", "MPI_Op_free",
                 "MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Comm_create_errhandler",
-                "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler"}
+                "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler",
+                # mpif_keyval.c: callbacks with user data
+                "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Keyval_create",
+                "MPI_Grequest_start", "MPI_Register_datarep"}
 # In the modules only (generic over every type and kind).
 MODULE_ONLY = {"MPI_Sizeof"}
 
@@ -582,7 +585,7 @@ F08_LATER_KINDS = LATER_KINDS | {"LOGICAL_VOID"}
 # Kinds mpi_f08 passes on to a C procedure written by hand (callbacks:
 # the f08 interfaces' arguments, TYPE(C_PTR) by value and handle types,
 # are the f77 ones at the machine level; argv arrays).
-F08_HAND_KINDS = {"FUNCTION", "POLYFUNCTION", "STRING_ARRAY", "STRING_2DARRAY"}
+F08_HAND_KINDS = {"FUNCTION", "POLYFUNCTION", "STRING_ARRAY", "STRING_2DARRAY", "EXTRA_STATE", "EXTRA_STATE2"}
 F08_HAND = {"MPI_Sizeof", "MPI_Status_f2f08", "MPI_Status_f082f"}
 
 
@@ -835,7 +838,15 @@ def gen_f08_consts(consts):
         else:
             dims = decl[decl.index("("):] if "(" in decl else ""
             out.append("INTEGER(C_INT), BIND(C, NAME=\"%s_\") :: %s%s" % (block, name, dims))
+    out += ["EXTERNAL :: %s" % n for n in PREDEFINED_FNS]
     return out
+
+
+PREDEFINED_FNS = []  # MPI_COMM_DUP_FN and the others (mpif_keyval.c), from apis.json
+
+
+def predefined_externals():
+    return ["      EXTERNAL %s" % n for n in PREDEFINED_FNS]
 
 
 def gen_mpif(consts):
@@ -844,6 +855,7 @@ def gen_mpif(consts):
            "! Fixed and free form alike: code from column 7, lines under 72."]
     out += consts_include(consts)
     out += sentinel_lines()
+    out += predefined_externals()
     for fn, t in (("MPI_WTIME", "DOUBLE PRECISION"), ("MPI_WTICK", "DOUBLE PRECISION"),
                   ("PMPI_WTIME", "DOUBLE PRECISION"), ("PMPI_WTICK", "DOUBLE PRECISION"),
                   ("MPI_AINT_ADD", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
@@ -863,6 +875,7 @@ def main():
     outdir = argv[0] if argv else ROOT
     LARGE_C.update(large_kinds(apis_path(given)))
     apis = json.load(open(apis_path(given)))
+    PREDEFINED_FNS.extend(sorted(p["name"] for p in apis.values() if p["attributes"].get("predefined_function")))
     procs, skipped, hand = [], [], []
     for key in sorted(apis):
         p = apis[key]
@@ -897,7 +910,7 @@ def main():
         "src/fortran/gen/mpif_procs.c": gen_c(procs, skipped),
         "src/fortran/gen/mpif08_procs.c": gen_c08(c08),
         "include/fortran/mpif.h": gen_mpif(consts),
-        "src/fortran/gen/mpi_consts.fh": consts_include(consts) + sentinel_lines(),
+        "src/fortran/gen/mpi_consts.fh": consts_include(consts) + sentinel_lines() + predefined_externals(),
         "src/fortran/gen/mpi_interfaces.fh": gen_interfaces(sorted(procs + hand, key=lambda x: x[0]["name"])),
         "src/fortran/gen/skipped.txt": ["# Procedures with a Fortran binding that gen_fortran.py does not generate yet",
                                         "# (the others are generated, or written by hand in src/fortran/mpif_special.c)."]

@@ -124,6 +124,15 @@ program t_f08
   call MPI_Win_fence(0, swin)
   call MPI_Win_free(swin)
   call MPI_Comm_free(node)
+  ! a keyval with the predefined copy function, through mpi_f08
+  call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, n, 0_MPI_ADDRESS_KIND)
+  call MPI_Comm_set_attr(MPI_COMM_WORLD, n, 12345_MPI_ADDRESS_KIND)
+  call MPI_Comm_dup(MPI_COMM_WORLD, node)
+  call MPI_Comm_get_attr(node, n, qsize, flag)
+  if (.not. flag .or. qsize /= 12345) fails = fails + 1
+  call MPI_Comm_free(node)
+  call MPI_Comm_delete_attr(MPI_COMM_WORLD, n)
+  call MPI_Comm_free_keyval(n)
   call MPI_Allreduce(fails, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0 .and. total == 0) print '(a)', 't_f08: passed'
   if (rank == 0 .and. total /= 0) print *, 't_f08: FAILED', total

@@ -10,7 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 "$b/bin/mpifort" --version | head -2 | grep -q "GNU Fortran" || { echo "FAIL: mpifort --version"; fail=1; }
 "$b/bin/mpifort" -show | grep -q -- "-lmpifort_abi -lmpi_abi" || { echo "FAIL: mpifort -show"; fail=1; }
-for t in t_f77.f t_f90.f90 t_f90_include.f90 t_f90_spawn.f90 t_f08.f90 t_f08_sections.f90; do
+for t in t_f77.f t_f90.f90 t_f90_include.f90 t_f90_spawn.f90 t_f08.f90 t_f08_sections.f90 t_f90_callbacks.f90; do
     exe="$tmp/${t%.*}"
     w=mpifort
     [ "${t##*.}" = f ] && w=mpif77
@@ -40,7 +40,7 @@ else
 fi
 mpich=/opt/peers/mpich
 if [ -x $mpich/bin/mpiexec ] && [ -e $mpich/lib/libmpi_abi.so.1 ]; then
-    for t in t_f77 t_f90 t_f90_spawn t_f08 t_f08_sections; do
+    for t in t_f77 t_f90 t_f90_spawn t_f08 t_f08_sections t_f90_callbacks; do
         lib=$(LD_LIBRARY_PATH=$mpich/lib ldd "$tmp/$t" | sed -n 's/.*libmpi_abi.so.1 => \([^ ]*\).*/\1/p')
         [ "$(readlink -f "$lib")" = "$(readlink -f $mpich/lib/libmpi_abi.so.1)" ] ||
             { echo "FAIL: the swap did not pick MPICH's library ($lib)"; fail=1; }

@@ -1,0 +1,355 @@
+/* Callbacks written in Fortran that the C interface calls with user data:
+ * attribute copy/delete functions (MPI_COMM/TYPE/WIN_CREATE_KEYVAL and the
+ * old MPI_KEYVAL_CREATE), generalized requests (MPI_GREQUEST_START) and
+ * data representations (MPI_REGISTER_DATAREP).  Each registration keeps the
+ * Fortran procedures and the Fortran extra_state in a record, and gives C
+ * one trampoline per callback type with the record as C's extra_state — no
+ * slots, no limit.  Keyval and datarep records live as long as the process
+ * (a keyval's callbacks may run after MPI_COMM_FREE_KEYVAL; a data
+ * representation cannot be unregistered); a generalized request's record
+ * goes when its free function has run.
+ *
+ * Attribute values: Fortran stores integers, which C holds as the pointer
+ * values themselves (as mpif_special.c's MPI_COMM_SET_ATTR does).
+ *
+ * The predefined callbacks (MPI_COMM_DUP_FN, MPI_NULL_COPY_FN, ...) are
+ * Fortran-callable here; given to a create procedure they become C's own. */
+#include <string.h>
+
+#include "fortran/mpif_util.h"
+
+typedef void (*fortran_fn)(void);
+
+/* ---- the predefined callbacks, callable from Fortran ------------------------- */
+
+#define COPY_ARGS MPI_Fint *h, MPI_Fint *keyval, MPI_Aint *extra, MPI_Aint *in, MPI_Aint *out, MPI_Fint *flag, \
+                  MPI_Fint *ierror
+#define DELETE_ARGS MPI_Fint *h, MPI_Fint *keyval, MPI_Aint *value, MPI_Aint *extra, MPI_Fint *ierror
+#define OLD_COPY_ARGS MPI_Fint *h, MPI_Fint *keyval, MPI_Fint *extra, MPI_Fint *in, MPI_Fint *out, \
+                      MPI_Fint *flag, MPI_Fint *ierror
+#define OLD_DELETE_ARGS MPI_Fint *h, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *extra, MPI_Fint *ierror
+
+#define PREDEFINED(kind)                                                                             \
+    void mpi_##kind##_dup_fn_(COPY_ARGS)                                                             \
+    {                                                                                                \
+        (void)h, (void)keyval, (void)extra;                                                          \
+        *out = *in;                                                                                  \
+        *flag = lmpif_to_logical(1);                                                                 \
+        *ierror = MPI_SUCCESS;                                                                       \
+    }                                                                                                \
+    void mpi_##kind##_null_copy_fn_(COPY_ARGS)                                                       \
+    {                                                                                                \
+        (void)h, (void)keyval, (void)extra, (void)in, (void)out;                                     \
+        *flag = lmpif_to_logical(0);                                                                 \
+        *ierror = MPI_SUCCESS;                                                                       \
+    }                                                                                                \
+    void mpi_##kind##_null_delete_fn_(DELETE_ARGS)                                                   \
+    {                                                                                                \
+        (void)h, (void)keyval, (void)value, (void)extra;                                             \
+        *ierror = MPI_SUCCESS;                                                                       \
+    }
+PREDEFINED(comm)
+PREDEFINED(type)
+PREDEFINED(win)
+
+void mpi_dup_fn_(OLD_COPY_ARGS)
+{
+    (void)h, (void)keyval, (void)extra;
+    *out = *in;
+    *flag = lmpif_to_logical(1);
+    *ierror = MPI_SUCCESS;
+}
+
+void mpi_null_copy_fn_(OLD_COPY_ARGS)
+{
+    (void)h, (void)keyval, (void)extra, (void)in, (void)out;
+    *flag = lmpif_to_logical(0);
+    *ierror = MPI_SUCCESS;
+}
+
+void mpi_null_delete_fn_(OLD_DELETE_ARGS)
+{
+    (void)h, (void)keyval, (void)value, (void)extra;
+    *ierror = MPI_SUCCESS;
+}
+
+void mpi_conversion_fn_null_(void *userbuf, MPI_Fint *datatype, MPI_Fint *count, void *filebuf,
+                             MPI_Offset *position, MPI_Aint *extra, MPI_Fint *ierror)
+{
+    (void)userbuf, (void)datatype, (void)count, (void)filebuf, (void)position, (void)extra;
+    *ierror = MPI_SUCCESS;
+}
+
+/* ---- attribute keyvals ---------------------------------------------------------- */
+
+typedef struct fortran_keyval {
+    fortran_fn copy, del;
+    MPI_Aint extra; /* MPI_KEYVAL_CREATE: an INTEGER, kept the same way */
+} fortran_keyval;
+
+typedef void (*f_copy)(COPY_ARGS);
+typedef void (*f_delete)(DELETE_ARGS);
+typedef void (*f_old_copy)(OLD_COPY_ARGS);
+typedef void (*f_old_delete)(OLD_DELETE_ARGS);
+
+#define TRAMPOLINES(kind, T, conv)                                                                  \
+    static int kind##_copy(T h, int keyval, void *extra, void *in, void *out, int *flag)             \
+    {                                                                                               \
+        fortran_keyval *k = extra;                                                                  \
+        MPI_Fint fh = MPI_##conv##_toint(h), kv = keyval, f = lmpif_to_logical(0), ierr = MPI_SUCCESS; \
+        MPI_Aint vin = (MPI_Aint)in, vout = 0;                                                      \
+        ((f_copy)k->copy)(&fh, &kv, &k->extra, &vin, &vout, &f, &ierr);                              \
+        *flag = lmpif_from_logical(f);                                                              \
+        if (*flag)                                                                                  \
+            *(void **)out = (void *)vout;                                                           \
+        return ierr;                                                                                \
+    }                                                                                               \
+    static int kind##_delete(T h, int keyval, void *value, void *extra)                            \
+    {                                                                                               \
+        fortran_keyval *k = extra;                                                                  \
+        MPI_Fint fh = MPI_##conv##_toint(h), kv = keyval, ierr = MPI_SUCCESS;                        \
+        MPI_Aint v = (MPI_Aint)value;                                                               \
+        ((f_delete)k->del)(&fh, &kv, &v, &k->extra, &ierr);                                          \
+        return ierr;                                                                                \
+    }
+TRAMPOLINES(comm, MPI_Comm, Comm)
+TRAMPOLINES(type, MPI_Datatype, Type)
+TRAMPOLINES(win, MPI_Win, Win)
+
+static int old_copy(MPI_Comm h, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    fortran_keyval *k = extra;
+    MPI_Fint fh = MPI_Comm_toint(h), kv = keyval, f = lmpif_to_logical(0), ierr = MPI_SUCCESS;
+    MPI_Fint ex = (MPI_Fint)k->extra, vin = (MPI_Fint)(MPI_Aint)in, vout = 0;
+    ((f_old_copy)k->copy)(&fh, &kv, &ex, &vin, &vout, &f, &ierr);
+    *flag = lmpif_from_logical(f);
+    if (*flag)
+        *(void **)out = (void *)(MPI_Aint)vout;
+    return ierr;
+}
+
+static int old_delete(MPI_Comm h, int keyval, void *value, void *extra)
+{
+    fortran_keyval *k = extra;
+    MPI_Fint fh = MPI_Comm_toint(h), kv = keyval, ierr = MPI_SUCCESS;
+    MPI_Fint ex = (MPI_Fint)k->extra, v = (MPI_Fint)(MPI_Aint)value;
+    ((f_old_delete)k->del)(&fh, &kv, &v, &ex, &ierr);
+    return ierr;
+}
+
+static fortran_keyval *keyval_record(fortran_fn copy, fortran_fn del, MPI_Aint extra)
+{
+    fortran_keyval *k = malloc(sizeof *k);
+    if (k)
+        *k = (fortran_keyval){copy, del, extra};
+    return k;
+}
+
+/* A predefined Fortran callback becomes C's (dup, null_copy, null_delete
+ * order in c[]); anything else the trampoline. */
+#define PICK(fn, f0, c0, f1, c1, tramp) \
+    ((fortran_fn)(fn) == (fortran_fn)(f0) ? (c0) : (fortran_fn)(fn) == (fortran_fn)(f1) ? (c1) : (tramp))
+
+#define CREATE_KEYVAL(kind, conv, KIND)                                                             \
+    static void kind##_create_keyval_body(bool prof, fortran_fn copy, fortran_fn del, MPI_Fint *keyval, \
+                                          MPI_Aint *extra, MPI_Fint *ierror)                        \
+    {                                                                                               \
+        fortran_keyval *k = keyval_record(copy, del, *extra);                                       \
+        if (!k) {                                                                                   \
+            *ierror = MPI_ERR_NO_MEM;                                                               \
+            return;                                                                                 \
+        }                                                                                           \
+        MPI_##conv##_copy_attr_function *c = PICK(copy, mpi_##kind##_dup_fn_, MPI_##KIND##_DUP_FN,     \
+                                                  mpi_##kind##_null_copy_fn_, MPI_##KIND##_NULL_COPY_FN, \
+                                                  kind##_copy);                                     \
+        MPI_##conv##_delete_attr_function *d =                                                      \
+            (fortran_fn)del == (fortran_fn)mpi_##kind##_null_delete_fn_ ? MPI_##KIND##_NULL_DELETE_FN \
+                                                                       : kind##_delete;             \
+        int kv = MPI_KEYVAL_INVALID;                                                                \
+        *ierror = prof ? PMPI_##conv##_create_keyval(c, d, &kv, k) : MPI_##conv##_create_keyval(c, d, &kv, k); \
+        if (*ierror == MPI_SUCCESS)                                                                 \
+            *keyval = kv;                                                                           \
+        else                                                                                        \
+            free(k);                                                                                \
+    }                                                                                               \
+    void mpi_##kind##_create_keyval_(fortran_fn copy, fortran_fn del, MPI_Fint *keyval, MPI_Aint *extra, \
+                                     MPI_Fint *ierror)                                              \
+    {                                                                                               \
+        kind##_create_keyval_body(false, copy, del, keyval, extra, ierror);                         \
+    }                                                                                               \
+    void pmpi_##kind##_create_keyval_(fortran_fn copy, fortran_fn del, MPI_Fint *keyval, MPI_Aint *extra, \
+                                      MPI_Fint *ierror)                                             \
+    {                                                                                               \
+        kind##_create_keyval_body(true, copy, del, keyval, extra, ierror);                          \
+    }
+CREATE_KEYVAL(comm, Comm, COMM)
+CREATE_KEYVAL(type, Type, TYPE)
+CREATE_KEYVAL(win, Win, WIN)
+
+static void keyval_create_body(bool prof, fortran_fn copy, fortran_fn del, MPI_Fint *keyval, MPI_Fint *extra,
+                               MPI_Fint *ierror)
+{
+    fortran_keyval *k = keyval_record(copy, del, *extra);
+    if (!k) {
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    MPI_Comm_copy_attr_function *c =
+        PICK(copy, mpi_dup_fn_, MPI_COMM_DUP_FN, mpi_null_copy_fn_, MPI_COMM_NULL_COPY_FN, old_copy);
+    MPI_Comm_delete_attr_function *d =
+        (fortran_fn)del == (fortran_fn)mpi_null_delete_fn_ ? MPI_COMM_NULL_DELETE_FN : old_delete;
+    int kv = MPI_KEYVAL_INVALID;
+    /* MPI_Keyval_create is MPI_Comm_create_keyval with INTEGER values */
+    *ierror = prof ? PMPI_Comm_create_keyval(c, d, &kv, k) : MPI_Comm_create_keyval(c, d, &kv, k);
+    if (*ierror == MPI_SUCCESS)
+        *keyval = kv;
+    else
+        free(k);
+}
+
+void mpi_keyval_create_(fortran_fn copy, fortran_fn del, MPI_Fint *keyval, MPI_Fint *extra, MPI_Fint *ierror)
+{
+    keyval_create_body(false, copy, del, keyval, extra, ierror);
+}
+
+void pmpi_keyval_create_(fortran_fn copy, fortran_fn del, MPI_Fint *keyval, MPI_Fint *extra, MPI_Fint *ierror)
+{
+    keyval_create_body(true, copy, del, keyval, extra, ierror);
+}
+
+/* ---- generalized requests --------------------------------------------------------- */
+
+typedef struct fortran_greq {
+    fortran_fn query, free, cancel;
+    MPI_Aint extra;
+} fortran_greq;
+
+static int greq_query(void *extra, MPI_Status *status)
+{
+    fortran_greq *g = extra;
+    MPI_Fint ierr = MPI_SUCCESS;
+    /* a Fortran status is the C status's 8 integers */
+    ((void (*)(MPI_Aint *, MPI_Fint *, MPI_Fint *))g->query)(&g->extra, (MPI_Fint *)(void *)status, &ierr);
+    return ierr;
+}
+
+static int greq_free(void *extra)
+{
+    fortran_greq *g = extra;
+    MPI_Fint ierr = MPI_SUCCESS;
+    ((void (*)(MPI_Aint *, MPI_Fint *))g->free)(&g->extra, &ierr);
+    free(g);
+    return ierr;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+    fortran_greq *g = extra;
+    MPI_Fint ierr = MPI_SUCCESS, done = lmpif_to_logical(complete);
+    ((void (*)(MPI_Aint *, MPI_Fint *, MPI_Fint *))g->cancel)(&g->extra, &done, &ierr);
+    return ierr;
+}
+
+static void grequest_start_body(bool prof, fortran_fn query, fortran_fn freefn, fortran_fn cancel,
+                                MPI_Aint *extra, MPI_Fint *request, MPI_Fint *ierror)
+{
+    fortran_greq *g = malloc(sizeof *g);
+    if (!g) {
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    *g = (fortran_greq){query, freefn, cancel, *extra};
+    MPI_Request r = MPI_REQUEST_NULL;
+    *ierror = prof ? PMPI_Grequest_start(greq_query, greq_free, greq_cancel, g, &r)
+                   : MPI_Grequest_start(greq_query, greq_free, greq_cancel, g, &r);
+    if (*ierror == MPI_SUCCESS)
+        *request = MPI_Request_toint(r);
+    else
+        free(g);
+}
+
+void mpi_grequest_start_(fortran_fn query, fortran_fn freefn, fortran_fn cancel, MPI_Aint *extra,
+                         MPI_Fint *request, MPI_Fint *ierror)
+{
+    grequest_start_body(false, query, freefn, cancel, extra, request, ierror);
+}
+
+void pmpi_grequest_start_(fortran_fn query, fortran_fn freefn, fortran_fn cancel, MPI_Aint *extra,
+                          MPI_Fint *request, MPI_Fint *ierror)
+{
+    grequest_start_body(true, query, freefn, cancel, extra, request, ierror);
+}
+
+/* ---- data representations ------------------------------------------------------- */
+
+typedef struct fortran_datarep {
+    fortran_fn read, write, extent;
+    MPI_Aint extra;
+} fortran_datarep;
+
+typedef void (*f_conversion)(void *userbuf, MPI_Fint *datatype, MPI_Fint *count, void *filebuf,
+                             MPI_Offset *position, MPI_Aint *extra, MPI_Fint *ierror);
+
+static int convert(fortran_fn fn, void *userbuf, MPI_Datatype datatype, int count, void *filebuf,
+                   MPI_Offset position, fortran_datarep *r)
+{
+    MPI_Fint t = MPI_Type_toint(datatype), n = count, ierr = MPI_SUCCESS;
+    ((f_conversion)fn)(userbuf, &t, &n, filebuf, &position, &r->extra, &ierr);
+    return ierr;
+}
+
+static int datarep_read(void *userbuf, MPI_Datatype datatype, int count, void *filebuf, MPI_Offset position,
+                        void *extra)
+{
+    fortran_datarep *r = extra;
+    return convert(r->read, userbuf, datatype, count, filebuf, position, r);
+}
+
+static int datarep_write(void *userbuf, MPI_Datatype datatype, int count, void *filebuf, MPI_Offset position,
+                         void *extra)
+{
+    fortran_datarep *r = extra;
+    return convert(r->write, userbuf, datatype, count, filebuf, position, r);
+}
+
+static int datarep_extent(MPI_Datatype datatype, MPI_Aint *file_extent, void *extra)
+{
+    fortran_datarep *r = extra;
+    MPI_Fint t = MPI_Type_toint(datatype), ierr = MPI_SUCCESS;
+    ((void (*)(MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Fint *))r->extent)(&t, file_extent, &r->extra, &ierr);
+    return ierr;
+}
+
+static void register_datarep_body(bool prof, const char *datarep, fortran_fn rd, fortran_fn wr, fortran_fn ext,
+                                  MPI_Aint *extra, MPI_Fint *ierror, size_t datarep_len)
+{
+    fortran_datarep *r = malloc(sizeof *r);
+    char *name = lmpif_str_in(datarep, datarep_len);
+    if (!r || !name) {
+        free(r), free(name);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    *r = (fortran_datarep){rd, wr, ext, *extra};
+    MPI_Datarep_conversion_function *cr =
+        (fortran_fn)rd == (fortran_fn)mpi_conversion_fn_null_ ? MPI_CONVERSION_FN_NULL : datarep_read;
+    MPI_Datarep_conversion_function *cw =
+        (fortran_fn)wr == (fortran_fn)mpi_conversion_fn_null_ ? MPI_CONVERSION_FN_NULL : datarep_write;
+    *ierror = prof ? PMPI_Register_datarep(name, cr, cw, datarep_extent, r)
+                   : MPI_Register_datarep(name, cr, cw, datarep_extent, r);
+    if (*ierror != MPI_SUCCESS)
+        free(r);
+    free(name);
+}
+
+void mpi_register_datarep_(const char *datarep, fortran_fn rd, fortran_fn wr, fortran_fn ext, MPI_Aint *extra,
+                           MPI_Fint *ierror, size_t datarep_len)
+{
+    register_datarep_body(false, datarep, rd, wr, ext, extra, ierror, datarep_len);
+}
+
+void pmpi_register_datarep_(const char *datarep, fortran_fn rd, fortran_fn wr, fortran_fn ext, MPI_Aint *extra,
+                            MPI_Fint *ierror, size_t datarep_len)
+{
+    register_datarep_body(true, datarep, rd, wr, ext, extra, ierror, datarep_len);
+}

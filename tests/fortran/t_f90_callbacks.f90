@@ -1,0 +1,177 @@
+! t_f90_callbacks: callbacks written in Fortran that MPI calls with user data
+! (`use mpi`), 2 or more ranks: attribute copy/delete functions of
+! communicators, datatypes and windows, the predefined MPI_COMM_DUP_FN and
+! friends, the old MPI_KEYVAL_CREATE, and a generalized request.  Each
+! callback counts its calls in a common block; values are checked.
+program t_f90_callbacks
+  use mpi
+  implicit none
+  external :: my_copy, my_delete, old_copy, greq_query, greq_free, greq_cancel
+  integer :: ncopy, ndelete, nquery, nfree, lastdel
+  common /calls/ ncopy, ndelete, nquery, nfree, lastdel
+  integer :: rank, np, ierr, fails, total, kv, kv2, kv3, kvt, kvw, kvold, dup, t2, win, req, ival
+  integer :: st(MPI_STATUS_SIZE)
+  integer(kind=MPI_ADDRESS_KIND) :: extra, got
+  logical :: flag
+  fails = 0
+  ncopy = 0
+  ndelete = 0
+  nquery = 0
+  nfree = 0
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
+
+  ! a communicator keyval with Fortran copy and delete functions: the copy
+  ! adds extra_state (5) to the value
+  extra = 5
+  call MPI_Comm_create_keyval(my_copy, my_delete, kv, extra, ierr)
+  call MPI_Comm_set_attr(MPI_COMM_WORLD, kv, 42_MPI_ADDRESS_KIND, ierr)
+  ! the predefined functions: copied as is, or not at all
+  call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, kv2, extra, ierr)
+  call MPI_Comm_set_attr(MPI_COMM_WORLD, kv2, 7_MPI_ADDRESS_KIND, ierr)
+  call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, kv3, extra, ierr)
+  call MPI_Comm_set_attr(MPI_COMM_WORLD, kv3, 8_MPI_ADDRESS_KIND, ierr)
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
+  call MPI_Comm_get_attr(dup, kv, got, flag, ierr)
+  if (.not. flag .or. got /= 47 .or. ncopy /= 1) call fail('comm copy function')
+  call MPI_Comm_get_attr(dup, kv2, got, flag, ierr)
+  if (.not. flag .or. got /= 7) call fail('MPI_COMM_DUP_FN')
+  call MPI_Comm_get_attr(dup, kv3, got, flag, ierr)
+  if (flag) call fail('MPI_COMM_NULL_COPY_FN')
+  call MPI_Comm_free(dup, ierr)
+  if (ndelete /= 1 .or. lastdel /= 47) call fail('comm delete function')
+  call MPI_Comm_delete_attr(MPI_COMM_WORLD, kv, ierr)
+  if (ndelete /= 2 .or. lastdel /= 42) call fail('comm delete_attr')
+  call MPI_Comm_free_keyval(kv, ierr)
+  call MPI_Comm_free_keyval(kv2, ierr)
+  call MPI_Comm_free_keyval(kv3, ierr)
+
+  ! datatypes: MPI_TYPE_DUP_FN, and a Fortran copy function on MPI_Type_dup
+  call MPI_Type_create_keyval(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, kvt, extra, ierr)
+  call MPI_Type_set_attr(MPI_INTEGER, kvt, 11_MPI_ADDRESS_KIND, ierr)
+  call MPI_Type_dup(MPI_INTEGER, t2, ierr)
+  call MPI_Type_get_attr(t2, kvt, got, flag, ierr)
+  if (.not. flag .or. got /= 11) call fail('MPI_TYPE_DUP_FN')
+  call MPI_Type_free(t2, ierr)
+  call MPI_Type_delete_attr(MPI_INTEGER, kvt, ierr)
+  call MPI_Type_free_keyval(kvt, ierr)
+
+  ! windows: a Fortran delete function runs at MPI_Win_free
+  call MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, my_delete, kvw, extra, ierr)
+  call MPI_Win_create(MPI_BOTTOM, 0_MPI_ADDRESS_KIND, 1, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_Win_set_attr(win, kvw, 99_MPI_ADDRESS_KIND, ierr)
+  call MPI_Win_free(win, ierr)
+  if (ndelete /= 3 .or. lastdel /= 99) call fail('win delete function')
+  call MPI_Win_free_keyval(kvw, ierr)
+
+  ! MPI-1's MPI_KEYVAL_CREATE with INTEGER values, and MPI_DUP_FN
+  call MPI_Keyval_create(old_copy, MPI_NULL_DELETE_FN, kvold, 3, ierr)
+  call MPI_Attr_put(MPI_COMM_WORLD, kvold, 20, ierr)
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
+  call MPI_Attr_get(dup, kvold, ival, flag, ierr)
+  if (.not. flag .or. ival /= 23) call fail('MPI_KEYVAL_CREATE copy function')
+  call MPI_Comm_free(dup, ierr)
+  call MPI_Attr_delete(MPI_COMM_WORLD, kvold, ierr)
+  call MPI_Keyval_free(kvold, ierr)
+  call MPI_Keyval_create(MPI_DUP_FN, MPI_NULL_DELETE_FN, kvold, 0, ierr)
+  call MPI_Attr_put(MPI_COMM_WORLD, kvold, 31, ierr)
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
+  call MPI_Attr_get(dup, kvold, ival, flag, ierr)
+  if (.not. flag .or. ival /= 31) call fail('MPI_DUP_FN')
+  call MPI_Comm_free(dup, ierr)
+  call MPI_Attr_delete(MPI_COMM_WORLD, kvold, ierr)
+  call MPI_Keyval_free(kvold, ierr)
+
+  ! a generalized request: its query function fills the status
+  extra = 77
+  call MPI_Grequest_start(greq_query, greq_free, greq_cancel, extra, req, ierr)
+  call MPI_Test(req, flag, st, ierr)
+  if (flag) call fail('grequest done before MPI_Grequest_complete')
+  call MPI_Grequest_complete(req, ierr)
+  call MPI_Wait(req, st, ierr)
+  if (st(MPI_TAG) /= 77 .or. st(MPI_SOURCE) /= rank .or. nquery /= 1 .or. nfree /= 1) &
+    call fail('generalized request')
+  if (req /= MPI_REQUEST_NULL) call fail('grequest not freed')
+
+  call MPI_Allreduce(fails, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank == 0 .and. total == 0) print '(a)', 't_f90_callbacks: passed'
+  call MPI_Finalize(ierr)
+contains
+  subroutine fail(what)
+    character(len=*), intent(in) :: what
+    print '(a,i0,2a)', 'rank ', rank, ': FAIL ', what
+    fails = fails + 1
+  end subroutine fail
+end program t_f90_callbacks
+
+subroutine my_copy(oldcomm, keyval, extra_state, attribute_val_in, attribute_val_out, flag, ierror)
+  use mpi
+  implicit none
+  integer :: oldcomm, keyval, ierror
+  integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+  logical :: flag
+  integer :: ncopy, ndelete, nquery, nfree, lastdel
+  common /calls/ ncopy, ndelete, nquery, nfree, lastdel
+  ncopy = ncopy + 1
+  attribute_val_out = attribute_val_in + extra_state
+  flag = .true.
+  ierror = MPI_SUCCESS
+end subroutine my_copy
+
+subroutine my_delete(comm, keyval, attribute_val, extra_state, ierror)
+  use mpi
+  implicit none
+  integer :: comm, keyval, ierror
+  integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
+  integer :: ncopy, ndelete, nquery, nfree, lastdel
+  common /calls/ ncopy, ndelete, nquery, nfree, lastdel
+  ndelete = ndelete + 1
+  lastdel = int(attribute_val)
+  ierror = MPI_SUCCESS
+end subroutine my_delete
+
+subroutine old_copy(oldcomm, keyval, extra_state, attribute_val_in, attribute_val_out, flag, ierror)
+  implicit none
+  integer :: oldcomm, keyval, extra_state, attribute_val_in, attribute_val_out, ierror
+  logical :: flag
+  attribute_val_out = attribute_val_in + extra_state
+  flag = .true.
+  ierror = 0
+end subroutine old_copy
+
+subroutine greq_query(extra_state, status, ierror)
+  use mpi
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  integer :: status(MPI_STATUS_SIZE), ierror, rank
+  integer :: ncopy, ndelete, nquery, nfree, lastdel
+  common /calls/ ncopy, ndelete, nquery, nfree, lastdel
+  nquery = nquery + 1
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierror)
+  status(MPI_SOURCE) = rank
+  status(MPI_TAG) = int(extra_state)
+  call MPI_Status_set_elements(status, MPI_BYTE, 0, ierror)
+  call MPI_Status_set_cancelled(status, .false., ierror)
+  ierror = MPI_SUCCESS
+end subroutine greq_query
+
+subroutine greq_free(extra_state, ierror)
+  use mpi
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  integer :: ierror
+  integer :: ncopy, ndelete, nquery, nfree, lastdel
+  common /calls/ ncopy, ndelete, nquery, nfree, lastdel
+  nfree = nfree + 1
+  ierror = MPI_SUCCESS
+end subroutine greq_free
+
+subroutine greq_cancel(extra_state, complete, ierror)
+  use mpi
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  logical :: complete
+  integer :: ierror
+  ierror = MPI_SUCCESS
+end subroutine greq_cancel
