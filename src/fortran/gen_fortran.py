@@ -464,12 +464,12 @@ def implicit_length(q):
     """Arrays whose length the standard leaves to the communicator: the
     datatypes of the alltoallw family (one per process, or per neighbour),
     MPI_Cart_sub's remain_dims (one per dimension).  A C expression over
-    the call's Fortran arguments (mpif_util.c asks the library).  Only for
-    blocking calls: a nonblocking or persistent one keeps reading the array
-    after it returns, and the converted copy would be gone."""
+    the call's Fortran arguments (mpif_util.c asks the library).  The
+    converted copy lives for the call, also in the nonblocking and persistent
+    forms: LeanMPI builds the operation's schedule from the arrays at the
+    call (coll.c's do_alltoallw, which also holds the datatypes), and MPICH's
+    ABI layer converts them at the call."""
     name = q.proc["name"]
-    if name.startswith(("MPI_I", "MPI_Ine")) or name.endswith("_init"):
-        return None
     comm = "MPI_Comm_fromint(*comm)"
     if "alltoallw" in name.lower() and q.name in ("sendtypes", "recvtypes"):
         if "neighbor" in name.lower():

@@ -6,6 +6,7 @@ program t_f90
   use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
   implicit none
   type(c_ptr) :: mem
+  integer :: wreq
   integer, pointer :: pm(:)
   integer :: ierr, rank, np, fails, total, i, j, sz, req, next, prev
   integer :: st(MPI_STATUS_SIZE)
@@ -84,6 +85,20 @@ program t_f90
   do k = 1, np
     if (recvv(k) /= 100 * (k - 1) + rank) fails = fails + 1
   end do
+  ! the nonblocking and persistent forms, the same arrays
+  recvv = -1
+  call MPI_Ialltoallw(sendv, counts, displs, types, recvv, counts, displs, types, MPI_COMM_WORLD, wreq, ierr)
+  call MPI_Wait(wreq, MPI_STATUS_IGNORE, ierr)
+  if (recvv(np) /= 100 * (np - 1) + rank) fails = fails + 1
+  recvv = -1
+  call MPI_Alltoallw_init(sendv, counts, displs, types, recvv, counts, displs, types, MPI_COMM_WORLD, &
+                          MPI_INFO_NULL, wreq, ierr)
+  do k = 1, 2
+    call MPI_Start(wreq, ierr)
+    call MPI_Wait(wreq, MPI_STATUS_IGNORE, ierr)
+  end do
+  call MPI_Request_free(wreq, ierr)
+  if (recvv(1) /= rank) fails = fails + 1
   ! MPI_Cart_sub: one logical per dimension of the topology
   call MPI_Cart_create(MPI_COMM_WORLD, 1, [np], [.false.], .false., cart, ierr)
   call MPI_Cart_sub(cart, [.true.], sub, ierr)

@@ -705,6 +705,86 @@ void pmpi_alltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint
     mpi_alltoallw_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
+static inline void mpi_alltoallw_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
+    lmpif_sub s_sendbuf, s_recvbuf;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW_INIT", "sendbuf");
+    else
+        s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW_INIT", "recvbuf");
+    else
+        s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = prof ? PMPI_Alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
+    lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_alltoallw_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_alltoallw_init_f08_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
+void pmpi_alltoallw_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_alltoallw_init_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
+
+static inline void mpi_alltoallw_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
+    lmpif_sub s_sendbuf, s_recvbuf;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW_INIT_C", "sendbuf");
+    else
+        s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW_INIT_C", "recvbuf");
+    else
+        s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = prof ? PMPI_Alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
+    lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_alltoallw_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_alltoallw_init_c_f08_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
+void pmpi_alltoallw_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_alltoallw_init_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
+
 static inline void mpi_bcast_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
@@ -3357,6 +3437,86 @@ void pmpi_ialltoallv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Ain
     mpi_ialltoallv_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 
+static inline void mpi_ialltoallw_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
+    lmpif_sub s_sendbuf, s_recvbuf;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_IALLTOALLW", "sendbuf");
+    else
+        s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_IALLTOALLW", "recvbuf");
+    else
+        s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = prof ? PMPI_Ialltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+    lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
+    lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_ialltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ialltoallw_f08_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
+void pmpi_ialltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ialltoallw_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
+
+static inline void mpi_ialltoallw_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
+    lmpif_sub s_sendbuf, s_recvbuf;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_IALLTOALLW_C", "sendbuf");
+    else
+        s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_IALLTOALLW_C", "recvbuf");
+    else
+        s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = prof ? PMPI_Ialltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+    lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
+    lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_ialltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ialltoallw_c_f08_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
+void pmpi_ialltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ialltoallw_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
+
 static inline void mpi_ibcast_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
@@ -3929,6 +4089,86 @@ void mpi_ineighbor_alltoallv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts,
 void pmpi_ineighbor_alltoallv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     mpi_ineighbor_alltoallv_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+}
+
+static inline void mpi_ineighbor_alltoallw_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
+    lmpif_sub s_sendbuf, s_recvbuf;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_INEIGHBOR_ALLTOALLW", "sendbuf");
+    else
+        s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_INEIGHBOR_ALLTOALLW", "recvbuf");
+    else
+        s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = prof ? PMPI_Ineighbor_alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+    lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
+    lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_ineighbor_alltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ineighbor_alltoallw_f08_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
+void pmpi_ineighbor_alltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ineighbor_alltoallw_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
+
+static inline void mpi_ineighbor_alltoallw_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
+    lmpif_sub s_sendbuf, s_recvbuf;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_INEIGHBOR_ALLTOALLW_C", "sendbuf");
+    else
+        s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_INEIGHBOR_ALLTOALLW_C", "recvbuf");
+    else
+        s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = prof ? PMPI_Ineighbor_alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+    lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
+    lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_ineighbor_alltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ineighbor_alltoallw_c_f08_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
+void pmpi_ineighbor_alltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ineighbor_alltoallw_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 
 static inline void mpi_irecv_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
@@ -5189,6 +5429,86 @@ void mpi_neighbor_alltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, 
 void pmpi_neighbor_alltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     mpi_neighbor_alltoallw_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+}
+
+static inline void mpi_neighbor_alltoallw_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
+    lmpif_sub s_sendbuf, s_recvbuf;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW_INIT", "sendbuf");
+    else
+        s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW_INIT", "recvbuf");
+    else
+        s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = prof ? PMPI_Neighbor_alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
+    lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_neighbor_alltoallw_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallw_init_f08_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
+void pmpi_neighbor_alltoallw_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallw_init_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
+
+static inline void mpi_neighbor_alltoallw_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
+    lmpif_sub s_sendbuf, s_recvbuf;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW_INIT_C", "sendbuf");
+    else
+        s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW_INIT_C", "recvbuf");
+    else
+        s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
+    if (rc == MPI_SUCCESS)
+        rc = prof ? PMPI_Neighbor_alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
+    lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_neighbor_alltoallw_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallw_init_c_f08_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
+void pmpi_neighbor_alltoallw_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallw_init_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
 static inline void mpi_pack_f08_body(bool prof, CFI_cdesc_t *inbuf, MPI_Fint *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)

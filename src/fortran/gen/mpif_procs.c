@@ -414,6 +414,33 @@ void pmpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI
     mpi_alltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
+static inline void mpi_alltoallw_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_alltoallw_init_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
+void pmpi_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_alltoallw_init_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
+
 static inline void mpi_attr_delete_body(bool prof, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
@@ -3189,6 +3216,33 @@ void pmpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MP
     mpi_ialltoallv_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 
+static inline void mpi_ialltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ialltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ialltoallw_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
+void pmpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ialltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
+
 static inline void mpi_ibarrier_body(bool prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
@@ -3395,6 +3449,33 @@ void mpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdi
 void pmpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     mpi_ineighbor_alltoallv_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+}
+
+static inline void mpi_ineighbor_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Ineighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_ineighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ineighbor_alltoallw_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
+void pmpi_ineighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ineighbor_alltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 
 static inline void mpi_info_create_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
@@ -4148,6 +4229,33 @@ void mpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdis
 void pmpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     mpi_neighbor_alltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+}
+
+static inline void mpi_neighbor_alltoallw_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
+    MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
+    MPI_Request c_request = (MPI_Request)0;
+    if (!c_sendtypes || !c_recvtypes) {
+        free(c_sendtypes);
+        free(c_recvtypes);
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Neighbor_alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    lmpif_handles_free(c_sendtypes);
+    lmpif_handles_free(c_recvtypes);
+    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    *ierror = rc;
+}
+void mpi_neighbor_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallw_init_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
+void pmpi_neighbor_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallw_init_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
 static inline void mpi_op_commutative_body(bool prof, MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
