@@ -170,6 +170,7 @@ class Param:
         self.array = j["length"] is not None
         self.pointer = bool(j.get("pointer"))  # C takes a pointer even for an input
         self.asynchronous = bool(j.get("asynchronous"))
+        self.func_type = j.get("func_type") or ""
         self.constant = bool(j.get("constant"))
         self.proc = proc
 
@@ -633,7 +634,8 @@ def f08_dummy(q, intent=True, large=False, ts=False):
     if q.kind == "C_BUFFER":
         return ["TYPE(C_PTR)%s :: %s" % (it, q.name)]
     if q.kind in ("FUNCTION", "POLYFUNCTION"):
-        return ["EXTERNAL :: %s" % q.name]
+        iface = [k for k in ABSTRACT if k.lower() == q.func_type.lower()]
+        return ["PROCEDURE(%s) :: %s" % (iface[0], q.name) if iface else "EXTERNAL :: %s" % q.name]
     return ["%s%s :: %s%s" % (f08_int(q, large), it, q.name, dim)]
 
 
@@ -838,11 +840,40 @@ def gen_f08_consts(consts):
         else:
             dims = decl[decl.index("("):] if "(" in decl else ""
             out.append("INTEGER(C_INT), BIND(C, NAME=\"%s_\") :: %s%s" % (block, name, dims))
-    out += ["EXTERNAL :: %s" % n for n in PREDEFINED_FNS]
+    for lines in ABSTRACT.values():
+        out += lines
+    for n in PREDEFINED_FNS:  # external procedures (mpif_keyval.c) with the standard's interface
+        iface = [k for k in ABSTRACT if k.lower() == PREDEFINED_TYPE.get(n, "").lower()]
+        out.append("PROCEDURE(%s) :: %s" % (iface[0], n) if iface else "EXTERNAL :: %s" % n)
     return out
 
 
 PREDEFINED_FNS = []  # MPI_COMM_DUP_FN and the others (mpif_keyval.c), from apis.json
+ABSTRACT = {}        # callback type -> mpi_f08's abstract interface (lines), from pympistandard
+PREDEFINED_TYPE = {}  # MPI_COMM_DUP_FN -> its callback type
+
+
+def load_callbacks(apis):
+    """mpi_f08's abstract interfaces of the callback types, as the
+    standard's own package renders them (its rendering lacks the SUBROUTINE
+    and END lines, and a module needs IMPORT), and the callback type of each
+    predefined callback."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(apis))))
+    import pympistandard as std
+    std.use_api_version(1)
+    for cb in std.CALLBACKS.values():
+        text = cb.express.f08
+        if text is None:
+            continue
+        lines = [x.strip() for x in str(text).splitlines() if x.strip()]
+        head, decls = lines[1], lines[2:]
+        uses = [d for d in decls if d.upper().startswith("USE")]
+        ABSTRACT[head.split("(")[0]] = (["ABSTRACT INTERFACE", "  SUBROUTINE %s" % head] + ["    " + u for u in uses] +
+                             ["    IMPORT", "    IMPLICIT NONE"] +
+                             ["    " + d for d in decls if d not in uses] +
+                             ["  END SUBROUTINE", "END INTERFACE"])
+    for p in std.PREDEFINED_FUNCTIONS.values():
+        PREDEFINED_TYPE[p.name.upper()] = p.callback.name
 
 
 def predefined_externals():
@@ -874,6 +905,7 @@ def main():
         del argv[i:i + 2]
     outdir = argv[0] if argv else ROOT
     LARGE_C.update(large_kinds(apis_path(given)))
+    load_callbacks(apis_path(given))
     apis = json.load(open(apis_path(given)))
     PREDEFINED_FNS.extend(sorted(p["name"] for p in apis.values() if p["attributes"].get("predefined_function")))
     procs, skipped, hand = [], [], []
