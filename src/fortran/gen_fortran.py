@@ -887,8 +887,10 @@ def gen_mpif(consts):
     out += consts_include(consts)
     out += sentinel_lines()
     out += predefined_externals()
-    for fn, t in (("MPI_WTIME", "DOUBLE PRECISION"), ("MPI_WTICK", "DOUBLE PRECISION"),
-                  ("PMPI_WTIME", "DOUBLE PRECISION"), ("PMPI_WTICK", "DOUBLE PRECISION"),
+    # REAL(KIND=8), not DOUBLE PRECISION: -fdefault-real-8 alone makes
+    # DOUBLE PRECISION 16 bytes, and the C functions return a double
+    for fn, t in (("MPI_WTIME", "REAL(KIND=8)"), ("MPI_WTICK", "REAL(KIND=8)"),
+                  ("PMPI_WTIME", "REAL(KIND=8)"), ("PMPI_WTICK", "REAL(KIND=8)"),
                   ("MPI_AINT_ADD", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
                   ("MPI_AINT_DIFF", "INTEGER(KIND=MPI_ADDRESS_KIND)")):
         out.append("      %s %s" % (t, fn))

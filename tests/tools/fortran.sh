@@ -38,6 +38,42 @@ elif grep -q "no specific subroutine" "$tmp/err"; then
 else
     cat "$tmp/err"; echo "FAIL: the wrong handle kind failed for another reason"; fail=1
 fi
+# -fdefault-real-8: REAL is 8 bytes (sent as MPI_DOUBLE_PRECISION), and
+# MPI_WTIME through mpif.h still reads the C double (DOUBLE PRECISION is 16
+# bytes under that flag alone); -fdefault-integer-8 is refused, saying why
+cat > "$tmp/real8.f90" <<'F'
+program real8
+  implicit none
+  include 'mpif.h'
+  integer :: ierr, rank, np
+  double precision :: t0, t
+  real :: x(3), y(3)
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
+  t0 = MPI_Wtime()
+  x = rank + 0.5
+  call MPI_Allreduce(x, y, 3, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  t = MPI_Wtime() - t0
+  if (rank == 0 .and. y(3) == np * (np - 1) / 2 + 0.5 * np .and. t >= 0 .and. t < 60 &
+      .and. kind(x) == 8) print '(a)', 'real8: passed'
+  call MPI_Finalize(ierr)
+end program real8
+F
+if "$b/bin/mpifort" -fdefault-real-8 -o "$tmp/real8" "$tmp/real8.f90" 2>"$tmp/err"; then
+    out=$("$b/bin/mpiexec" --timeout 60 -n 2 "$tmp/real8" 2>&1)
+    echo "$out" | grep -q "real8: passed" && echo "-fdefault-real-8 with mpif.h: passed" ||
+        { echo "$out"; echo "FAIL: -fdefault-real-8"; fail=1; }
+else
+    cat "$tmp/err"; echo "FAIL: mpifort -fdefault-real-8"; fail=1
+fi
+if "$b/bin/mpifort" -fdefault-integer-8 -o "$tmp/int8" "$tmp/real8.f90" 2>"$tmp/err"; then
+    echo "FAIL: -fdefault-integer-8 was accepted"; fail=1
+elif grep -q "not supported: LeanMPI's Fortran library takes 4-byte INTEGERs" "$tmp/err"; then
+    echo "-fdefault-integer-8: refused ($(cat "$tmp/err" | cut -c1-60)...)"
+else
+    cat "$tmp/err"; echo "FAIL: -fdefault-integer-8 failed for another reason"; fail=1
+fi
 mpich=/opt/peers/mpich
 if [ -x $mpich/bin/mpiexec ] && [ -e $mpich/lib/libmpi_abi.so.1 ]; then
     for t in t_f77 t_f90 t_f90_spawn t_f08 t_f08_sections t_f90_callbacks; do
