@@ -106,6 +106,8 @@ lmpi_status lmpi_pt2pt_start_recv_ctx(void *buf, MPI_Count count, lmpi_datatype 
 static lmpi_status blocking_send(const void *buf, MPI_Count count, lmpi_datatype *dt, int dest, int tag,
                                  lmpi_comm *comm, lmpi_send_mode mode)
 {
+    if (dest == MPI_PROC_NULL) /* nothing to send in any mode, no request to make */
+        return LMPI_OK;
     /* Try to finish before allocating anything: a small standard-mode
      * message that the transport takes at once needs no request. */
     if (mode == LMPI_MODE_STANDARD && dt->contiguous &&
