@@ -266,7 +266,7 @@ def errobj(params):
     for q in params:
         if q.kind in ("COMMUNICATOR", "WINDOW", "FILE") and not q.array and q.dir == "in":
             cls, conv = {"COMMUNICATOR": ("COMM", "Comm"), "WINDOW": ("WIN", "Win"), "FILE": ("FILE", "File")}[q.kind]
-            return "(lmpif_errobj){LMPIF_%s, MPI_%s_fromint(*%s)}" % (cls, conv, q.name)
+            return "(lmpif_errobj){LMPIF_%s, lmpif_%s_fromint(*%s)}" % (cls, conv, q.name)
     return "(lmpif_errobj){LMPIF_COMM, NULL}"
 
 
@@ -315,13 +315,13 @@ def c_proc(p, params, ts=False, large=False):
                     post.append("lmpif_handles_out(LMPIF_%s, c_%s, %s, %s);" % (conv.upper(), v, v, lenexpr(q)))
                 post.append("lmpif_handles_free(c_%s);" % v)
             elif q.dir == "in" and not q.pointer:
-                call.append("MPI_%s_fromint(*%s)" % (conv, v))
+                call.append("lmpif_%s_fromint(*%s)" % (conv, v))
             else:
                 pre.append("%s c_%s = %s;" % (ctype, v, "(%s)0" % ctype if q.dir == "out"
-                                             else "MPI_%s_fromint(*%s)" % (conv, v)))
+                                             else "lmpif_%s_fromint(*%s)" % (conv, v)))
                 call.append("&c_%s" % v)
                 if q.dir != "in":
-                    post.append("if (rc == MPI_SUCCESS) *%s = MPI_%s_toint(c_%s);" % (v, conv, v))
+                    post.append("if (rc == MPI_SUCCESS) *%s = lmpif_%s_toint(c_%s);" % (v, conv, v))
         elif q.kind == "STATUS":
             args.append("MPI_Fint *%s" % v)
             call.append("LMPIF_STATUS(%s)" % v)
@@ -389,12 +389,12 @@ def c_proc(p, params, ts=False, large=False):
         if allocs:  # out of memory: free what was made (free(NULL) is nothing)
             body.append("    if (%s) {" % " || ".join("!" + a for a in allocs))
             body += ["        free(%s);" % a for a in allocs]
-            body.append("        *ierror = MPI_ERR_NO_MEM;")
+            body.append("        if (ierror)")
+            body.append("            *ierror = MPI_ERR_NO_MEM;")
             body.append("        return;")
             body.append("    }")
         body.append("    int rc = MPI_SUCCESS;")
         if bufs:
-            body.append("    lmpif_errobj eo = %s;" % errobj(params))
             body.append("    lmpif_sub %s;" % ", ".join("s_" + q.name for q in bufs))
             blocking = "false" if (p["name"].endswith("_init") or any(q.asynchronous for q in bufs)) else "true"
             reduction = "true" if any(x.kind == "OPERATION" for x in params) else "false"
@@ -402,14 +402,14 @@ def c_proc(p, params, ts=False, large=False):
             for q in bufs:
                 mode, cnt, typ = roles[q.name]
                 cexpr = "(MPI_Count)*%s" % cnt if cnt else "0"
-                texpr = "MPI_Type_fromint(*%s)" % typ if typ and not any(
+                texpr = "lmpif_Type_fromint(*%s)" % typ if typ and not any(
                     x.name == typ and x.array for x in params) else "MPI_DATATYPE_NULL"
                 peer = next(("&s_" + d for d in done if typ and roles[d][2] == typ), "NULL")
-                body.append("    if (rc == MPI_SUCCESS)")
-                body.append("        rc = lmpif_sub_begin(&s_%s, %s, LMPIF_SUB_%s, %s, %s, %s, %s, %s, %s, eo, \"%s\", \"%s\");" % (
+                body.append("    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_%s, %s))" % (q.name, q.name))
+                body.append("        rc = lmpif_sub_begin(&s_%s, %s, LMPIF_SUB_%s, %s, %s, %s, %s, %s, %s, %s, \"%s\", \"%s\");" % (
                     q.name, q.name, mode, blocking, reduction, "false" if q.constant else "true",
-                    cexpr, texpr, peer, name.upper(), q.name))
-                body.append("    else")
+                    cexpr, texpr, peer, errobj(params), name.upper(), q.name))
+                body.append("    else if (rc != MPI_SUCCESS)")
                 body.append("        s_%s = (lmpif_sub)LMPIF_SUB_NONE;" % q.name)
                 done.append(q.name)
             body.append("    if (rc == MPI_SUCCESS)")
@@ -419,12 +419,13 @@ def c_proc(p, params, ts=False, large=False):
             body.append("    rc = prof ? P%s(%s) : %s(%s);" % (name, ", ".join(call), name, ", ".join(call)))
         body += ["    " + x for x in post]
         if any(q.name == "ierror" for q in params):
-            body.append("    *ierror = rc;")
+            body.append("    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */")
+            body.append("        *ierror = rc;")
         else:
             body.append("    (void)rc;")
     low = name.lower()
     suffix = "_f08" if ts or large else ""
-    out.append("static inline %s %s%s_body(bool prof%s)" % (cret, low, suffix, "".join(", " + a for a in args + hidden)))
+    out.append("static inline __attribute__((always_inline)) %s %s%s_body(bool prof%s)" % (cret, low, suffix, "".join(", " + a for a in args + hidden)))
     out.append("{")
     out += body
     out.append("}")
@@ -711,10 +712,14 @@ def gen_f08(procs):
     bodies = ["! Generated by src/fortran/gen_fortran.py: do not edit."]
     generics = []
     c08 = []
+    direct = []
     for p, allparams in procs:
         for params, ts, large in f08_variants(p, [q for q in allparams if q.kind != "VARARGS"]):
             if ts or large:
                 c08.append((p, params_of(p, large), large))
+            if f08_direct(p, params):
+                direct += f08_direct_proc(p, params, ts, large)
+                continue
             i, b, g = f08_proc(p, params, ts, large)
             ifaces += i
             bodies += b
@@ -724,7 +729,51 @@ def gen_f08(procs):
         gen.append("INTERFACE %s" % g)
         gen.append("  MODULE PROCEDURE %s" % f)
         gen.append("END INTERFACE %s" % g)
-    return ifaces, bodies, gen, c08
+    return ifaces, bodies, gen + direct, c08
+
+
+F08_NOT_INTEROPERABLE = {"LOGICAL", "LOGICAL_VOID", "STRING", "STRING_ARRAY", "STRING_2DARRAY", "FUNCTION",
+                         "POLYFUNCTION"}
+
+
+def f08_direct(p, params):
+    """A procedure whose arguments are all interoperable is the C procedure
+    itself under the generic (BIND(C), an absent optional ierror arriving as
+    NULL): no Fortran procedure in between."""
+    return (p.get("return_kind", "ERROR_CODE") == "ERROR_CODE" and p["name"] not in HAND_WRITTEN and
+            not any(q.kind in F08_NOT_INTEROPERABLE for q in params))
+
+
+def c_kinds(decl):
+    """The same integers with their C kinds' names (equal kinds: a default
+    INTEGER argument still matches INTEGER(C_INT)), as BIND(C) wants."""
+    for a, b in (("INTEGER(KIND=MPI_ADDRESS_KIND)", "INTEGER(C_INTPTR_T)"),
+                 ("INTEGER(KIND=MPI_OFFSET_KIND)", "INTEGER(C_INT64_T)"),
+                 ("INTEGER(KIND=MPI_COUNT_KIND)", "INTEGER(C_INT64_T)"),
+                 ("INTEGER,", "INTEGER(C_INT),"), ("INTEGER ::", "INTEGER(C_INT) ::")):
+        decl = decl.replace(a, b)
+    return decl
+
+
+def f08_direct_proc(p, params, ts, large):
+    name = p["name"]
+    csuffix = ("_c" if large else "") + ("_f08" if ts or large else "")
+    out, generics = [], []
+    for prefix in ("", "p"):
+        fname = "%s%s_f08%s" % ("P" if prefix else "", name, "c" if large else "")
+        out.append("INTERFACE %s%s" % ("P" if prefix else "", name))
+        out += wrap("  SUBROUTINE %s(%s) BIND(C, NAME=\"%s%s%s_\")" % (
+            fname, ", ".join(q.name for q in params), prefix, name.lower(), csuffix), "      ")
+        out.append("    IMPORT")
+        out.append("    IMPLICIT NONE")
+        for q in params:
+            if q.name == "ierror":
+                out.append("    INTEGER(C_INT), OPTIONAL, INTENT(OUT) :: ierror")
+            else:
+                out += ["    " + c_kinds(d) for d in f08_dummy(q, large=large, ts=ts) if not d.startswith("!GCC$")]
+        out.append("  END SUBROUTINE %s" % fname)
+        out.append("END INTERFACE %s%s" % ("P" if prefix else "", name))
+    return out
 
 
 def f08_proc(p, params, ts, large):

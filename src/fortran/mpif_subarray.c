@@ -291,7 +291,7 @@ int lmpif_sub_begin(lmpif_sub *s, const CFI_cdesc_t *d, enum lmpif_sub_mode mode
     return rc;
 }
 
-void lmpif_sub_end(lmpif_sub *s, bool ok)
+void lmpif_sub_finish(lmpif_sub *s, bool ok)
 {
     if (s->copy) {
         if (ok && s->copy_back)

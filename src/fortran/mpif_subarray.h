@@ -57,7 +57,26 @@ int lmpif_sub_begin(lmpif_sub *s, const CFI_cdesc_t *d, enum lmpif_sub_mode mode
                     bool reduction, bool out, MPI_Count count, MPI_Datatype type, const lmpif_sub *peer,
                     lmpif_errobj eo, const char *proc, const char *arg);
 /* After the call: copies back (ok: the call succeeded) and frees. */
-void lmpif_sub_end(lmpif_sub *s, bool ok);
+void lmpif_sub_finish(lmpif_sub *s, bool ok);
+static inline void lmpif_sub_end(lmpif_sub *s, bool ok)
+{
+    if (s->copy || s->made != MPI_DATATYPE_NULL)
+        lmpif_sub_finish(s, ok);
+}
+
+/* The common case inline, before any call: a scalar, or a contiguous
+ * one-dimensional array (an assumed-size one too) is its address. */
+static inline bool lmpif_sub_plain(lmpif_sub *s, const CFI_cdesc_t *d)
+{
+    if (d->rank > 1 || (d->rank == 1 && d->dim[0].sm != (CFI_index_t)d->elem_len && d->dim[0].extent > 1))
+        return false;
+    s->buf = LMPIF_BUF(d->base_addr);
+    s->made = MPI_DATATYPE_NULL;
+    s->one = false;
+    s->copy = NULL;
+    s->d = d;
+    return true;
+}
 
 /* The call's count and datatype after the conversion. */
 #define LMPIF_SUB_COUNT(s, c) ((s).one ? 1 : (c))

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include <mpi.h>
@@ -37,6 +38,33 @@ extern char lmpif_argv_null_[1], lmpif_argvs_null_[1];
     ((void *)(p) == (void *)lmpif_unweighted_      ? MPI_UNWEIGHTED                                            \
      : (void *)(p) == (void *)lmpif_weights_empty_ ? MPI_WEIGHTS_EMPTY                                         \
                                                    : (int *)(p))
+
+/* Handle conversions on the hot path: the standard ABI's predefined handles
+ * are small constants (below 1024) whose Fortran values are the same
+ * numbers, so they convert without a call (LeanMPI's and MPICH's
+ * MPI_x_fromint agree: tools.fortran runs over both); others ask the
+ * library. */
+#define LMPIF_PREDEFINED_LIMIT 1024u
+#define LMPIF_CONVERSIONS(T, conv)                                                                   \
+    static inline T lmpif_##conv##_fromint(MPI_Fint f)                                                \
+    {                                                                                                 \
+        return (unsigned)f < LMPIF_PREDEFINED_LIMIT ? (T)(uintptr_t)(unsigned)f : MPI_##conv##_fromint(f); \
+    }                                                                                                 \
+    static inline MPI_Fint lmpif_##conv##_toint(T h)                                                  \
+    {                                                                                                 \
+        return (uintptr_t)h < LMPIF_PREDEFINED_LIMIT ? (MPI_Fint)(uintptr_t)h : MPI_##conv##_toint(h); \
+    }
+LMPIF_CONVERSIONS(MPI_Comm, Comm)
+LMPIF_CONVERSIONS(MPI_Datatype, Type)
+LMPIF_CONVERSIONS(MPI_Group, Group)
+LMPIF_CONVERSIONS(MPI_Request, Request)
+LMPIF_CONVERSIONS(MPI_Info, Info)
+LMPIF_CONVERSIONS(MPI_Errhandler, Errhandler)
+LMPIF_CONVERSIONS(MPI_File, File)
+LMPIF_CONVERSIONS(MPI_Message, Message)
+LMPIF_CONVERSIONS(MPI_Op, Op)
+LMPIF_CONVERSIONS(MPI_Session, Session)
+LMPIF_CONVERSIONS(MPI_Win, Win)
 
 /* Handle classes, for arrays of handles. */
 enum {

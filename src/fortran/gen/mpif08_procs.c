@@ -3,19 +3,19 @@
  * mpif_subarray.h) and the large-count _c forms, over the standard C ABI. */
 #include "fortran/mpif_subarray.h"
 
-static inline void mpi_accumulate_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_accumulate_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_ACCUMULATE", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_ACCUMULATE", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win));
+        rc = prof ? PMPI_Accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win)) : MPI_Accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win));
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_accumulate_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -26,19 +26,19 @@ void pmpi_accumulate_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_
     mpi_accumulate_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
 }
 
-static inline void mpi_accumulate_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_accumulate_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_ACCUMULATE_C", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_ACCUMULATE_C", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win));
+        rc = prof ? PMPI_Accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win)) : MPI_Accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win));
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_accumulate_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -49,24 +49,24 @@ void pmpi_accumulate_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, M
     mpi_accumulate_c_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
 }
 
-static inline void mpi_allgather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLGATHER", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHER", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLGATHER", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHER", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -77,24 +77,24 @@ void pmpi_allgather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *se
     mpi_allgather_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_allgather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLGATHER_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHER_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLGATHER_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHER_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -105,26 +105,26 @@ void pmpi_allgather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint 
     mpi_allgather_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_allgather_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgather_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLGATHER_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHER_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLGATHER_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHER_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allgather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allgather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Allgather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allgather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgather_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -135,26 +135,26 @@ void pmpi_allgather_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fin
     mpi_allgather_init_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_allgather_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgather_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLGATHER_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHER_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLGATHER_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHER_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allgather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allgather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Allgather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allgather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgather_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -165,24 +165,24 @@ void pmpi_allgather_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_
     mpi_allgather_init_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_allgatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLGATHERV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHERV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLGATHERV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHERV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -193,24 +193,24 @@ void pmpi_allgatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *s
     mpi_allgatherv_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 
-static inline void mpi_allgatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLGATHERV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHERV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLGATHERV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHERV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -221,26 +221,26 @@ void pmpi_allgatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint
     mpi_allgatherv_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 
-static inline void mpi_allgatherv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgatherv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLGATHERV_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHERV_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLGATHERV_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHERV_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allgatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allgatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Allgatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allgatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgatherv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -251,26 +251,26 @@ void pmpi_allgatherv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fi
     mpi_allgatherv_init_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_allgatherv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgatherv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLGATHERV_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHERV_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLGATHERV_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLGATHERV_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allgatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allgatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Allgatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allgatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgatherv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -281,24 +281,24 @@ void pmpi_allgatherv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI
     mpi_allgatherv_init_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_allreduce_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allreduce_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ALLREDUCE", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLREDUCE", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_ALLREDUCE", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLREDUCE", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allreduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Allreduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Allreduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Allreduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allreduce_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -309,24 +309,24 @@ void pmpi_allreduce_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *c
     mpi_allreduce_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline void mpi_allreduce_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allreduce_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ALLREDUCE_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLREDUCE_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_ALLREDUCE_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLREDUCE_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allreduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Allreduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Allreduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Allreduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allreduce_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -337,26 +337,26 @@ void pmpi_allreduce_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count
     mpi_allreduce_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline void mpi_allreduce_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allreduce_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ALLREDUCE_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLREDUCE_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_ALLREDUCE_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLREDUCE_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allreduce_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allreduce_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Allreduce_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allreduce_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allreduce_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -367,26 +367,26 @@ void pmpi_allreduce_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fi
     mpi_allreduce_init_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_allreduce_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allreduce_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ALLREDUCE_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLREDUCE_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_ALLREDUCE_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLREDUCE_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Allreduce_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allreduce_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Allreduce_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allreduce_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allreduce_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -397,24 +397,24 @@ void pmpi_allreduce_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_
     mpi_allreduce_init_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_alltoall_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoall_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLTOALL", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALL", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLTOALL", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALL", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoall_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -425,24 +425,24 @@ void pmpi_alltoall_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
     mpi_alltoall_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_alltoall_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoall_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLTOALL_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALL_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLTOALL_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALL_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoall_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -453,26 +453,26 @@ void pmpi_alltoall_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *
     mpi_alltoall_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_alltoall_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoall_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLTOALL_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALL_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLTOALL_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALL_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoall_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoall_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Alltoall_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoall_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoall_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -483,26 +483,26 @@ void pmpi_alltoall_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint
     mpi_alltoall_init_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_alltoall_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoall_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLTOALL_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALL_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLTOALL_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALL_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoall_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoall_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Alltoall_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoall_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoall_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -513,24 +513,24 @@ void pmpi_alltoall_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_F
     mpi_alltoall_init_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_alltoallv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLTOALLV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLTOALLV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -541,24 +541,24 @@ void pmpi_alltoallv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *s
     mpi_alltoallv_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 
-static inline void mpi_alltoallv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLTOALLV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLTOALLV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -569,26 +569,26 @@ void pmpi_alltoallv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint
     mpi_alltoallv_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 
-static inline void mpi_alltoallv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLTOALLV_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLV_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLTOALLV_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLV_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoallv_init(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoallv_init(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Alltoallv_init(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoallv_init(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -599,26 +599,26 @@ void pmpi_alltoallv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fi
     mpi_alltoallv_init_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_alltoallv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ALLTOALLV_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLV_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ALLTOALLV_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLV_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoallv_init_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoallv_init_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Alltoallv_init_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoallv_init_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -629,34 +629,35 @@ void pmpi_alltoallv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI
     mpi_alltoallv_init_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_alltoallw_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallw_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLW", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLW", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm)) : MPI_Alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -667,34 +668,35 @@ void pmpi_alltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *s
     mpi_alltoallw_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
-static inline void mpi_alltoallw_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallw_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLW_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLW_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm)) : MPI_Alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -705,7 +707,7 @@ void pmpi_alltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint
     mpi_alltoallw_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
-static inline void mpi_alltoallw_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallw_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
@@ -713,28 +715,29 @@ static inline void mpi_alltoallw_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, 
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLW_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLW_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallw_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -745,7 +748,7 @@ void pmpi_alltoallw_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fi
     mpi_alltoallw_init_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-static inline void mpi_alltoallw_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallw_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
@@ -753,28 +756,29 @@ static inline void mpi_alltoallw_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLW_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_ALLTOALLW_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ALLTOALLW_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallw_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -785,19 +789,19 @@ void pmpi_alltoallw_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI
     mpi_alltoallw_init_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-static inline void mpi_bcast_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bcast_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_BCAST", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_BCAST", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Bcast(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm)) : MPI_Bcast(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Bcast(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm)) : MPI_Bcast(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bcast_f08_(CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -808,19 +812,19 @@ void pmpi_bcast_f08_(CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, M
     mpi_bcast_f08_body(true, buffer, count, datatype, root, comm, ierror);
 }
 
-static inline void mpi_bcast_c_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bcast_c_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_BCAST_C", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_BCAST_C", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Bcast_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm)) : MPI_Bcast_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Bcast_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm)) : MPI_Bcast_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bcast_c_f08_(CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -831,21 +835,21 @@ void pmpi_bcast_c_f08_(CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *datatype
     mpi_bcast_c_f08_body(true, buffer, count, datatype, root, comm, ierror);
 }
 
-static inline void mpi_bcast_init_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bcast_init_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_BCAST_INIT", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_BCAST_INIT", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Bcast_init(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Bcast_init(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Bcast_init(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Bcast_init(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bcast_init_f08_(CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -856,21 +860,21 @@ void pmpi_bcast_init_f08_(CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *dataty
     mpi_bcast_init_f08_body(true, buffer, count, datatype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_bcast_init_c_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bcast_init_c_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_BCAST_INIT_C", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_BCAST_INIT_C", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Bcast_init_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Bcast_init_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Bcast_init_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Bcast_init_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bcast_init_c_f08_(CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -881,19 +885,19 @@ void pmpi_bcast_init_c_f08_(CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *dat
     mpi_bcast_init_c_f08_body(true, buffer, count, datatype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_bsend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bsend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_BSEND", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_BSEND", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Bsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Bsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Bsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Bsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bsend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -904,19 +908,19 @@ void pmpi_bsend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_
     mpi_bsend_f08_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_bsend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bsend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_BSEND_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_BSEND_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Bsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Bsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Bsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Bsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bsend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -927,21 +931,21 @@ void pmpi_bsend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, M
     mpi_bsend_c_f08_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_bsend_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bsend_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_BSEND_INIT", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_BSEND_INIT", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Bsend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Bsend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Bsend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Bsend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bsend_init_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -952,21 +956,21 @@ void pmpi_bsend_init_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype,
     mpi_bsend_init_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_bsend_init_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bsend_init_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_BSEND_INIT_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_BSEND_INIT_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Bsend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Bsend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Bsend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Bsend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bsend_init_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -977,19 +981,19 @@ void pmpi_bsend_init_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *dataty
     mpi_bsend_init_c_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_buffer_attach_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_buffer_attach_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_BUFFER_ATTACH", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_BUFFER_ATTACH", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
         rc = prof ? PMPI_Buffer_attach(s_buffer.buf, *size) : MPI_Buffer_attach(s_buffer.buf, *size);
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_buffer_attach_f08_(CFI_cdesc_t *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -1000,19 +1004,19 @@ void pmpi_buffer_attach_f08_(CFI_cdesc_t *buffer, MPI_Fint *size, MPI_Fint *ierr
     mpi_buffer_attach_f08_body(true, buffer, size, ierror);
 }
 
-static inline void mpi_buffer_attach_c_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Count *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_buffer_attach_c_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_BUFFER_ATTACH_C", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_BUFFER_ATTACH_C", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
         rc = prof ? PMPI_Buffer_attach_c(s_buffer.buf, *size) : MPI_Buffer_attach_c(s_buffer.buf, *size);
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_buffer_attach_c_f08_(CFI_cdesc_t *buffer, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -1023,19 +1027,19 @@ void pmpi_buffer_attach_c_f08_(CFI_cdesc_t *buffer, MPI_Count *size, MPI_Fint *i
     mpi_buffer_attach_c_f08_body(true, buffer, size, ierror);
 }
 
-static inline void mpi_comm_attach_buffer_f08_body(bool prof, MPI_Fint *comm, CFI_cdesc_t *buffer, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_attach_buffer_f08_body(bool prof, MPI_Fint *comm, CFI_cdesc_t *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_COMM_ATTACH_BUFFER", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_COMM_ATTACH_BUFFER", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Comm_attach_buffer(MPI_Comm_fromint(*comm), s_buffer.buf, *size) : MPI_Comm_attach_buffer(MPI_Comm_fromint(*comm), s_buffer.buf, *size);
+        rc = prof ? PMPI_Comm_attach_buffer(lmpif_Comm_fromint(*comm), s_buffer.buf, *size) : MPI_Comm_attach_buffer(lmpif_Comm_fromint(*comm), s_buffer.buf, *size);
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_attach_buffer_f08_(MPI_Fint *comm, CFI_cdesc_t *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -1046,19 +1050,19 @@ void pmpi_comm_attach_buffer_f08_(MPI_Fint *comm, CFI_cdesc_t *buffer, MPI_Fint 
     mpi_comm_attach_buffer_f08_body(true, comm, buffer, size, ierror);
 }
 
-static inline void mpi_comm_attach_buffer_c_f08_body(bool prof, MPI_Fint *comm, CFI_cdesc_t *buffer, MPI_Count *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_attach_buffer_c_f08_body(bool prof, MPI_Fint *comm, CFI_cdesc_t *buffer, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_COMM_ATTACH_BUFFER_C", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_COMM_ATTACH_BUFFER_C", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Comm_attach_buffer_c(MPI_Comm_fromint(*comm), s_buffer.buf, *size) : MPI_Comm_attach_buffer_c(MPI_Comm_fromint(*comm), s_buffer.buf, *size);
+        rc = prof ? PMPI_Comm_attach_buffer_c(lmpif_Comm_fromint(*comm), s_buffer.buf, *size) : MPI_Comm_attach_buffer_c(lmpif_Comm_fromint(*comm), s_buffer.buf, *size);
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_attach_buffer_c_f08_(MPI_Fint *comm, CFI_cdesc_t *buffer, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -1069,11 +1073,12 @@ void pmpi_comm_attach_buffer_c_f08_(MPI_Fint *comm, CFI_cdesc_t *buffer, MPI_Cou
     mpi_comm_attach_buffer_c_f08_body(true, comm, buffer, size, ierror);
 }
 
-static inline void mpi_comm_detach_buffer_c_f08_body(bool prof, MPI_Fint *comm, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_detach_buffer_c_f08_body(bool prof, MPI_Fint *comm, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_detach_buffer_c(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size) : MPI_Comm_detach_buffer_c(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_detach_buffer_c(lmpif_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size) : MPI_Comm_detach_buffer_c(lmpif_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_detach_buffer_c_f08_(MPI_Fint *comm, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -1084,29 +1089,29 @@ void pmpi_comm_detach_buffer_c_f08_(MPI_Fint *comm, void *buffer_addr, MPI_Count
     mpi_comm_detach_buffer_c_f08_body(true, comm, buffer_addr, size, ierror);
 }
 
-static inline void mpi_compare_and_swap_f08_body(bool prof, CFI_cdesc_t *origin_addr, CFI_cdesc_t *compare_addr, CFI_cdesc_t *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_compare_and_swap_f08_body(bool prof, CFI_cdesc_t *origin_addr, CFI_cdesc_t *compare_addr, CFI_cdesc_t *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr, s_compare_addr, s_result_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_COMPARE_AND_SWAP", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_COMPARE_AND_SWAP", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_compare_addr, compare_addr, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_COMPARE_AND_SWAP", "compare_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_compare_addr, compare_addr))
+        rc = lmpif_sub_begin(&s_compare_addr, compare_addr, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_COMPARE_AND_SWAP", "compare_addr");
+    else if (rc != MPI_SUCCESS)
         s_compare_addr = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_BASE, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_COMPARE_AND_SWAP", "result_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_result_addr, result_addr))
+        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_BASE, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_COMPARE_AND_SWAP", "result_addr");
+    else if (rc != MPI_SUCCESS)
         s_result_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Compare_and_swap(s_origin_addr.buf, s_compare_addr.buf, s_result_addr.buf, MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Win_fromint(*win)) : MPI_Compare_and_swap(s_origin_addr.buf, s_compare_addr.buf, s_result_addr.buf, MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Win_fromint(*win));
+        rc = prof ? PMPI_Compare_and_swap(s_origin_addr.buf, s_compare_addr.buf, s_result_addr.buf, lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Win_fromint(*win)) : MPI_Compare_and_swap(s_origin_addr.buf, s_compare_addr.buf, s_result_addr.buf, lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Win_fromint(*win));
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_compare_addr, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_result_addr, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_compare_and_swap_f08_(CFI_cdesc_t *origin_addr, CFI_cdesc_t *compare_addr, CFI_cdesc_t *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -1117,24 +1122,24 @@ void pmpi_compare_and_swap_f08_(CFI_cdesc_t *origin_addr, CFI_cdesc_t *compare_a
     mpi_compare_and_swap_f08_body(true, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror);
 }
 
-static inline void mpi_exscan_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_exscan_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_EXSCAN", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_EXSCAN", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_EXSCAN", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_EXSCAN", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Exscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Exscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Exscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Exscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_exscan_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -1145,24 +1150,24 @@ void pmpi_exscan_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *coun
     mpi_exscan_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline void mpi_exscan_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_exscan_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_EXSCAN_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_EXSCAN_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_EXSCAN_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_EXSCAN_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Exscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Exscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Exscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Exscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_exscan_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -1173,26 +1178,26 @@ void pmpi_exscan_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *c
     mpi_exscan_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline void mpi_exscan_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_exscan_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_EXSCAN_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_EXSCAN_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_EXSCAN_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_EXSCAN_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Exscan_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Exscan_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Exscan_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Exscan_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_exscan_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1203,26 +1208,26 @@ void pmpi_exscan_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint 
     mpi_exscan_init_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_exscan_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_exscan_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_EXSCAN_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_EXSCAN_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_EXSCAN_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_EXSCAN_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Exscan_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Exscan_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Exscan_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Exscan_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_exscan_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1233,24 +1238,24 @@ void pmpi_exscan_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Cou
     mpi_exscan_init_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_fetch_and_op_f08_body(bool prof, CFI_cdesc_t *origin_addr, CFI_cdesc_t *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_fetch_and_op_f08_body(bool prof, CFI_cdesc_t *origin_addr, CFI_cdesc_t *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr, s_result_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_BASE, false, true, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_FETCH_AND_OP", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_BASE, false, true, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_FETCH_AND_OP", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_BASE, false, true, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_FETCH_AND_OP", "result_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_result_addr, result_addr))
+        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_BASE, false, true, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_FETCH_AND_OP", "result_addr");
+    else if (rc != MPI_SUCCESS)
         s_result_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Fetch_and_op(s_origin_addr.buf, s_result_addr.buf, MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Fetch_and_op(s_origin_addr.buf, s_result_addr.buf, MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Op_fromint(*op), MPI_Win_fromint(*win));
+        rc = prof ? PMPI_Fetch_and_op(s_origin_addr.buf, s_result_addr.buf, lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Op_fromint(*op), lmpif_Win_fromint(*win)) : MPI_Fetch_and_op(s_origin_addr.buf, s_result_addr.buf, lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Op_fromint(*op), lmpif_Win_fromint(*win));
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_result_addr, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_fetch_and_op_f08_(CFI_cdesc_t *origin_addr, CFI_cdesc_t *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -1261,21 +1266,21 @@ void pmpi_fetch_and_op_f08_(CFI_cdesc_t *origin_addr, CFI_cdesc_t *result_addr, 
     mpi_fetch_and_op_f08_body(true, origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror);
 }
 
-static inline void mpi_file_iread_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IREAD", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IREAD", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iread(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iread(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iread(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iread(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1286,21 +1291,21 @@ void pmpi_file_iread_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_F
     mpi_file_iread_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IREAD_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IREAD_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iread_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iread_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iread_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iread_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1311,21 +1316,21 @@ void pmpi_file_iread_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MP
     mpi_file_iread_c_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_all_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_all_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IREAD_ALL", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IREAD_ALL", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iread_all(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iread_all(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iread_all(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iread_all(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_all_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1336,21 +1341,21 @@ void pmpi_file_iread_all_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, M
     mpi_file_iread_all_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_all_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_all_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IREAD_ALL_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IREAD_ALL_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iread_all_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iread_all_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iread_all_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iread_all_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_all_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1361,21 +1366,21 @@ void pmpi_file_iread_all_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count
     mpi_file_iread_all_c_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_at_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_at_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IREAD_AT", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IREAD_AT", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iread_at(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iread_at(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iread_at(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iread_at(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_at_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1386,21 +1391,21 @@ void pmpi_file_iread_at_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf,
     mpi_file_iread_at_f08_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_at_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_at_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IREAD_AT_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IREAD_AT_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iread_at_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iread_at_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iread_at_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iread_at_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_at_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1411,21 +1416,21 @@ void pmpi_file_iread_at_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *bu
     mpi_file_iread_at_c_f08_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_at_all_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_at_all_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IREAD_AT_ALL", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IREAD_AT_ALL", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iread_at_all(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iread_at_all(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iread_at_all(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iread_at_all(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_at_all_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1436,21 +1441,21 @@ void pmpi_file_iread_at_all_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *
     mpi_file_iread_at_all_f08_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_at_all_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_at_all_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IREAD_AT_ALL_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IREAD_AT_ALL_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iread_at_all_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iread_at_all_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iread_at_all_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iread_at_all_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_at_all_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1461,21 +1466,21 @@ void pmpi_file_iread_at_all_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t
     mpi_file_iread_at_all_c_f08_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_shared_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_shared_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IREAD_SHARED", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IREAD_SHARED", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iread_shared(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iread_shared(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iread_shared(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iread_shared(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_shared_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1486,21 +1491,21 @@ void pmpi_file_iread_shared_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count
     mpi_file_iread_shared_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_shared_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_shared_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IREAD_SHARED_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IREAD_SHARED_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iread_shared_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iread_shared_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iread_shared_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iread_shared_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_shared_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1511,21 +1516,21 @@ void pmpi_file_iread_shared_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *co
     mpi_file_iread_shared_c_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IWRITE", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IWRITE", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iwrite(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iwrite(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1536,21 +1541,21 @@ void pmpi_file_iwrite_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_
     mpi_file_iwrite_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IWRITE_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IWRITE_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iwrite_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iwrite_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1561,21 +1566,21 @@ void pmpi_file_iwrite_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, M
     mpi_file_iwrite_c_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_all_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_all_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IWRITE_ALL", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IWRITE_ALL", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iwrite_all(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_all(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iwrite_all(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_all(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_all_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1586,21 +1591,21 @@ void pmpi_file_iwrite_all_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, 
     mpi_file_iwrite_all_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_all_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_all_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IWRITE_ALL_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IWRITE_ALL_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iwrite_all_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_all_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iwrite_all_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_all_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_all_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1611,21 +1616,21 @@ void pmpi_file_iwrite_all_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *coun
     mpi_file_iwrite_all_c_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_at_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_at_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IWRITE_AT", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IWRITE_AT", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iwrite_at(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_at(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iwrite_at(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_at(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_at_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1636,21 +1641,21 @@ void pmpi_file_iwrite_at_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf
     mpi_file_iwrite_at_f08_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_at_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_at_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IWRITE_AT_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IWRITE_AT_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iwrite_at_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_at_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iwrite_at_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_at_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_at_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1661,21 +1666,21 @@ void pmpi_file_iwrite_at_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *b
     mpi_file_iwrite_at_c_f08_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_at_all_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_at_all_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IWRITE_AT_ALL", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IWRITE_AT_ALL", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iwrite_at_all(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_at_all(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iwrite_at_all(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_at_all(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_at_all_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1686,21 +1691,21 @@ void pmpi_file_iwrite_at_all_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t 
     mpi_file_iwrite_at_all_f08_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_at_all_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_at_all_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IWRITE_AT_ALL_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IWRITE_AT_ALL_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iwrite_at_all_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_at_all_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iwrite_at_all_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_at_all_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_at_all_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1711,21 +1716,21 @@ void pmpi_file_iwrite_at_all_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_
     mpi_file_iwrite_at_all_c_f08_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_shared_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_shared_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IWRITE_SHARED", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IWRITE_SHARED", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iwrite_shared(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_shared(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iwrite_shared(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_shared(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_shared_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1736,21 +1741,21 @@ void pmpi_file_iwrite_shared_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *coun
     mpi_file_iwrite_shared_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_shared_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_shared_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_IWRITE_SHARED_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_IWRITE_SHARED_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_iwrite_shared_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_shared_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_request);
+        rc = prof ? PMPI_File_iwrite_shared_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request) : MPI_File_iwrite_shared_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_shared_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1761,19 +1766,19 @@ void pmpi_file_iwrite_shared_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *c
     mpi_file_iwrite_shared_c_f08_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_read_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -1784,19 +1789,19 @@ void pmpi_file_read_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fi
     mpi_file_read_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -1807,19 +1812,19 @@ void pmpi_file_read_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI
     mpi_file_read_c_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_all_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_all_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_ALL", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_ALL", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_all(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_all(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_all(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_all(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_all_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -1830,19 +1835,19 @@ void pmpi_file_read_all_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MP
     mpi_file_read_all_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_all_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_all_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_ALL_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_ALL_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_all_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_all_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_all_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_all_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_all_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -1853,19 +1858,19 @@ void pmpi_file_read_all_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count,
     mpi_file_read_all_c_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_all_begin_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_all_begin_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_ALL_BEGIN", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_ALL_BEGIN", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_all_begin(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_read_all_begin(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_read_all_begin(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_read_all_begin(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_all_begin_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -1876,19 +1881,19 @@ void pmpi_file_read_all_begin_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *cou
     mpi_file_read_all_begin_f08_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_read_all_begin_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_all_begin_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_ALL_BEGIN_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_ALL_BEGIN_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_all_begin_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_read_all_begin_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_read_all_begin_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_read_all_begin_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_all_begin_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -1899,19 +1904,19 @@ void pmpi_file_read_all_begin_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *
     mpi_file_read_all_begin_c_f08_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_read_all_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_all_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_FILE_READ_ALL_END", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_ALL_END", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_all_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_read_all_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_all_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_read_all_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_all_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -1922,19 +1927,19 @@ void pmpi_file_read_all_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *statu
     mpi_file_read_all_end_f08_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_read_at_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_AT", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_AT", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_at(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_at(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_at(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_at(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_at_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -1945,19 +1950,19 @@ void pmpi_file_read_at_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, 
     mpi_file_read_at_f08_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_at_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_AT_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_AT_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_at_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_at_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_at_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_at_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_at_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -1968,19 +1973,19 @@ void pmpi_file_read_at_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf
     mpi_file_read_at_c_f08_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_at_all_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_all_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_AT_ALL", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_AT_ALL", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_at_all(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_at_all(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_at_all(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_at_all(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_at_all_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -1991,19 +1996,19 @@ void pmpi_file_read_at_all_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *b
     mpi_file_read_at_all_f08_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_at_all_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_all_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_AT_ALL_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_AT_ALL_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_at_all_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_at_all_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_at_all_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_at_all_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_at_all_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2014,19 +2019,19 @@ void pmpi_file_read_at_all_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t 
     mpi_file_read_at_all_c_f08_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_at_all_begin_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_all_begin_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_AT_ALL_BEGIN", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_AT_ALL_BEGIN", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_at_all_begin(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_read_at_all_begin(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_read_at_all_begin(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_read_at_all_begin(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_at_all_begin_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2037,19 +2042,19 @@ void pmpi_file_read_at_all_begin_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdes
     mpi_file_read_at_all_begin_f08_body(true, fh, offset, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_read_at_all_begin_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_all_begin_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_AT_ALL_BEGIN_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_AT_ALL_BEGIN_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_at_all_begin_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_read_at_all_begin_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_read_at_all_begin_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_read_at_all_begin_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_at_all_begin_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2060,19 +2065,19 @@ void pmpi_file_read_at_all_begin_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cd
     mpi_file_read_at_all_begin_c_f08_body(true, fh, offset, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_read_at_all_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_all_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_FILE_READ_AT_ALL_END", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_AT_ALL_END", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_at_all_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_read_at_all_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_at_all_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_read_at_all_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_at_all_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2083,19 +2088,19 @@ void pmpi_file_read_at_all_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *st
     mpi_file_read_at_all_end_f08_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_read_ordered_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_ordered_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_ORDERED", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_ORDERED", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_ordered(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_ordered(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_ordered(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_ordered(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_ordered_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2106,19 +2111,19 @@ void pmpi_file_read_ordered_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count
     mpi_file_read_ordered_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_ordered_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_ordered_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_ORDERED_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_ORDERED_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_ordered_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_ordered_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_ordered_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_ordered_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_ordered_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2129,19 +2134,19 @@ void pmpi_file_read_ordered_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *co
     mpi_file_read_ordered_c_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_ordered_begin_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_ordered_begin_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_ORDERED_BEGIN", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_ORDERED_BEGIN", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_ordered_begin(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_read_ordered_begin(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_read_ordered_begin(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_read_ordered_begin(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_ordered_begin_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2152,19 +2157,19 @@ void pmpi_file_read_ordered_begin_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint 
     mpi_file_read_ordered_begin_f08_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_read_ordered_begin_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_ordered_begin_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_ORDERED_BEGIN_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_ORDERED_BEGIN_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_ordered_begin_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_read_ordered_begin_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_read_ordered_begin_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_read_ordered_begin_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_ordered_begin_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2175,19 +2180,19 @@ void pmpi_file_read_ordered_begin_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Cou
     mpi_file_read_ordered_begin_c_f08_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_read_ordered_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_ordered_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_FILE_READ_ORDERED_END", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_ORDERED_END", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_ordered_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_read_ordered_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_ordered_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_read_ordered_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_ordered_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2198,19 +2203,19 @@ void pmpi_file_read_ordered_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *s
     mpi_file_read_ordered_end_f08_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_read_shared_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_shared_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_SHARED", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_SHARED", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_shared(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_shared(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_shared(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_shared(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_shared_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2221,19 +2226,19 @@ void pmpi_file_read_shared_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count,
     mpi_file_read_shared_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_shared_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_shared_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_READ_SHARED_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_READ_SHARED_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_read_shared_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_shared_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_read_shared_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_read_shared_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_shared_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2244,19 +2249,19 @@ void pmpi_file_read_shared_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *cou
     mpi_file_read_shared_c_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2267,19 +2272,19 @@ void pmpi_file_write_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_F
     mpi_file_write_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2290,19 +2295,19 @@ void pmpi_file_write_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MP
     mpi_file_write_c_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_all_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_all_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_ALL", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_ALL", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_all(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_all(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_all(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_all(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_all_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2313,19 +2318,19 @@ void pmpi_file_write_all_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, M
     mpi_file_write_all_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_all_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_all_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_ALL_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_ALL_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_all_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_all_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_all_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_all_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_all_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2336,19 +2341,19 @@ void pmpi_file_write_all_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count
     mpi_file_write_all_c_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_all_begin_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_all_begin_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_ALL_BEGIN", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_ALL_BEGIN", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_all_begin(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_write_all_begin(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_write_all_begin(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_write_all_begin(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_all_begin_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2359,19 +2364,19 @@ void pmpi_file_write_all_begin_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *co
     mpi_file_write_all_begin_f08_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_write_all_begin_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_all_begin_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_ALL_BEGIN_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_ALL_BEGIN_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_all_begin_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_write_all_begin_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_write_all_begin_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_write_all_begin_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_all_begin_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2382,19 +2387,19 @@ void pmpi_file_write_all_begin_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count 
     mpi_file_write_all_begin_c_f08_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_write_all_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_all_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_FILE_WRITE_ALL_END", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_ALL_END", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_all_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_write_all_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_all_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_write_all_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_all_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2405,19 +2410,19 @@ void pmpi_file_write_all_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *stat
     mpi_file_write_all_end_f08_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_write_at_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_AT", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_AT", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_at(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_at(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_at(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_at(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_at_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2428,19 +2433,19 @@ void pmpi_file_write_at_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf,
     mpi_file_write_at_f08_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_at_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_AT_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_AT_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_at_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_at_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_at_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_at_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_at_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2451,19 +2456,19 @@ void pmpi_file_write_at_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *bu
     mpi_file_write_at_c_f08_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_at_all_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_all_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_AT_ALL", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_AT_ALL", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_at_all(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_at_all(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_at_all(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_at_all(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_at_all_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2474,19 +2479,19 @@ void pmpi_file_write_at_all_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *
     mpi_file_write_at_all_f08_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_at_all_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_all_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_AT_ALL_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_AT_ALL_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_at_all_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_at_all_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_at_all_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_at_all_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_at_all_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2497,19 +2502,19 @@ void pmpi_file_write_at_all_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t
     mpi_file_write_at_all_c_f08_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_at_all_begin_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_all_begin_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_AT_ALL_BEGIN", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_AT_ALL_BEGIN", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_at_all_begin(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_write_at_all_begin(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_write_at_all_begin(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_write_at_all_begin(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_at_all_begin_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2520,19 +2525,19 @@ void pmpi_file_write_at_all_begin_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cde
     mpi_file_write_at_all_begin_f08_body(true, fh, offset, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_write_at_all_begin_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_all_begin_c_f08_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_AT_ALL_BEGIN_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_AT_ALL_BEGIN_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_at_all_begin_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_write_at_all_begin_c(MPI_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_write_at_all_begin_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_write_at_all_begin_c(lmpif_File_fromint(*fh), *offset, s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_at_all_begin_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2543,19 +2548,19 @@ void pmpi_file_write_at_all_begin_c_f08_(MPI_Fint *fh, MPI_Offset *offset, CFI_c
     mpi_file_write_at_all_begin_c_f08_body(true, fh, offset, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_write_at_all_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_all_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_FILE_WRITE_AT_ALL_END", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_AT_ALL_END", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_at_all_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_write_at_all_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_at_all_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_write_at_all_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_at_all_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2566,19 +2571,19 @@ void pmpi_file_write_at_all_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *s
     mpi_file_write_at_all_end_f08_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_write_ordered_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_ordered_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_ORDERED", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_ORDERED", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_ordered(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_ordered(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_ordered(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_ordered(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_ordered_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2589,19 +2594,19 @@ void pmpi_file_write_ordered_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *coun
     mpi_file_write_ordered_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_ordered_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_ordered_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_ORDERED_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_ORDERED_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_ordered_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_ordered_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_ordered_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_ordered_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_ordered_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2612,19 +2617,19 @@ void pmpi_file_write_ordered_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *c
     mpi_file_write_ordered_c_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_ordered_begin_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_ordered_begin_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_ORDERED_BEGIN", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_ORDERED_BEGIN", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_ordered_begin(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_write_ordered_begin(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_write_ordered_begin(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_write_ordered_begin(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_ordered_begin_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2635,19 +2640,19 @@ void pmpi_file_write_ordered_begin_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint
     mpi_file_write_ordered_begin_f08_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_write_ordered_begin_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_ordered_begin_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_ORDERED_BEGIN_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_ORDERED_BEGIN_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_ordered_begin_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype))) : MPI_File_write_ordered_begin_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_File_write_ordered_begin_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype))) : MPI_File_write_ordered_begin_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_ordered_begin_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2658,19 +2663,19 @@ void pmpi_file_write_ordered_begin_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Co
     mpi_file_write_ordered_begin_c_f08_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_write_ordered_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_ordered_end_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_FILE_WRITE_ORDERED_END", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_ORDERED_END", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_ordered_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_write_ordered_end(MPI_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_ordered_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status)) : MPI_File_write_ordered_end(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_ordered_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2681,19 +2686,19 @@ void pmpi_file_write_ordered_end_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *
     mpi_file_write_ordered_end_f08_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_write_shared_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_shared_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_SHARED", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_SHARED", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_shared(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_shared(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_shared(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_shared(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_shared_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2704,19 +2709,19 @@ void pmpi_file_write_shared_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *count
     mpi_file_write_shared_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_shared_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_shared_c_f08_body(bool prof, MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_FILE, MPI_File_fromint(*fh)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_FILE_WRITE_SHARED_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_FILE, lmpif_File_fromint(*fh)}, "MPI_FILE_WRITE_SHARED_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_File_write_shared_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_shared_c(MPI_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), LMPIF_STATUS(status));
+        rc = prof ? PMPI_File_write_shared_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status)) : MPI_File_write_shared_c(lmpif_File_fromint(*fh), s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_shared_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2727,19 +2732,19 @@ void pmpi_file_write_shared_c_f08_(MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Count *co
     mpi_file_write_shared_c_f08_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_free_mem_f08_body(bool prof, CFI_cdesc_t *base, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_free_mem_f08_body(bool prof, CFI_cdesc_t *base, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_base;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_base, base, LMPIF_SUB_BASE, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_FREE_MEM", "base");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_base, base))
+        rc = lmpif_sub_begin(&s_base, base, LMPIF_SUB_BASE, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_FREE_MEM", "base");
+    else if (rc != MPI_SUCCESS)
         s_base = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
         rc = prof ? PMPI_Free_mem(s_base.buf) : MPI_Free_mem(s_base.buf);
     lmpif_sub_end(&s_base, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_free_mem_f08_(CFI_cdesc_t *base, MPI_Fint *ierror)
 {
@@ -2750,24 +2755,24 @@ void pmpi_free_mem_f08_(CFI_cdesc_t *base, MPI_Fint *ierror)
     mpi_free_mem_f08_body(true, base, ierror);
 }
 
-static inline void mpi_gather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_GATHER", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHER", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_GATHER", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHER", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Gather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm)) : MPI_Gather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Gather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm)) : MPI_Gather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -2778,24 +2783,24 @@ void pmpi_gather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
     mpi_gather_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_gather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_GATHER_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHER_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_GATHER_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHER_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Gather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm)) : MPI_Gather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Gather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm)) : MPI_Gather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -2806,26 +2811,26 @@ void pmpi_gather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *se
     mpi_gather_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_gather_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gather_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_GATHER_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHER_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_GATHER_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHER_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Gather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Gather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Gather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Gather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gather_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -2836,26 +2841,26 @@ void pmpi_gather_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *
     mpi_gather_init_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_gather_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gather_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_GATHER_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHER_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_GATHER_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHER_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Gather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Gather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Gather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Gather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gather_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -2866,24 +2871,24 @@ void pmpi_gather_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fin
     mpi_gather_init_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_gatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_GATHERV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHERV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_GATHERV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHERV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Gatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm)) : MPI_Gatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Gatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm)) : MPI_Gatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -2894,24 +2899,24 @@ void pmpi_gatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
     mpi_gatherv_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_gatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_GATHERV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHERV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_GATHERV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHERV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Gatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm)) : MPI_Gatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Gatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm)) : MPI_Gatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -2922,26 +2927,26 @@ void pmpi_gatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *s
     mpi_gatherv_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_gatherv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gatherv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_GATHERV_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHERV_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_GATHERV_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHERV_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Gatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Gatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Gatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Gatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gatherv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -2952,26 +2957,26 @@ void pmpi_gatherv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint 
     mpi_gatherv_init_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_gatherv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gatherv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_GATHERV_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHERV_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_GATHERV_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_GATHERV_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Gatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Gatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Gatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Gatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gatherv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -2982,19 +2987,19 @@ void pmpi_gatherv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fi
     mpi_gatherv_init_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_get_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_GET", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_GET", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Get(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win)) : MPI_Get(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
+        rc = prof ? PMPI_Get(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win)) : MPI_Get(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win));
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -3005,19 +3010,19 @@ void pmpi_get_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *o
     mpi_get_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
 }
 
-static inline void mpi_get_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_GET_C", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_GET_C", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Get_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win)) : MPI_Get_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
+        rc = prof ? PMPI_Get_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win)) : MPI_Get_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win));
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -3028,24 +3033,24 @@ void pmpi_get_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint
     mpi_get_c_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
 }
 
-static inline void mpi_get_accumulate_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_accumulate_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr, s_result_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_GET_ACCUMULATE", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_GET_ACCUMULATE", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*result_count, MPI_Type_fromint(*result_datatype), NULL, eo, "MPI_GET_ACCUMULATE", "result_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_result_addr, result_addr))
+        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*result_count, lmpif_Type_fromint(*result_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_GET_ACCUMULATE", "result_addr");
+    else if (rc != MPI_SUCCESS)
         s_result_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Get_accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, MPI_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Get_accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, MPI_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win));
+        rc = prof ? PMPI_Get_accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, lmpif_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win)) : MPI_Get_accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, lmpif_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win));
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_result_addr, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_accumulate_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -3056,24 +3061,24 @@ void pmpi_get_accumulate_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, 
     mpi_get_accumulate_f08_body(true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
 }
 
-static inline void mpi_get_accumulate_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_accumulate_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr, s_result_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_GET_ACCUMULATE_C", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_GET_ACCUMULATE_C", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*result_count, MPI_Type_fromint(*result_datatype), NULL, eo, "MPI_GET_ACCUMULATE_C", "result_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_result_addr, result_addr))
+        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*result_count, lmpif_Type_fromint(*result_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_GET_ACCUMULATE_C", "result_addr");
+    else if (rc != MPI_SUCCESS)
         s_result_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Get_accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, MPI_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Get_accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, MPI_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win));
+        rc = prof ? PMPI_Get_accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, lmpif_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win)) : MPI_Get_accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, lmpif_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win));
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_result_addr, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_accumulate_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -3084,19 +3089,19 @@ void pmpi_get_accumulate_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_coun
     mpi_get_accumulate_c_f08_body(true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
 }
 
-static inline void mpi_get_address_f08_body(bool prof, CFI_cdesc_t *location, MPI_Aint *address, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_address_f08_body(bool prof, CFI_cdesc_t *location, MPI_Aint *address, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_location;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_location, location, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_GET_ADDRESS", "location");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_location, location))
+        rc = lmpif_sub_begin(&s_location, location, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_GET_ADDRESS", "location");
+    else if (rc != MPI_SUCCESS)
         s_location = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
         rc = prof ? PMPI_Get_address(s_location.buf, address) : MPI_Get_address(s_location.buf, address);
     lmpif_sub_end(&s_location, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_address_f08_(CFI_cdesc_t *location, MPI_Aint *address, MPI_Fint *ierror)
 {
@@ -3107,11 +3112,12 @@ void pmpi_get_address_f08_(CFI_cdesc_t *location, MPI_Aint *address, MPI_Fint *i
     mpi_get_address_f08_body(true, location, address, ierror);
 }
 
-static inline void mpi_get_count_c_f08_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_count_c_f08_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get_count_c(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count) : MPI_Get_count_c(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count);
-    *ierror = rc;
+    rc = prof ? PMPI_Get_count_c(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count) : MPI_Get_count_c(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_count_c_f08_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
@@ -3122,11 +3128,12 @@ void pmpi_get_count_c_f08_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *coun
     mpi_get_count_c_f08_body(true, status, datatype, count, ierror);
 }
 
-static inline void mpi_get_elements_c_f08_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_elements_c_f08_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get_elements_c(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count) : MPI_Get_elements_c(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count);
-    *ierror = rc;
+    rc = prof ? PMPI_Get_elements_c(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count) : MPI_Get_elements_c(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_elements_c_f08_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
@@ -3137,26 +3144,26 @@ void pmpi_get_elements_c_f08_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *c
     mpi_get_elements_c_f08_body(true, status, datatype, count, ierror);
 }
 
-static inline void mpi_iallgather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallgather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IALLGATHER", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLGATHER", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IALLGATHER", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLGATHER", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iallgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iallgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iallgather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3167,26 +3174,26 @@ void pmpi_iallgather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *s
     mpi_iallgather_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_iallgather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallgather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IALLGATHER_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLGATHER_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IALLGATHER_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLGATHER_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iallgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iallgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iallgather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3197,26 +3204,26 @@ void pmpi_iallgather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint
     mpi_iallgather_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_iallgatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallgatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IALLGATHERV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLGATHERV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IALLGATHERV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLGATHERV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iallgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iallgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iallgatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3227,26 +3234,26 @@ void pmpi_iallgatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *
     mpi_iallgatherv_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_iallgatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallgatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IALLGATHERV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLGATHERV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IALLGATHERV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLGATHERV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iallgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iallgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iallgatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3257,26 +3264,26 @@ void pmpi_iallgatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fin
     mpi_iallgatherv_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_iallreduce_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallreduce_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IALLREDUCE", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLREDUCE", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_IALLREDUCE", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLREDUCE", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iallreduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallreduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iallreduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallreduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iallreduce_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3287,26 +3294,26 @@ void pmpi_iallreduce_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *
     mpi_iallreduce_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_iallreduce_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallreduce_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IALLREDUCE_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLREDUCE_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_IALLREDUCE_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLREDUCE_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iallreduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallreduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iallreduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallreduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iallreduce_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3317,26 +3324,26 @@ void pmpi_iallreduce_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Coun
     mpi_iallreduce_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_ialltoall_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoall_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IALLTOALL", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALL", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IALLTOALL", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALL", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ialltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ialltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ialltoall_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3347,26 +3354,26 @@ void pmpi_ialltoall_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *se
     mpi_ialltoall_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ialltoall_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoall_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IALLTOALL_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALL_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IALLTOALL_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALL_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ialltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ialltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ialltoall_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3377,26 +3384,26 @@ void pmpi_ialltoall_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint 
     mpi_ialltoall_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ialltoallv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoallv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IALLTOALLV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALLV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IALLTOALLV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALLV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ialltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ialltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ialltoallv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3407,26 +3414,26 @@ void pmpi_ialltoallv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *
     mpi_ialltoallv_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ialltoallv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoallv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IALLTOALLV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALLV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IALLTOALLV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALLV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ialltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ialltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ialltoallv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3437,7 +3444,7 @@ void pmpi_ialltoallv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Ain
     mpi_ialltoallv_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ialltoallw_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoallw_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
@@ -3445,28 +3452,29 @@ static inline void mpi_ialltoallw_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_IALLTOALLW", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALLW", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_IALLTOALLW", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALLW", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ialltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ialltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ialltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3477,7 +3485,7 @@ void pmpi_ialltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *
     mpi_ialltoallw_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 
-static inline void mpi_ialltoallw_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoallw_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
@@ -3485,28 +3493,29 @@ static inline void mpi_ialltoallw_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MP
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_IALLTOALLW_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALLW_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_IALLTOALLW_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IALLTOALLW_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ialltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ialltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ialltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3517,21 +3526,21 @@ void pmpi_ialltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Ain
     mpi_ialltoallw_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 
-static inline void mpi_ibcast_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ibcast_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IBCAST", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IBCAST", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ibcast(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Ibcast(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ibcast(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ibcast(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ibcast_f08_(CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3542,21 +3551,21 @@ void pmpi_ibcast_f08_(CFI_cdesc_t *buffer, MPI_Fint *count, MPI_Fint *datatype, 
     mpi_ibcast_f08_body(true, buffer, count, datatype, root, comm, request, ierror);
 }
 
-static inline void mpi_ibcast_c_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ibcast_c_f08_body(bool prof, CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IBCAST_C", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IBCAST_C", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ibcast_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Ibcast_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, MPI_Type_fromint(*datatype)), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ibcast_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ibcast_c(s_buffer.buf, LMPIF_SUB_COUNT(s_buffer, *count), LMPIF_SUB_TYPE(s_buffer, lmpif_Type_fromint(*datatype)), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ibcast_c_f08_(CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3567,21 +3576,21 @@ void pmpi_ibcast_c_f08_(CFI_cdesc_t *buffer, MPI_Count *count, MPI_Fint *datatyp
     mpi_ibcast_c_f08_body(true, buffer, count, datatype, root, comm, request, ierror);
 }
 
-static inline void mpi_ibsend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ibsend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IBSEND", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IBSEND", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ibsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Ibsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ibsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ibsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ibsend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3592,21 +3601,21 @@ void pmpi_ibsend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI
     mpi_ibsend_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_ibsend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ibsend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IBSEND_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IBSEND_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ibsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Ibsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ibsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ibsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ibsend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3617,26 +3626,26 @@ void pmpi_ibsend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, 
     mpi_ibsend_c_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_iexscan_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iexscan_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IEXSCAN", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IEXSCAN", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_IEXSCAN", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IEXSCAN", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iexscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iexscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iexscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iexscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iexscan_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3647,26 +3656,26 @@ void pmpi_iexscan_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *cou
     mpi_iexscan_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_iexscan_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iexscan_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IEXSCAN_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IEXSCAN_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_IEXSCAN_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IEXSCAN_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iexscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iexscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iexscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iexscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iexscan_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3677,26 +3686,26 @@ void pmpi_iexscan_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *
     mpi_iexscan_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_igather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_igather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IGATHER", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IGATHER", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IGATHER", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IGATHER", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Igather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Igather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Igather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Igather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_igather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3707,26 +3716,26 @@ void pmpi_igather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
     mpi_igather_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_igather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_igather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IGATHER_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IGATHER_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IGATHER_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IGATHER_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Igather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Igather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Igather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Igather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_igather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3737,26 +3746,26 @@ void pmpi_igather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *s
     mpi_igather_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_igatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_igatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IGATHERV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IGATHERV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IGATHERV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IGATHERV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Igatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Igatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Igatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Igatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_igatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3767,26 +3776,26 @@ void pmpi_igatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
     mpi_igatherv_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_igatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_igatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_IGATHERV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IGATHERV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_IGATHERV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IGATHERV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Igatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Igatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Igatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Igatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_igatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3797,23 +3806,23 @@ void pmpi_igatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *
     mpi_igatherv_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_imrecv_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_imrecv_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
 {
-    MPI_Message c_message = MPI_Message_fromint(*message);
+    MPI_Message c_message = lmpif_Message_fromint(*message);
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IMRECV", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_IMRECV", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Imrecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_message, &c_request) : MPI_Imrecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_message, &c_request);
+        rc = prof ? PMPI_Imrecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_message, &c_request) : MPI_Imrecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_message, &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_imrecv_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3824,23 +3833,23 @@ void pmpi_imrecv_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI
     mpi_imrecv_f08_body(true, buf, count, datatype, message, request, ierror);
 }
 
-static inline void mpi_imrecv_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_imrecv_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
 {
-    MPI_Message c_message = MPI_Message_fromint(*message);
+    MPI_Message c_message = lmpif_Message_fromint(*message);
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IMRECV_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_IMRECV_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Imrecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_message, &c_request) : MPI_Imrecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_message, &c_request);
+        rc = prof ? PMPI_Imrecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_message, &c_request) : MPI_Imrecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_message, &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_imrecv_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3851,26 +3860,26 @@ void pmpi_imrecv_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, 
     mpi_imrecv_c_f08_body(true, buf, count, datatype, message, request, ierror);
 }
 
-static inline void mpi_ineighbor_allgather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_allgather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_INEIGHBOR_ALLGATHER", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLGATHER", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_INEIGHBOR_ALLGATHER", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLGATHER", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ineighbor_allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ineighbor_allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_allgather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3881,26 +3890,26 @@ void pmpi_ineighbor_allgather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MP
     mpi_ineighbor_allgather_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_allgather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_allgather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_INEIGHBOR_ALLGATHER_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLGATHER_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_INEIGHBOR_ALLGATHER_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLGATHER_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ineighbor_allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ineighbor_allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_allgather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3911,26 +3920,26 @@ void pmpi_ineighbor_allgather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount,
     mpi_ineighbor_allgather_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_allgatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_allgatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_INEIGHBOR_ALLGATHERV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLGATHERV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_INEIGHBOR_ALLGATHERV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLGATHERV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ineighbor_allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ineighbor_allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_allgatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3941,26 +3950,26 @@ void pmpi_ineighbor_allgatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, M
     mpi_ineighbor_allgatherv_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_allgatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_allgatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_INEIGHBOR_ALLGATHERV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLGATHERV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_INEIGHBOR_ALLGATHERV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLGATHERV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ineighbor_allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ineighbor_allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_allgatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3971,26 +3980,26 @@ void pmpi_ineighbor_allgatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount
     mpi_ineighbor_allgatherv_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_alltoall_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoall_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_INEIGHBOR_ALLTOALL", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALL", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_INEIGHBOR_ALLTOALL", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALL", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ineighbor_alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ineighbor_alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_alltoall_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4001,26 +4010,26 @@ void pmpi_ineighbor_alltoall_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI
     mpi_ineighbor_alltoall_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_alltoall_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoall_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_INEIGHBOR_ALLTOALL_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALL_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_INEIGHBOR_ALLTOALL_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALL_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ineighbor_alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ineighbor_alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_alltoall_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4031,26 +4040,26 @@ void pmpi_ineighbor_alltoall_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, 
     mpi_ineighbor_alltoall_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_alltoallv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoallv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_INEIGHBOR_ALLTOALLV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALLV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_INEIGHBOR_ALLTOALLV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALLV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ineighbor_alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ineighbor_alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_alltoallv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4061,26 +4070,26 @@ void pmpi_ineighbor_alltoallv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, M
     mpi_ineighbor_alltoallv_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_alltoallv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoallv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_INEIGHBOR_ALLTOALLV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALLV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_INEIGHBOR_ALLTOALLV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALLV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ineighbor_alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ineighbor_alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_alltoallv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4091,7 +4100,7 @@ void pmpi_ineighbor_alltoallv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts
     mpi_ineighbor_alltoallv_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_alltoallw_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoallw_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
@@ -4099,28 +4108,29 @@ static inline void mpi_ineighbor_alltoallw_f08_body(bool prof, CFI_cdesc_t *send
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_INEIGHBOR_ALLTOALLW", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALLW", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_INEIGHBOR_ALLTOALLW", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALLW", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ineighbor_alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ineighbor_alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_alltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4131,7 +4141,7 @@ void pmpi_ineighbor_alltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, M
     mpi_ineighbor_alltoallw_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_alltoallw_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoallw_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
@@ -4139,28 +4149,29 @@ static inline void mpi_ineighbor_alltoallw_c_f08_body(bool prof, CFI_cdesc_t *se
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_INEIGHBOR_ALLTOALLW_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALLW_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_INEIGHBOR_ALLTOALLW_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_INEIGHBOR_ALLTOALLW_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ineighbor_alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ineighbor_alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_alltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4171,21 +4182,21 @@ void pmpi_ineighbor_alltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts
     mpi_ineighbor_alltoallw_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 
-static inline void mpi_irecv_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_irecv_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IRECV", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IRECV", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Irecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Irecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Irecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Irecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_irecv_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4196,21 +4207,21 @@ void pmpi_irecv_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_
     mpi_irecv_f08_body(true, buf, count, datatype, source, tag, comm, request, ierror);
 }
 
-static inline void mpi_irecv_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_irecv_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IRECV_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IRECV_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Irecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Irecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Irecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Irecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_irecv_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4221,26 +4232,26 @@ void pmpi_irecv_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, M
     mpi_irecv_c_f08_body(true, buf, count, datatype, source, tag, comm, request, ierror);
 }
 
-static inline void mpi_ireduce_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IREDUCE", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_IREDUCE", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ireduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ireduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ireduce_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4251,26 +4262,26 @@ void pmpi_ireduce_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *cou
     mpi_ireduce_f08_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
 }
 
-static inline void mpi_ireduce_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IREDUCE_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_IREDUCE_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ireduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ireduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ireduce_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4281,26 +4292,26 @@ void pmpi_ireduce_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *
     mpi_ireduce_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
 }
 
-static inline void mpi_ireduce_scatter_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_scatter_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IREDUCE_SCATTER", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE_SCATTER", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, true, true, 0, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_IREDUCE_SCATTER", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, true, true, 0, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE_SCATTER", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ireduce_scatter(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ireduce_scatter(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ireduce_scatter_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4311,26 +4322,26 @@ void pmpi_ireduce_scatter_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_F
     mpi_ireduce_scatter_f08_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_ireduce_scatter_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_scatter_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IREDUCE_SCATTER_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE_SCATTER_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, true, true, 0, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_IREDUCE_SCATTER_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, true, true, 0, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE_SCATTER_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ireduce_scatter_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ireduce_scatter_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ireduce_scatter_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4341,26 +4352,26 @@ void pmpi_ireduce_scatter_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI
     mpi_ireduce_scatter_c_f08_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_ireduce_scatter_block_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_scatter_block_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IREDUCE_SCATTER_BLOCK", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE_SCATTER_BLOCK", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*recvcount, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_IREDUCE_SCATTER_BLOCK", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE_SCATTER_BLOCK", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ireduce_scatter_block(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter_block(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ireduce_scatter_block(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter_block(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ireduce_scatter_block_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4371,26 +4382,26 @@ void pmpi_ireduce_scatter_block_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf,
     mpi_ireduce_scatter_block_f08_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_ireduce_scatter_block_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_scatter_block_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IREDUCE_SCATTER_BLOCK_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE_SCATTER_BLOCK_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*recvcount, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_IREDUCE_SCATTER_BLOCK_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IREDUCE_SCATTER_BLOCK_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ireduce_scatter_block_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter_block_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ireduce_scatter_block_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter_block_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ireduce_scatter_block_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4401,21 +4412,21 @@ void pmpi_ireduce_scatter_block_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbu
     mpi_ireduce_scatter_block_c_f08_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_irsend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_irsend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IRSEND", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IRSEND", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Irsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Irsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Irsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Irsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_irsend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4426,21 +4437,21 @@ void pmpi_irsend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI
     mpi_irsend_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_irsend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_irsend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_IRSEND_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_IRSEND_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Irsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Irsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Irsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Irsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_irsend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4451,26 +4462,26 @@ void pmpi_irsend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, 
     mpi_irsend_c_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_iscan_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscan_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ISCAN", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCAN", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_ISCAN", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCAN", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iscan_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4481,26 +4492,26 @@ void pmpi_iscan_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count
     mpi_iscan_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_iscan_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscan_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ISCAN_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCAN_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_ISCAN_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCAN_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iscan_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4511,26 +4522,26 @@ void pmpi_iscan_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *co
     mpi_iscan_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_iscatter_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscatter_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ISCATTER", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCATTER", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ISCATTER", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCATTER", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iscatter(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Iscatter(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iscatter(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscatter(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iscatter_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4541,26 +4552,26 @@ void pmpi_iscatter_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
     mpi_iscatter_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_iscatter_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscatter_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ISCATTER_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCATTER_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ISCATTER_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCATTER_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iscatter_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Iscatter_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iscatter_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscatter_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iscatter_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4571,26 +4582,26 @@ void pmpi_iscatter_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *
     mpi_iscatter_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_iscatterv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscatterv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ISCATTERV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCATTERV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ISCATTERV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCATTERV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iscatterv(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Iscatterv(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iscatterv(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscatterv(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iscatterv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4601,26 +4612,26 @@ void pmpi_iscatterv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *d
     mpi_iscatterv_f08_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_iscatterv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscatterv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ISCATTERV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCATTERV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ISCATTERV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISCATTERV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Iscatterv_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Iscatterv_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Iscatterv_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscatterv_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iscatterv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4631,21 +4642,21 @@ void pmpi_iscatterv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint
     mpi_iscatterv_c_f08_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_isend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ISEND", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISEND", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Isend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Isend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_isend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4656,21 +4667,21 @@ void pmpi_isend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_
     mpi_isend_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_isend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ISEND_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISEND_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Isend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Isend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_isend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4681,26 +4692,26 @@ void pmpi_isend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, M
     mpi_isend_c_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_isendrecv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isendrecv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ISENDRECV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISENDRECV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ISENDRECV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISENDRECV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Isendrecv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *source, *recvtag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isendrecv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *source, *recvtag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Isendrecv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isendrecv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_isendrecv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4711,26 +4722,26 @@ void pmpi_isendrecv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *se
     mpi_isendrecv_f08_body(true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
 }
 
-static inline void mpi_isendrecv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isendrecv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_ISENDRECV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISENDRECV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_ISENDRECV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISENDRECV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Isendrecv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *source, *recvtag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isendrecv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *source, *recvtag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Isendrecv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isendrecv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_isendrecv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4741,21 +4752,21 @@ void pmpi_isendrecv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint 
     mpi_isendrecv_c_f08_body(true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
 }
 
-static inline void mpi_isendrecv_replace_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isendrecv_replace_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ISENDRECV_REPLACE", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISENDRECV_REPLACE", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Isendrecv_replace(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isendrecv_replace(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Isendrecv_replace(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isendrecv_replace(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_isendrecv_replace_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4766,21 +4777,21 @@ void pmpi_isendrecv_replace_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *da
     mpi_isendrecv_replace_f08_body(true, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
 }
 
-static inline void mpi_isendrecv_replace_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isendrecv_replace_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ISENDRECV_REPLACE_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISENDRECV_REPLACE_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Isendrecv_replace_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isendrecv_replace_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Isendrecv_replace_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isendrecv_replace_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_isendrecv_replace_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4791,21 +4802,21 @@ void pmpi_isendrecv_replace_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint 
     mpi_isendrecv_replace_c_f08_body(true, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
 }
 
-static inline void mpi_issend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_issend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ISSEND", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISSEND", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Issend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Issend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Issend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Issend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_issend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4816,21 +4827,21 @@ void pmpi_issend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI
     mpi_issend_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_issend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_issend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_ISSEND_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_ISSEND_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Issend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Issend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Issend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Issend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_issend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4841,21 +4852,21 @@ void pmpi_issend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, 
     mpi_issend_c_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_mrecv_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_mrecv_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
-    MPI_Message c_message = MPI_Message_fromint(*message);
+    MPI_Message c_message = lmpif_Message_fromint(*message);
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_MRECV", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_MRECV", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Mrecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_message, LMPIF_STATUS(status)) : MPI_Mrecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_message, LMPIF_STATUS(status));
+        rc = prof ? PMPI_Mrecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_message, LMPIF_STATUS(status)) : MPI_Mrecv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_message, LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_mrecv_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -4866,21 +4877,21 @@ void pmpi_mrecv_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_
     mpi_mrecv_f08_body(true, buf, count, datatype, message, status, ierror);
 }
 
-static inline void mpi_mrecv_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_mrecv_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
-    MPI_Message c_message = MPI_Message_fromint(*message);
+    MPI_Message c_message = lmpif_Message_fromint(*message);
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_MRECV_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_MRECV_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Mrecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_message, LMPIF_STATUS(status)) : MPI_Mrecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), &c_message, LMPIF_STATUS(status));
+        rc = prof ? PMPI_Mrecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_message, LMPIF_STATUS(status)) : MPI_Mrecv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), &c_message, LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_mrecv_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -4891,24 +4902,24 @@ void pmpi_mrecv_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, M
     mpi_mrecv_c_f08_body(true, buf, count, datatype, message, status, ierror);
 }
 
-static inline void mpi_neighbor_allgather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgather_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHER", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHER", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHER", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHER", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Neighbor_allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Neighbor_allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_allgather(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4919,24 +4930,24 @@ void pmpi_neighbor_allgather_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI
     mpi_neighbor_allgather_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_allgather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgather_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHER_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHER_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHER_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHER_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Neighbor_allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Neighbor_allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_allgather_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4947,26 +4958,26 @@ void pmpi_neighbor_allgather_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, 
     mpi_neighbor_allgather_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_allgather_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgather_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHER_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHER_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHER_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHER_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_allgather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_allgather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Neighbor_allgather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_allgather_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgather_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4977,26 +4988,26 @@ void pmpi_neighbor_allgather_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount
     mpi_neighbor_allgather_init_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_allgather_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgather_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHER_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHER_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHER_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHER_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_allgather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_allgather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Neighbor_allgather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_allgather_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgather_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5007,24 +5018,24 @@ void pmpi_neighbor_allgather_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendco
     mpi_neighbor_allgather_init_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_allgatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgatherv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHERV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHERV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHERV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHERV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Neighbor_allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Neighbor_allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_allgatherv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5035,24 +5046,24 @@ void pmpi_neighbor_allgatherv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MP
     mpi_neighbor_allgatherv_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_allgatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgatherv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHERV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHERV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHERV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHERV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Neighbor_allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Neighbor_allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_allgatherv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5063,26 +5074,26 @@ void pmpi_neighbor_allgatherv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount,
     mpi_neighbor_allgatherv_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_allgatherv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgatherv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHERV_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHERV_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHERV_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHERV_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_allgatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_allgatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Neighbor_allgatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_allgatherv_init(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgatherv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5093,26 +5104,26 @@ void pmpi_neighbor_allgatherv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcoun
     mpi_neighbor_allgatherv_init_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_allgatherv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgatherv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHERV_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHERV_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLGATHERV_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLGATHERV_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_allgatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_allgatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Neighbor_allgatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_allgatherv_init_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, displs, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgatherv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5123,24 +5134,24 @@ void pmpi_neighbor_allgatherv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendc
     mpi_neighbor_allgatherv_init_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_alltoall_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoall_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALL", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALL", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALL", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALL", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Neighbor_alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoall(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoall_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5151,24 +5162,24 @@ void pmpi_neighbor_alltoall_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_
     mpi_neighbor_alltoall_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_alltoall_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoall_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALL_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALL_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALL_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALL_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Neighbor_alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoall_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoall_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5179,26 +5190,26 @@ void pmpi_neighbor_alltoall_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, M
     mpi_neighbor_alltoall_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_alltoall_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoall_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALL_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALL_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALL_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALL_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoall_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoall_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Neighbor_alltoall_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoall_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoall_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5209,26 +5220,26 @@ void pmpi_neighbor_alltoall_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount,
     mpi_neighbor_alltoall_init_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_alltoall_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoall_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALL_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALL_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALL_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALL_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoall_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoall_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Neighbor_alltoall_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoall_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, *recvcount, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoall_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5239,24 +5250,24 @@ void pmpi_neighbor_alltoall_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcou
     mpi_neighbor_alltoall_init_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_alltoallv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALLV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALLV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Neighbor_alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoallv(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5267,24 +5278,24 @@ void pmpi_neighbor_alltoallv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MP
     mpi_neighbor_alltoallv_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_alltoallv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALLV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALLV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Neighbor_alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoallv_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5295,26 +5306,26 @@ void pmpi_neighbor_alltoallv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts,
     mpi_neighbor_alltoallv_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_alltoallv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALLV_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLV_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALLV_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLV_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoallv_init(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallv_init(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Neighbor_alltoallv_init(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallv_init(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5325,26 +5336,26 @@ void pmpi_neighbor_alltoallv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount
     mpi_neighbor_alltoallv_init_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_alltoallv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALLV_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLV_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_NEIGHBOR_ALLTOALLV_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLV_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoallv_init_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallv_init_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Neighbor_alltoallv_init_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallv_init_c(s_sendbuf.buf, sendcounts, sdispls, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, recvcounts, rdispls, LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5355,34 +5366,35 @@ void pmpi_neighbor_alltoallv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendco
     mpi_neighbor_alltoallv_init_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_alltoallw_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLW", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLW", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Neighbor_alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoallw(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5393,34 +5405,35 @@ void pmpi_neighbor_alltoallw_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MP
     mpi_neighbor_alltoallw_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
-static inline void mpi_neighbor_alltoallw_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLW_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLW_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Neighbor_alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoallw_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5431,7 +5444,7 @@ void pmpi_neighbor_alltoallw_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts,
     mpi_neighbor_alltoallw_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
-static inline void mpi_neighbor_alltoallw_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
@@ -5439,28 +5452,29 @@ static inline void mpi_neighbor_alltoallw_init_f08_body(bool prof, CFI_cdesc_t *
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLW_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLW_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Neighbor_alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallw_init(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallw_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5471,7 +5485,7 @@ void pmpi_neighbor_alltoallw_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount
     mpi_neighbor_alltoallw_init_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_alltoallw_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
@@ -5479,28 +5493,29 @@ static inline void mpi_neighbor_alltoallw_init_c_f08_body(bool prof, CFI_cdesc_t
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLW_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_NEIGHBOR_ALLTOALLW_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_NEIGHBOR_ALLTOALLW_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Neighbor_alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Neighbor_alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallw_init_c(s_sendbuf.buf, sendcounts, sdispls, c_sendtypes, s_recvbuf.buf, recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallw_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5511,24 +5526,24 @@ void pmpi_neighbor_alltoallw_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendco
     mpi_neighbor_alltoallw_init_c_f08_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-static inline void mpi_pack_f08_body(bool prof, CFI_cdesc_t *inbuf, MPI_Fint *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pack_f08_body(bool prof, CFI_cdesc_t *inbuf, MPI_Fint *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_inbuf, s_outbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*incount, MPI_Type_fromint(*datatype), NULL, eo, "MPI_PACK", "inbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inbuf, inbuf))
+        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*incount, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_PACK", "inbuf");
+    else if (rc != MPI_SUCCESS)
         s_inbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_PACK", "outbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_outbuf, outbuf))
+        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_PACK", "outbuf");
+    else if (rc != MPI_SUCCESS)
         s_outbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Pack(s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position, MPI_Comm_fromint(*comm)) : MPI_Pack(s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Pack(s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position, lmpif_Comm_fromint(*comm)) : MPI_Pack(s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_inbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_outbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pack_f08_(CFI_cdesc_t *inbuf, MPI_Fint *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5539,24 +5554,24 @@ void pmpi_pack_f08_(CFI_cdesc_t *inbuf, MPI_Fint *incount, MPI_Fint *datatype, C
     mpi_pack_f08_body(true, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
 }
 
-static inline void mpi_pack_c_f08_body(bool prof, CFI_cdesc_t *inbuf, MPI_Count *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Count *outsize, MPI_Count *position, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pack_c_f08_body(bool prof, CFI_cdesc_t *inbuf, MPI_Count *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Count *outsize, MPI_Count *position, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_inbuf, s_outbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*incount, MPI_Type_fromint(*datatype), NULL, eo, "MPI_PACK_C", "inbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inbuf, inbuf))
+        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*incount, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_PACK_C", "inbuf");
+    else if (rc != MPI_SUCCESS)
         s_inbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_PACK_C", "outbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_outbuf, outbuf))
+        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_PACK_C", "outbuf");
+    else if (rc != MPI_SUCCESS)
         s_outbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Pack_c(s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position, MPI_Comm_fromint(*comm)) : MPI_Pack_c(s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Pack_c(s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position, lmpif_Comm_fromint(*comm)) : MPI_Pack_c(s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_inbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_outbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pack_c_f08_(CFI_cdesc_t *inbuf, MPI_Count *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Count *outsize, MPI_Count *position, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5567,31 +5582,32 @@ void pmpi_pack_c_f08_(CFI_cdesc_t *inbuf, MPI_Count *incount, MPI_Fint *datatype
     mpi_pack_c_f08_body(true, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
 }
 
-static inline void mpi_pack_external_f08_body(bool prof, const char *datarep, CFI_cdesc_t *inbuf, MPI_Fint *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_pack_external_f08_body(bool prof, const char *datarep, CFI_cdesc_t *inbuf, MPI_Fint *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
         free(c_datarep);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_inbuf, s_outbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*incount, MPI_Type_fromint(*datatype), NULL, eo, "MPI_PACK_EXTERNAL", "inbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inbuf, inbuf))
+        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*incount, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_PACK_EXTERNAL", "inbuf");
+    else if (rc != MPI_SUCCESS)
         s_inbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_PACK_EXTERNAL", "outbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_outbuf, outbuf))
+        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_PACK_EXTERNAL", "outbuf");
+    else if (rc != MPI_SUCCESS)
         s_outbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Pack_external(c_datarep, s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position) : MPI_Pack_external(c_datarep, s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position);
+        rc = prof ? PMPI_Pack_external(c_datarep, s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position) : MPI_Pack_external(c_datarep, s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position);
     lmpif_sub_end(&s_inbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_outbuf, rc == MPI_SUCCESS);
     free(c_datarep);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pack_external_f08_(const char *datarep, CFI_cdesc_t *inbuf, MPI_Fint *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -5602,31 +5618,32 @@ void pmpi_pack_external_f08_(const char *datarep, CFI_cdesc_t *inbuf, MPI_Fint *
     mpi_pack_external_f08_body(true, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
 }
 
-static inline void mpi_pack_external_c_f08_body(bool prof, const char *datarep, CFI_cdesc_t *inbuf, MPI_Count *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Count *outsize, MPI_Count *position, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_pack_external_c_f08_body(bool prof, const char *datarep, CFI_cdesc_t *inbuf, MPI_Count *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Count *outsize, MPI_Count *position, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
         free(c_datarep);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_inbuf, s_outbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*incount, MPI_Type_fromint(*datatype), NULL, eo, "MPI_PACK_EXTERNAL_C", "inbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inbuf, inbuf))
+        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*incount, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_PACK_EXTERNAL_C", "inbuf");
+    else if (rc != MPI_SUCCESS)
         s_inbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_PACK_EXTERNAL_C", "outbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_outbuf, outbuf))
+        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_PERPROC, true, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_PACK_EXTERNAL_C", "outbuf");
+    else if (rc != MPI_SUCCESS)
         s_outbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Pack_external_c(c_datarep, s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position) : MPI_Pack_external_c(c_datarep, s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position);
+        rc = prof ? PMPI_Pack_external_c(c_datarep, s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position) : MPI_Pack_external_c(c_datarep, s_inbuf.buf, LMPIF_SUB_COUNT(s_inbuf, *incount), LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype)), s_outbuf.buf, *outsize, position);
     lmpif_sub_end(&s_inbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_outbuf, rc == MPI_SUCCESS);
     free(c_datarep);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pack_external_c_f08_(const char *datarep, CFI_cdesc_t *inbuf, MPI_Count *incount, MPI_Fint *datatype, CFI_cdesc_t *outbuf, MPI_Count *outsize, MPI_Count *position, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -5637,18 +5654,20 @@ void pmpi_pack_external_c_f08_(const char *datarep, CFI_cdesc_t *inbuf, MPI_Coun
     mpi_pack_external_c_f08_body(true, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
 }
 
-static inline void mpi_pack_external_size_c_f08_body(bool prof, const char *datarep, MPI_Count *incount, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_pack_external_size_c_f08_body(bool prof, const char *datarep, MPI_Count *incount, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
         free(c_datarep);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pack_external_size_c(c_datarep, *incount, MPI_Type_fromint(*datatype), size) : MPI_Pack_external_size_c(c_datarep, *incount, MPI_Type_fromint(*datatype), size);
+    rc = prof ? PMPI_Pack_external_size_c(c_datarep, *incount, lmpif_Type_fromint(*datatype), size) : MPI_Pack_external_size_c(c_datarep, *incount, lmpif_Type_fromint(*datatype), size);
     free(c_datarep);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pack_external_size_c_f08_(const char *datarep, MPI_Count *incount, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -5659,11 +5678,12 @@ void pmpi_pack_external_size_c_f08_(const char *datarep, MPI_Count *incount, MPI
     mpi_pack_external_size_c_f08_body(true, datarep, incount, datatype, size, ierror, datarep_len);
 }
 
-static inline void mpi_pack_size_c_f08_body(bool prof, MPI_Count *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Count *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pack_size_c_f08_body(bool prof, MPI_Count *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pack_size_c(*incount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm), size) : MPI_Pack_size_c(*incount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Pack_size_c(*incount, lmpif_Type_fromint(*datatype), lmpif_Comm_fromint(*comm), size) : MPI_Pack_size_c(*incount, lmpif_Type_fromint(*datatype), lmpif_Comm_fromint(*comm), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pack_size_c_f08_(MPI_Count *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -5674,21 +5694,21 @@ void pmpi_pack_size_c_f08_(MPI_Count *incount, MPI_Fint *datatype, MPI_Fint *com
     mpi_pack_size_c_f08_body(true, incount, datatype, comm, size, ierror);
 }
 
-static inline void mpi_precv_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_precv_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_PRECV_INIT", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_PRECV_INIT", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Precv_init(s_buf.buf, *partitions, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Precv_init(s_buf.buf, *partitions, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Precv_init(s_buf.buf, *partitions, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Precv_init(s_buf.buf, *partitions, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_precv_init_f08_(CFI_cdesc_t *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5699,21 +5719,21 @@ void pmpi_precv_init_f08_(CFI_cdesc_t *buf, MPI_Fint *partitions, MPI_Count *cou
     mpi_precv_init_f08_body(true, buf, partitions, count, datatype, source, tag, comm, info, request, ierror);
 }
 
-static inline void mpi_psend_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_psend_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_PSEND_INIT", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_PSEND_INIT", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Psend_init(s_buf.buf, *partitions, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Psend_init(s_buf.buf, *partitions, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Psend_init(s_buf.buf, *partitions, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Psend_init(s_buf.buf, *partitions, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_psend_init_f08_(CFI_cdesc_t *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5724,19 +5744,19 @@ void pmpi_psend_init_f08_(CFI_cdesc_t *buf, MPI_Fint *partitions, MPI_Count *cou
     mpi_psend_init_f08_body(true, buf, partitions, count, datatype, dest, tag, comm, info, request, ierror);
 }
 
-static inline void mpi_put_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_put_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_PUT", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_PUT", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Put(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win)) : MPI_Put(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
+        rc = prof ? PMPI_Put(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win)) : MPI_Put(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win));
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_put_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -5747,19 +5767,19 @@ void pmpi_put_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *o
     mpi_put_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
 }
 
-static inline void mpi_put_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_put_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_PUT_C", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_PUT_C", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Put_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win)) : MPI_Put_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
+        rc = prof ? PMPI_Put_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win)) : MPI_Put_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win));
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_put_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -5770,21 +5790,21 @@ void pmpi_put_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint
     mpi_put_c_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
 }
 
-static inline void mpi_raccumulate_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_raccumulate_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_RACCUMULATE", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_RACCUMULATE", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Raccumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request) : MPI_Raccumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request);
+        rc = prof ? PMPI_Raccumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request) : MPI_Raccumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request);
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_raccumulate_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5795,21 +5815,21 @@ void pmpi_raccumulate_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI
     mpi_raccumulate_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 
-static inline void mpi_raccumulate_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_raccumulate_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_RACCUMULATE_C", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_RACCUMULATE_C", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Raccumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request) : MPI_Raccumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request);
+        rc = prof ? PMPI_Raccumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request) : MPI_Raccumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request);
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_raccumulate_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5820,19 +5840,19 @@ void pmpi_raccumulate_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, 
     mpi_raccumulate_c_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 
-static inline void mpi_recv_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_recv_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_RECV", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_RECV", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Recv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Recv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
+        rc = prof ? PMPI_Recv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Recv(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_recv_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -5843,19 +5863,19 @@ void pmpi_recv_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_F
     mpi_recv_f08_body(true, buf, count, datatype, source, tag, comm, status, ierror);
 }
 
-static inline void mpi_recv_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_recv_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_RECV_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_RECV_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Recv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Recv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
+        rc = prof ? PMPI_Recv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Recv_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_recv_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -5866,21 +5886,21 @@ void pmpi_recv_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MP
     mpi_recv_c_f08_body(true, buf, count, datatype, source, tag, comm, status, ierror);
 }
 
-static inline void mpi_recv_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_recv_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_RECV_INIT", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_RECV_INIT", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Recv_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Recv_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Recv_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Recv_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_recv_init_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5891,21 +5911,21 @@ void pmpi_recv_init_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, 
     mpi_recv_init_f08_body(true, buf, count, datatype, source, tag, comm, request, ierror);
 }
 
-static inline void mpi_recv_init_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_recv_init_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_RECV_INIT_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_RECV_INIT_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Recv_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Recv_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *source, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Recv_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Recv_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *source, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_recv_init_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5916,24 +5936,24 @@ void pmpi_recv_init_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatyp
     mpi_recv_init_c_f08_body(true, buf, count, datatype, source, tag, comm, request, ierror);
 }
 
-static inline void mpi_reduce_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm)) : MPI_Reduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Reduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm)) : MPI_Reduce(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5944,24 +5964,24 @@ void pmpi_reduce_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *coun
     mpi_reduce_f08_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
 }
 
-static inline void mpi_reduce_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm)) : MPI_Reduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Reduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm)) : MPI_Reduce_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5972,26 +5992,26 @@ void pmpi_reduce_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *c
     mpi_reduce_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
 }
 
-static inline void mpi_reduce_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Reduce_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6002,26 +6022,26 @@ void pmpi_reduce_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint 
     mpi_reduce_init_f08_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
 }
 
-static inline void mpi_reduce_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Reduce_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6032,24 +6052,24 @@ void pmpi_reduce_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Cou
     mpi_reduce_init_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
 }
 
-static inline void mpi_reduce_local_f08_body(bool prof, CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_local_f08_body(bool prof, CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_inbuf, s_inoutbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_LOCAL", "inbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inbuf, inbuf))
+        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_REDUCE_LOCAL", "inbuf");
+    else if (rc != MPI_SUCCESS)
         s_inbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inoutbuf, inoutbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_inbuf, eo, "MPI_REDUCE_LOCAL", "inoutbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inoutbuf, inoutbuf))
+        rc = lmpif_sub_begin(&s_inoutbuf, inoutbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_inbuf, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_REDUCE_LOCAL", "inoutbuf");
+    else if (rc != MPI_SUCCESS)
         s_inoutbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_local(s_inbuf.buf, s_inoutbuf.buf, LMPIF_SUB_COUNT(s_inoutbuf, LMPIF_SUB_COUNT(s_inbuf, *count)), LMPIF_SUB_TYPE(s_inoutbuf, LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op)) : MPI_Reduce_local(s_inbuf.buf, s_inoutbuf.buf, LMPIF_SUB_COUNT(s_inoutbuf, LMPIF_SUB_COUNT(s_inbuf, *count)), LMPIF_SUB_TYPE(s_inoutbuf, LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op));
+        rc = prof ? PMPI_Reduce_local(s_inbuf.buf, s_inoutbuf.buf, LMPIF_SUB_COUNT(s_inoutbuf, LMPIF_SUB_COUNT(s_inbuf, *count)), LMPIF_SUB_TYPE(s_inoutbuf, LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op)) : MPI_Reduce_local(s_inbuf.buf, s_inoutbuf.buf, LMPIF_SUB_COUNT(s_inoutbuf, LMPIF_SUB_COUNT(s_inbuf, *count)), LMPIF_SUB_TYPE(s_inoutbuf, LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op));
     lmpif_sub_end(&s_inbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_inoutbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_local_f08_(CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
 {
@@ -6060,24 +6080,24 @@ void pmpi_reduce_local_f08_(CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, MPI_Fint 
     mpi_reduce_local_f08_body(true, inbuf, inoutbuf, count, datatype, op, ierror);
 }
 
-static inline void mpi_reduce_local_c_f08_body(bool prof, CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_local_c_f08_body(bool prof, CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_inbuf, s_inoutbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_LOCAL_C", "inbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inbuf, inbuf))
+        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_REDUCE_LOCAL_C", "inbuf");
+    else if (rc != MPI_SUCCESS)
         s_inbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inoutbuf, inoutbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_inbuf, eo, "MPI_REDUCE_LOCAL_C", "inoutbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inoutbuf, inoutbuf))
+        rc = lmpif_sub_begin(&s_inoutbuf, inoutbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_inbuf, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_REDUCE_LOCAL_C", "inoutbuf");
+    else if (rc != MPI_SUCCESS)
         s_inoutbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_local_c(s_inbuf.buf, s_inoutbuf.buf, LMPIF_SUB_COUNT(s_inoutbuf, LMPIF_SUB_COUNT(s_inbuf, *count)), LMPIF_SUB_TYPE(s_inoutbuf, LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op)) : MPI_Reduce_local_c(s_inbuf.buf, s_inoutbuf.buf, LMPIF_SUB_COUNT(s_inoutbuf, LMPIF_SUB_COUNT(s_inbuf, *count)), LMPIF_SUB_TYPE(s_inoutbuf, LMPIF_SUB_TYPE(s_inbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op));
+        rc = prof ? PMPI_Reduce_local_c(s_inbuf.buf, s_inoutbuf.buf, LMPIF_SUB_COUNT(s_inoutbuf, LMPIF_SUB_COUNT(s_inbuf, *count)), LMPIF_SUB_TYPE(s_inoutbuf, LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op)) : MPI_Reduce_local_c(s_inbuf.buf, s_inoutbuf.buf, LMPIF_SUB_COUNT(s_inoutbuf, LMPIF_SUB_COUNT(s_inbuf, *count)), LMPIF_SUB_TYPE(s_inoutbuf, LMPIF_SUB_TYPE(s_inbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op));
     lmpif_sub_end(&s_inbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_inoutbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_local_c_f08_(CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
 {
@@ -6088,24 +6108,24 @@ void pmpi_reduce_local_c_f08_(CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, MPI_Cou
     mpi_reduce_local_c_f08_body(true, inbuf, inoutbuf, count, datatype, op, ierror);
 }
 
-static inline void mpi_reduce_scatter_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_SCATTER", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, true, true, 0, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE_SCATTER", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, true, true, 0, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_scatter(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Reduce_scatter(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Reduce_scatter(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Reduce_scatter(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6116,24 +6136,24 @@ void pmpi_reduce_scatter_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fi
     mpi_reduce_scatter_f08_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
 }
 
-static inline void mpi_reduce_scatter_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_SCATTER_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, true, true, 0, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE_SCATTER_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, true, true, true, 0, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_scatter_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Reduce_scatter_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Reduce_scatter_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Reduce_scatter_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6144,24 +6164,24 @@ void pmpi_reduce_scatter_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_
     mpi_reduce_scatter_c_f08_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
 }
 
-static inline void mpi_reduce_scatter_block_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_block_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_SCATTER_BLOCK", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_BLOCK", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*recvcount, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE_SCATTER_BLOCK", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_BLOCK", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_scatter_block(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Reduce_scatter_block(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Reduce_scatter_block(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Reduce_scatter_block(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_block_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6172,24 +6192,24 @@ void pmpi_reduce_scatter_block_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, 
     mpi_reduce_scatter_block_f08_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
 }
 
-static inline void mpi_reduce_scatter_block_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_block_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_SCATTER_BLOCK_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_BLOCK_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*recvcount, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE_SCATTER_BLOCK_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_BLOCK_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_scatter_block_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Reduce_scatter_block_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Reduce_scatter_block_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Reduce_scatter_block_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_block_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6200,26 +6220,26 @@ void pmpi_reduce_scatter_block_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf
     mpi_reduce_scatter_block_c_f08_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
 }
 
-static inline void mpi_reduce_scatter_block_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_block_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_SCATTER_BLOCK_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_BLOCK_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*recvcount, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE_SCATTER_BLOCK_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_BLOCK_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_scatter_block_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_block_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Reduce_scatter_block_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_block_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_block_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6230,26 +6250,26 @@ void pmpi_reduce_scatter_block_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recv
     mpi_reduce_scatter_block_init_f08_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_reduce_scatter_block_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_block_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_SCATTER_BLOCK_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_BLOCK_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*recvcount, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE_SCATTER_BLOCK_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_BLOCK_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_scatter_block_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_block_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Reduce_scatter_block_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_block_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_block_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6260,26 +6280,26 @@ void pmpi_reduce_scatter_block_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *re
     mpi_reduce_scatter_block_init_c_f08_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_reduce_scatter_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_SCATTER_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, true, true, 0, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE_SCATTER_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, true, true, 0, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_scatter_init(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_init(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Reduce_scatter_init(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_init(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6290,26 +6310,26 @@ void pmpi_reduce_scatter_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, M
     mpi_reduce_scatter_init_f08_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_reduce_scatter_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, MPI_Type_fromint(*datatype), NULL, eo, "MPI_REDUCE_SCATTER_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, true, false, 0, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, true, true, 0, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_REDUCE_SCATTER_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_PERPROC, false, true, true, 0, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_REDUCE_SCATTER_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Reduce_scatter_init_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_init_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Reduce_scatter_init_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_init_c(s_sendbuf.buf, s_recvbuf.buf, recvcounts, LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6320,21 +6340,21 @@ void pmpi_reduce_scatter_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf,
     mpi_reduce_scatter_init_c_f08_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_rget_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rget_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_RGET", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_RGET", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Rget(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request) : MPI_Rget(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request);
+        rc = prof ? PMPI_Rget(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request) : MPI_Rget(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request);
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rget_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6345,21 +6365,21 @@ void pmpi_rget_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *
     mpi_rget_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 
-static inline void mpi_rget_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rget_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_RGET_C", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_RGET_C", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Rget_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request) : MPI_Rget_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request);
+        rc = prof ? PMPI_Rget_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request) : MPI_Rget_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request);
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rget_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6370,26 +6390,26 @@ void pmpi_rget_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fin
     mpi_rget_c_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 
-static inline void mpi_rget_accumulate_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rget_accumulate_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr, s_result_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_RGET_ACCUMULATE", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_RGET_ACCUMULATE", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*result_count, MPI_Type_fromint(*result_datatype), NULL, eo, "MPI_RGET_ACCUMULATE", "result_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_result_addr, result_addr))
+        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*result_count, lmpif_Type_fromint(*result_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_RGET_ACCUMULATE", "result_addr");
+    else if (rc != MPI_SUCCESS)
         s_result_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Rget_accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, MPI_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request) : MPI_Rget_accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, MPI_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request);
+        rc = prof ? PMPI_Rget_accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, lmpif_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request) : MPI_Rget_accumulate(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, lmpif_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request);
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_result_addr, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rget_accumulate_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6400,26 +6420,26 @@ void pmpi_rget_accumulate_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count,
     mpi_rget_accumulate_f08_body(true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 
-static inline void mpi_rget_accumulate_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rget_accumulate_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr, s_result_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_RGET_ACCUMULATE_C", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_RGET_ACCUMULATE_C", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*result_count, MPI_Type_fromint(*result_datatype), NULL, eo, "MPI_RGET_ACCUMULATE_C", "result_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_result_addr, result_addr))
+        rc = lmpif_sub_begin(&s_result_addr, result_addr, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*result_count, lmpif_Type_fromint(*result_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_RGET_ACCUMULATE_C", "result_addr");
+    else if (rc != MPI_SUCCESS)
         s_result_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Rget_accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, MPI_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request) : MPI_Rget_accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, MPI_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request);
+        rc = prof ? PMPI_Rget_accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, lmpif_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request) : MPI_Rget_accumulate_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), s_result_addr.buf, LMPIF_SUB_COUNT(s_result_addr, *result_count), LMPIF_SUB_TYPE(s_result_addr, lmpif_Type_fromint(*result_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request);
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_result_addr, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rget_accumulate_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6430,21 +6450,21 @@ void pmpi_rget_accumulate_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_cou
     mpi_rget_accumulate_c_f08_body(true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 
-static inline void mpi_rput_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rput_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_RPUT", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_RPUT", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Rput(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request) : MPI_Rput(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request);
+        rc = prof ? PMPI_Rput(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request) : MPI_Rput(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request);
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rput_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6455,21 +6475,21 @@ void pmpi_rput_f08_(CFI_cdesc_t *origin_addr, MPI_Fint *origin_count, MPI_Fint *
     mpi_rput_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 
-static inline void mpi_rput_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rput_c_f08_body(bool prof, CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_origin_addr;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*origin_count, MPI_Type_fromint(*origin_datatype), NULL, eo, "MPI_RPUT_C", "origin_addr");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_origin_addr, origin_addr))
+        rc = lmpif_sub_begin(&s_origin_addr, origin_addr, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*origin_count, lmpif_Type_fromint(*origin_datatype), NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_RPUT_C", "origin_addr");
+    else if (rc != MPI_SUCCESS)
         s_origin_addr = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Rput_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request) : MPI_Rput_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, MPI_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request);
+        rc = prof ? PMPI_Rput_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request) : MPI_Rput_c(s_origin_addr.buf, LMPIF_SUB_COUNT(s_origin_addr, *origin_count), LMPIF_SUB_TYPE(s_origin_addr, lmpif_Type_fromint(*origin_datatype)), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request);
     lmpif_sub_end(&s_origin_addr, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rput_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6480,19 +6500,19 @@ void pmpi_rput_c_f08_(CFI_cdesc_t *origin_addr, MPI_Count *origin_count, MPI_Fin
     mpi_rput_c_f08_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 
-static inline void mpi_rsend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rsend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_RSEND", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_RSEND", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Rsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Rsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Rsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Rsend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rsend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6503,19 +6523,19 @@ void pmpi_rsend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_
     mpi_rsend_f08_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_rsend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rsend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_RSEND_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_RSEND_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Rsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Rsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Rsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Rsend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rsend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6526,21 +6546,21 @@ void pmpi_rsend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, M
     mpi_rsend_c_f08_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_rsend_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rsend_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_RSEND_INIT", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_RSEND_INIT", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Rsend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Rsend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Rsend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Rsend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rsend_init_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6551,21 +6571,21 @@ void pmpi_rsend_init_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype,
     mpi_rsend_init_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_rsend_init_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rsend_init_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_RSEND_INIT_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_RSEND_INIT_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Rsend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Rsend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Rsend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Rsend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rsend_init_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6576,24 +6596,24 @@ void pmpi_rsend_init_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *dataty
     mpi_rsend_init_c_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_scan_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scan_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SCAN", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCAN", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_SCAN", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCAN", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Scan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Scan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Scan(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scan_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6604,24 +6624,24 @@ void pmpi_scan_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count,
     mpi_scan_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline void mpi_scan_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scan_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SCAN_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCAN_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_SCAN_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCAN_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Scan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Scan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Scan_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scan_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6632,26 +6652,26 @@ void pmpi_scan_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *cou
     mpi_scan_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline void mpi_scan_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scan_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SCAN_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCAN_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_SCAN_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCAN_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scan_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scan_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Scan_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scan_init(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scan_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6662,26 +6682,26 @@ void pmpi_scan_init_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Fint *c
     mpi_scan_init_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_scan_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scan_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SCAN_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, false, true, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCAN_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), &s_sendbuf, eo, "MPI_SCAN_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, true, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), &s_sendbuf, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCAN_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scan_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scan_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*datatype))), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Scan_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scan_init_c(s_sendbuf.buf, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, LMPIF_SUB_COUNT(s_sendbuf, *count)), LMPIF_SUB_TYPE(s_recvbuf, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*datatype))), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scan_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6692,24 +6712,24 @@ void pmpi_scan_init_c_f08_(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, MPI_Count
     mpi_scan_init_c_f08_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_scatter_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatter_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_SCATTER", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTER", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_SCATTER", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTER", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scatter(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm)) : MPI_Scatter(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Scatter(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm)) : MPI_Scatter(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatter_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6720,24 +6740,24 @@ void pmpi_scatter_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
     mpi_scatter_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_scatter_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatter_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_SCATTER_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTER_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_SCATTER_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTER_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scatter_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm)) : MPI_Scatter_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Scatter_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm)) : MPI_Scatter_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatter_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6748,26 +6768,26 @@ void pmpi_scatter_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *s
     mpi_scatter_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_scatter_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatter_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_SCATTER_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTER_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_SCATTER_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTER_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scatter_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scatter_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Scatter_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scatter_init(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatter_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6778,26 +6798,26 @@ void pmpi_scatter_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint 
     mpi_scatter_init_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_scatter_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatter_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_SCATTER_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTER_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_SCATTER_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTER_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scatter_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scatter_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Scatter_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scatter_init_c(s_sendbuf.buf, *sendcount, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatter_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6808,24 +6828,24 @@ void pmpi_scatter_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fi
     mpi_scatter_init_c_f08_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_scatterv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatterv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_SCATTERV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTERV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_SCATTERV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTERV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scatterv(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm)) : MPI_Scatterv(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Scatterv(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm)) : MPI_Scatterv(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatterv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6836,24 +6856,24 @@ void pmpi_scatterv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *di
     mpi_scatterv_f08_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_scatterv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatterv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_SCATTERV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, true, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTERV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_SCATTERV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTERV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scatterv_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm)) : MPI_Scatterv_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Scatterv_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm)) : MPI_Scatterv_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatterv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6864,26 +6884,26 @@ void pmpi_scatterv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint 
     mpi_scatterv_c_f08_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_scatterv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatterv_init_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_SCATTERV_INIT", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTERV_INIT", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_SCATTERV_INIT", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTERV_INIT", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scatterv_init(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scatterv_init(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Scatterv_init(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scatterv_init(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatterv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6894,26 +6914,26 @@ void pmpi_scatterv_init_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcounts, MPI_Fin
     mpi_scatterv_init_f08_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_scatterv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatterv_init_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_SCATTERV_INIT_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_PERPROC, false, false, false, 0, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTERV_INIT_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_SCATTERV_INIT_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, false, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SCATTERV_INIT_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Scatterv_init_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scatterv_init_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+        rc = prof ? PMPI_Scatterv_init_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scatterv_init_c(s_sendbuf.buf, sendcounts, displs, LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatterv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6924,19 +6944,19 @@ void pmpi_scatterv_init_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcounts, MPI_
     mpi_scatterv_init_c_f08_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_send_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_send_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SEND", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SEND", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Send(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Send(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Send(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Send(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_send_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6947,19 +6967,19 @@ void pmpi_send_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_F
     mpi_send_f08_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_send_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_send_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SEND_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SEND_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Send_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Send_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Send_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Send_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_send_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6970,21 +6990,21 @@ void pmpi_send_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MP
     mpi_send_c_f08_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_send_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_send_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SEND_INIT", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SEND_INIT", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Send_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Send_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Send_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Send_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_send_init_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6995,21 +7015,21 @@ void pmpi_send_init_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, 
     mpi_send_init_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_send_init_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_send_init_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SEND_INIT_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SEND_INIT_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Send_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Send_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Send_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Send_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_send_init_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -7020,24 +7040,24 @@ void pmpi_send_init_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatyp
     mpi_send_init_c_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_sendrecv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_sendrecv_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_SENDRECV", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SENDRECV", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_SENDRECV", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SENDRECV", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Sendrecv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
+        rc = prof ? PMPI_Sendrecv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_sendrecv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -7048,24 +7068,24 @@ void pmpi_sendrecv_f08_(CFI_cdesc_t *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
     mpi_sendrecv_f08_body(true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror);
 }
 
-static inline void mpi_sendrecv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_sendrecv_c_f08_body(bool prof, CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_sendbuf, s_recvbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, MPI_Type_fromint(*sendtype), NULL, eo, "MPI_SENDRECV_C", "sendbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_sendbuf, sendbuf))
+        rc = lmpif_sub_begin(&s_sendbuf, sendbuf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*sendcount, lmpif_Type_fromint(*sendtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SENDRECV_C", "sendbuf");
+    else if (rc != MPI_SUCCESS)
         s_sendbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, MPI_Type_fromint(*recvtype), NULL, eo, "MPI_SENDRECV_C", "recvbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_recvbuf, recvbuf))
+        rc = lmpif_sub_begin(&s_recvbuf, recvbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*recvcount, lmpif_Type_fromint(*recvtype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SENDRECV_C", "recvbuf");
+    else if (rc != MPI_SUCCESS)
         s_recvbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Sendrecv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, MPI_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, MPI_Type_fromint(*recvtype)), *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
+        rc = prof ? PMPI_Sendrecv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv_c(s_sendbuf.buf, LMPIF_SUB_COUNT(s_sendbuf, *sendcount), LMPIF_SUB_TYPE(s_sendbuf, lmpif_Type_fromint(*sendtype)), *dest, *sendtag, s_recvbuf.buf, LMPIF_SUB_COUNT(s_recvbuf, *recvcount), LMPIF_SUB_TYPE(s_recvbuf, lmpif_Type_fromint(*recvtype)), *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
     lmpif_sub_end(&s_sendbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_recvbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_sendrecv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -7076,19 +7096,19 @@ void pmpi_sendrecv_c_f08_(CFI_cdesc_t *sendbuf, MPI_Count *sendcount, MPI_Fint *
     mpi_sendrecv_c_f08_body(true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror);
 }
 
-static inline void mpi_sendrecv_replace_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_sendrecv_replace_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SENDRECV_REPLACE", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SENDRECV_REPLACE", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Sendrecv_replace(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv_replace(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
+        rc = prof ? PMPI_Sendrecv_replace(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv_replace(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_sendrecv_replace_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -7099,19 +7119,19 @@ void pmpi_sendrecv_replace_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *dat
     mpi_sendrecv_replace_f08_body(true, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
 }
 
-static inline void mpi_sendrecv_replace_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_sendrecv_replace_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SENDRECV_REPLACE_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SENDRECV_REPLACE_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Sendrecv_replace_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv_replace_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
+        rc = prof ? PMPI_Sendrecv_replace_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv_replace_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_sendrecv_replace_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -7122,19 +7142,19 @@ void pmpi_sendrecv_replace_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *
     mpi_sendrecv_replace_c_f08_body(true, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
 }
 
-static inline void mpi_session_attach_buffer_f08_body(bool prof, MPI_Fint *session, CFI_cdesc_t *buffer, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_attach_buffer_f08_body(bool prof, MPI_Fint *session, CFI_cdesc_t *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_SESSION_ATTACH_BUFFER", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_SESSION_ATTACH_BUFFER", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Session_attach_buffer(MPI_Session_fromint(*session), s_buffer.buf, *size) : MPI_Session_attach_buffer(MPI_Session_fromint(*session), s_buffer.buf, *size);
+        rc = prof ? PMPI_Session_attach_buffer(lmpif_Session_fromint(*session), s_buffer.buf, *size) : MPI_Session_attach_buffer(lmpif_Session_fromint(*session), s_buffer.buf, *size);
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_attach_buffer_f08_(MPI_Fint *session, CFI_cdesc_t *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -7145,19 +7165,19 @@ void pmpi_session_attach_buffer_f08_(MPI_Fint *session, CFI_cdesc_t *buffer, MPI
     mpi_session_attach_buffer_f08_body(true, session, buffer, size, ierror);
 }
 
-static inline void mpi_session_attach_buffer_c_f08_body(bool prof, MPI_Fint *session, CFI_cdesc_t *buffer, MPI_Count *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_attach_buffer_c_f08_body(bool prof, MPI_Fint *session, CFI_cdesc_t *buffer, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_buffer;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_SESSION_ATTACH_BUFFER_C", "buffer");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buffer, buffer))
+        rc = lmpif_sub_begin(&s_buffer, buffer, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_SESSION_ATTACH_BUFFER_C", "buffer");
+    else if (rc != MPI_SUCCESS)
         s_buffer = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Session_attach_buffer_c(MPI_Session_fromint(*session), s_buffer.buf, *size) : MPI_Session_attach_buffer_c(MPI_Session_fromint(*session), s_buffer.buf, *size);
+        rc = prof ? PMPI_Session_attach_buffer_c(lmpif_Session_fromint(*session), s_buffer.buf, *size) : MPI_Session_attach_buffer_c(lmpif_Session_fromint(*session), s_buffer.buf, *size);
     lmpif_sub_end(&s_buffer, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_attach_buffer_c_f08_(MPI_Fint *session, CFI_cdesc_t *buffer, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -7168,11 +7188,12 @@ void pmpi_session_attach_buffer_c_f08_(MPI_Fint *session, CFI_cdesc_t *buffer, M
     mpi_session_attach_buffer_c_f08_body(true, session, buffer, size, ierror);
 }
 
-static inline void mpi_session_detach_buffer_c_f08_body(bool prof, MPI_Fint *session, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_detach_buffer_c_f08_body(bool prof, MPI_Fint *session, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_detach_buffer_c(MPI_Session_fromint(*session), LMPIF_BUF(buffer_addr), size) : MPI_Session_detach_buffer_c(MPI_Session_fromint(*session), LMPIF_BUF(buffer_addr), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Session_detach_buffer_c(lmpif_Session_fromint(*session), LMPIF_BUF(buffer_addr), size) : MPI_Session_detach_buffer_c(lmpif_Session_fromint(*session), LMPIF_BUF(buffer_addr), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_detach_buffer_c_f08_(MPI_Fint *session, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -7183,19 +7204,19 @@ void pmpi_session_detach_buffer_c_f08_(MPI_Fint *session, void *buffer_addr, MPI
     mpi_session_detach_buffer_c_f08_body(true, session, buffer_addr, size, ierror);
 }
 
-static inline void mpi_ssend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ssend_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SSEND", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SSEND", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ssend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Ssend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Ssend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Ssend(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ssend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -7206,19 +7227,19 @@ void pmpi_ssend_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_
     mpi_ssend_f08_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_ssend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ssend_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SSEND_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, true, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SSEND_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ssend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Ssend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Ssend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Ssend_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ssend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -7229,21 +7250,21 @@ void pmpi_ssend_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, M
     mpi_ssend_c_f08_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_ssend_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ssend_init_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SSEND_INIT", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SSEND_INIT", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ssend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Ssend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ssend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ssend_init(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ssend_init_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -7254,21 +7275,21 @@ void pmpi_ssend_init_f08_(CFI_cdesc_t *buf, MPI_Fint *count, MPI_Fint *datatype,
     mpi_ssend_init_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_ssend_init_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ssend_init_c_f08_body(bool prof, CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_buf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, MPI_Type_fromint(*datatype), NULL, eo, "MPI_SSEND_INIT_C", "buf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_buf, buf))
+        rc = lmpif_sub_begin(&s_buf, buf, LMPIF_SUB_TOTAL, false, false, false, (MPI_Count)*count, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_SSEND_INIT_C", "buf");
+    else if (rc != MPI_SUCCESS)
         s_buf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Ssend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Ssend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, MPI_Type_fromint(*datatype)), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
+        rc = prof ? PMPI_Ssend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ssend_init_c(s_buf.buf, LMPIF_SUB_COUNT(s_buf, *count), LMPIF_SUB_TYPE(s_buf, lmpif_Type_fromint(*datatype)), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_sub_end(&s_buf, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ssend_init_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -7279,11 +7300,12 @@ void pmpi_ssend_init_c_f08_(CFI_cdesc_t *buf, MPI_Count *count, MPI_Fint *dataty
     mpi_ssend_init_c_f08_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_status_set_elements_c_f08_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_set_elements_c_f08_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Status_set_elements_c(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count) : MPI_Status_set_elements_c(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count);
-    *ierror = rc;
+    rc = prof ? PMPI_Status_set_elements_c(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), *count) : MPI_Status_set_elements_c(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), *count);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_status_set_elements_c_f08_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
@@ -7294,13 +7316,14 @@ void pmpi_status_set_elements_c_f08_(MPI_Fint *status, MPI_Fint *datatype, MPI_C
     mpi_status_set_elements_c_f08_body(true, status, datatype, count, ierror);
 }
 
-static inline void mpi_type_contiguous_c_f08_body(bool prof, MPI_Count *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_contiguous_c_f08_body(bool prof, MPI_Count *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_contiguous_c(*count, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_contiguous_c(*count, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_contiguous_c(*count, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_contiguous_c(*count, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_contiguous_c_f08_(MPI_Count *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -7311,13 +7334,14 @@ void pmpi_type_contiguous_c_f08_(MPI_Count *count, MPI_Fint *oldtype, MPI_Fint *
     mpi_type_contiguous_c_f08_body(true, count, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_darray_c_f08_body(bool prof, MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Count *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_darray_c_f08_body(bool prof, MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Count *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_darray_c(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_darray_c(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_darray_c(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_darray_c(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_darray_c_f08_(MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Count *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -7328,13 +7352,14 @@ void pmpi_type_create_darray_c_f08_(MPI_Fint *size, MPI_Fint *rank, MPI_Fint *nd
     mpi_type_create_darray_c_f08_body(true, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_hindexed_c_f08_body(bool prof, MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_hindexed_c_f08_body(bool prof, MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_hindexed_c(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed_c(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_hindexed_c(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed_c(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_hindexed_c_f08_(MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -7345,13 +7370,14 @@ void pmpi_type_create_hindexed_c_f08_(MPI_Count *count, MPI_Count *array_of_bloc
     mpi_type_create_hindexed_c_f08_body(true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_hindexed_block_c_f08_body(bool prof, MPI_Count *count, MPI_Count *blocklength, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_hindexed_block_c_f08_body(bool prof, MPI_Count *count, MPI_Count *blocklength, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_hindexed_block_c(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed_block_c(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_hindexed_block_c(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed_block_c(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_hindexed_block_c_f08_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -7362,13 +7388,14 @@ void pmpi_type_create_hindexed_block_c_f08_(MPI_Count *count, MPI_Count *blockle
     mpi_type_create_hindexed_block_c_f08_body(true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_hvector_c_f08_body(bool prof, MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_hvector_c_f08_body(bool prof, MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_hvector_c(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hvector_c(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_hvector_c(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hvector_c(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_hvector_c_f08_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -7379,13 +7406,14 @@ void pmpi_type_create_hvector_c_f08_(MPI_Count *count, MPI_Count *blocklength, M
     mpi_type_create_hvector_c_f08_body(true, count, blocklength, stride, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_indexed_block_c_f08_body(bool prof, MPI_Count *count, MPI_Count *blocklength, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_indexed_block_c_f08_body(bool prof, MPI_Count *count, MPI_Count *blocklength, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_indexed_block_c(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_indexed_block_c(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_indexed_block_c(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_indexed_block_c(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_indexed_block_c_f08_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -7396,20 +7424,22 @@ void pmpi_type_create_indexed_block_c_f08_(MPI_Count *count, MPI_Count *blocklen
     mpi_type_create_indexed_block_c_f08_body(true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_struct_c_f08_body(bool prof, MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements, MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_struct_c_f08_body(bool prof, MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements, MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype *c_array_of_types = lmpif_handles_in(LMPIF_TYPE, array_of_types, *count, true);
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     if (!c_array_of_types) {
         free(c_array_of_types);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Type_create_struct_c(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype) : MPI_Type_create_struct_c(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype);
     lmpif_handles_free(c_array_of_types);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_struct_c_f08_(MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements, MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -7420,13 +7450,14 @@ void pmpi_type_create_struct_c_f08_(MPI_Count *count, MPI_Count *array_of_blockl
     mpi_type_create_struct_c_f08_body(true, count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror);
 }
 
-static inline void mpi_type_create_subarray_c_f08_body(bool prof, MPI_Fint *ndims, MPI_Count *array_of_sizes, MPI_Count *array_of_subsizes, MPI_Count *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_subarray_c_f08_body(bool prof, MPI_Fint *ndims, MPI_Count *array_of_sizes, MPI_Count *array_of_subsizes, MPI_Count *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_subarray_c(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_subarray_c(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_subarray_c(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_subarray_c(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_subarray_c_f08_(MPI_Fint *ndims, MPI_Count *array_of_sizes, MPI_Count *array_of_subsizes, MPI_Count *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -7437,19 +7468,21 @@ void pmpi_type_create_subarray_c_f08_(MPI_Fint *ndims, MPI_Count *array_of_sizes
     mpi_type_create_subarray_c_f08_body(true, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_get_contents_c_f08_body(bool prof, MPI_Fint *datatype, MPI_Count *max_integers, MPI_Count *max_addresses, MPI_Count *max_large_counts, MPI_Count *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Count *array_of_large_counts, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_contents_c_f08_body(bool prof, MPI_Fint *datatype, MPI_Count *max_integers, MPI_Count *max_addresses, MPI_Count *max_large_counts, MPI_Count *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Count *array_of_large_counts, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
 {
     MPI_Datatype *c_array_of_datatypes = lmpif_handles_in(LMPIF_TYPE, array_of_datatypes, *max_datatypes, false);
     if (!c_array_of_datatypes) {
         free(c_array_of_datatypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_contents_c(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_large_counts, *max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, c_array_of_datatypes) : MPI_Type_get_contents_c(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_large_counts, *max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, c_array_of_datatypes);
+    rc = prof ? PMPI_Type_get_contents_c(lmpif_Type_fromint(*datatype), *max_integers, *max_addresses, *max_large_counts, *max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, c_array_of_datatypes) : MPI_Type_get_contents_c(lmpif_Type_fromint(*datatype), *max_integers, *max_addresses, *max_large_counts, *max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, c_array_of_datatypes);
     lmpif_handles_out(LMPIF_TYPE, c_array_of_datatypes, array_of_datatypes, *max_datatypes);
     lmpif_handles_free(c_array_of_datatypes);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_get_contents_c_f08_(MPI_Fint *datatype, MPI_Count *max_integers, MPI_Count *max_addresses, MPI_Count *max_large_counts, MPI_Count *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Count *array_of_large_counts, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
 {
@@ -7460,11 +7493,12 @@ void pmpi_type_get_contents_c_f08_(MPI_Fint *datatype, MPI_Count *max_integers, 
     mpi_type_get_contents_c_f08_body(true, datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes, ierror);
 }
 
-static inline void mpi_type_get_envelope_c_f08_body(bool prof, MPI_Fint *datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_envelope_c_f08_body(bool prof, MPI_Fint *datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_envelope_c(MPI_Type_fromint(*datatype), num_integers, num_addresses, num_large_counts, num_datatypes, combiner) : MPI_Type_get_envelope_c(MPI_Type_fromint(*datatype), num_integers, num_addresses, num_large_counts, num_datatypes, combiner);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_get_envelope_c(lmpif_Type_fromint(*datatype), num_integers, num_addresses, num_large_counts, num_datatypes, combiner) : MPI_Type_get_envelope_c(lmpif_Type_fromint(*datatype), num_integers, num_addresses, num_large_counts, num_datatypes, combiner);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_get_envelope_c_f08_(MPI_Fint *datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
 {
@@ -7475,13 +7509,14 @@ void pmpi_type_get_envelope_c_f08_(MPI_Fint *datatype, MPI_Count *num_integers, 
     mpi_type_get_envelope_c_f08_body(true, datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, ierror);
 }
 
-static inline void mpi_type_indexed_c_f08_body(bool prof, MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_indexed_c_f08_body(bool prof, MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_indexed_c(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_indexed_c(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_indexed_c(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_indexed_c(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_indexed_c_f08_(MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -7492,11 +7527,12 @@ void pmpi_type_indexed_c_f08_(MPI_Count *count, MPI_Count *array_of_blocklengths
     mpi_type_indexed_c_f08_body(true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_size_c_f08_body(bool prof, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_size_c_f08_body(bool prof, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_size_c(MPI_Type_fromint(*datatype), size) : MPI_Type_size_c(MPI_Type_fromint(*datatype), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_size_c(lmpif_Type_fromint(*datatype), size) : MPI_Type_size_c(lmpif_Type_fromint(*datatype), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_size_c_f08_(MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -7507,13 +7543,14 @@ void pmpi_type_size_c_f08_(MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror
     mpi_type_size_c_f08_body(true, datatype, size, ierror);
 }
 
-static inline void mpi_type_vector_c_f08_body(bool prof, MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_vector_c_f08_body(bool prof, MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_vector_c(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_vector_c(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_vector_c(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_vector_c(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_vector_c_f08_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -7524,24 +7561,24 @@ void pmpi_type_vector_c_f08_(MPI_Count *count, MPI_Count *blocklength, MPI_Count
     mpi_type_vector_c_f08_body(true, count, blocklength, stride, oldtype, newtype, ierror);
 }
 
-static inline void mpi_unpack_f08_body(bool prof, CFI_cdesc_t *inbuf, MPI_Fint *insize, MPI_Fint *position, CFI_cdesc_t *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_unpack_f08_body(bool prof, CFI_cdesc_t *inbuf, MPI_Fint *insize, MPI_Fint *position, CFI_cdesc_t *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_inbuf, s_outbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_UNPACK", "inbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inbuf, inbuf))
+        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_UNPACK", "inbuf");
+    else if (rc != MPI_SUCCESS)
         s_inbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*outcount, MPI_Type_fromint(*datatype), NULL, eo, "MPI_UNPACK", "outbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_outbuf, outbuf))
+        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*outcount, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_UNPACK", "outbuf");
+    else if (rc != MPI_SUCCESS)
         s_outbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Unpack(s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, MPI_Type_fromint(*datatype)), MPI_Comm_fromint(*comm)) : MPI_Unpack(s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, MPI_Type_fromint(*datatype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Unpack(s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, lmpif_Type_fromint(*datatype)), lmpif_Comm_fromint(*comm)) : MPI_Unpack(s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, lmpif_Type_fromint(*datatype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_inbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_outbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_unpack_f08_(CFI_cdesc_t *inbuf, MPI_Fint *insize, MPI_Fint *position, CFI_cdesc_t *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -7552,24 +7589,24 @@ void pmpi_unpack_f08_(CFI_cdesc_t *inbuf, MPI_Fint *insize, MPI_Fint *position, 
     mpi_unpack_f08_body(true, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
 }
 
-static inline void mpi_unpack_c_f08_body(bool prof, CFI_cdesc_t *inbuf, MPI_Count *insize, MPI_Count *position, CFI_cdesc_t *outbuf, MPI_Count *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_unpack_c_f08_body(bool prof, CFI_cdesc_t *inbuf, MPI_Count *insize, MPI_Count *position, CFI_cdesc_t *outbuf, MPI_Count *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_inbuf, s_outbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_UNPACK_C", "inbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inbuf, inbuf))
+        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_UNPACK_C", "inbuf");
+    else if (rc != MPI_SUCCESS)
         s_inbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*outcount, MPI_Type_fromint(*datatype), NULL, eo, "MPI_UNPACK_C", "outbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_outbuf, outbuf))
+        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*outcount, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_UNPACK_C", "outbuf");
+    else if (rc != MPI_SUCCESS)
         s_outbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Unpack_c(s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, MPI_Type_fromint(*datatype)), MPI_Comm_fromint(*comm)) : MPI_Unpack_c(s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, MPI_Type_fromint(*datatype)), MPI_Comm_fromint(*comm));
+        rc = prof ? PMPI_Unpack_c(s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, lmpif_Type_fromint(*datatype)), lmpif_Comm_fromint(*comm)) : MPI_Unpack_c(s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, lmpif_Type_fromint(*datatype)), lmpif_Comm_fromint(*comm));
     lmpif_sub_end(&s_inbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_outbuf, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_unpack_c_f08_(CFI_cdesc_t *inbuf, MPI_Count *insize, MPI_Count *position, CFI_cdesc_t *outbuf, MPI_Count *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -7580,31 +7617,32 @@ void pmpi_unpack_c_f08_(CFI_cdesc_t *inbuf, MPI_Count *insize, MPI_Count *positi
     mpi_unpack_c_f08_body(true, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
 }
 
-static inline void mpi_unpack_external_f08_body(bool prof, const char *datarep, CFI_cdesc_t *inbuf, MPI_Aint *insize, MPI_Aint *position, CFI_cdesc_t *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_unpack_external_f08_body(bool prof, const char *datarep, CFI_cdesc_t *inbuf, MPI_Aint *insize, MPI_Aint *position, CFI_cdesc_t *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
         free(c_datarep);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_inbuf, s_outbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_UNPACK_EXTERNAL", "inbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inbuf, inbuf))
+        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_UNPACK_EXTERNAL", "inbuf");
+    else if (rc != MPI_SUCCESS)
         s_inbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*outcount, MPI_Type_fromint(*datatype), NULL, eo, "MPI_UNPACK_EXTERNAL", "outbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_outbuf, outbuf))
+        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*outcount, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_UNPACK_EXTERNAL", "outbuf");
+    else if (rc != MPI_SUCCESS)
         s_outbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Unpack_external(c_datarep, s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, MPI_Type_fromint(*datatype))) : MPI_Unpack_external(c_datarep, s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_Unpack_external(c_datarep, s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, lmpif_Type_fromint(*datatype))) : MPI_Unpack_external(c_datarep, s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_inbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_outbuf, rc == MPI_SUCCESS);
     free(c_datarep);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_unpack_external_f08_(const char *datarep, CFI_cdesc_t *inbuf, MPI_Aint *insize, MPI_Aint *position, CFI_cdesc_t *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -7615,31 +7653,32 @@ void pmpi_unpack_external_f08_(const char *datarep, CFI_cdesc_t *inbuf, MPI_Aint
     mpi_unpack_external_f08_body(true, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
 }
 
-static inline void mpi_unpack_external_c_f08_body(bool prof, const char *datarep, CFI_cdesc_t *inbuf, MPI_Count *insize, MPI_Count *position, CFI_cdesc_t *outbuf, MPI_Count *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_unpack_external_c_f08_body(bool prof, const char *datarep, CFI_cdesc_t *inbuf, MPI_Count *insize, MPI_Count *position, CFI_cdesc_t *outbuf, MPI_Count *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
         free(c_datarep);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, NULL};
     lmpif_sub s_inbuf, s_outbuf;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_UNPACK_EXTERNAL_C", "inbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_inbuf, inbuf))
+        rc = lmpif_sub_begin(&s_inbuf, inbuf, LMPIF_SUB_PERPROC, true, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_UNPACK_EXTERNAL_C", "inbuf");
+    else if (rc != MPI_SUCCESS)
         s_inbuf = (lmpif_sub)LMPIF_SUB_NONE;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*outcount, MPI_Type_fromint(*datatype), NULL, eo, "MPI_UNPACK_EXTERNAL_C", "outbuf");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_outbuf, outbuf))
+        rc = lmpif_sub_begin(&s_outbuf, outbuf, LMPIF_SUB_TOTAL, true, false, true, (MPI_Count)*outcount, lmpif_Type_fromint(*datatype), NULL, (lmpif_errobj){LMPIF_COMM, NULL}, "MPI_UNPACK_EXTERNAL_C", "outbuf");
+    else if (rc != MPI_SUCCESS)
         s_outbuf = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Unpack_external_c(c_datarep, s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, MPI_Type_fromint(*datatype))) : MPI_Unpack_external_c(c_datarep, s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, MPI_Type_fromint(*datatype)));
+        rc = prof ? PMPI_Unpack_external_c(c_datarep, s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, lmpif_Type_fromint(*datatype))) : MPI_Unpack_external_c(c_datarep, s_inbuf.buf, *insize, position, s_outbuf.buf, LMPIF_SUB_COUNT(s_outbuf, *outcount), LMPIF_SUB_TYPE(s_outbuf, lmpif_Type_fromint(*datatype)));
     lmpif_sub_end(&s_inbuf, rc == MPI_SUCCESS);
     lmpif_sub_end(&s_outbuf, rc == MPI_SUCCESS);
     free(c_datarep);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_unpack_external_c_f08_(const char *datarep, CFI_cdesc_t *inbuf, MPI_Count *insize, MPI_Count *position, CFI_cdesc_t *outbuf, MPI_Count *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -7650,13 +7689,14 @@ void pmpi_unpack_external_c_f08_(const char *datarep, CFI_cdesc_t *inbuf, MPI_Co
     mpi_unpack_external_c_f08_body(true, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
 }
 
-static inline void mpi_win_allocate_c_f08_body(bool prof, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_allocate_c_f08_body(bool prof, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_allocate_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win);
-    if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_allocate_c(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate_c(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win);
+    if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_allocate_c_f08_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -7667,13 +7707,14 @@ void pmpi_win_allocate_c_f08_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *inf
     mpi_win_allocate_c_f08_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 
-static inline void mpi_win_allocate_shared_c_f08_body(bool prof, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_allocate_shared_c_f08_body(bool prof, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_allocate_shared_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate_shared_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win);
-    if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_allocate_shared_c(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate_shared_c(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win);
+    if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_allocate_shared_c_f08_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -7684,19 +7725,19 @@ void pmpi_win_allocate_shared_c_f08_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fi
     mpi_win_allocate_shared_c_f08_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 
-static inline void mpi_win_attach_f08_body(bool prof, MPI_Fint *win, CFI_cdesc_t *base, MPI_Aint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_attach_f08_body(bool prof, MPI_Fint *win, CFI_cdesc_t *base, MPI_Aint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_base;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_base, base, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_WIN_ATTACH", "base");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_base, base))
+        rc = lmpif_sub_begin(&s_base, base, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_WIN_ATTACH", "base");
+    else if (rc != MPI_SUCCESS)
         s_base = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Win_attach(MPI_Win_fromint(*win), s_base.buf, *size) : MPI_Win_attach(MPI_Win_fromint(*win), s_base.buf, *size);
+        rc = prof ? PMPI_Win_attach(lmpif_Win_fromint(*win), s_base.buf, *size) : MPI_Win_attach(lmpif_Win_fromint(*win), s_base.buf, *size);
     lmpif_sub_end(&s_base, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_attach_f08_(MPI_Fint *win, CFI_cdesc_t *base, MPI_Aint *size, MPI_Fint *ierror)
 {
@@ -7707,21 +7748,21 @@ void pmpi_win_attach_f08_(MPI_Fint *win, CFI_cdesc_t *base, MPI_Aint *size, MPI_
     mpi_win_attach_f08_body(true, win, base, size, ierror);
 }
 
-static inline void mpi_win_create_f08_body(bool prof, CFI_cdesc_t *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_create_f08_body(bool prof, CFI_cdesc_t *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_base;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_base, base, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_WIN_CREATE", "base");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_base, base))
+        rc = lmpif_sub_begin(&s_base, base, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_WIN_CREATE", "base");
+    else if (rc != MPI_SUCCESS)
         s_base = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Win_create(s_base.buf, *size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win) : MPI_Win_create(s_base.buf, *size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win);
+        rc = prof ? PMPI_Win_create(s_base.buf, *size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win) : MPI_Win_create(s_base.buf, *size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win);
     lmpif_sub_end(&s_base, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_create_f08_(CFI_cdesc_t *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -7732,21 +7773,21 @@ void pmpi_win_create_f08_(CFI_cdesc_t *base, MPI_Aint *size, MPI_Fint *disp_unit
     mpi_win_create_f08_body(true, base, size, disp_unit, info, comm, win, ierror);
 }
 
-static inline void mpi_win_create_c_f08_body(bool prof, CFI_cdesc_t *base, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_create_c_f08_body(bool prof, CFI_cdesc_t *base, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_COMM, MPI_Comm_fromint(*comm)};
     lmpif_sub s_base;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_base, base, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_WIN_CREATE_C", "base");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_base, base))
+        rc = lmpif_sub_begin(&s_base, base, LMPIF_SUB_CONTIG, false, false, true, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, "MPI_WIN_CREATE_C", "base");
+    else if (rc != MPI_SUCCESS)
         s_base = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Win_create_c(s_base.buf, *size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win) : MPI_Win_create_c(s_base.buf, *size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win);
+        rc = prof ? PMPI_Win_create_c(s_base.buf, *size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win) : MPI_Win_create_c(s_base.buf, *size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win);
     lmpif_sub_end(&s_base, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_create_c_f08_(CFI_cdesc_t *base, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -7757,19 +7798,19 @@ void pmpi_win_create_c_f08_(CFI_cdesc_t *base, MPI_Aint *size, MPI_Aint *disp_un
     mpi_win_create_c_f08_body(true, base, size, disp_unit, info, comm, win, ierror);
 }
 
-static inline void mpi_win_detach_f08_body(bool prof, MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_detach_f08_body(bool prof, MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    lmpif_errobj eo = (lmpif_errobj){LMPIF_WIN, MPI_Win_fromint(*win)};
     lmpif_sub s_base;
-    if (rc == MPI_SUCCESS)
-        rc = lmpif_sub_begin(&s_base, base, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, eo, "MPI_WIN_DETACH", "base");
-    else
+    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_base, base))
+        rc = lmpif_sub_begin(&s_base, base, LMPIF_SUB_BASE, false, false, false, 0, MPI_DATATYPE_NULL, NULL, (lmpif_errobj){LMPIF_WIN, lmpif_Win_fromint(*win)}, "MPI_WIN_DETACH", "base");
+    else if (rc != MPI_SUCCESS)
         s_base = (lmpif_sub)LMPIF_SUB_NONE;
     if (rc == MPI_SUCCESS)
-        rc = prof ? PMPI_Win_detach(MPI_Win_fromint(*win), s_base.buf) : MPI_Win_detach(MPI_Win_fromint(*win), s_base.buf);
+        rc = prof ? PMPI_Win_detach(lmpif_Win_fromint(*win), s_base.buf) : MPI_Win_detach(lmpif_Win_fromint(*win), s_base.buf);
     lmpif_sub_end(&s_base, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_detach_f08_(MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ierror)
 {
@@ -7780,11 +7821,12 @@ void pmpi_win_detach_f08_(MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ierror)
     mpi_win_detach_f08_body(true, win, base, ierror);
 }
 
-static inline void mpi_win_shared_query_c_f08_body(bool prof, MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_shared_query_c_f08_body(bool prof, MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_shared_query_c(MPI_Win_fromint(*win), *rank, size, disp_unit, baseptr) : MPI_Win_shared_query_c(MPI_Win_fromint(*win), *rank, size, disp_unit, baseptr);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_shared_query_c(lmpif_Win_fromint(*win), *rank, size, disp_unit, baseptr) : MPI_Win_shared_query_c(lmpif_Win_fromint(*win), *rank, size, disp_unit, baseptr);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_shared_query_c_f08_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {

@@ -2,13 +2,14 @@
  * The Fortran procedures of mpif.h and `use mpi`, over the standard C ABI. */
 #include "fortran/mpif_util.h"
 
-static inline void mpi_abi_get_fortran_booleans_body(bool prof, MPI_Fint *logical_size, void *logical_true, void *logical_false, MPI_Fint *is_set, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_abi_get_fortran_booleans_body(bool prof, MPI_Fint *logical_size, void *logical_true, void *logical_false, MPI_Fint *is_set, MPI_Fint *ierror)
 {
     int c_is_set = 0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Abi_get_fortran_booleans(*logical_size, logical_true, logical_false, &c_is_set) : MPI_Abi_get_fortran_booleans(*logical_size, logical_true, logical_false, &c_is_set);
     if (rc == MPI_SUCCESS) *is_set = lmpif_to_logical(c_is_set);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_abi_get_fortran_booleans_(MPI_Fint *logical_size, void *logical_true, void *logical_false, MPI_Fint *is_set, MPI_Fint *ierror)
 {
@@ -19,13 +20,14 @@ void pmpi_abi_get_fortran_booleans_(MPI_Fint *logical_size, void *logical_true, 
     mpi_abi_get_fortran_booleans_body(true, logical_size, logical_true, logical_false, is_set, ierror);
 }
 
-static inline void mpi_abi_get_fortran_info_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_abi_get_fortran_info_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
 {
     MPI_Info c_info = (MPI_Info)0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Abi_get_fortran_info(&c_info) : MPI_Abi_get_fortran_info(&c_info);
-    if (rc == MPI_SUCCESS) *info = MPI_Info_toint(c_info);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *info = lmpif_Info_toint(c_info);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_abi_get_fortran_info_(MPI_Fint *info, MPI_Fint *ierror)
 {
@@ -36,13 +38,14 @@ void pmpi_abi_get_fortran_info_(MPI_Fint *info, MPI_Fint *ierror)
     mpi_abi_get_fortran_info_body(true, info, ierror);
 }
 
-static inline void mpi_abi_get_info_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_abi_get_info_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
 {
     MPI_Info c_info = (MPI_Info)0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Abi_get_info(&c_info) : MPI_Abi_get_info(&c_info);
-    if (rc == MPI_SUCCESS) *info = MPI_Info_toint(c_info);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *info = lmpif_Info_toint(c_info);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_abi_get_info_(MPI_Fint *info, MPI_Fint *ierror)
 {
@@ -53,11 +56,12 @@ void pmpi_abi_get_info_(MPI_Fint *info, MPI_Fint *ierror)
     mpi_abi_get_info_body(true, info, ierror);
 }
 
-static inline void mpi_abi_get_version_body(bool prof, MPI_Fint *abi_major, MPI_Fint *abi_minor, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_abi_get_version_body(bool prof, MPI_Fint *abi_major, MPI_Fint *abi_minor, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Abi_get_version(abi_major, abi_minor) : MPI_Abi_get_version(abi_major, abi_minor);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_abi_get_version_(MPI_Fint *abi_major, MPI_Fint *abi_minor, MPI_Fint *ierror)
 {
@@ -68,11 +72,12 @@ void pmpi_abi_get_version_(MPI_Fint *abi_major, MPI_Fint *abi_minor, MPI_Fint *i
     mpi_abi_get_version_body(true, abi_major, abi_minor, ierror);
 }
 
-static inline void mpi_abi_set_fortran_booleans_body(bool prof, MPI_Fint *logical_size, void *logical_true, void *logical_false, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_abi_set_fortran_booleans_body(bool prof, MPI_Fint *logical_size, void *logical_true, void *logical_false, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Abi_set_fortran_booleans(*logical_size, logical_true, logical_false) : MPI_Abi_set_fortran_booleans(*logical_size, logical_true, logical_false);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_abi_set_fortran_booleans_(MPI_Fint *logical_size, void *logical_true, void *logical_false, MPI_Fint *ierror)
 {
@@ -83,11 +88,12 @@ void pmpi_abi_set_fortran_booleans_(MPI_Fint *logical_size, void *logical_true, 
     mpi_abi_set_fortran_booleans_body(true, logical_size, logical_true, logical_false, ierror);
 }
 
-static inline void mpi_abi_set_fortran_info_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_abi_set_fortran_info_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Abi_set_fortran_info(MPI_Info_fromint(*info)) : MPI_Abi_set_fortran_info(MPI_Info_fromint(*info));
-    *ierror = rc;
+    rc = prof ? PMPI_Abi_set_fortran_info(lmpif_Info_fromint(*info)) : MPI_Abi_set_fortran_info(lmpif_Info_fromint(*info));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_abi_set_fortran_info_(MPI_Fint *info, MPI_Fint *ierror)
 {
@@ -98,11 +104,12 @@ void pmpi_abi_set_fortran_info_(MPI_Fint *info, MPI_Fint *ierror)
     mpi_abi_set_fortran_info_body(true, info, ierror);
 }
 
-static inline void mpi_abort_body(bool prof, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_abort_body(bool prof, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Abort(MPI_Comm_fromint(*comm), *errorcode) : MPI_Abort(MPI_Comm_fromint(*comm), *errorcode);
-    *ierror = rc;
+    rc = prof ? PMPI_Abort(lmpif_Comm_fromint(*comm), *errorcode) : MPI_Abort(lmpif_Comm_fromint(*comm), *errorcode);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_abort_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
@@ -113,11 +120,12 @@ void pmpi_abort_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
     mpi_abort_body(true, comm, errorcode, ierror);
 }
 
-static inline void mpi_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win)) : MPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -128,11 +136,12 @@ void pmpi_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origi
     mpi_accumulate_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
 }
 
-static inline void mpi_add_error_class_body(bool prof, MPI_Fint *errorclass, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_add_error_class_body(bool prof, MPI_Fint *errorclass, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Add_error_class(errorclass) : MPI_Add_error_class(errorclass);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_add_error_class_(MPI_Fint *errorclass, MPI_Fint *ierror)
 {
@@ -143,11 +152,12 @@ void pmpi_add_error_class_(MPI_Fint *errorclass, MPI_Fint *ierror)
     mpi_add_error_class_body(true, errorclass, ierror);
 }
 
-static inline void mpi_add_error_code_body(bool prof, MPI_Fint *errorclass, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_add_error_code_body(bool prof, MPI_Fint *errorclass, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Add_error_code(*errorclass, errorcode) : MPI_Add_error_code(*errorclass, errorcode);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_add_error_code_(MPI_Fint *errorclass, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
@@ -158,18 +168,20 @@ void pmpi_add_error_code_(MPI_Fint *errorclass, MPI_Fint *errorcode, MPI_Fint *i
     mpi_add_error_code_body(true, errorclass, errorcode, ierror);
 }
 
-static inline void mpi_add_error_string_body(bool prof, MPI_Fint *errorcode, const char *string, MPI_Fint *ierror, size_t string_len)
+static inline __attribute__((always_inline)) void mpi_add_error_string_body(bool prof, MPI_Fint *errorcode, const char *string, MPI_Fint *ierror, size_t string_len)
 {
     char *c_string = lmpif_str_in(string, string_len);
     if (!c_string) {
         free(c_string);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Add_error_string(*errorcode, c_string) : MPI_Add_error_string(*errorcode, c_string);
     free(c_string);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_add_error_string_(MPI_Fint *errorcode, const char *string, MPI_Fint *ierror, size_t string_len)
 {
@@ -180,7 +192,7 @@ void pmpi_add_error_string_(MPI_Fint *errorcode, const char *string, MPI_Fint *i
     mpi_add_error_string_body(true, errorcode, string, ierror, string_len);
 }
 
-static inline MPI_Aint mpi_aint_add_body(bool prof, MPI_Aint *base, MPI_Aint *disp)
+static inline __attribute__((always_inline)) MPI_Aint mpi_aint_add_body(bool prof, MPI_Aint *base, MPI_Aint *disp)
 {
     return prof ? PMPI_Aint_add(*base, *disp) : MPI_Aint_add(*base, *disp);
 }
@@ -193,7 +205,7 @@ MPI_Aint pmpi_aint_add_(MPI_Aint *base, MPI_Aint *disp)
     return mpi_aint_add_body(true, base, disp);
 }
 
-static inline MPI_Aint mpi_aint_diff_body(bool prof, MPI_Aint *addr1, MPI_Aint *addr2)
+static inline __attribute__((always_inline)) MPI_Aint mpi_aint_diff_body(bool prof, MPI_Aint *addr1, MPI_Aint *addr2)
 {
     return prof ? PMPI_Aint_diff(*addr1, *addr2) : MPI_Aint_diff(*addr1, *addr2);
 }
@@ -206,11 +218,12 @@ MPI_Aint pmpi_aint_diff_(MPI_Aint *addr1, MPI_Aint *addr2)
     return mpi_aint_diff_body(true, addr1, addr2);
 }
 
-static inline void mpi_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -221,13 +234,14 @@ void pmpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, voi
     mpi_allgather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_allgather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -238,11 +252,12 @@ void pmpi_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype
     mpi_allgather_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -253,13 +268,14 @@ void pmpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, vo
     mpi_allgatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 
-static inline void mpi_allgatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -270,11 +286,12 @@ void pmpi_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtyp
     mpi_allgatherv_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_alloc_mem_body(bool prof, MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alloc_mem_body(bool prof, MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alloc_mem(*size, MPI_Info_fromint(*info), baseptr) : MPI_Alloc_mem(*size, MPI_Info_fromint(*info), baseptr);
-    *ierror = rc;
+    rc = prof ? PMPI_Alloc_mem(*size, lmpif_Info_fromint(*info), baseptr) : MPI_Alloc_mem(*size, lmpif_Info_fromint(*info), baseptr);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alloc_mem_(MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
@@ -293,11 +310,12 @@ void pmpi_alloc_mem_cptr_(MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI
     mpi_alloc_mem_body(true, size, info, baseptr, ierror);
 }
 
-static inline void mpi_allreduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allreduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -308,13 +326,14 @@ void pmpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *da
     mpi_allreduce_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline void mpi_allreduce_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allreduce_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_allreduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -325,11 +344,12 @@ void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fin
     mpi_allreduce_init_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -340,13 +360,14 @@ void pmpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void
     mpi_alltoall_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_alltoall_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoall_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -357,11 +378,12 @@ void pmpi_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,
     mpi_alltoall_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -372,13 +394,14 @@ void pmpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI
     mpi_alltoallv_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 
-static inline void mpi_alltoallv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -389,21 +412,23 @@ void pmpi_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls
     mpi_alltoallv_init_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
+    rc = prof ? PMPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm)) : MPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm));
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -414,7 +439,7 @@ void pmpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI
     mpi_alltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
-static inline void mpi_alltoallw_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallw_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
@@ -422,15 +447,17 @@ static inline void mpi_alltoallw_init_body(bool prof, void *sendbuf, MPI_Fint *s
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -441,11 +468,12 @@ void pmpi_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls
     mpi_alltoallw_init_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-static inline void mpi_attr_delete_body(bool prof, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_attr_delete_body(bool prof, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Attr_delete(MPI_Comm_fromint(*comm), *keyval) : MPI_Attr_delete(MPI_Comm_fromint(*comm), *keyval);
-    *ierror = rc;
+    rc = prof ? PMPI_Attr_delete(lmpif_Comm_fromint(*comm), *keyval) : MPI_Attr_delete(lmpif_Comm_fromint(*comm), *keyval);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_attr_delete_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
 {
@@ -456,11 +484,12 @@ void pmpi_attr_delete_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
     mpi_attr_delete_body(true, comm, keyval, ierror);
 }
 
-static inline void mpi_barrier_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_barrier_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Barrier(MPI_Comm_fromint(*comm)) : MPI_Barrier(MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Barrier(lmpif_Comm_fromint(*comm)) : MPI_Barrier(lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -471,13 +500,14 @@ void pmpi_barrier_(MPI_Fint *comm, MPI_Fint *ierror)
     mpi_barrier_body(true, comm, ierror);
 }
 
-static inline void mpi_barrier_init_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_barrier_init_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Barrier_init(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Barrier_init(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Barrier_init(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Barrier_init(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_barrier_init_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -488,11 +518,12 @@ void pmpi_barrier_init_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_F
     mpi_barrier_init_body(true, comm, info, request, ierror);
 }
 
-static inline void mpi_bcast_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bcast_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Bcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm)) : MPI_Bcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Bcast(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm)) : MPI_Bcast(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -503,13 +534,14 @@ void pmpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ro
     mpi_bcast_body(true, buffer, count, datatype, root, comm, ierror);
 }
 
-static inline void mpi_bcast_init_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bcast_init_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Bcast_init(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Bcast_init(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Bcast_init(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Bcast_init(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bcast_init_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -520,11 +552,12 @@ void pmpi_bcast_init_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fin
     mpi_bcast_init_body(true, buffer, count, datatype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_bsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Bsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Bsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Bsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Bsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -535,13 +568,14 @@ void pmpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
     mpi_bsend_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_bsend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bsend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Bsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Bsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Bsend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Bsend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_bsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -552,11 +586,12 @@ void pmpi_bsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *
     mpi_bsend_init_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_buffer_attach_body(bool prof, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_buffer_attach_body(bool prof, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Buffer_attach(LMPIF_BUF(buffer), *size) : MPI_Buffer_attach(LMPIF_BUF(buffer), *size);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_buffer_attach_(void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -567,11 +602,12 @@ void pmpi_buffer_attach_(void *buffer, MPI_Fint *size, MPI_Fint *ierror)
     mpi_buffer_attach_body(true, buffer, size, ierror);
 }
 
-static inline void mpi_buffer_flush_body(bool prof, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_buffer_flush_body(bool prof, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Buffer_flush() : MPI_Buffer_flush();
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_buffer_flush_(MPI_Fint *ierror)
 {
@@ -582,13 +618,14 @@ void pmpi_buffer_flush_(MPI_Fint *ierror)
     mpi_buffer_flush_body(true, ierror);
 }
 
-static inline void mpi_buffer_iflush_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_buffer_iflush_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Buffer_iflush(&c_request) : MPI_Buffer_iflush(&c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_buffer_iflush_(MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -599,12 +636,13 @@ void pmpi_buffer_iflush_(MPI_Fint *request, MPI_Fint *ierror)
     mpi_buffer_iflush_body(true, request, ierror);
 }
 
-static inline void mpi_cancel_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cancel_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
 {
-    MPI_Request c_request = MPI_Request_fromint(*request);
+    MPI_Request c_request = lmpif_Request_fromint(*request);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Cancel(&c_request) : MPI_Cancel(&c_request);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_cancel_(MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -615,11 +653,12 @@ void pmpi_cancel_(MPI_Fint *request, MPI_Fint *ierror)
     mpi_cancel_body(true, request, ierror);
 }
 
-static inline void mpi_cart_coords_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_coords_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_coords(MPI_Comm_fromint(*comm), *rank, *maxdims, coords) : MPI_Cart_coords(MPI_Comm_fromint(*comm), *rank, *maxdims, coords);
-    *ierror = rc;
+    rc = prof ? PMPI_Cart_coords(lmpif_Comm_fromint(*comm), *rank, *maxdims, coords) : MPI_Cart_coords(lmpif_Comm_fromint(*comm), *rank, *maxdims, coords);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_cart_coords_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror)
 {
@@ -630,20 +669,22 @@ void pmpi_cart_coords_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fi
     mpi_cart_coords_body(true, comm, rank, maxdims, coords, ierror);
 }
 
-static inline void mpi_cart_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierror)
 {
     int *c_periods = lmpif_logicals_in(periods, *ndims);
     MPI_Comm c_comm_cart = (MPI_Comm)0;
     if (!c_periods) {
         free(c_periods);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_create(MPI_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart) : MPI_Cart_create(MPI_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart);
+    rc = prof ? PMPI_Cart_create(lmpif_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart) : MPI_Cart_create(lmpif_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart);
     free(c_periods);
-    if (rc == MPI_SUCCESS) *comm_cart = MPI_Comm_toint(c_comm_cart);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *comm_cart = lmpif_Comm_toint(c_comm_cart);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_cart_create_(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierror)
 {
@@ -654,19 +695,21 @@ void pmpi_cart_create_(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_
     mpi_cart_create_body(true, comm_old, ndims, dims, periods, reorder, comm_cart, ierror);
 }
 
-static inline void mpi_cart_get_body(bool prof, MPI_Fint *comm, MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_get_body(bool prof, MPI_Fint *comm, MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierror)
 {
     int *c_periods = lmpif_logicals_in(periods, *maxdims);
     if (!c_periods) {
         free(c_periods);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_get(MPI_Comm_fromint(*comm), *maxdims, dims, c_periods, coords) : MPI_Cart_get(MPI_Comm_fromint(*comm), *maxdims, dims, c_periods, coords);
+    rc = prof ? PMPI_Cart_get(lmpif_Comm_fromint(*comm), *maxdims, dims, c_periods, coords) : MPI_Cart_get(lmpif_Comm_fromint(*comm), *maxdims, dims, c_periods, coords);
     lmpif_logicals_out(c_periods, periods, *maxdims);
     free(c_periods);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_cart_get_(MPI_Fint *comm, MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierror)
 {
@@ -677,18 +720,20 @@ void pmpi_cart_get_(MPI_Fint *comm, MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint 
     mpi_cart_get_body(true, comm, maxdims, dims, periods, coords, ierror);
 }
 
-static inline void mpi_cart_map_body(bool prof, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_map_body(bool prof, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierror)
 {
     int *c_periods = lmpif_logicals_in(periods, *ndims);
     if (!c_periods) {
         free(c_periods);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_map(MPI_Comm_fromint(*comm), *ndims, dims, c_periods, newrank) : MPI_Cart_map(MPI_Comm_fromint(*comm), *ndims, dims, c_periods, newrank);
+    rc = prof ? PMPI_Cart_map(lmpif_Comm_fromint(*comm), *ndims, dims, c_periods, newrank) : MPI_Cart_map(lmpif_Comm_fromint(*comm), *ndims, dims, c_periods, newrank);
     free(c_periods);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_cart_map_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierror)
 {
@@ -699,11 +744,12 @@ void pmpi_cart_map_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *p
     mpi_cart_map_body(true, comm, ndims, dims, periods, newrank, ierror);
 }
 
-static inline void mpi_cart_rank_body(bool prof, MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_rank_body(bool prof, MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_rank(MPI_Comm_fromint(*comm), coords, rank) : MPI_Cart_rank(MPI_Comm_fromint(*comm), coords, rank);
-    *ierror = rc;
+    rc = prof ? PMPI_Cart_rank(lmpif_Comm_fromint(*comm), coords, rank) : MPI_Cart_rank(lmpif_Comm_fromint(*comm), coords, rank);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_cart_rank_(MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierror)
 {
@@ -714,11 +760,12 @@ void pmpi_cart_rank_(MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint 
     mpi_cart_rank_body(true, comm, coords, rank, ierror);
 }
 
-static inline void mpi_cart_shift_body(bool prof, MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_shift_body(bool prof, MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_shift(MPI_Comm_fromint(*comm), *direction, *disp, rank_source, rank_dest) : MPI_Cart_shift(MPI_Comm_fromint(*comm), *direction, *disp, rank_source, rank_dest);
-    *ierror = rc;
+    rc = prof ? PMPI_Cart_shift(lmpif_Comm_fromint(*comm), *direction, *disp, rank_source, rank_dest) : MPI_Cart_shift(lmpif_Comm_fromint(*comm), *direction, *disp, rank_source, rank_dest);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_cart_shift_(MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierror)
 {
@@ -729,20 +776,22 @@ void pmpi_cart_shift_(MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_F
     mpi_cart_shift_body(true, comm, direction, disp, rank_source, rank_dest, ierror);
 }
 
-static inline void mpi_cart_sub_body(bool prof, MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_sub_body(bool prof, MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     int *c_remain_dims = lmpif_logicals_in(remain_dims, lmpif_cartdim(MPI_Comm_fromint(*comm)));
     MPI_Comm c_newcomm = (MPI_Comm)0;
     if (!c_remain_dims) {
         free(c_remain_dims);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_sub(MPI_Comm_fromint(*comm), c_remain_dims, &c_newcomm) : MPI_Cart_sub(MPI_Comm_fromint(*comm), c_remain_dims, &c_newcomm);
+    rc = prof ? PMPI_Cart_sub(lmpif_Comm_fromint(*comm), c_remain_dims, &c_newcomm) : MPI_Cart_sub(lmpif_Comm_fromint(*comm), c_remain_dims, &c_newcomm);
     free(c_remain_dims);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
@@ -753,11 +802,12 @@ void pmpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MP
     mpi_cart_sub_body(true, comm, remain_dims, newcomm, ierror);
 }
 
-static inline void mpi_cartdim_get_body(bool prof, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cartdim_get_body(bool prof, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cartdim_get(MPI_Comm_fromint(*comm), ndims) : MPI_Cartdim_get(MPI_Comm_fromint(*comm), ndims);
-    *ierror = rc;
+    rc = prof ? PMPI_Cartdim_get(lmpif_Comm_fromint(*comm), ndims) : MPI_Cartdim_get(lmpif_Comm_fromint(*comm), ndims);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_cartdim_get_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
 {
@@ -768,18 +818,20 @@ void pmpi_cartdim_get_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
     mpi_cartdim_get_body(true, comm, ndims, ierror);
 }
 
-static inline void mpi_close_port_body(bool prof, const char *port_name, MPI_Fint *ierror, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_close_port_body(bool prof, const char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
     if (!c_port_name) {
         free(c_port_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Close_port(c_port_name) : MPI_Close_port(c_port_name);
     free(c_port_name);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_close_port_(const char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
@@ -790,20 +842,22 @@ void pmpi_close_port_(const char *port_name, MPI_Fint *ierror, size_t port_name_
     mpi_close_port_body(true, port_name, ierror, port_name_len);
 }
 
-static inline void mpi_comm_accept_body(bool prof, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_comm_accept_body(bool prof, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
     MPI_Comm c_newcomm = (MPI_Comm)0;
     if (!c_port_name) {
         free(c_port_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_accept(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_accept(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm);
+    rc = prof ? PMPI_Comm_accept(c_port_name, lmpif_Info_fromint(*info), *root, lmpif_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_accept(c_port_name, lmpif_Info_fromint(*info), *root, lmpif_Comm_fromint(*comm), &c_newcomm);
     free(c_port_name);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_accept_(const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
@@ -814,11 +868,12 @@ void pmpi_comm_accept_(const char *port_name, MPI_Fint *info, MPI_Fint *root, MP
     mpi_comm_accept_body(true, port_name, info, root, comm, newcomm, ierror, port_name_len);
 }
 
-static inline void mpi_comm_attach_buffer_body(bool prof, MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_attach_buffer_body(bool prof, MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_attach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer), *size) : MPI_Comm_attach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer), *size);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_attach_buffer(lmpif_Comm_fromint(*comm), LMPIF_BUF(buffer), *size) : MPI_Comm_attach_buffer(lmpif_Comm_fromint(*comm), LMPIF_BUF(buffer), *size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_attach_buffer_(MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -829,11 +884,12 @@ void pmpi_comm_attach_buffer_(MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_
     mpi_comm_attach_buffer_body(true, comm, buffer, size, ierror);
 }
 
-static inline void mpi_comm_call_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_call_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_call_errhandler(MPI_Comm_fromint(*comm), *errorcode) : MPI_Comm_call_errhandler(MPI_Comm_fromint(*comm), *errorcode);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_call_errhandler(lmpif_Comm_fromint(*comm), *errorcode) : MPI_Comm_call_errhandler(lmpif_Comm_fromint(*comm), *errorcode);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_call_errhandler_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
@@ -844,11 +900,12 @@ void pmpi_comm_call_errhandler_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *i
     mpi_comm_call_errhandler_body(true, comm, errorcode, ierror);
 }
 
-static inline void mpi_comm_compare_body(bool prof, MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_compare_body(bool prof, MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_compare(MPI_Comm_fromint(*comm1), MPI_Comm_fromint(*comm2), result) : MPI_Comm_compare(MPI_Comm_fromint(*comm1), MPI_Comm_fromint(*comm2), result);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_compare(lmpif_Comm_fromint(*comm1), lmpif_Comm_fromint(*comm2), result) : MPI_Comm_compare(lmpif_Comm_fromint(*comm1), lmpif_Comm_fromint(*comm2), result);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_compare_(MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierror)
 {
@@ -859,20 +916,22 @@ void pmpi_comm_compare_(MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_
     mpi_comm_compare_body(true, comm1, comm2, result, ierror);
 }
 
-static inline void mpi_comm_connect_body(bool prof, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_comm_connect_body(bool prof, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
     MPI_Comm c_newcomm = (MPI_Comm)0;
     if (!c_port_name) {
         free(c_port_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_connect(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_connect(c_port_name, MPI_Info_fromint(*info), *root, MPI_Comm_fromint(*comm), &c_newcomm);
+    rc = prof ? PMPI_Comm_connect(c_port_name, lmpif_Info_fromint(*info), *root, lmpif_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_connect(c_port_name, lmpif_Info_fromint(*info), *root, lmpif_Comm_fromint(*comm), &c_newcomm);
     free(c_port_name);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_connect_(const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
@@ -883,13 +942,14 @@ void pmpi_comm_connect_(const char *port_name, MPI_Fint *info, MPI_Fint *root, M
     mpi_comm_connect_body(true, port_name, info, root, comm, newcomm, ierror, port_name_len);
 }
 
-static inline void mpi_comm_create_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_create_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_create(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), &c_newcomm) : MPI_Comm_create(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), &c_newcomm);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_create(lmpif_Comm_fromint(*comm), lmpif_Group_fromint(*group), &c_newcomm) : MPI_Comm_create(lmpif_Comm_fromint(*comm), lmpif_Group_fromint(*group), &c_newcomm);
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
@@ -900,20 +960,22 @@ void pmpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_F
     mpi_comm_create_body(true, comm, group, newcomm, ierror);
 }
 
-static inline void mpi_comm_create_from_group_body(bool prof, MPI_Fint *group, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierror, size_t stringtag_len)
+static inline __attribute__((always_inline)) void mpi_comm_create_from_group_body(bool prof, MPI_Fint *group, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierror, size_t stringtag_len)
 {
     char *c_stringtag = lmpif_str_in(stringtag, stringtag_len);
     MPI_Comm c_newcomm = (MPI_Comm)0;
     if (!c_stringtag) {
         free(c_stringtag);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_create_from_group(MPI_Group_fromint(*group), c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newcomm) : MPI_Comm_create_from_group(MPI_Group_fromint(*group), c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newcomm);
+    rc = prof ? PMPI_Comm_create_from_group(lmpif_Group_fromint(*group), c_stringtag, lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_newcomm) : MPI_Comm_create_from_group(lmpif_Group_fromint(*group), c_stringtag, lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_newcomm);
     free(c_stringtag);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_create_from_group_(MPI_Fint *group, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierror, size_t stringtag_len)
 {
@@ -924,13 +986,14 @@ void pmpi_comm_create_from_group_(MPI_Fint *group, const char *stringtag, MPI_Fi
     mpi_comm_create_from_group_body(true, group, stringtag, info, errhandler, newcomm, ierror, stringtag_len);
 }
 
-static inline void mpi_comm_create_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_create_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_create_group(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), *tag, &c_newcomm) : MPI_Comm_create_group(MPI_Comm_fromint(*comm), MPI_Group_fromint(*group), *tag, &c_newcomm);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_create_group(lmpif_Comm_fromint(*comm), lmpif_Group_fromint(*group), *tag, &c_newcomm) : MPI_Comm_create_group(lmpif_Comm_fromint(*comm), lmpif_Group_fromint(*group), *tag, &c_newcomm);
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
@@ -941,11 +1004,12 @@ void pmpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI
     mpi_comm_create_group_body(true, comm, group, tag, newcomm, ierror);
 }
 
-static inline void mpi_comm_delete_attr_body(bool prof, MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_delete_attr_body(bool prof, MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_delete_attr(MPI_Comm_fromint(*comm), *comm_keyval) : MPI_Comm_delete_attr(MPI_Comm_fromint(*comm), *comm_keyval);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_delete_attr(lmpif_Comm_fromint(*comm), *comm_keyval) : MPI_Comm_delete_attr(lmpif_Comm_fromint(*comm), *comm_keyval);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_delete_attr_(MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
 {
@@ -956,11 +1020,12 @@ void pmpi_comm_delete_attr_(MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ier
     mpi_comm_delete_attr_body(true, comm, comm_keyval, ierror);
 }
 
-static inline void mpi_comm_detach_buffer_body(bool prof, MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_detach_buffer_body(bool prof, MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_detach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size) : MPI_Comm_detach_buffer(MPI_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_detach_buffer(lmpif_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size) : MPI_Comm_detach_buffer(lmpif_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_detach_buffer_(MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -971,13 +1036,14 @@ void pmpi_comm_detach_buffer_(MPI_Fint *comm, void *buffer_addr, MPI_Fint *size,
     mpi_comm_detach_buffer_body(true, comm, buffer_addr, size, ierror);
 }
 
-static inline void mpi_comm_disconnect_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_disconnect_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    MPI_Comm c_comm = MPI_Comm_fromint(*comm);
+    MPI_Comm c_comm = lmpif_Comm_fromint(*comm);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Comm_disconnect(&c_comm) : MPI_Comm_disconnect(&c_comm);
-    if (rc == MPI_SUCCESS) *comm = MPI_Comm_toint(c_comm);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *comm = lmpif_Comm_toint(c_comm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -988,13 +1054,14 @@ void pmpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierror)
     mpi_comm_disconnect_body(true, comm, ierror);
 }
 
-static inline void mpi_comm_dup_body(bool prof, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_dup_body(bool prof, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_dup(MPI_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_dup(MPI_Comm_fromint(*comm), &c_newcomm);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_dup(lmpif_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_dup(lmpif_Comm_fromint(*comm), &c_newcomm);
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
@@ -1005,13 +1072,14 @@ void pmpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
     mpi_comm_dup_body(true, comm, newcomm, ierror);
 }
 
-static inline void mpi_comm_dup_with_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_dup_with_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_dup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm) : MPI_Comm_dup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_dup_with_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_newcomm) : MPI_Comm_dup_with_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_newcomm);
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
@@ -1022,11 +1090,12 @@ void pmpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm,
     mpi_comm_dup_with_info_body(true, comm, info, newcomm, ierror);
 }
 
-static inline void mpi_comm_flush_buffer_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_flush_buffer_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_flush_buffer(MPI_Comm_fromint(*comm)) : MPI_Comm_flush_buffer(MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_flush_buffer(lmpif_Comm_fromint(*comm)) : MPI_Comm_flush_buffer(lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_flush_buffer_(MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -1037,13 +1106,14 @@ void pmpi_comm_flush_buffer_(MPI_Fint *comm, MPI_Fint *ierror)
     mpi_comm_flush_buffer_body(true, comm, ierror);
 }
 
-static inline void mpi_comm_free_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_free_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    MPI_Comm c_comm = MPI_Comm_fromint(*comm);
+    MPI_Comm c_comm = lmpif_Comm_fromint(*comm);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Comm_free(&c_comm) : MPI_Comm_free(&c_comm);
-    if (rc == MPI_SUCCESS) *comm = MPI_Comm_toint(c_comm);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *comm = lmpif_Comm_toint(c_comm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -1054,11 +1124,12 @@ void pmpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierror)
     mpi_comm_free_body(true, comm, ierror);
 }
 
-static inline void mpi_comm_free_keyval_body(bool prof, MPI_Fint *comm_keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_free_keyval_body(bool prof, MPI_Fint *comm_keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Comm_free_keyval(comm_keyval) : MPI_Comm_free_keyval(comm_keyval);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_free_keyval_(MPI_Fint *comm_keyval, MPI_Fint *ierror)
 {
@@ -1069,13 +1140,14 @@ void pmpi_comm_free_keyval_(MPI_Fint *comm_keyval, MPI_Fint *ierror)
     mpi_comm_free_keyval_body(true, comm_keyval, ierror);
 }
 
-static inline void mpi_comm_get_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_get_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_get_errhandler(MPI_Comm_fromint(*comm), &c_errhandler) : MPI_Comm_get_errhandler(MPI_Comm_fromint(*comm), &c_errhandler);
-    if (rc == MPI_SUCCESS) *errhandler = MPI_Errhandler_toint(c_errhandler);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_get_errhandler(lmpif_Comm_fromint(*comm), &c_errhandler) : MPI_Comm_get_errhandler(lmpif_Comm_fromint(*comm), &c_errhandler);
+    if (rc == MPI_SUCCESS) *errhandler = lmpif_Errhandler_toint(c_errhandler);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_get_errhandler_(MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
@@ -1086,13 +1158,14 @@ void pmpi_comm_get_errhandler_(MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *i
     mpi_comm_get_errhandler_body(true, comm, errhandler, ierror);
 }
 
-static inline void mpi_comm_get_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_get_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_get_info(MPI_Comm_fromint(*comm), &c_info_used) : MPI_Comm_get_info(MPI_Comm_fromint(*comm), &c_info_used);
-    if (rc == MPI_SUCCESS) *info_used = MPI_Info_toint(c_info_used);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_get_info(lmpif_Comm_fromint(*comm), &c_info_used) : MPI_Comm_get_info(lmpif_Comm_fromint(*comm), &c_info_used);
+    if (rc == MPI_SUCCESS) *info_used = lmpif_Info_toint(c_info_used);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_get_info_(MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ierror)
 {
@@ -1103,18 +1176,20 @@ void pmpi_comm_get_info_(MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ierror)
     mpi_comm_get_info_body(true, comm, info_used, ierror);
 }
 
-static inline void mpi_comm_get_name_body(bool prof, MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t comm_name_len)
+static inline __attribute__((always_inline)) void mpi_comm_get_name_body(bool prof, MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t comm_name_len)
 {
     char *c_comm_name = lmpif_str_buf(comm_name_len);
     if (!c_comm_name) {
         free(c_comm_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_get_name(MPI_Comm_fromint(*comm), c_comm_name, resultlen) : MPI_Comm_get_name(MPI_Comm_fromint(*comm), c_comm_name, resultlen);
+    rc = prof ? PMPI_Comm_get_name(lmpif_Comm_fromint(*comm), c_comm_name, resultlen) : MPI_Comm_get_name(lmpif_Comm_fromint(*comm), c_comm_name, resultlen);
     lmpif_str_out(c_comm_name, comm_name, comm_name_len, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_get_name_(MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t comm_name_len)
 {
@@ -1125,13 +1200,14 @@ void pmpi_comm_get_name_(MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, M
     mpi_comm_get_name_body(true, comm, comm_name, resultlen, ierror, comm_name_len);
 }
 
-static inline void mpi_comm_get_parent_body(bool prof, MPI_Fint *parent, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_get_parent_body(bool prof, MPI_Fint *parent, MPI_Fint *ierror)
 {
     MPI_Comm c_parent = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Comm_get_parent(&c_parent) : MPI_Comm_get_parent(&c_parent);
-    if (rc == MPI_SUCCESS) *parent = MPI_Comm_toint(c_parent);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *parent = lmpif_Comm_toint(c_parent);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierror)
 {
@@ -1142,13 +1218,14 @@ void pmpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierror)
     mpi_comm_get_parent_body(true, parent, ierror);
 }
 
-static inline void mpi_comm_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_group(MPI_Comm_fromint(*comm), &c_group) : MPI_Comm_group(MPI_Comm_fromint(*comm), &c_group);
-    if (rc == MPI_SUCCESS) *group = MPI_Group_toint(c_group);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_group(lmpif_Comm_fromint(*comm), &c_group) : MPI_Comm_group(lmpif_Comm_fromint(*comm), &c_group);
+    if (rc == MPI_SUCCESS) *group = lmpif_Group_toint(c_group);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
@@ -1159,15 +1236,16 @@ void pmpi_comm_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
     mpi_comm_group_body(true, comm, group, ierror);
 }
 
-static inline void mpi_comm_idup_body(bool prof, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_idup_body(bool prof, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_idup(MPI_Comm_fromint(*comm), &c_newcomm, &c_request) : MPI_Comm_idup(MPI_Comm_fromint(*comm), &c_newcomm, &c_request);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_idup(lmpif_Comm_fromint(*comm), &c_newcomm, &c_request) : MPI_Comm_idup(lmpif_Comm_fromint(*comm), &c_newcomm, &c_request);
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1178,15 +1256,16 @@ void pmpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_F
     mpi_comm_idup_body(true, comm, newcomm, request, ierror);
 }
 
-static inline void mpi_comm_idup_with_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_idup_with_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_idup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm, &c_request) : MPI_Comm_idup_with_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_newcomm, &c_request);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_idup_with_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_newcomm, &c_request) : MPI_Comm_idup_with_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_newcomm, &c_request);
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1197,13 +1276,14 @@ void pmpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm
     mpi_comm_idup_with_info_body(true, comm, info, newcomm, request, ierror);
 }
 
-static inline void mpi_comm_iflush_buffer_body(bool prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_iflush_buffer_body(bool prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_iflush_buffer(MPI_Comm_fromint(*comm), &c_request) : MPI_Comm_iflush_buffer(MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_iflush_buffer(lmpif_Comm_fromint(*comm), &c_request) : MPI_Comm_iflush_buffer(lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_iflush_buffer_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1214,13 +1294,14 @@ void pmpi_comm_iflush_buffer_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierro
     mpi_comm_iflush_buffer_body(true, comm, request, ierror);
 }
 
-static inline void mpi_comm_join_body(bool prof, MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_join_body(bool prof, MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierror)
 {
     MPI_Comm c_intercomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Comm_join(*fd, &c_intercomm) : MPI_Comm_join(*fd, &c_intercomm);
-    if (rc == MPI_SUCCESS) *intercomm = MPI_Comm_toint(c_intercomm);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *intercomm = lmpif_Comm_toint(c_intercomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_join_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierror)
 {
@@ -1231,11 +1312,12 @@ void pmpi_comm_join_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierror)
     mpi_comm_join_body(true, fd, intercomm, ierror);
 }
 
-static inline void mpi_comm_rank_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_rank_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_rank(MPI_Comm_fromint(*comm), rank) : MPI_Comm_rank(MPI_Comm_fromint(*comm), rank);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_rank(lmpif_Comm_fromint(*comm), rank) : MPI_Comm_rank(lmpif_Comm_fromint(*comm), rank);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_rank_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
 {
@@ -1246,13 +1328,14 @@ void pmpi_comm_rank_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
     mpi_comm_rank_body(true, comm, rank, ierror);
 }
 
-static inline void mpi_comm_remote_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_remote_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_remote_group(MPI_Comm_fromint(*comm), &c_group) : MPI_Comm_remote_group(MPI_Comm_fromint(*comm), &c_group);
-    if (rc == MPI_SUCCESS) *group = MPI_Group_toint(c_group);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_remote_group(lmpif_Comm_fromint(*comm), &c_group) : MPI_Comm_remote_group(lmpif_Comm_fromint(*comm), &c_group);
+    if (rc == MPI_SUCCESS) *group = lmpif_Group_toint(c_group);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_remote_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
@@ -1263,11 +1346,12 @@ void pmpi_comm_remote_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
     mpi_comm_remote_group_body(true, comm, group, ierror);
 }
 
-static inline void mpi_comm_remote_size_body(bool prof, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_remote_size_body(bool prof, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_remote_size(MPI_Comm_fromint(*comm), size) : MPI_Comm_remote_size(MPI_Comm_fromint(*comm), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_remote_size(lmpif_Comm_fromint(*comm), size) : MPI_Comm_remote_size(lmpif_Comm_fromint(*comm), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_remote_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -1278,11 +1362,12 @@ void pmpi_comm_remote_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
     mpi_comm_remote_size_body(true, comm, size, ierror);
 }
 
-static inline void mpi_comm_set_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_set_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_set_errhandler(MPI_Comm_fromint(*comm), MPI_Errhandler_fromint(*errhandler)) : MPI_Comm_set_errhandler(MPI_Comm_fromint(*comm), MPI_Errhandler_fromint(*errhandler));
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_set_errhandler(lmpif_Comm_fromint(*comm), lmpif_Errhandler_fromint(*errhandler)) : MPI_Comm_set_errhandler(lmpif_Comm_fromint(*comm), lmpif_Errhandler_fromint(*errhandler));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_set_errhandler_(MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
@@ -1293,11 +1378,12 @@ void pmpi_comm_set_errhandler_(MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *i
     mpi_comm_set_errhandler_body(true, comm, errhandler, ierror);
 }
 
-static inline void mpi_comm_set_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_set_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_set_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info)) : MPI_Comm_set_info(MPI_Comm_fromint(*comm), MPI_Info_fromint(*info));
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_set_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info)) : MPI_Comm_set_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_set_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
 {
@@ -1308,18 +1394,20 @@ void pmpi_comm_set_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
     mpi_comm_set_info_body(true, comm, info, ierror);
 }
 
-static inline void mpi_comm_set_name_body(bool prof, MPI_Fint *comm, const char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
+static inline __attribute__((always_inline)) void mpi_comm_set_name_body(bool prof, MPI_Fint *comm, const char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
 {
     char *c_comm_name = lmpif_str_in(comm_name, comm_name_len);
     if (!c_comm_name) {
         free(c_comm_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_set_name(MPI_Comm_fromint(*comm), c_comm_name) : MPI_Comm_set_name(MPI_Comm_fromint(*comm), c_comm_name);
+    rc = prof ? PMPI_Comm_set_name(lmpif_Comm_fromint(*comm), c_comm_name) : MPI_Comm_set_name(lmpif_Comm_fromint(*comm), c_comm_name);
     free(c_comm_name);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_set_name_(MPI_Fint *comm, const char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
 {
@@ -1330,11 +1418,12 @@ void pmpi_comm_set_name_(MPI_Fint *comm, const char *comm_name, MPI_Fint *ierror
     mpi_comm_set_name_body(true, comm, comm_name, ierror, comm_name_len);
 }
 
-static inline void mpi_comm_size_body(bool prof, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_size_body(bool prof, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_size(MPI_Comm_fromint(*comm), size) : MPI_Comm_size(MPI_Comm_fromint(*comm), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_size(lmpif_Comm_fromint(*comm), size) : MPI_Comm_size(lmpif_Comm_fromint(*comm), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -1345,13 +1434,14 @@ void pmpi_comm_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
     mpi_comm_size_body(true, comm, size, ierror);
 }
 
-static inline void mpi_comm_split_body(bool prof, MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_split_body(bool prof, MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_split(MPI_Comm_fromint(*comm), *color, *key, &c_newcomm) : MPI_Comm_split(MPI_Comm_fromint(*comm), *color, *key, &c_newcomm);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_split(lmpif_Comm_fromint(*comm), *color, *key, &c_newcomm) : MPI_Comm_split(lmpif_Comm_fromint(*comm), *color, *key, &c_newcomm);
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
@@ -1362,13 +1452,14 @@ void pmpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *
     mpi_comm_split_body(true, comm, color, key, newcomm, ierror);
 }
 
-static inline void mpi_comm_split_type_body(bool prof, MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_split_type_body(bool prof, MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_split_type(MPI_Comm_fromint(*comm), *split_type, *key, MPI_Info_fromint(*info), &c_newcomm) : MPI_Comm_split_type(MPI_Comm_fromint(*comm), *split_type, *key, MPI_Info_fromint(*info), &c_newcomm);
-    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_toint(c_newcomm);
-    *ierror = rc;
+    rc = prof ? PMPI_Comm_split_type(lmpif_Comm_fromint(*comm), *split_type, *key, lmpif_Info_fromint(*info), &c_newcomm) : MPI_Comm_split_type(lmpif_Comm_fromint(*comm), *split_type, *key, lmpif_Info_fromint(*info), &c_newcomm);
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
@@ -1379,13 +1470,14 @@ void pmpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, 
     mpi_comm_split_type_body(true, comm, split_type, key, info, newcomm, ierror);
 }
 
-static inline void mpi_comm_test_inter_body(bool prof, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_test_inter_body(bool prof, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_test_inter(MPI_Comm_fromint(*comm), &c_flag) : MPI_Comm_test_inter(MPI_Comm_fromint(*comm), &c_flag);
+    rc = prof ? PMPI_Comm_test_inter(lmpif_Comm_fromint(*comm), &c_flag) : MPI_Comm_test_inter(lmpif_Comm_fromint(*comm), &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_comm_test_inter_(MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -1396,11 +1488,12 @@ void pmpi_comm_test_inter_(MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
     mpi_comm_test_inter_body(true, comm, flag, ierror);
 }
 
-static inline void mpi_compare_and_swap_body(bool prof, void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_compare_and_swap_body(bool prof, void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Win_fromint(*win)) : MPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Win_fromint(*win)) : MPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -1411,11 +1504,12 @@ void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_
     mpi_compare_and_swap_body(true, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror);
 }
 
-static inline void mpi_dims_create_body(bool prof, MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_dims_create_body(bool prof, MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Dims_create(*nnodes, *ndims, dims) : MPI_Dims_create(*nnodes, *ndims, dims);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_dims_create_(MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *ierror)
 {
@@ -1426,13 +1520,14 @@ void pmpi_dims_create_(MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fi
     mpi_dims_create_body(true, nnodes, ndims, dims, ierror);
 }
 
-static inline void mpi_dist_graph_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_dist_graph_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
     MPI_Comm c_comm_dist_graph = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Dist_graph_create(MPI_Comm_fromint(*comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create(MPI_Comm_fromint(*comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
-    if (rc == MPI_SUCCESS) *comm_dist_graph = MPI_Comm_toint(c_comm_dist_graph);
-    *ierror = rc;
+    rc = prof ? PMPI_Dist_graph_create(lmpif_Comm_fromint(*comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), lmpif_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create(lmpif_Comm_fromint(*comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), lmpif_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
+    if (rc == MPI_SUCCESS) *comm_dist_graph = lmpif_Comm_toint(c_comm_dist_graph);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
@@ -1443,13 +1538,14 @@ void pmpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources,
     mpi_dist_graph_create_body(true, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror);
 }
 
-static inline void mpi_dist_graph_create_adjacent_body(bool prof, MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_dist_graph_create_adjacent_body(bool prof, MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
     MPI_Comm c_comm_dist_graph = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Dist_graph_create_adjacent(MPI_Comm_fromint(*comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create_adjacent(MPI_Comm_fromint(*comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), MPI_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
-    if (rc == MPI_SUCCESS) *comm_dist_graph = MPI_Comm_toint(c_comm_dist_graph);
-    *ierror = rc;
+    rc = prof ? PMPI_Dist_graph_create_adjacent(lmpif_Comm_fromint(*comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), lmpif_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create_adjacent(lmpif_Comm_fromint(*comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), lmpif_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
+    if (rc == MPI_SUCCESS) *comm_dist_graph = lmpif_Comm_toint(c_comm_dist_graph);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
@@ -1460,11 +1556,12 @@ void pmpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree, MP
     mpi_dist_graph_create_adjacent_body(true, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror);
 }
 
-static inline void mpi_dist_graph_neighbors_body(bool prof, MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_dist_graph_neighbors_body(bool prof, MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Dist_graph_neighbors(MPI_Comm_fromint(*comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights)) : MPI_Dist_graph_neighbors(MPI_Comm_fromint(*comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights));
-    *ierror = rc;
+    rc = prof ? PMPI_Dist_graph_neighbors(lmpif_Comm_fromint(*comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights)) : MPI_Dist_graph_neighbors(lmpif_Comm_fromint(*comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_dist_graph_neighbors_(MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierror)
 {
@@ -1475,13 +1572,14 @@ void pmpi_dist_graph_neighbors_(MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint 
     mpi_dist_graph_neighbors_body(true, comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror);
 }
 
-static inline void mpi_dist_graph_neighbors_count_body(bool prof, MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_dist_graph_neighbors_count_body(bool prof, MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierror)
 {
     int c_weighted = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Dist_graph_neighbors_count(MPI_Comm_fromint(*comm), indegree, outdegree, &c_weighted) : MPI_Dist_graph_neighbors_count(MPI_Comm_fromint(*comm), indegree, outdegree, &c_weighted);
+    rc = prof ? PMPI_Dist_graph_neighbors_count(lmpif_Comm_fromint(*comm), indegree, outdegree, &c_weighted) : MPI_Dist_graph_neighbors_count(lmpif_Comm_fromint(*comm), indegree, outdegree, &c_weighted);
     if (rc == MPI_SUCCESS) *weighted = lmpif_to_logical(c_weighted);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_dist_graph_neighbors_count_(MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierror)
 {
@@ -1492,13 +1590,14 @@ void pmpi_dist_graph_neighbors_count_(MPI_Fint *comm, MPI_Fint *indegree, MPI_Fi
     mpi_dist_graph_neighbors_count_body(true, comm, indegree, outdegree, weighted, ierror);
 }
 
-static inline void mpi_errhandler_free_body(bool prof, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_errhandler_free_body(bool prof, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    MPI_Errhandler c_errhandler = MPI_Errhandler_fromint(*errhandler);
+    MPI_Errhandler c_errhandler = lmpif_Errhandler_fromint(*errhandler);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Errhandler_free(&c_errhandler) : MPI_Errhandler_free(&c_errhandler);
-    if (rc == MPI_SUCCESS) *errhandler = MPI_Errhandler_toint(c_errhandler);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *errhandler = lmpif_Errhandler_toint(c_errhandler);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_errhandler_free_(MPI_Fint *errhandler, MPI_Fint *ierror)
 {
@@ -1509,11 +1608,12 @@ void pmpi_errhandler_free_(MPI_Fint *errhandler, MPI_Fint *ierror)
     mpi_errhandler_free_body(true, errhandler, ierror);
 }
 
-static inline void mpi_error_class_body(bool prof, MPI_Fint *errorcode, MPI_Fint *errorclass, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_error_class_body(bool prof, MPI_Fint *errorcode, MPI_Fint *errorclass, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Error_class(*errorcode, errorclass) : MPI_Error_class(*errorcode, errorclass);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_error_class_(MPI_Fint *errorcode, MPI_Fint *errorclass, MPI_Fint *ierror)
 {
@@ -1524,18 +1624,20 @@ void pmpi_error_class_(MPI_Fint *errorcode, MPI_Fint *errorclass, MPI_Fint *ierr
     mpi_error_class_body(true, errorcode, errorclass, ierror);
 }
 
-static inline void mpi_error_string_body(bool prof, MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, MPI_Fint *ierror, size_t string_len)
+static inline __attribute__((always_inline)) void mpi_error_string_body(bool prof, MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, MPI_Fint *ierror, size_t string_len)
 {
     char *c_string = lmpif_str_buf(string_len);
     if (!c_string) {
         free(c_string);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Error_string(*errorcode, c_string, resultlen) : MPI_Error_string(*errorcode, c_string, resultlen);
     lmpif_str_out(c_string, string, string_len, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_error_string_(MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, MPI_Fint *ierror, size_t string_len)
 {
@@ -1546,11 +1648,12 @@ void pmpi_error_string_(MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, 
     mpi_error_string_body(true, errorcode, string, resultlen, ierror, string_len);
 }
 
-static inline void mpi_exscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_exscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -1561,13 +1664,14 @@ void pmpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datat
     mpi_exscan_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline void mpi_exscan_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_exscan_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_exscan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1578,11 +1682,12 @@ void pmpi_exscan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *
     mpi_exscan_init_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_fetch_and_op_body(bool prof, void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_fetch_and_op_body(bool prof, void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), MPI_Type_fromint(*datatype), *target_rank, *target_disp, MPI_Op_fromint(*op), MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Op_fromint(*op), lmpif_Win_fromint(*win)) : MPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Op_fromint(*op), lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_fetch_and_op_(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -1593,11 +1698,12 @@ void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, MPI_Fint *datatype
     mpi_fetch_and_op_body(true, origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror);
 }
 
-static inline void mpi_file_call_errhandler_body(bool prof, MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_call_errhandler_body(bool prof, MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_call_errhandler(MPI_File_fromint(*fh), *errorcode) : MPI_File_call_errhandler(MPI_File_fromint(*fh), *errorcode);
-    *ierror = rc;
+    rc = prof ? PMPI_File_call_errhandler(lmpif_File_fromint(*fh), *errorcode) : MPI_File_call_errhandler(lmpif_File_fromint(*fh), *errorcode);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_call_errhandler_(MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
@@ -1608,13 +1714,14 @@ void pmpi_file_call_errhandler_(MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ier
     mpi_file_call_errhandler_body(true, fh, errorcode, ierror);
 }
 
-static inline void mpi_file_close_body(bool prof, MPI_Fint *fh, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_close_body(bool prof, MPI_Fint *fh, MPI_Fint *ierror)
 {
-    MPI_File c_fh = MPI_File_fromint(*fh);
+    MPI_File c_fh = lmpif_File_fromint(*fh);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_File_close(&c_fh) : MPI_File_close(&c_fh);
-    if (rc == MPI_SUCCESS) *fh = MPI_File_toint(c_fh);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *fh = lmpif_File_toint(c_fh);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror)
 {
@@ -1625,18 +1732,20 @@ void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror)
     mpi_file_close_body(true, fh, ierror);
 }
 
-static inline void mpi_file_delete_body(bool prof, const char *filename, MPI_Fint *info, MPI_Fint *ierror, size_t filename_len)
+static inline __attribute__((always_inline)) void mpi_file_delete_body(bool prof, const char *filename, MPI_Fint *info, MPI_Fint *ierror, size_t filename_len)
 {
     char *c_filename = lmpif_str_in(filename, filename_len);
     if (!c_filename) {
         free(c_filename);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_delete(c_filename, MPI_Info_fromint(*info)) : MPI_File_delete(c_filename, MPI_Info_fromint(*info));
+    rc = prof ? PMPI_File_delete(c_filename, lmpif_Info_fromint(*info)) : MPI_File_delete(c_filename, lmpif_Info_fromint(*info));
     free(c_filename);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_delete_(const char *filename, MPI_Fint *info, MPI_Fint *ierror, size_t filename_len)
 {
@@ -1647,11 +1756,12 @@ void pmpi_file_delete_(const char *filename, MPI_Fint *info, MPI_Fint *ierror, s
     mpi_file_delete_body(true, filename, info, ierror, filename_len);
 }
 
-static inline void mpi_file_get_amode_body(bool prof, MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_amode_body(bool prof, MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_amode(MPI_File_fromint(*fh), amode) : MPI_File_get_amode(MPI_File_fromint(*fh), amode);
-    *ierror = rc;
+    rc = prof ? PMPI_File_get_amode(lmpif_File_fromint(*fh), amode) : MPI_File_get_amode(lmpif_File_fromint(*fh), amode);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_get_amode_(MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
 {
@@ -1662,13 +1772,14 @@ void pmpi_file_get_amode_(MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
     mpi_file_get_amode_body(true, fh, amode, ierror);
 }
 
-static inline void mpi_file_get_atomicity_body(bool prof, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_atomicity_body(bool prof, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_atomicity(MPI_File_fromint(*fh), &c_flag) : MPI_File_get_atomicity(MPI_File_fromint(*fh), &c_flag);
+    rc = prof ? PMPI_File_get_atomicity(lmpif_File_fromint(*fh), &c_flag) : MPI_File_get_atomicity(lmpif_File_fromint(*fh), &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_get_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -1679,11 +1790,12 @@ void pmpi_file_get_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
     mpi_file_get_atomicity_body(true, fh, flag, ierror);
 }
 
-static inline void mpi_file_get_byte_offset_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_byte_offset_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_byte_offset(MPI_File_fromint(*fh), *offset, disp) : MPI_File_get_byte_offset(MPI_File_fromint(*fh), *offset, disp);
-    *ierror = rc;
+    rc = prof ? PMPI_File_get_byte_offset(lmpif_File_fromint(*fh), *offset, disp) : MPI_File_get_byte_offset(lmpif_File_fromint(*fh), *offset, disp);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_get_byte_offset_(MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
 {
@@ -1694,13 +1806,14 @@ void pmpi_file_get_byte_offset_(MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *di
     mpi_file_get_byte_offset_body(true, fh, offset, disp, ierror);
 }
 
-static inline void mpi_file_get_errhandler_body(bool prof, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_errhandler_body(bool prof, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_errhandler(MPI_File_fromint(*file), &c_errhandler) : MPI_File_get_errhandler(MPI_File_fromint(*file), &c_errhandler);
-    if (rc == MPI_SUCCESS) *errhandler = MPI_Errhandler_toint(c_errhandler);
-    *ierror = rc;
+    rc = prof ? PMPI_File_get_errhandler(lmpif_File_fromint(*file), &c_errhandler) : MPI_File_get_errhandler(lmpif_File_fromint(*file), &c_errhandler);
+    if (rc == MPI_SUCCESS) *errhandler = lmpif_Errhandler_toint(c_errhandler);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_get_errhandler_(MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
@@ -1711,13 +1824,14 @@ void pmpi_file_get_errhandler_(MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *i
     mpi_file_get_errhandler_body(true, file, errhandler, ierror);
 }
 
-static inline void mpi_file_get_group_body(bool prof, MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_group_body(bool prof, MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_group(MPI_File_fromint(*fh), &c_group) : MPI_File_get_group(MPI_File_fromint(*fh), &c_group);
-    if (rc == MPI_SUCCESS) *group = MPI_Group_toint(c_group);
-    *ierror = rc;
+    rc = prof ? PMPI_File_get_group(lmpif_File_fromint(*fh), &c_group) : MPI_File_get_group(lmpif_File_fromint(*fh), &c_group);
+    if (rc == MPI_SUCCESS) *group = lmpif_Group_toint(c_group);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_get_group_(MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
 {
@@ -1728,13 +1842,14 @@ void pmpi_file_get_group_(MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
     mpi_file_get_group_body(true, fh, group, ierror);
 }
 
-static inline void mpi_file_get_info_body(bool prof, MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_info_body(bool prof, MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_info(MPI_File_fromint(*fh), &c_info_used) : MPI_File_get_info(MPI_File_fromint(*fh), &c_info_used);
-    if (rc == MPI_SUCCESS) *info_used = MPI_Info_toint(c_info_used);
-    *ierror = rc;
+    rc = prof ? PMPI_File_get_info(lmpif_File_fromint(*fh), &c_info_used) : MPI_File_get_info(lmpif_File_fromint(*fh), &c_info_used);
+    if (rc == MPI_SUCCESS) *info_used = lmpif_Info_toint(c_info_used);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_get_info_(MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
 {
@@ -1745,11 +1860,12 @@ void pmpi_file_get_info_(MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
     mpi_file_get_info_body(true, fh, info_used, ierror);
 }
 
-static inline void mpi_file_get_position_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_position_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_position(MPI_File_fromint(*fh), offset) : MPI_File_get_position(MPI_File_fromint(*fh), offset);
-    *ierror = rc;
+    rc = prof ? PMPI_File_get_position(lmpif_File_fromint(*fh), offset) : MPI_File_get_position(lmpif_File_fromint(*fh), offset);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_get_position_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
@@ -1760,11 +1876,12 @@ void pmpi_file_get_position_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
     mpi_file_get_position_body(true, fh, offset, ierror);
 }
 
-static inline void mpi_file_get_position_shared_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_position_shared_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_position_shared(MPI_File_fromint(*fh), offset) : MPI_File_get_position_shared(MPI_File_fromint(*fh), offset);
-    *ierror = rc;
+    rc = prof ? PMPI_File_get_position_shared(lmpif_File_fromint(*fh), offset) : MPI_File_get_position_shared(lmpif_File_fromint(*fh), offset);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_get_position_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
@@ -1775,11 +1892,12 @@ void pmpi_file_get_position_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *
     mpi_file_get_position_shared_body(true, fh, offset, ierror);
 }
 
-static inline void mpi_file_get_size_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_size_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_size(MPI_File_fromint(*fh), size) : MPI_File_get_size(MPI_File_fromint(*fh), size);
-    *ierror = rc;
+    rc = prof ? PMPI_File_get_size(lmpif_File_fromint(*fh), size) : MPI_File_get_size(lmpif_File_fromint(*fh), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_get_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
@@ -1790,11 +1908,12 @@ void pmpi_file_get_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
     mpi_file_get_size_body(true, fh, size, ierror);
 }
 
-static inline void mpi_file_get_type_extent_body(bool prof, MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_type_extent_body(bool prof, MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_type_extent(MPI_File_fromint(*fh), MPI_Type_fromint(*datatype), extent) : MPI_File_get_type_extent(MPI_File_fromint(*fh), MPI_Type_fromint(*datatype), extent);
-    *ierror = rc;
+    rc = prof ? PMPI_File_get_type_extent(lmpif_File_fromint(*fh), lmpif_Type_fromint(*datatype), extent) : MPI_File_get_type_extent(lmpif_File_fromint(*fh), lmpif_Type_fromint(*datatype), extent);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_get_type_extent_(MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror)
 {
@@ -1805,22 +1924,24 @@ void pmpi_file_get_type_extent_(MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *exte
     mpi_file_get_type_extent_body(true, fh, datatype, extent, ierror);
 }
 
-static inline void mpi_file_get_view_body(bool prof, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_file_get_view_body(bool prof, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len)
 {
     MPI_Datatype c_etype = (MPI_Datatype)0;
     MPI_Datatype c_filetype = (MPI_Datatype)0;
     char *c_datarep = lmpif_str_buf(datarep_len);
     if (!c_datarep) {
         free(c_datarep);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_view(MPI_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep) : MPI_File_get_view(MPI_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep);
-    if (rc == MPI_SUCCESS) *etype = MPI_Type_toint(c_etype);
-    if (rc == MPI_SUCCESS) *filetype = MPI_Type_toint(c_filetype);
+    rc = prof ? PMPI_File_get_view(lmpif_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep) : MPI_File_get_view(lmpif_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep);
+    if (rc == MPI_SUCCESS) *etype = lmpif_Type_toint(c_etype);
+    if (rc == MPI_SUCCESS) *filetype = lmpif_Type_toint(c_filetype);
     lmpif_str_out(c_datarep, datarep, datarep_len, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_get_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -1831,13 +1952,14 @@ void pmpi_file_get_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fi
     mpi_file_get_view_body(true, fh, disp, etype, filetype, datarep, ierror, datarep_len);
 }
 
-static inline void mpi_file_iread_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iread(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_File_iread(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iread(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1848,13 +1970,14 @@ void pmpi_file_iread_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dataty
     mpi_file_iread_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iread_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_File_iread_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iread_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1865,13 +1988,14 @@ void pmpi_file_iread_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *da
     mpi_file_iread_all_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iread_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_File_iread_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iread_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1882,13 +2006,14 @@ void pmpi_file_iread_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *
     mpi_file_iread_at_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iread_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_File_iread_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iread_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1899,13 +2024,14 @@ void pmpi_file_iread_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fi
     mpi_file_iread_at_all_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iread_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iread_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iread_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_File_iread_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iread_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iread_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1916,13 +2042,14 @@ void pmpi_file_iread_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint 
     mpi_file_iread_shared_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iwrite(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_File_iwrite(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iwrite(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1933,13 +2060,14 @@ void pmpi_file_iwrite_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datat
     mpi_file_iwrite_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iwrite_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_File_iwrite_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1950,13 +2078,14 @@ void pmpi_file_iwrite_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *d
     mpi_file_iwrite_all_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iwrite_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_File_iwrite_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1967,13 +2096,14 @@ void pmpi_file_iwrite_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint 
     mpi_file_iwrite_at_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iwrite_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_File_iwrite_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1984,13 +2114,14 @@ void pmpi_file_iwrite_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_F
     mpi_file_iwrite_at_all_body(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_iwrite_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iwrite_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_File_iwrite_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_iwrite_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -2001,20 +2132,22 @@ void pmpi_file_iwrite_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint
     mpi_file_iwrite_shared_body(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline void mpi_file_open_body(bool prof, MPI_Fint *comm, const char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
+static inline __attribute__((always_inline)) void mpi_file_open_body(bool prof, MPI_Fint *comm, const char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
 {
     char *c_filename = lmpif_str_in(filename, filename_len);
     MPI_File c_fh = (MPI_File)0;
     if (!c_filename) {
         free(c_filename);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_open(MPI_Comm_fromint(*comm), c_filename, *amode, MPI_Info_fromint(*info), &c_fh) : MPI_File_open(MPI_Comm_fromint(*comm), c_filename, *amode, MPI_Info_fromint(*info), &c_fh);
+    rc = prof ? PMPI_File_open(lmpif_Comm_fromint(*comm), c_filename, *amode, lmpif_Info_fromint(*info), &c_fh) : MPI_File_open(lmpif_Comm_fromint(*comm), c_filename, *amode, lmpif_Info_fromint(*info), &c_fh);
     free(c_filename);
-    if (rc == MPI_SUCCESS) *fh = MPI_File_toint(c_fh);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *fh = lmpif_File_toint(c_fh);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_open_(MPI_Fint *comm, const char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
 {
@@ -2025,11 +2158,12 @@ void pmpi_file_open_(MPI_Fint *comm, const char *filename, MPI_Fint *amode, MPI_
     mpi_file_open_body(true, comm, filename, amode, info, fh, ierror, filename_len);
 }
 
-static inline void mpi_file_preallocate_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_preallocate_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_preallocate(MPI_File_fromint(*fh), *size) : MPI_File_preallocate(MPI_File_fromint(*fh), *size);
-    *ierror = rc;
+    rc = prof ? PMPI_File_preallocate(lmpif_File_fromint(*fh), *size) : MPI_File_preallocate(lmpif_File_fromint(*fh), *size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_preallocate_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
@@ -2040,11 +2174,12 @@ void pmpi_file_preallocate_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
     mpi_file_preallocate_body(true, fh, size, ierror);
 }
 
-static inline void mpi_file_read_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2055,11 +2190,12 @@ void pmpi_file_read_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatyp
     mpi_file_read_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2070,11 +2206,12 @@ void pmpi_file_read_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dat
     mpi_file_read_all_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_all_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_all_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_read_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read_all_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_read_all_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2085,11 +2222,12 @@ void pmpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fin
     mpi_file_read_all_begin_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_read_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2100,11 +2238,12 @@ void pmpi_file_read_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint
     mpi_file_read_all_end_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_read_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2115,11 +2254,12 @@ void pmpi_file_read_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *c
     mpi_file_read_at_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2130,11 +2270,12 @@ void pmpi_file_read_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fin
     mpi_file_read_at_all_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_at_all_begin_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_all_begin_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_read_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read_at_all_begin(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_read_at_all_begin(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2145,11 +2286,12 @@ void pmpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, M
     mpi_file_read_at_all_begin_body(true, fh, offset, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_read_at_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read_at_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_at_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2160,11 +2302,12 @@ void pmpi_file_read_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_F
     mpi_file_read_at_all_end_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_read_ordered_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_ordered_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read_ordered(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_ordered(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2175,11 +2318,12 @@ void pmpi_file_read_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint 
     mpi_file_read_ordered_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_read_ordered_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_ordered_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_read_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read_ordered_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_read_ordered_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2190,11 +2334,12 @@ void pmpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI
     mpi_file_read_ordered_begin_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_read_ordered_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_ordered_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read_ordered_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_ordered_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2205,11 +2350,12 @@ void pmpi_file_read_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_
     mpi_file_read_ordered_end_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_read_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_read_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_read_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2220,11 +2366,12 @@ void pmpi_file_read_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *
     mpi_file_read_shared_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_seek_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_seek_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_seek(MPI_File_fromint(*fh), *offset, *whence) : MPI_File_seek(MPI_File_fromint(*fh), *offset, *whence);
-    *ierror = rc;
+    rc = prof ? PMPI_File_seek(lmpif_File_fromint(*fh), *offset, *whence) : MPI_File_seek(lmpif_File_fromint(*fh), *offset, *whence);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_seek_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
@@ -2235,11 +2382,12 @@ void pmpi_file_seek_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fin
     mpi_file_seek_body(true, fh, offset, whence, ierror);
 }
 
-static inline void mpi_file_seek_shared_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_seek_shared_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_seek_shared(MPI_File_fromint(*fh), *offset, *whence) : MPI_File_seek_shared(MPI_File_fromint(*fh), *offset, *whence);
-    *ierror = rc;
+    rc = prof ? PMPI_File_seek_shared(lmpif_File_fromint(*fh), *offset, *whence) : MPI_File_seek_shared(lmpif_File_fromint(*fh), *offset, *whence);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_seek_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
@@ -2250,11 +2398,12 @@ void pmpi_file_seek_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, 
     mpi_file_seek_shared_body(true, fh, offset, whence, ierror);
 }
 
-static inline void mpi_file_set_atomicity_body(bool prof, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_set_atomicity_body(bool prof, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_set_atomicity(MPI_File_fromint(*fh), lmpif_from_logical(*flag)) : MPI_File_set_atomicity(MPI_File_fromint(*fh), lmpif_from_logical(*flag));
-    *ierror = rc;
+    rc = prof ? PMPI_File_set_atomicity(lmpif_File_fromint(*fh), lmpif_from_logical(*flag)) : MPI_File_set_atomicity(lmpif_File_fromint(*fh), lmpif_from_logical(*flag));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_set_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -2265,11 +2414,12 @@ void pmpi_file_set_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
     mpi_file_set_atomicity_body(true, fh, flag, ierror);
 }
 
-static inline void mpi_file_set_errhandler_body(bool prof, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_set_errhandler_body(bool prof, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_set_errhandler(MPI_File_fromint(*file), MPI_Errhandler_fromint(*errhandler)) : MPI_File_set_errhandler(MPI_File_fromint(*file), MPI_Errhandler_fromint(*errhandler));
-    *ierror = rc;
+    rc = prof ? PMPI_File_set_errhandler(lmpif_File_fromint(*file), lmpif_Errhandler_fromint(*errhandler)) : MPI_File_set_errhandler(lmpif_File_fromint(*file), lmpif_Errhandler_fromint(*errhandler));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_set_errhandler_(MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
@@ -2280,11 +2430,12 @@ void pmpi_file_set_errhandler_(MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *i
     mpi_file_set_errhandler_body(true, file, errhandler, ierror);
 }
 
-static inline void mpi_file_set_info_body(bool prof, MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_set_info_body(bool prof, MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_set_info(MPI_File_fromint(*fh), MPI_Info_fromint(*info)) : MPI_File_set_info(MPI_File_fromint(*fh), MPI_Info_fromint(*info));
-    *ierror = rc;
+    rc = prof ? PMPI_File_set_info(lmpif_File_fromint(*fh), lmpif_Info_fromint(*info)) : MPI_File_set_info(lmpif_File_fromint(*fh), lmpif_Info_fromint(*info));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_set_info_(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
 {
@@ -2295,11 +2446,12 @@ void pmpi_file_set_info_(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
     mpi_file_set_info_body(true, fh, info, ierror);
 }
 
-static inline void mpi_file_set_size_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_set_size_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_set_size(MPI_File_fromint(*fh), *size) : MPI_File_set_size(MPI_File_fromint(*fh), *size);
-    *ierror = rc;
+    rc = prof ? PMPI_File_set_size(lmpif_File_fromint(*fh), *size) : MPI_File_set_size(lmpif_File_fromint(*fh), *size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_set_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
@@ -2310,18 +2462,20 @@ void pmpi_file_set_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
     mpi_file_set_size_body(true, fh, size, ierror);
 }
 
-static inline void mpi_file_set_view_body(bool prof, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, const char *datarep, MPI_Fint *info, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_file_set_view_body(bool prof, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, const char *datarep, MPI_Fint *info, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
         free(c_datarep);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_set_view(MPI_File_fromint(*fh), *disp, MPI_Type_fromint(*etype), MPI_Type_fromint(*filetype), c_datarep, MPI_Info_fromint(*info)) : MPI_File_set_view(MPI_File_fromint(*fh), *disp, MPI_Type_fromint(*etype), MPI_Type_fromint(*filetype), c_datarep, MPI_Info_fromint(*info));
+    rc = prof ? PMPI_File_set_view(lmpif_File_fromint(*fh), *disp, lmpif_Type_fromint(*etype), lmpif_Type_fromint(*filetype), c_datarep, lmpif_Info_fromint(*info)) : MPI_File_set_view(lmpif_File_fromint(*fh), *disp, lmpif_Type_fromint(*etype), lmpif_Type_fromint(*filetype), c_datarep, lmpif_Info_fromint(*info));
     free(c_datarep);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_set_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, const char *datarep, MPI_Fint *info, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -2332,11 +2486,12 @@ void pmpi_file_set_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fi
     mpi_file_set_view_body(true, fh, disp, etype, filetype, datarep, info, ierror, datarep_len);
 }
 
-static inline void mpi_file_sync_body(bool prof, MPI_Fint *fh, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_sync_body(bool prof, MPI_Fint *fh, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_sync(MPI_File_fromint(*fh)) : MPI_File_sync(MPI_File_fromint(*fh));
-    *ierror = rc;
+    rc = prof ? PMPI_File_sync(lmpif_File_fromint(*fh)) : MPI_File_sync(lmpif_File_fromint(*fh));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_sync_(MPI_Fint *fh, MPI_Fint *ierror)
 {
@@ -2347,11 +2502,12 @@ void pmpi_file_sync_(MPI_Fint *fh, MPI_Fint *ierror)
     mpi_file_sync_body(true, fh, ierror);
 }
 
-static inline void mpi_file_write_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2362,11 +2518,12 @@ void pmpi_file_write_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dataty
     mpi_file_write_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_all(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2377,11 +2534,12 @@ void pmpi_file_write_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *da
     mpi_file_write_all_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_all_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_all_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_write_all_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write_all_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_write_all_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2392,11 +2550,12 @@ void pmpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fi
     mpi_file_write_all_begin_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_write_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2407,11 +2566,12 @@ void pmpi_file_write_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fin
     mpi_file_write_all_end_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_write_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_at(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2422,11 +2582,12 @@ void pmpi_file_write_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *
     mpi_file_write_at_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_at_all(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2437,11 +2598,12 @@ void pmpi_file_write_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fi
     mpi_file_write_at_all_body(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_at_all_begin_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_all_begin_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_write_at_all_begin(MPI_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write_at_all_begin(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_write_at_all_begin(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2452,11 +2614,12 @@ void pmpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, 
     mpi_file_write_at_all_begin_body(true, fh, offset, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_write_at_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_at_all_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write_at_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_at_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2467,11 +2630,12 @@ void pmpi_file_write_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_
     mpi_file_write_at_all_end_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_write_ordered_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_ordered_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_ordered(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write_ordered(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_ordered(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2482,11 +2646,12 @@ void pmpi_file_write_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint
     mpi_file_write_ordered_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_file_write_ordered_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_ordered_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype)) : MPI_File_write_ordered_begin(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write_ordered_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_write_ordered_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2497,11 +2662,12 @@ void pmpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MP
     mpi_file_write_ordered_begin_body(true, fh, buf, count, datatype, ierror);
 }
 
-static inline void mpi_file_write_ordered_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_ordered_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_ordered_end(MPI_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write_ordered_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_ordered_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2512,11 +2678,12 @@ void pmpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI
     mpi_file_write_ordered_end_body(true, fh, buf, status, ierror);
 }
 
-static inline void mpi_file_write_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_shared(MPI_File_fromint(*fh), LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_File_write_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_file_write_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2527,11 +2694,12 @@ void pmpi_file_write_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint 
     mpi_file_write_shared_body(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline void mpi_finalize_body(bool prof, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_finalize_body(bool prof, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Finalize() : MPI_Finalize();
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_finalize_(MPI_Fint *ierror)
 {
@@ -2542,13 +2710,14 @@ void pmpi_finalize_(MPI_Fint *ierror)
     mpi_finalize_body(true, ierror);
 }
 
-static inline void mpi_finalized_body(bool prof, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_finalized_body(bool prof, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Finalized(&c_flag) : MPI_Finalized(&c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_finalized_(MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -2559,11 +2728,12 @@ void pmpi_finalized_(MPI_Fint *flag, MPI_Fint *ierror)
     mpi_finalized_body(true, flag, ierror);
 }
 
-static inline void mpi_free_mem_body(bool prof, void *base, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_free_mem_body(bool prof, void *base, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Free_mem(LMPIF_BUF(base)) : MPI_Free_mem(LMPIF_BUF(base));
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_free_mem_(void *base, MPI_Fint *ierror)
 {
@@ -2574,11 +2744,12 @@ void pmpi_free_mem_(void *base, MPI_Fint *ierror)
     mpi_free_mem_body(true, base, ierror);
 }
 
-static inline void mpi_gather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Gather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Gather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Gather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm)) : MPI_Gather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -2589,13 +2760,14 @@ void pmpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *
     mpi_gather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_gather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -2606,11 +2778,12 @@ void pmpi_gather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, v
     mpi_gather_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_gatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm)) : MPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -2621,13 +2794,14 @@ void pmpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
     mpi_gatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_gatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_gatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -2638,11 +2812,12 @@ void pmpi_gatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, 
     mpi_gatherv_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_get_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win)) : MPI_Get(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Get(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win)) : MPI_Get(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -2653,11 +2828,12 @@ void pmpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datat
     mpi_get_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
 }
 
-static inline void mpi_get_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win)) : MPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, lmpif_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win)) : MPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, lmpif_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -2668,11 +2844,12 @@ void pmpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *o
     mpi_get_accumulate_body(true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
 }
 
-static inline void mpi_get_address_body(bool prof, void *location, MPI_Aint *address, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_address_body(bool prof, void *location, MPI_Aint *address, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Get_address(LMPIF_BUF(location), address) : MPI_Get_address(LMPIF_BUF(location), address);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_address_(void *location, MPI_Aint *address, MPI_Fint *ierror)
 {
@@ -2683,11 +2860,12 @@ void pmpi_get_address_(void *location, MPI_Aint *address, MPI_Fint *ierror)
     mpi_get_address_body(true, location, address, ierror);
 }
 
-static inline void mpi_get_count_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_count_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get_count(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count) : MPI_Get_count(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count);
-    *ierror = rc;
+    rc = prof ? PMPI_Get_count(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count) : MPI_Get_count(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_count_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
@@ -2698,11 +2876,12 @@ void pmpi_get_count_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_
     mpi_get_count_body(true, status, datatype, count, ierror);
 }
 
-static inline void mpi_get_elements_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_elements_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count) : MPI_Get_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count);
-    *ierror = rc;
+    rc = prof ? PMPI_Get_elements(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count) : MPI_Get_elements(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
@@ -2713,11 +2892,12 @@ void pmpi_get_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, M
     mpi_get_elements_body(true, status, datatype, count, ierror);
 }
 
-static inline void mpi_get_elements_x_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_elements_x_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count) : MPI_Get_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), count);
-    *ierror = rc;
+    rc = prof ? PMPI_Get_elements_x(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count) : MPI_Get_elements_x(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
@@ -2728,13 +2908,14 @@ void pmpi_get_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count
     mpi_get_elements_x_body(true, status, datatype, count, ierror);
 }
 
-static inline void mpi_get_hw_resource_info_body(bool prof, MPI_Fint *hw_info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_hw_resource_info_body(bool prof, MPI_Fint *hw_info, MPI_Fint *ierror)
 {
     MPI_Info c_hw_info = (MPI_Info)0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Get_hw_resource_info(&c_hw_info) : MPI_Get_hw_resource_info(&c_hw_info);
-    if (rc == MPI_SUCCESS) *hw_info = MPI_Info_toint(c_hw_info);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *hw_info = lmpif_Info_toint(c_hw_info);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_hw_resource_info_(MPI_Fint *hw_info, MPI_Fint *ierror)
 {
@@ -2745,18 +2926,20 @@ void pmpi_get_hw_resource_info_(MPI_Fint *hw_info, MPI_Fint *ierror)
     mpi_get_hw_resource_info_body(true, hw_info, ierror);
 }
 
-static inline void mpi_get_library_version_body(bool prof, char *version, MPI_Fint *resultlen, MPI_Fint *ierror, size_t version_len)
+static inline __attribute__((always_inline)) void mpi_get_library_version_body(bool prof, char *version, MPI_Fint *resultlen, MPI_Fint *ierror, size_t version_len)
 {
     char *c_version = lmpif_str_buf(version_len);
     if (!c_version) {
         free(c_version);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Get_library_version(c_version, resultlen) : MPI_Get_library_version(c_version, resultlen);
     lmpif_str_out(c_version, version, version_len, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_library_version_(char *version, MPI_Fint *resultlen, MPI_Fint *ierror, size_t version_len)
 {
@@ -2767,18 +2950,20 @@ void pmpi_get_library_version_(char *version, MPI_Fint *resultlen, MPI_Fint *ier
     mpi_get_library_version_body(true, version, resultlen, ierror, version_len);
 }
 
-static inline void mpi_get_processor_name_body(bool prof, char *name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t name_len)
+static inline __attribute__((always_inline)) void mpi_get_processor_name_body(bool prof, char *name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t name_len)
 {
     char *c_name = lmpif_str_buf(name_len);
     if (!c_name) {
         free(c_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Get_processor_name(c_name, resultlen) : MPI_Get_processor_name(c_name, resultlen);
     lmpif_str_out(c_name, name, name_len, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_processor_name_(char *name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t name_len)
 {
@@ -2789,11 +2974,12 @@ void pmpi_get_processor_name_(char *name, MPI_Fint *resultlen, MPI_Fint *ierror,
     mpi_get_processor_name_body(true, name, resultlen, ierror, name_len);
 }
 
-static inline void mpi_get_version_body(bool prof, MPI_Fint *version, MPI_Fint *subversion, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_version_body(bool prof, MPI_Fint *version, MPI_Fint *subversion, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Get_version(version, subversion) : MPI_Get_version(version, subversion);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_get_version_(MPI_Fint *version, MPI_Fint *subversion, MPI_Fint *ierror)
 {
@@ -2804,13 +2990,14 @@ void pmpi_get_version_(MPI_Fint *version, MPI_Fint *subversion, MPI_Fint *ierror
     mpi_get_version_body(true, version, subversion, ierror);
 }
 
-static inline void mpi_graph_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graph_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierror)
 {
     MPI_Comm c_comm_graph = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graph_create(MPI_Comm_fromint(*comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph) : MPI_Graph_create(MPI_Comm_fromint(*comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph);
-    if (rc == MPI_SUCCESS) *comm_graph = MPI_Comm_toint(c_comm_graph);
-    *ierror = rc;
+    rc = prof ? PMPI_Graph_create(lmpif_Comm_fromint(*comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph) : MPI_Graph_create(lmpif_Comm_fromint(*comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph);
+    if (rc == MPI_SUCCESS) *comm_graph = lmpif_Comm_toint(c_comm_graph);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_graph_create_(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierror)
 {
@@ -2821,11 +3008,12 @@ void pmpi_graph_create_(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, M
     mpi_graph_create_body(true, comm_old, nnodes, index, edges, reorder, comm_graph, ierror);
 }
 
-static inline void mpi_graph_get_body(bool prof, MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graph_get_body(bool prof, MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graph_get(MPI_Comm_fromint(*comm), *maxindex, *maxedges, index, edges) : MPI_Graph_get(MPI_Comm_fromint(*comm), *maxindex, *maxedges, index, edges);
-    *ierror = rc;
+    rc = prof ? PMPI_Graph_get(lmpif_Comm_fromint(*comm), *maxindex, *maxedges, index, edges) : MPI_Graph_get(lmpif_Comm_fromint(*comm), *maxindex, *maxedges, index, edges);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_graph_get_(MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *ierror)
 {
@@ -2836,11 +3024,12 @@ void pmpi_graph_get_(MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI
     mpi_graph_get_body(true, comm, maxindex, maxedges, index, edges, ierror);
 }
 
-static inline void mpi_graph_map_body(bool prof, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graph_map_body(bool prof, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graph_map(MPI_Comm_fromint(*comm), *nnodes, index, edges, newrank) : MPI_Graph_map(MPI_Comm_fromint(*comm), *nnodes, index, edges, newrank);
-    *ierror = rc;
+    rc = prof ? PMPI_Graph_map(lmpif_Comm_fromint(*comm), *nnodes, index, edges, newrank) : MPI_Graph_map(lmpif_Comm_fromint(*comm), *nnodes, index, edges, newrank);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_graph_map_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierror)
 {
@@ -2851,11 +3040,12 @@ void pmpi_graph_map_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint
     mpi_graph_map_body(true, comm, nnodes, index, edges, newrank, ierror);
 }
 
-static inline void mpi_graph_neighbors_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graph_neighbors_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graph_neighbors(MPI_Comm_fromint(*comm), *rank, *maxneighbors, neighbors) : MPI_Graph_neighbors(MPI_Comm_fromint(*comm), *rank, *maxneighbors, neighbors);
-    *ierror = rc;
+    rc = prof ? PMPI_Graph_neighbors(lmpif_Comm_fromint(*comm), *rank, *maxneighbors, neighbors) : MPI_Graph_neighbors(lmpif_Comm_fromint(*comm), *rank, *maxneighbors, neighbors);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_graph_neighbors_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierror)
 {
@@ -2866,11 +3056,12 @@ void pmpi_graph_neighbors_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbor
     mpi_graph_neighbors_body(true, comm, rank, maxneighbors, neighbors, ierror);
 }
 
-static inline void mpi_graph_neighbors_count_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graph_neighbors_count_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graph_neighbors_count(MPI_Comm_fromint(*comm), *rank, nneighbors) : MPI_Graph_neighbors_count(MPI_Comm_fromint(*comm), *rank, nneighbors);
-    *ierror = rc;
+    rc = prof ? PMPI_Graph_neighbors_count(lmpif_Comm_fromint(*comm), *rank, nneighbors) : MPI_Graph_neighbors_count(lmpif_Comm_fromint(*comm), *rank, nneighbors);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_graph_neighbors_count_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierror)
 {
@@ -2881,11 +3072,12 @@ void pmpi_graph_neighbors_count_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneig
     mpi_graph_neighbors_count_body(true, comm, rank, nneighbors, ierror);
 }
 
-static inline void mpi_graphdims_get_body(bool prof, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graphdims_get_body(bool prof, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graphdims_get(MPI_Comm_fromint(*comm), nnodes, nedges) : MPI_Graphdims_get(MPI_Comm_fromint(*comm), nnodes, nedges);
-    *ierror = rc;
+    rc = prof ? PMPI_Graphdims_get(lmpif_Comm_fromint(*comm), nnodes, nedges) : MPI_Graphdims_get(lmpif_Comm_fromint(*comm), nnodes, nedges);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_graphdims_get_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierror)
 {
@@ -2896,11 +3088,12 @@ void pmpi_graphdims_get_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI
     mpi_graphdims_get_body(true, comm, nnodes, nedges, ierror);
 }
 
-static inline void mpi_grequest_complete_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_grequest_complete_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Grequest_complete(MPI_Request_fromint(*request)) : MPI_Grequest_complete(MPI_Request_fromint(*request));
-    *ierror = rc;
+    rc = prof ? PMPI_Grequest_complete(lmpif_Request_fromint(*request)) : MPI_Grequest_complete(lmpif_Request_fromint(*request));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -2911,11 +3104,12 @@ void pmpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierror)
     mpi_grequest_complete_body(true, request, ierror);
 }
 
-static inline void mpi_group_compare_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_compare_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_compare(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), result) : MPI_Group_compare(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), result);
-    *ierror = rc;
+    rc = prof ? PMPI_Group_compare(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), result) : MPI_Group_compare(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), result);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_compare_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierror)
 {
@@ -2926,13 +3120,14 @@ void pmpi_group_compare_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, M
     mpi_group_compare_body(true, group1, group2, result, ierror);
 }
 
-static inline void mpi_group_difference_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_difference_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_difference(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup) : MPI_Group_difference(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup);
-    if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
-    *ierror = rc;
+    rc = prof ? PMPI_Group_difference(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup) : MPI_Group_difference(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup);
+    if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_difference_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
@@ -2943,13 +3138,14 @@ void pmpi_group_difference_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgro
     mpi_group_difference_body(true, group1, group2, newgroup, ierror);
 }
 
-static inline void mpi_group_excl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_excl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_excl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup) : MPI_Group_excl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup);
-    if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
-    *ierror = rc;
+    rc = prof ? PMPI_Group_excl(lmpif_Group_fromint(*group), *n, ranks, &c_newgroup) : MPI_Group_excl(lmpif_Group_fromint(*group), *n, ranks, &c_newgroup);
+    if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
@@ -2960,13 +3156,14 @@ void pmpi_group_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *n
     mpi_group_excl_body(true, group, n, ranks, newgroup, ierror);
 }
 
-static inline void mpi_group_free_body(bool prof, MPI_Fint *group, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_free_body(bool prof, MPI_Fint *group, MPI_Fint *ierror)
 {
-    MPI_Group c_group = MPI_Group_fromint(*group);
+    MPI_Group c_group = lmpif_Group_fromint(*group);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Group_free(&c_group) : MPI_Group_free(&c_group);
-    if (rc == MPI_SUCCESS) *group = MPI_Group_toint(c_group);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *group = lmpif_Group_toint(c_group);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_free_(MPI_Fint *group, MPI_Fint *ierror)
 {
@@ -2977,20 +3174,22 @@ void pmpi_group_free_(MPI_Fint *group, MPI_Fint *ierror)
     mpi_group_free_body(true, group, ierror);
 }
 
-static inline void mpi_group_from_session_pset_body(bool prof, MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierror, size_t pset_name_len)
+static inline __attribute__((always_inline)) void mpi_group_from_session_pset_body(bool prof, MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierror, size_t pset_name_len)
 {
     char *c_pset_name = lmpif_str_in(pset_name, pset_name_len);
     MPI_Group c_newgroup = (MPI_Group)0;
     if (!c_pset_name) {
         free(c_pset_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_from_session_pset(MPI_Session_fromint(*session), c_pset_name, &c_newgroup) : MPI_Group_from_session_pset(MPI_Session_fromint(*session), c_pset_name, &c_newgroup);
+    rc = prof ? PMPI_Group_from_session_pset(lmpif_Session_fromint(*session), c_pset_name, &c_newgroup) : MPI_Group_from_session_pset(lmpif_Session_fromint(*session), c_pset_name, &c_newgroup);
     free(c_pset_name);
-    if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_from_session_pset_(MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierror, size_t pset_name_len)
 {
@@ -3001,13 +3200,14 @@ void pmpi_group_from_session_pset_(MPI_Fint *session, const char *pset_name, MPI
     mpi_group_from_session_pset_body(true, session, pset_name, newgroup, ierror, pset_name_len);
 }
 
-static inline void mpi_group_incl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_incl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_incl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup) : MPI_Group_incl(MPI_Group_fromint(*group), *n, ranks, &c_newgroup);
-    if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
-    *ierror = rc;
+    rc = prof ? PMPI_Group_incl(lmpif_Group_fromint(*group), *n, ranks, &c_newgroup) : MPI_Group_incl(lmpif_Group_fromint(*group), *n, ranks, &c_newgroup);
+    if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
@@ -3018,13 +3218,14 @@ void pmpi_group_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *n
     mpi_group_incl_body(true, group, n, ranks, newgroup, ierror);
 }
 
-static inline void mpi_group_intersection_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_intersection_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_intersection(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup) : MPI_Group_intersection(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup);
-    if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
-    *ierror = rc;
+    rc = prof ? PMPI_Group_intersection(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup) : MPI_Group_intersection(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup);
+    if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_intersection_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
@@ -3035,13 +3236,14 @@ void pmpi_group_intersection_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newg
     mpi_group_intersection_body(true, group1, group2, newgroup, ierror);
 }
 
-static inline void mpi_group_range_excl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_range_excl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_range_excl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_excl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup);
-    if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
-    *ierror = rc;
+    rc = prof ? PMPI_Group_range_excl(lmpif_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_excl(lmpif_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup);
+    if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_range_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
@@ -3052,13 +3254,14 @@ void pmpi_group_range_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_
     mpi_group_range_excl_body(true, group, n, ranges, newgroup, ierror);
 }
 
-static inline void mpi_group_range_incl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_range_incl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_range_incl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_incl(MPI_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup);
-    if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
-    *ierror = rc;
+    rc = prof ? PMPI_Group_range_incl(lmpif_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_incl(lmpif_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup);
+    if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_range_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
@@ -3069,11 +3272,12 @@ void pmpi_group_range_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_
     mpi_group_range_incl_body(true, group, n, ranges, newgroup, ierror);
 }
 
-static inline void mpi_group_rank_body(bool prof, MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_rank_body(bool prof, MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_rank(MPI_Group_fromint(*group), rank) : MPI_Group_rank(MPI_Group_fromint(*group), rank);
-    *ierror = rc;
+    rc = prof ? PMPI_Group_rank(lmpif_Group_fromint(*group), rank) : MPI_Group_rank(lmpif_Group_fromint(*group), rank);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_rank_(MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
 {
@@ -3084,11 +3288,12 @@ void pmpi_group_rank_(MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
     mpi_group_rank_body(true, group, rank, ierror);
 }
 
-static inline void mpi_group_size_body(bool prof, MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_size_body(bool prof, MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_size(MPI_Group_fromint(*group), size) : MPI_Group_size(MPI_Group_fromint(*group), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Group_size(lmpif_Group_fromint(*group), size) : MPI_Group_size(lmpif_Group_fromint(*group), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_size_(MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -3099,11 +3304,12 @@ void pmpi_group_size_(MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
     mpi_group_size_body(true, group, size, ierror);
 }
 
-static inline void mpi_group_translate_ranks_body(bool prof, MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1, MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_translate_ranks_body(bool prof, MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1, MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_translate_ranks(MPI_Group_fromint(*group1), *n, ranks1, MPI_Group_fromint(*group2), ranks2) : MPI_Group_translate_ranks(MPI_Group_fromint(*group1), *n, ranks1, MPI_Group_fromint(*group2), ranks2);
-    *ierror = rc;
+    rc = prof ? PMPI_Group_translate_ranks(lmpif_Group_fromint(*group1), *n, ranks1, lmpif_Group_fromint(*group2), ranks2) : MPI_Group_translate_ranks(lmpif_Group_fromint(*group1), *n, ranks1, lmpif_Group_fromint(*group2), ranks2);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_translate_ranks_(MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1, MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierror)
 {
@@ -3114,13 +3320,14 @@ void pmpi_group_translate_ranks_(MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1
     mpi_group_translate_ranks_body(true, group1, n, ranks1, group2, ranks2, ierror);
 }
 
-static inline void mpi_group_union_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_union_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_union(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup) : MPI_Group_union(MPI_Group_fromint(*group1), MPI_Group_fromint(*group2), &c_newgroup);
-    if (rc == MPI_SUCCESS) *newgroup = MPI_Group_toint(c_newgroup);
-    *ierror = rc;
+    rc = prof ? PMPI_Group_union(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup) : MPI_Group_union(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup);
+    if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_group_union_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
@@ -3131,13 +3338,14 @@ void pmpi_group_union_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, M
     mpi_group_union_body(true, group1, group2, newgroup, ierror);
 }
 
-static inline void mpi_iallgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iallgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3148,13 +3356,14 @@ void pmpi_iallgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, vo
     mpi_iallgather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_iallgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iallgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3165,13 +3374,14 @@ void pmpi_iallgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, v
     mpi_iallgatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_iallreduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallreduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3182,13 +3392,14 @@ void pmpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *d
     mpi_iallreduce_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_ialltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ialltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3199,13 +3410,14 @@ void pmpi_ialltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, voi
     mpi_ialltoall_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ialltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3216,7 +3428,7 @@ void pmpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MP
     mpi_ialltoallv_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ialltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
@@ -3224,15 +3436,17 @@ static inline void mpi_ialltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendc
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ialltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ialltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ialltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3243,13 +3457,14 @@ void pmpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MP
     mpi_ialltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 
-static inline void mpi_ibarrier_body(bool prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ibarrier_body(bool prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ibarrier(MPI_Comm_fromint(*comm), &c_request) : MPI_Ibarrier(MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ibarrier(lmpif_Comm_fromint(*comm), &c_request) : MPI_Ibarrier(lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ibarrier_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3260,13 +3475,14 @@ void pmpi_ibarrier_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
     mpi_ibarrier_body(true, comm, request, ierror);
 }
 
-static inline void mpi_ibcast_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ibcast_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ibcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Ibcast(LMPIF_BUF(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ibcast(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ibcast(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ibcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3277,13 +3493,14 @@ void pmpi_ibcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *r
     mpi_ibcast_body(true, buffer, count, datatype, root, comm, request, ierror);
 }
 
-static inline void mpi_ibsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ibsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ibsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Ibsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ibsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ibsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ibsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3294,13 +3511,14 @@ void pmpi_ibsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest
     mpi_ibsend_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_iexscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iexscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iexscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3311,13 +3529,14 @@ void pmpi_iexscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *data
     mpi_iexscan_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_igather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_igather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Igather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Igather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Igather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Igather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_igather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3328,13 +3547,14 @@ void pmpi_igather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
     mpi_igather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_igatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_igatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_igatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3345,15 +3565,16 @@ void pmpi_igatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void
     mpi_igatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_improbe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_improbe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
     int c_flag = 0;
     MPI_Message c_message = (MPI_Message)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Improbe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, &c_message, LMPIF_STATUS(status)) : MPI_Improbe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, &c_message, LMPIF_STATUS(status));
+    rc = prof ? PMPI_Improbe(*source, *tag, lmpif_Comm_fromint(*comm), &c_flag, &c_message, LMPIF_STATUS(status)) : MPI_Improbe(*source, *tag, lmpif_Comm_fromint(*comm), &c_flag, &c_message, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -3364,15 +3585,16 @@ void pmpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *fl
     mpi_improbe_body(true, source, tag, comm, flag, message, status, ierror);
 }
 
-static inline void mpi_imrecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_imrecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
 {
-    MPI_Message c_message = MPI_Message_fromint(*message);
+    MPI_Message c_message = lmpif_Message_fromint(*message);
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Imrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, &c_request) : MPI_Imrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, &c_request);
-    if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Imrecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_message, &c_request) : MPI_Imrecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_message, &c_request);
+    if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3383,13 +3605,14 @@ void pmpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mess
     mpi_imrecv_body(true, buf, count, datatype, message, request, ierror);
 }
 
-static inline void mpi_ineighbor_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3400,13 +3623,14 @@ void pmpi_ineighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
     mpi_ineighbor_allgather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3417,13 +3641,14 @@ void pmpi_ineighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *se
     mpi_ineighbor_allgatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3434,13 +3659,14 @@ void pmpi_ineighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
     mpi_ineighbor_alltoall_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3451,7 +3677,7 @@ void pmpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sd
     mpi_ineighbor_alltoallv_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 
-static inline void mpi_ineighbor_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
@@ -3459,15 +3685,17 @@ static inline void mpi_ineighbor_alltoallw_body(bool prof, void *sendbuf, MPI_Fi
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ineighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ineighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ineighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3478,13 +3706,14 @@ void pmpi_ineighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sd
     mpi_ineighbor_alltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 
-static inline void mpi_info_create_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_info_create_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
 {
     MPI_Info c_info = (MPI_Info)0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Info_create(&c_info) : MPI_Info_create(&c_info);
-    if (rc == MPI_SUCCESS) *info = MPI_Info_toint(c_info);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *info = lmpif_Info_toint(c_info);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_info_create_(MPI_Fint *info, MPI_Fint *ierror)
 {
@@ -3495,18 +3724,20 @@ void pmpi_info_create_(MPI_Fint *info, MPI_Fint *ierror)
     mpi_info_create_body(true, info, ierror);
 }
 
-static inline void mpi_info_delete_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *ierror, size_t key_len)
+static inline __attribute__((always_inline)) void mpi_info_delete_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *ierror, size_t key_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
     if (!c_key) {
         free(c_key);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_delete(MPI_Info_fromint(*info), c_key) : MPI_Info_delete(MPI_Info_fromint(*info), c_key);
+    rc = prof ? PMPI_Info_delete(lmpif_Info_fromint(*info), c_key) : MPI_Info_delete(lmpif_Info_fromint(*info), c_key);
     free(c_key);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_info_delete_(MPI_Fint *info, const char *key, MPI_Fint *ierror, size_t key_len)
 {
@@ -3517,13 +3748,14 @@ void pmpi_info_delete_(MPI_Fint *info, const char *key, MPI_Fint *ierror, size_t
     mpi_info_delete_body(true, info, key, ierror, key_len);
 }
 
-static inline void mpi_info_dup_body(bool prof, MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_info_dup_body(bool prof, MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
 {
     MPI_Info c_newinfo = (MPI_Info)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_dup(MPI_Info_fromint(*info), &c_newinfo) : MPI_Info_dup(MPI_Info_fromint(*info), &c_newinfo);
-    if (rc == MPI_SUCCESS) *newinfo = MPI_Info_toint(c_newinfo);
-    *ierror = rc;
+    rc = prof ? PMPI_Info_dup(lmpif_Info_fromint(*info), &c_newinfo) : MPI_Info_dup(lmpif_Info_fromint(*info), &c_newinfo);
+    if (rc == MPI_SUCCESS) *newinfo = lmpif_Info_toint(c_newinfo);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_info_dup_(MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
 {
@@ -3534,13 +3766,14 @@ void pmpi_info_dup_(MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
     mpi_info_dup_body(true, info, newinfo, ierror);
 }
 
-static inline void mpi_info_free_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_info_free_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
 {
-    MPI_Info c_info = MPI_Info_fromint(*info);
+    MPI_Info c_info = lmpif_Info_fromint(*info);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Info_free(&c_info) : MPI_Info_free(&c_info);
-    if (rc == MPI_SUCCESS) *info = MPI_Info_toint(c_info);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *info = lmpif_Info_toint(c_info);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_info_free_(MPI_Fint *info, MPI_Fint *ierror)
 {
@@ -3551,7 +3784,7 @@ void pmpi_info_free_(MPI_Fint *info, MPI_Fint *ierror)
     mpi_info_free_body(true, info, ierror);
 }
 
-static inline void mpi_info_get_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
+static inline __attribute__((always_inline)) void mpi_info_get_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
     char *c_value = lmpif_str_buf(value_len);
@@ -3559,15 +3792,17 @@ static inline void mpi_info_get_body(bool prof, MPI_Fint *info, const char *key,
     if (!c_key || !c_value) {
         free(c_key);
         free(c_value);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_get(MPI_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag) : MPI_Info_get(MPI_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag);
+    rc = prof ? PMPI_Info_get(lmpif_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag) : MPI_Info_get(lmpif_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag);
     free(c_key);
     lmpif_str_out(c_value, value, value_len, rc == MPI_SUCCESS);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_info_get_(MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
@@ -3578,11 +3813,12 @@ void pmpi_info_get_(MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *v
     mpi_info_get_body(true, info, key, valuelen, value, flag, ierror, key_len, value_len);
 }
 
-static inline void mpi_info_get_nkeys_body(bool prof, MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_info_get_nkeys_body(bool prof, MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_get_nkeys(MPI_Info_fromint(*info), nkeys) : MPI_Info_get_nkeys(MPI_Info_fromint(*info), nkeys);
-    *ierror = rc;
+    rc = prof ? PMPI_Info_get_nkeys(lmpif_Info_fromint(*info), nkeys) : MPI_Info_get_nkeys(lmpif_Info_fromint(*info), nkeys);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_info_get_nkeys_(MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
 {
@@ -3593,18 +3829,20 @@ void pmpi_info_get_nkeys_(MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
     mpi_info_get_nkeys_body(true, info, nkeys, ierror);
 }
 
-static inline void mpi_info_get_nthkey_body(bool prof, MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ierror, size_t key_len)
+static inline __attribute__((always_inline)) void mpi_info_get_nthkey_body(bool prof, MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ierror, size_t key_len)
 {
     char *c_key = lmpif_str_buf(key_len);
     if (!c_key) {
         free(c_key);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_get_nthkey(MPI_Info_fromint(*info), *n, c_key) : MPI_Info_get_nthkey(MPI_Info_fromint(*info), *n, c_key);
+    rc = prof ? PMPI_Info_get_nthkey(lmpif_Info_fromint(*info), *n, c_key) : MPI_Info_get_nthkey(lmpif_Info_fromint(*info), *n, c_key);
     lmpif_str_out(c_key, key, key_len, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_info_get_nthkey_(MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ierror, size_t key_len)
 {
@@ -3615,7 +3853,7 @@ void pmpi_info_get_nthkey_(MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ier
     mpi_info_get_nthkey_body(true, info, n, key, ierror, key_len);
 }
 
-static inline void mpi_info_get_string_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
+static inline __attribute__((always_inline)) void mpi_info_get_string_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
     char *c_value = lmpif_str_buf(value_len);
@@ -3623,15 +3861,17 @@ static inline void mpi_info_get_string_body(bool prof, MPI_Fint *info, const cha
     if (!c_key || !c_value) {
         free(c_key);
         free(c_value);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_get_string(MPI_Info_fromint(*info), c_key, buflen, c_value, &c_flag) : MPI_Info_get_string(MPI_Info_fromint(*info), c_key, buflen, c_value, &c_flag);
+    rc = prof ? PMPI_Info_get_string(lmpif_Info_fromint(*info), c_key, buflen, c_value, &c_flag) : MPI_Info_get_string(lmpif_Info_fromint(*info), c_key, buflen, c_value, &c_flag);
     free(c_key);
     lmpif_str_out(c_value, value, value_len, rc == MPI_SUCCESS);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
@@ -3642,20 +3882,22 @@ void pmpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, ch
     mpi_info_get_string_body(true, info, key, buflen, value, flag, ierror, key_len, value_len);
 }
 
-static inline void mpi_info_get_valuelen_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len)
+static inline __attribute__((always_inline)) void mpi_info_get_valuelen_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
     int c_flag = 0;
     if (!c_key) {
         free(c_key);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_get_valuelen(MPI_Info_fromint(*info), c_key, valuelen, &c_flag) : MPI_Info_get_valuelen(MPI_Info_fromint(*info), c_key, valuelen, &c_flag);
+    rc = prof ? PMPI_Info_get_valuelen(lmpif_Info_fromint(*info), c_key, valuelen, &c_flag) : MPI_Info_get_valuelen(lmpif_Info_fromint(*info), c_key, valuelen, &c_flag);
     free(c_key);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_info_get_valuelen_(MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len)
 {
@@ -3666,21 +3908,23 @@ void pmpi_info_get_valuelen_(MPI_Fint *info, const char *key, MPI_Fint *valuelen
     mpi_info_get_valuelen_body(true, info, key, valuelen, flag, ierror, key_len);
 }
 
-static inline void mpi_info_set_body(bool prof, MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierror, size_t key_len, size_t value_len)
+static inline __attribute__((always_inline)) void mpi_info_set_body(bool prof, MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
     char *c_value = lmpif_str_in(value, value_len);
     if (!c_key || !c_value) {
         free(c_key);
         free(c_value);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_set(MPI_Info_fromint(*info), c_key, c_value) : MPI_Info_set(MPI_Info_fromint(*info), c_key, c_value);
+    rc = prof ? PMPI_Info_set(lmpif_Info_fromint(*info), c_key, c_value) : MPI_Info_set(lmpif_Info_fromint(*info), c_key, c_value);
     free(c_key);
     free(c_value);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_info_set_(MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
@@ -3691,13 +3935,14 @@ void pmpi_info_set_(MPI_Fint *info, const char *key, const char *value, MPI_Fint
     mpi_info_set_body(true, info, key, value, ierror, key_len, value_len);
 }
 
-static inline void mpi_initialized_body(bool prof, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_initialized_body(bool prof, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Initialized(&c_flag) : MPI_Initialized(&c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_initialized_(MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -3708,13 +3953,14 @@ void pmpi_initialized_(MPI_Fint *flag, MPI_Fint *ierror)
     mpi_initialized_body(true, flag, ierror);
 }
 
-static inline void mpi_intercomm_create_body(bool prof, MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_intercomm_create_body(bool prof, MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newintercomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Intercomm_create(MPI_Comm_fromint(*local_comm), *local_leader, MPI_Comm_fromint(*peer_comm), *remote_leader, *tag, &c_newintercomm) : MPI_Intercomm_create(MPI_Comm_fromint(*local_comm), *local_leader, MPI_Comm_fromint(*peer_comm), *remote_leader, *tag, &c_newintercomm);
-    if (rc == MPI_SUCCESS) *newintercomm = MPI_Comm_toint(c_newintercomm);
-    *ierror = rc;
+    rc = prof ? PMPI_Intercomm_create(lmpif_Comm_fromint(*local_comm), *local_leader, lmpif_Comm_fromint(*peer_comm), *remote_leader, *tag, &c_newintercomm) : MPI_Intercomm_create(lmpif_Comm_fromint(*local_comm), *local_leader, lmpif_Comm_fromint(*peer_comm), *remote_leader, *tag, &c_newintercomm);
+    if (rc == MPI_SUCCESS) *newintercomm = lmpif_Comm_toint(c_newintercomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierror)
 {
@@ -3725,20 +3971,22 @@ void pmpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fi
     mpi_intercomm_create_body(true, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror);
 }
 
-static inline void mpi_intercomm_create_from_groups_body(bool prof, MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
+static inline __attribute__((always_inline)) void mpi_intercomm_create_from_groups_body(bool prof, MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
 {
     char *c_stringtag = lmpif_str_in(stringtag, stringtag_len);
     MPI_Comm c_newintercomm = (MPI_Comm)0;
     if (!c_stringtag) {
         free(c_stringtag);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Intercomm_create_from_groups(MPI_Group_fromint(*local_group), *local_leader, MPI_Group_fromint(*remote_group), *remote_leader, c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newintercomm) : MPI_Intercomm_create_from_groups(MPI_Group_fromint(*local_group), *local_leader, MPI_Group_fromint(*remote_group), *remote_leader, c_stringtag, MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_newintercomm);
+    rc = prof ? PMPI_Intercomm_create_from_groups(lmpif_Group_fromint(*local_group), *local_leader, lmpif_Group_fromint(*remote_group), *remote_leader, c_stringtag, lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_newintercomm) : MPI_Intercomm_create_from_groups(lmpif_Group_fromint(*local_group), *local_leader, lmpif_Group_fromint(*remote_group), *remote_leader, c_stringtag, lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_newintercomm);
     free(c_stringtag);
-    if (rc == MPI_SUCCESS) *newintercomm = MPI_Comm_toint(c_newintercomm);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *newintercomm = lmpif_Comm_toint(c_newintercomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_intercomm_create_from_groups_(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
 {
@@ -3749,13 +3997,14 @@ void pmpi_intercomm_create_from_groups_(MPI_Fint *local_group, MPI_Fint *local_l
     mpi_intercomm_create_from_groups_body(true, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror, stringtag_len);
 }
 
-static inline void mpi_intercomm_merge_body(bool prof, MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_intercomm_merge_body(bool prof, MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newintracomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Intercomm_merge(MPI_Comm_fromint(*intercomm), lmpif_from_logical(*high), &c_newintracomm) : MPI_Intercomm_merge(MPI_Comm_fromint(*intercomm), lmpif_from_logical(*high), &c_newintracomm);
-    if (rc == MPI_SUCCESS) *newintracomm = MPI_Comm_toint(c_newintracomm);
-    *ierror = rc;
+    rc = prof ? PMPI_Intercomm_merge(lmpif_Comm_fromint(*intercomm), lmpif_from_logical(*high), &c_newintracomm) : MPI_Intercomm_merge(lmpif_Comm_fromint(*intercomm), lmpif_from_logical(*high), &c_newintracomm);
+    if (rc == MPI_SUCCESS) *newintracomm = lmpif_Comm_toint(c_newintracomm);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierror)
 {
@@ -3766,13 +4015,14 @@ void pmpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newint
     mpi_intercomm_merge_body(true, intercomm, high, newintracomm, ierror);
 }
 
-static inline void mpi_iprobe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iprobe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, LMPIF_STATUS(status)) : MPI_Iprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_flag, LMPIF_STATUS(status));
+    rc = prof ? PMPI_Iprobe(*source, *tag, lmpif_Comm_fromint(*comm), &c_flag, LMPIF_STATUS(status)) : MPI_Iprobe(*source, *tag, lmpif_Comm_fromint(*comm), &c_flag, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -3783,13 +4033,14 @@ void pmpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *fla
     mpi_iprobe_body(true, source, tag, comm, flag, status, ierror);
 }
 
-static inline void mpi_irecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_irecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Irecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Irecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Irecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Irecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3800,13 +4051,14 @@ void pmpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *sourc
     mpi_irecv_body(true, buf, count, datatype, source, tag, comm, request, ierror);
 }
 
-static inline void mpi_ireduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ireduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3817,13 +4069,14 @@ void pmpi_ireduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *data
     mpi_ireduce_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
 }
 
-static inline void mpi_ireduce_scatter_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_scatter_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ireduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3834,13 +4087,14 @@ void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, M
     mpi_ireduce_scatter_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_ireduce_scatter_block_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_scatter_block_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3851,13 +4105,14 @@ void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcou
     mpi_ireduce_scatter_block_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_irsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_irsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Irsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Irsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Irsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Irsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_irsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3868,13 +4123,14 @@ void pmpi_irsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest
     mpi_irsend_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_is_thread_main_body(bool prof, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_is_thread_main_body(bool prof, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Is_thread_main(&c_flag) : MPI_Is_thread_main(&c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_is_thread_main_(MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -3885,13 +4141,14 @@ void pmpi_is_thread_main_(MPI_Fint *flag, MPI_Fint *ierror)
     mpi_is_thread_main_body(true, flag, ierror);
 }
 
-static inline void mpi_iscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request) : MPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3902,13 +4159,14 @@ void pmpi_iscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dataty
     mpi_iscan_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline void mpi_iscatter_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscatter_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iscatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3919,13 +4177,14 @@ void pmpi_iscatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void
     mpi_iscatter_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_iscatterv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscatterv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request) : MPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_iscatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3936,13 +4195,14 @@ void pmpi_iscatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_
     mpi_iscatterv_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline void mpi_isend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Isend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Isend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3953,13 +4213,14 @@ void pmpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
     mpi_isend_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_isendrecv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isendrecv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_isendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3970,13 +4231,14 @@ void pmpi_isendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI
     mpi_isendrecv_body(true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
 }
 
-static inline void mpi_isendrecv_replace_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isendrecv_replace_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Isendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), &c_request) : MPI_Isendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Isendrecv_replace(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isendrecv_replace(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_isendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3987,13 +4249,14 @@ void pmpi_isendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI
     mpi_isendrecv_replace_body(true, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
 }
 
-static inline void mpi_issend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_issend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Issend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Issend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Issend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Issend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_issend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4004,11 +4267,12 @@ void pmpi_issend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest
     mpi_issend_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_keyval_free_body(bool prof, MPI_Fint *keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_keyval_free_body(bool prof, MPI_Fint *keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Keyval_free(keyval) : MPI_Keyval_free(keyval);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_keyval_free_(MPI_Fint *keyval, MPI_Fint *ierror)
 {
@@ -4019,21 +4283,23 @@ void pmpi_keyval_free_(MPI_Fint *keyval, MPI_Fint *ierror)
     mpi_keyval_free_body(true, keyval, ierror);
 }
 
-static inline void mpi_lookup_name_body(bool prof, const char *service_name, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_lookup_name_body(bool prof, const char *service_name, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
     char *c_service_name = lmpif_str_in(service_name, service_name_len);
     char *c_port_name = lmpif_str_buf(port_name_len);
     if (!c_service_name || !c_port_name) {
         free(c_service_name);
         free(c_port_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Lookup_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Lookup_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
+    rc = prof ? PMPI_Lookup_name(c_service_name, lmpif_Info_fromint(*info), c_port_name) : MPI_Lookup_name(c_service_name, lmpif_Info_fromint(*info), c_port_name);
     free(c_service_name);
     lmpif_str_out(c_port_name, port_name, port_name_len, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_lookup_name_(const char *service_name, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
@@ -4044,13 +4310,14 @@ void pmpi_lookup_name_(const char *service_name, MPI_Fint *info, char *port_name
     mpi_lookup_name_body(true, service_name, info, port_name, ierror, service_name_len, port_name_len);
 }
 
-static inline void mpi_mprobe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_mprobe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
     MPI_Message c_message = (MPI_Message)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Mprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_message, LMPIF_STATUS(status)) : MPI_Mprobe(*source, *tag, MPI_Comm_fromint(*comm), &c_message, LMPIF_STATUS(status));
-    if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
-    *ierror = rc;
+    rc = prof ? PMPI_Mprobe(*source, *tag, lmpif_Comm_fromint(*comm), &c_message, LMPIF_STATUS(status)) : MPI_Mprobe(*source, *tag, lmpif_Comm_fromint(*comm), &c_message, LMPIF_STATUS(status));
+    if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -4061,13 +4328,14 @@ void pmpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mes
     mpi_mprobe_body(true, source, tag, comm, message, status, ierror);
 }
 
-static inline void mpi_mrecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_mrecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
-    MPI_Message c_message = MPI_Message_fromint(*message);
+    MPI_Message c_message = lmpif_Message_fromint(*message);
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Mrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, LMPIF_STATUS(status)) : MPI_Mrecv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), &c_message, LMPIF_STATUS(status));
-    if (rc == MPI_SUCCESS) *message = MPI_Message_toint(c_message);
-    *ierror = rc;
+    rc = prof ? PMPI_Mrecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_message, LMPIF_STATUS(status)) : MPI_Mrecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_message, LMPIF_STATUS(status));
+    if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -4078,11 +4346,12 @@ void pmpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *messa
     mpi_mrecv_body(true, buf, count, datatype, message, status, ierror);
 }
 
-static inline void mpi_neighbor_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4093,13 +4362,14 @@ void pmpi_neighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
     mpi_neighbor_allgather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_allgather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4110,11 +4380,12 @@ void pmpi_neighbor_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint 
     mpi_neighbor_allgather_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4125,13 +4396,14 @@ void pmpi_neighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
     mpi_neighbor_allgatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_allgatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4142,11 +4414,12 @@ void pmpi_neighbor_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint
     mpi_neighbor_allgatherv_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4157,13 +4430,14 @@ void pmpi_neighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
     mpi_neighbor_alltoall_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_alltoall_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoall_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4174,11 +4448,12 @@ void pmpi_neighbor_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *
     mpi_neighbor_alltoall_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4189,13 +4464,14 @@ void pmpi_neighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdi
     mpi_neighbor_alltoallv_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 
-static inline void mpi_neighbor_alltoallv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4206,21 +4482,23 @@ void pmpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint
     mpi_neighbor_alltoallv_init_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 
-static inline void mpi_neighbor_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm)) : MPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm));
+    rc = prof ? PMPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm));
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4231,7 +4509,7 @@ void pmpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdi
     mpi_neighbor_alltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
-static inline void mpi_neighbor_alltoallw_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
@@ -4239,15 +4517,17 @@ static inline void mpi_neighbor_alltoallw_init_body(bool prof, void *sendbuf, MP
     if (!c_sendtypes || !c_recvtypes) {
         free(c_sendtypes);
         free(c_recvtypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Neighbor_alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_neighbor_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4258,13 +4538,14 @@ void pmpi_neighbor_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint
     mpi_neighbor_alltoallw_init_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-static inline void mpi_op_commutative_body(bool prof, MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_op_commutative_body(bool prof, MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
 {
     int c_commute = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Op_commutative(MPI_Op_fromint(*op), &c_commute) : MPI_Op_commutative(MPI_Op_fromint(*op), &c_commute);
+    rc = prof ? PMPI_Op_commutative(lmpif_Op_fromint(*op), &c_commute) : MPI_Op_commutative(lmpif_Op_fromint(*op), &c_commute);
     if (rc == MPI_SUCCESS) *commute = lmpif_to_logical(c_commute);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_op_commutative_(MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
 {
@@ -4275,18 +4556,20 @@ void pmpi_op_commutative_(MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
     mpi_op_commutative_body(true, op, commute, ierror);
 }
 
-static inline void mpi_open_port_body(bool prof, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_open_port_body(bool prof, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_buf(port_name_len);
     if (!c_port_name) {
         free(c_port_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Open_port(MPI_Info_fromint(*info), c_port_name) : MPI_Open_port(MPI_Info_fromint(*info), c_port_name);
+    rc = prof ? PMPI_Open_port(lmpif_Info_fromint(*info), c_port_name) : MPI_Open_port(lmpif_Info_fromint(*info), c_port_name);
     lmpif_str_out(c_port_name, port_name, port_name_len, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_open_port_(MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
@@ -4297,11 +4580,12 @@ void pmpi_open_port_(MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t p
     mpi_open_port_body(true, info, port_name, ierror, port_name_len);
 }
 
-static inline void mpi_pack_body(bool prof, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pack_body(bool prof, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pack(LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position, MPI_Comm_fromint(*comm)) : MPI_Pack(LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position, MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Pack(LMPIF_BUF(inbuf), *incount, lmpif_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position, lmpif_Comm_fromint(*comm)) : MPI_Pack(LMPIF_BUF(inbuf), *incount, lmpif_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position, lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pack_(void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4312,18 +4596,20 @@ void pmpi_pack_(void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf
     mpi_pack_body(true, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
 }
 
-static inline void mpi_pack_external_body(bool prof, const char *datarep, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_pack_external_body(bool prof, const char *datarep, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
         free(c_datarep);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position) : MPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, MPI_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position);
+    rc = prof ? PMPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, lmpif_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position) : MPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, lmpif_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position);
     free(c_datarep);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pack_external_(const char *datarep, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -4334,18 +4620,20 @@ void pmpi_pack_external_(const char *datarep, void *inbuf, MPI_Fint *incount, MP
     mpi_pack_external_body(true, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
 }
 
-static inline void mpi_pack_external_size_body(bool prof, const char *datarep, MPI_Fint *incount, MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_pack_external_size_body(bool prof, const char *datarep, MPI_Fint *incount, MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
         free(c_datarep);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pack_external_size(c_datarep, *incount, MPI_Type_fromint(*datatype), size) : MPI_Pack_external_size(c_datarep, *incount, MPI_Type_fromint(*datatype), size);
+    rc = prof ? PMPI_Pack_external_size(c_datarep, *incount, lmpif_Type_fromint(*datatype), size) : MPI_Pack_external_size(c_datarep, *incount, lmpif_Type_fromint(*datatype), size);
     free(c_datarep);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pack_external_size_(const char *datarep, MPI_Fint *incount, MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -4356,11 +4644,12 @@ void pmpi_pack_external_size_(const char *datarep, MPI_Fint *incount, MPI_Fint *
     mpi_pack_external_size_body(true, datarep, incount, datatype, size, ierror, datarep_len);
 }
 
-static inline void mpi_pack_size_body(bool prof, MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pack_size_body(bool prof, MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pack_size(*incount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm), size) : MPI_Pack_size(*incount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Pack_size(*incount, lmpif_Type_fromint(*datatype), lmpif_Comm_fromint(*comm), size) : MPI_Pack_size(*incount, lmpif_Type_fromint(*datatype), lmpif_Comm_fromint(*comm), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pack_size_(MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -4371,13 +4660,14 @@ void pmpi_pack_size_(MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_
     mpi_pack_size_body(true, incount, datatype, comm, size, ierror);
 }
 
-static inline void mpi_parrived_body(bool prof, MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_parrived_body(bool prof, MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Parrived(MPI_Request_fromint(*request), *partition, &c_flag) : MPI_Parrived(MPI_Request_fromint(*request), *partition, &c_flag);
+    rc = prof ? PMPI_Parrived(lmpif_Request_fromint(*request), *partition, &c_flag) : MPI_Parrived(lmpif_Request_fromint(*request), *partition, &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_parrived_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -4388,11 +4678,12 @@ void pmpi_parrived_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_
     mpi_parrived_body(true, request, partition, flag, ierror);
 }
 
-static inline void mpi_pready_body(bool prof, MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pready_body(bool prof, MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pready(*partition, MPI_Request_fromint(*request)) : MPI_Pready(*partition, MPI_Request_fromint(*request));
-    *ierror = rc;
+    rc = prof ? PMPI_Pready(*partition, lmpif_Request_fromint(*request)) : MPI_Pready(*partition, lmpif_Request_fromint(*request));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pready_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4403,11 +4694,12 @@ void pmpi_pready_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
     mpi_pready_body(true, partition, request, ierror);
 }
 
-static inline void mpi_pready_list_body(bool prof, MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pready_list_body(bool prof, MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pready_list(*length, array_of_partitions, MPI_Request_fromint(*request)) : MPI_Pready_list(*length, array_of_partitions, MPI_Request_fromint(*request));
-    *ierror = rc;
+    rc = prof ? PMPI_Pready_list(*length, array_of_partitions, lmpif_Request_fromint(*request)) : MPI_Pready_list(*length, array_of_partitions, lmpif_Request_fromint(*request));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pready_list_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4418,11 +4710,12 @@ void pmpi_pready_list_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint
     mpi_pready_list_body(true, length, array_of_partitions, request, ierror);
 }
 
-static inline void mpi_pready_range_body(bool prof, MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pready_range_body(bool prof, MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pready_range(*partition_low, *partition_high, MPI_Request_fromint(*request)) : MPI_Pready_range(*partition_low, *partition_high, MPI_Request_fromint(*request));
-    *ierror = rc;
+    rc = prof ? PMPI_Pready_range(*partition_low, *partition_high, lmpif_Request_fromint(*request)) : MPI_Pready_range(*partition_low, *partition_high, lmpif_Request_fromint(*request));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_pready_range_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4433,13 +4726,14 @@ void pmpi_pready_range_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_F
     mpi_pready_range_body(true, partition_low, partition_high, request, ierror);
 }
 
-static inline void mpi_precv_init_body(bool prof, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_precv_init_body(bool prof, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_precv_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4450,11 +4744,12 @@ void pmpi_precv_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fin
     mpi_precv_init_body(true, buf, partitions, count, datatype, source, tag, comm, info, request, ierror);
 }
 
-static inline void mpi_probe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_probe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Probe(*source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Probe(*source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_Probe(*source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Probe(*source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -4465,13 +4760,14 @@ void pmpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *stat
     mpi_probe_body(true, source, tag, comm, status, ierror);
 }
 
-static inline void mpi_psend_init_body(bool prof, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_psend_init_body(bool prof, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_psend_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4482,21 +4778,23 @@ void pmpi_psend_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fin
     mpi_psend_init_body(true, buf, partitions, count, datatype, dest, tag, comm, info, request, ierror);
 }
 
-static inline void mpi_publish_name_body(bool prof, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_publish_name_body(bool prof, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
     char *c_service_name = lmpif_str_in(service_name, service_name_len);
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
     if (!c_service_name || !c_port_name) {
         free(c_service_name);
         free(c_port_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Publish_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Publish_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
+    rc = prof ? PMPI_Publish_name(c_service_name, lmpif_Info_fromint(*info), c_port_name) : MPI_Publish_name(c_service_name, lmpif_Info_fromint(*info), c_port_name);
     free(c_service_name);
     free(c_port_name);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_publish_name_(const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
@@ -4507,11 +4805,12 @@ void pmpi_publish_name_(const char *service_name, MPI_Fint *info, const char *po
     mpi_publish_name_body(true, service_name, info, port_name, ierror, service_name_len, port_name_len);
 }
 
-static inline void mpi_put_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_put_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Put(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win)) : MPI_Put(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Put(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win)) : MPI_Put(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -4522,11 +4821,12 @@ void pmpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datat
     mpi_put_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
 }
 
-static inline void mpi_query_thread_body(bool prof, MPI_Fint *provided, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_query_thread_body(bool prof, MPI_Fint *provided, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Query_thread(provided) : MPI_Query_thread(provided);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_query_thread_(MPI_Fint *provided, MPI_Fint *ierror)
 {
@@ -4537,13 +4837,14 @@ void pmpi_query_thread_(MPI_Fint *provided, MPI_Fint *ierror)
     mpi_query_thread_body(true, provided, ierror);
 }
 
-static inline void mpi_raccumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_raccumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request) : MPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request) : MPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_raccumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4554,11 +4855,12 @@ void pmpi_raccumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *orig
     mpi_raccumulate_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 
-static inline void mpi_recv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_recv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Recv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Recv(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_Recv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Recv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -4569,13 +4871,14 @@ void pmpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source
     mpi_recv_body(true, buf, count, datatype, source, tag, comm, status, ierror);
 }
 
-static inline void mpi_recv_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_recv_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Recv_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Recv_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *source, *tag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Recv_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Recv_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_recv_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4586,11 +4889,12 @@ void pmpi_recv_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *s
     mpi_recv_init_body(true, buf, count, datatype, source, tag, comm, request, ierror);
 }
 
-static inline void mpi_reduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm)) : MPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm)) : MPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4601,13 +4905,14 @@ void pmpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datat
     mpi_reduce_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
 }
 
-static inline void mpi_reduce_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4618,11 +4923,12 @@ void pmpi_reduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *
     mpi_reduce_init_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
 }
 
-static inline void mpi_reduce_local_body(bool prof, void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_local_body(bool prof, void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op)) : MPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op));
-    *ierror = rc;
+    rc = prof ? PMPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op)) : MPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_local_(void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
 {
@@ -4633,11 +4939,12 @@ void pmpi_reduce_local_(void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *
     mpi_reduce_local_body(true, inbuf, inoutbuf, count, datatype, op, ierror);
 }
 
-static inline void mpi_reduce_scatter_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4648,11 +4955,12 @@ void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MP
     mpi_reduce_scatter_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
 }
 
-static inline void mpi_reduce_scatter_block_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_block_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4663,13 +4971,14 @@ void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcoun
     mpi_reduce_scatter_block_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
 }
 
-static inline void mpi_reduce_scatter_block_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_block_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4680,13 +4989,14 @@ void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, MPI_Fint *rec
     mpi_reduce_scatter_block_init_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_reduce_scatter_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4697,11 +5007,12 @@ void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount
     mpi_reduce_scatter_init_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_remove_error_class_body(bool prof, MPI_Fint *errorclass, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_remove_error_class_body(bool prof, MPI_Fint *errorclass, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Remove_error_class(*errorclass) : MPI_Remove_error_class(*errorclass);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_remove_error_class_(MPI_Fint *errorclass, MPI_Fint *ierror)
 {
@@ -4712,11 +5023,12 @@ void pmpi_remove_error_class_(MPI_Fint *errorclass, MPI_Fint *ierror)
     mpi_remove_error_class_body(true, errorclass, ierror);
 }
 
-static inline void mpi_remove_error_code_body(bool prof, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_remove_error_code_body(bool prof, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Remove_error_code(*errorcode) : MPI_Remove_error_code(*errorcode);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_remove_error_code_(MPI_Fint *errorcode, MPI_Fint *ierror)
 {
@@ -4727,11 +5039,12 @@ void pmpi_remove_error_code_(MPI_Fint *errorcode, MPI_Fint *ierror)
     mpi_remove_error_code_body(true, errorcode, ierror);
 }
 
-static inline void mpi_remove_error_string_body(bool prof, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_remove_error_string_body(bool prof, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Remove_error_string(*errorcode) : MPI_Remove_error_string(*errorcode);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_remove_error_string_(MPI_Fint *errorcode, MPI_Fint *ierror)
 {
@@ -4742,13 +5055,14 @@ void pmpi_remove_error_string_(MPI_Fint *errorcode, MPI_Fint *ierror)
     mpi_remove_error_string_body(true, errorcode, ierror);
 }
 
-static inline void mpi_request_free_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_request_free_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
 {
-    MPI_Request c_request = MPI_Request_fromint(*request);
+    MPI_Request c_request = lmpif_Request_fromint(*request);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Request_free(&c_request) : MPI_Request_free(&c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4759,13 +5073,14 @@ void pmpi_request_free_(MPI_Fint *request, MPI_Fint *ierror)
     mpi_request_free_body(true, request, ierror);
 }
 
-static inline void mpi_request_get_status_body(bool prof, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_request_get_status_body(bool prof, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Request_get_status(MPI_Request_fromint(*request), &c_flag, LMPIF_STATUS(status)) : MPI_Request_get_status(MPI_Request_fromint(*request), &c_flag, LMPIF_STATUS(status));
+    rc = prof ? PMPI_Request_get_status(lmpif_Request_fromint(*request), &c_flag, LMPIF_STATUS(status)) : MPI_Request_get_status(lmpif_Request_fromint(*request), &c_flag, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_request_get_status_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -4776,20 +5091,22 @@ void pmpi_request_get_status_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *statu
     mpi_request_get_status_body(true, request, flag, status, ierror);
 }
 
-static inline void mpi_request_get_status_all_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_request_get_status_all_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
     int c_flag = 0;
     if (!c_array_of_requests) {
         free(c_array_of_requests);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Request_get_status_all(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses)) : MPI_Request_get_status_all(*count, c_array_of_requests, &c_flag, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_request_get_status_all_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
@@ -4800,20 +5117,22 @@ void pmpi_request_get_status_all_(MPI_Fint *count, MPI_Fint *array_of_requests, 
     mpi_request_get_status_all_body(true, count, array_of_requests, flag, array_of_statuses, ierror);
 }
 
-static inline void mpi_request_get_status_any_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_request_get_status_any_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
     int c_flag = 0;
     if (!c_array_of_requests) {
         free(c_array_of_requests);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Request_get_status_any(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status)) : MPI_Request_get_status_any(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status));
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_request_get_status_any_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -4824,18 +5143,20 @@ void pmpi_request_get_status_any_(MPI_Fint *count, MPI_Fint *array_of_requests, 
     mpi_request_get_status_any_body(true, count, array_of_requests, index, flag, status, ierror);
 }
 
-static inline void mpi_request_get_status_some_body(bool prof, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_request_get_status_some_body(bool prof, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *incount, true);
     if (!c_array_of_requests) {
         free(c_array_of_requests);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Request_get_status_some(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Request_get_status_some(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_free(c_array_of_requests);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_request_get_status_some_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
@@ -4846,13 +5167,14 @@ void pmpi_request_get_status_some_(MPI_Fint *incount, MPI_Fint *array_of_request
     mpi_request_get_status_some_body(true, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror);
 }
 
-static inline void mpi_rget_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rget_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Rget(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request) : MPI_Rget(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Rget(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request) : MPI_Rget(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rget_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4863,13 +5185,14 @@ void pmpi_rget_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_data
     mpi_rget_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 
-static inline void mpi_rget_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rget_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request) : MPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, MPI_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Op_fromint(*op), MPI_Win_fromint(*win), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, lmpif_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request) : MPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, lmpif_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rget_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4880,13 +5203,14 @@ void pmpi_rget_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *
     mpi_rget_accumulate_body(true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 
-static inline void mpi_rput_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rput_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Rput(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request) : MPI_Rput(LMPIF_BUF(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Rput(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request) : MPI_Rput(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rput_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4897,11 +5221,12 @@ void pmpi_rput_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_data
     mpi_rput_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 
-static inline void mpi_rsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Rsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Rsend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Rsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Rsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4912,13 +5237,14 @@ void pmpi_rsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
     mpi_rsend_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_rsend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rsend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Rsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Rsend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Rsend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Rsend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_rsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4929,11 +5255,12 @@ void pmpi_rsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *
     mpi_rsend_init_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_scan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm)) : MPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4944,13 +5271,14 @@ void pmpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatyp
     mpi_scan_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline void mpi_scan_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scan_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4961,11 +5289,12 @@ void pmpi_scan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *da
     mpi_scan_init_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline void mpi_scatter_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatter_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm)) : MPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4976,13 +5305,14 @@ void pmpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
     mpi_scatter_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_scatter_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatter_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatter_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4993,11 +5323,12 @@ void pmpi_scatter_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, 
     mpi_scatter_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_scatterv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatterv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm)) : MPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm)) : MPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5008,13 +5339,14 @@ void pmpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_F
     mpi_scatterv_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline void mpi_scatterv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatterv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request) : MPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_scatterv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5025,11 +5357,12 @@ void pmpi_scatterv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, 
     mpi_scatterv_init_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline void mpi_send_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_send_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Send(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Send(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Send(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Send(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5040,13 +5373,14 @@ void pmpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, 
     mpi_send_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_send_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_send_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Send_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Send_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Send_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Send_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_send_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5057,11 +5391,12 @@ void pmpi_send_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *d
     mpi_send_init_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_sendrecv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_sendrecv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -5072,11 +5407,12 @@ void pmpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_
     mpi_sendrecv_body(true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror);
 }
 
-static inline void mpi_sendrecv_replace_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_sendrecv_replace_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Sendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv_replace(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, MPI_Comm_fromint(*comm), LMPIF_STATUS(status));
-    *ierror = rc;
+    rc = prof ? PMPI_Sendrecv_replace(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv_replace(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -5087,11 +5423,12 @@ void pmpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_
     mpi_sendrecv_replace_body(true, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
 }
 
-static inline void mpi_session_attach_buffer_body(bool prof, MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_attach_buffer_body(bool prof, MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_attach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer), *size) : MPI_Session_attach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer), *size);
-    *ierror = rc;
+    rc = prof ? PMPI_Session_attach_buffer(lmpif_Session_fromint(*session), LMPIF_BUF(buffer), *size) : MPI_Session_attach_buffer(lmpif_Session_fromint(*session), LMPIF_BUF(buffer), *size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_attach_buffer_(MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -5102,11 +5439,12 @@ void pmpi_session_attach_buffer_(MPI_Fint *session, void *buffer, MPI_Fint *size
     mpi_session_attach_buffer_body(true, session, buffer, size, ierror);
 }
 
-static inline void mpi_session_call_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_call_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_call_errhandler(MPI_Session_fromint(*session), *errorcode) : MPI_Session_call_errhandler(MPI_Session_fromint(*session), *errorcode);
-    *ierror = rc;
+    rc = prof ? PMPI_Session_call_errhandler(lmpif_Session_fromint(*session), *errorcode) : MPI_Session_call_errhandler(lmpif_Session_fromint(*session), *errorcode);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_call_errhandler_(MPI_Fint *session, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
@@ -5117,11 +5455,12 @@ void pmpi_session_call_errhandler_(MPI_Fint *session, MPI_Fint *errorcode, MPI_F
     mpi_session_call_errhandler_body(true, session, errorcode, ierror);
 }
 
-static inline void mpi_session_detach_buffer_body(bool prof, MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_detach_buffer_body(bool prof, MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_detach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer_addr), size) : MPI_Session_detach_buffer(MPI_Session_fromint(*session), LMPIF_BUF(buffer_addr), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Session_detach_buffer(lmpif_Session_fromint(*session), LMPIF_BUF(buffer_addr), size) : MPI_Session_detach_buffer(lmpif_Session_fromint(*session), LMPIF_BUF(buffer_addr), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_detach_buffer_(MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -5132,13 +5471,14 @@ void pmpi_session_detach_buffer_(MPI_Fint *session, void *buffer_addr, MPI_Fint 
     mpi_session_detach_buffer_body(true, session, buffer_addr, size, ierror);
 }
 
-static inline void mpi_session_finalize_body(bool prof, MPI_Fint *session, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_finalize_body(bool prof, MPI_Fint *session, MPI_Fint *ierror)
 {
-    MPI_Session c_session = MPI_Session_fromint(*session);
+    MPI_Session c_session = lmpif_Session_fromint(*session);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Session_finalize(&c_session) : MPI_Session_finalize(&c_session);
-    if (rc == MPI_SUCCESS) *session = MPI_Session_toint(c_session);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *session = lmpif_Session_toint(c_session);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_finalize_(MPI_Fint *session, MPI_Fint *ierror)
 {
@@ -5149,11 +5489,12 @@ void pmpi_session_finalize_(MPI_Fint *session, MPI_Fint *ierror)
     mpi_session_finalize_body(true, session, ierror);
 }
 
-static inline void mpi_session_flush_buffer_body(bool prof, MPI_Fint *session, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_flush_buffer_body(bool prof, MPI_Fint *session, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_flush_buffer(MPI_Session_fromint(*session)) : MPI_Session_flush_buffer(MPI_Session_fromint(*session));
-    *ierror = rc;
+    rc = prof ? PMPI_Session_flush_buffer(lmpif_Session_fromint(*session)) : MPI_Session_flush_buffer(lmpif_Session_fromint(*session));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_flush_buffer_(MPI_Fint *session, MPI_Fint *ierror)
 {
@@ -5164,13 +5505,14 @@ void pmpi_session_flush_buffer_(MPI_Fint *session, MPI_Fint *ierror)
     mpi_session_flush_buffer_body(true, session, ierror);
 }
 
-static inline void mpi_session_get_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_get_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_get_errhandler(MPI_Session_fromint(*session), &c_errhandler) : MPI_Session_get_errhandler(MPI_Session_fromint(*session), &c_errhandler);
-    if (rc == MPI_SUCCESS) *errhandler = MPI_Errhandler_toint(c_errhandler);
-    *ierror = rc;
+    rc = prof ? PMPI_Session_get_errhandler(lmpif_Session_fromint(*session), &c_errhandler) : MPI_Session_get_errhandler(lmpif_Session_fromint(*session), &c_errhandler);
+    if (rc == MPI_SUCCESS) *errhandler = lmpif_Errhandler_toint(c_errhandler);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_get_errhandler_(MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
@@ -5181,13 +5523,14 @@ void pmpi_session_get_errhandler_(MPI_Fint *session, MPI_Fint *errhandler, MPI_F
     mpi_session_get_errhandler_body(true, session, errhandler, ierror);
 }
 
-static inline void mpi_session_get_info_body(bool prof, MPI_Fint *session, MPI_Fint *info_used, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_get_info_body(bool prof, MPI_Fint *session, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_get_info(MPI_Session_fromint(*session), &c_info_used) : MPI_Session_get_info(MPI_Session_fromint(*session), &c_info_used);
-    if (rc == MPI_SUCCESS) *info_used = MPI_Info_toint(c_info_used);
-    *ierror = rc;
+    rc = prof ? PMPI_Session_get_info(lmpif_Session_fromint(*session), &c_info_used) : MPI_Session_get_info(lmpif_Session_fromint(*session), &c_info_used);
+    if (rc == MPI_SUCCESS) *info_used = lmpif_Info_toint(c_info_used);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_get_info_(MPI_Fint *session, MPI_Fint *info_used, MPI_Fint *ierror)
 {
@@ -5198,18 +5541,20 @@ void pmpi_session_get_info_(MPI_Fint *session, MPI_Fint *info_used, MPI_Fint *ie
     mpi_session_get_info_body(true, session, info_used, ierror);
 }
 
-static inline void mpi_session_get_nth_pset_body(bool prof, MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror, size_t pset_name_len)
+static inline __attribute__((always_inline)) void mpi_session_get_nth_pset_body(bool prof, MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror, size_t pset_name_len)
 {
     char *c_pset_name = lmpif_str_buf(pset_name_len);
     if (!c_pset_name) {
         free(c_pset_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_get_nth_pset(MPI_Session_fromint(*session), MPI_Info_fromint(*info), *n, pset_len, c_pset_name) : MPI_Session_get_nth_pset(MPI_Session_fromint(*session), MPI_Info_fromint(*info), *n, pset_len, c_pset_name);
+    rc = prof ? PMPI_Session_get_nth_pset(lmpif_Session_fromint(*session), lmpif_Info_fromint(*info), *n, pset_len, c_pset_name) : MPI_Session_get_nth_pset(lmpif_Session_fromint(*session), lmpif_Info_fromint(*info), *n, pset_len, c_pset_name);
     lmpif_str_out(c_pset_name, pset_name, pset_name_len, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror, size_t pset_name_len)
 {
@@ -5220,11 +5565,12 @@ void pmpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, 
     mpi_session_get_nth_pset_body(true, session, info, n, pset_len, pset_name, ierror, pset_name_len);
 }
 
-static inline void mpi_session_get_num_psets_body(bool prof, MPI_Fint *session, MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_get_num_psets_body(bool prof, MPI_Fint *session, MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_get_num_psets(MPI_Session_fromint(*session), MPI_Info_fromint(*info), npset_names) : MPI_Session_get_num_psets(MPI_Session_fromint(*session), MPI_Info_fromint(*info), npset_names);
-    *ierror = rc;
+    rc = prof ? PMPI_Session_get_num_psets(lmpif_Session_fromint(*session), lmpif_Info_fromint(*info), npset_names) : MPI_Session_get_num_psets(lmpif_Session_fromint(*session), lmpif_Info_fromint(*info), npset_names);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_get_num_psets_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierror)
 {
@@ -5235,20 +5581,22 @@ void pmpi_session_get_num_psets_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *np
     mpi_session_get_num_psets_body(true, session, info, npset_names, ierror);
 }
 
-static inline void mpi_session_get_pset_info_body(bool prof, MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierror, size_t pset_name_len)
+static inline __attribute__((always_inline)) void mpi_session_get_pset_info_body(bool prof, MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierror, size_t pset_name_len)
 {
     char *c_pset_name = lmpif_str_in(pset_name, pset_name_len);
     MPI_Info c_info = (MPI_Info)0;
     if (!c_pset_name) {
         free(c_pset_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_get_pset_info(MPI_Session_fromint(*session), c_pset_name, &c_info) : MPI_Session_get_pset_info(MPI_Session_fromint(*session), c_pset_name, &c_info);
+    rc = prof ? PMPI_Session_get_pset_info(lmpif_Session_fromint(*session), c_pset_name, &c_info) : MPI_Session_get_pset_info(lmpif_Session_fromint(*session), c_pset_name, &c_info);
     free(c_pset_name);
-    if (rc == MPI_SUCCESS) *info = MPI_Info_toint(c_info);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *info = lmpif_Info_toint(c_info);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_get_pset_info_(MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierror, size_t pset_name_len)
 {
@@ -5259,13 +5607,14 @@ void pmpi_session_get_pset_info_(MPI_Fint *session, const char *pset_name, MPI_F
     mpi_session_get_pset_info_body(true, session, pset_name, info, ierror, pset_name_len);
 }
 
-static inline void mpi_session_iflush_buffer_body(bool prof, MPI_Fint *session, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_iflush_buffer_body(bool prof, MPI_Fint *session, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_iflush_buffer(MPI_Session_fromint(*session), &c_request) : MPI_Session_iflush_buffer(MPI_Session_fromint(*session), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Session_iflush_buffer(lmpif_Session_fromint(*session), &c_request) : MPI_Session_iflush_buffer(lmpif_Session_fromint(*session), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_iflush_buffer_(MPI_Fint *session, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5276,13 +5625,14 @@ void pmpi_session_iflush_buffer_(MPI_Fint *session, MPI_Fint *request, MPI_Fint 
     mpi_session_iflush_buffer_body(true, session, request, ierror);
 }
 
-static inline void mpi_session_init_body(bool prof, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_init_body(bool prof, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierror)
 {
     MPI_Session c_session = (MPI_Session)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_init(MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_session) : MPI_Session_init(MPI_Info_fromint(*info), MPI_Errhandler_fromint(*errhandler), &c_session);
-    if (rc == MPI_SUCCESS) *session = MPI_Session_toint(c_session);
-    *ierror = rc;
+    rc = prof ? PMPI_Session_init(lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_session) : MPI_Session_init(lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_session);
+    if (rc == MPI_SUCCESS) *session = lmpif_Session_toint(c_session);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_init_(MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierror)
 {
@@ -5293,11 +5643,12 @@ void pmpi_session_init_(MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *session,
     mpi_session_init_body(true, info, errhandler, session, ierror);
 }
 
-static inline void mpi_session_set_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_set_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_set_errhandler(MPI_Session_fromint(*session), MPI_Errhandler_fromint(*errhandler)) : MPI_Session_set_errhandler(MPI_Session_fromint(*session), MPI_Errhandler_fromint(*errhandler));
-    *ierror = rc;
+    rc = prof ? PMPI_Session_set_errhandler(lmpif_Session_fromint(*session), lmpif_Errhandler_fromint(*errhandler)) : MPI_Session_set_errhandler(lmpif_Session_fromint(*session), lmpif_Errhandler_fromint(*errhandler));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_session_set_errhandler_(MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
@@ -5308,11 +5659,12 @@ void pmpi_session_set_errhandler_(MPI_Fint *session, MPI_Fint *errhandler, MPI_F
     mpi_session_set_errhandler_body(true, session, errhandler, ierror);
 }
 
-static inline void mpi_ssend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ssend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ssend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm)) : MPI_Ssend(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Ssend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Ssend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5323,13 +5675,14 @@ void pmpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
     mpi_ssend_body(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline void mpi_ssend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ssend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ssend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request) : MPI_Ssend_init(LMPIF_BUF(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm), &c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    rc = prof ? PMPI_Ssend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ssend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_ssend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5340,13 +5693,14 @@ void pmpi_ssend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *
     mpi_ssend_init_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline void mpi_start_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_start_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
 {
-    MPI_Request c_request = MPI_Request_fromint(*request);
+    MPI_Request c_request = lmpif_Request_fromint(*request);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Start(&c_request) : MPI_Start(&c_request);
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_start_(MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5357,19 +5711,21 @@ void pmpi_start_(MPI_Fint *request, MPI_Fint *ierror)
     mpi_start_body(true, request, ierror);
 }
 
-static inline void mpi_startall_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_startall_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
     if (!c_array_of_requests) {
         free(c_array_of_requests);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Startall(*count, c_array_of_requests) : MPI_Startall(*count, c_array_of_requests);
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_startall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierror)
 {
@@ -5380,11 +5736,12 @@ void pmpi_startall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr
     mpi_startall_body(true, count, array_of_requests, ierror);
 }
 
-static inline void mpi_status_get_error_body(bool prof, MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_get_error_body(bool prof, MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Status_get_error(LMPIF_STATUS(status), err) : MPI_Status_get_error(LMPIF_STATUS(status), err);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_status_get_error_(MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
 {
@@ -5395,11 +5752,12 @@ void pmpi_status_get_error_(MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
     mpi_status_get_error_body(true, status, err, ierror);
 }
 
-static inline void mpi_status_get_source_body(bool prof, MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_get_source_body(bool prof, MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Status_get_source(LMPIF_STATUS(status), source) : MPI_Status_get_source(LMPIF_STATUS(status), source);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_status_get_source_(MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierror)
 {
@@ -5410,11 +5768,12 @@ void pmpi_status_get_source_(MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierro
     mpi_status_get_source_body(true, status, source, ierror);
 }
 
-static inline void mpi_status_get_tag_body(bool prof, MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_get_tag_body(bool prof, MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Status_get_tag(LMPIF_STATUS(status), tag) : MPI_Status_get_tag(LMPIF_STATUS(status), tag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_status_get_tag_(MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
 {
@@ -5425,11 +5784,12 @@ void pmpi_status_get_tag_(MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
     mpi_status_get_tag_body(true, status, tag, ierror);
 }
 
-static inline void mpi_status_set_cancelled_body(bool prof, MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_set_cancelled_body(bool prof, MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Status_set_cancelled(LMPIF_STATUS(status), lmpif_from_logical(*flag)) : MPI_Status_set_cancelled(LMPIF_STATUS(status), lmpif_from_logical(*flag));
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_status_set_cancelled_(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -5440,11 +5800,12 @@ void pmpi_status_set_cancelled_(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierr
     mpi_status_set_cancelled_body(true, status, flag, ierror);
 }
 
-static inline void mpi_status_set_elements_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_set_elements_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Status_set_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count) : MPI_Status_set_elements(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count);
-    *ierror = rc;
+    rc = prof ? PMPI_Status_set_elements(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), *count) : MPI_Status_set_elements(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), *count);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_status_set_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
@@ -5455,11 +5816,12 @@ void pmpi_status_set_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *c
     mpi_status_set_elements_body(true, status, datatype, count, ierror);
 }
 
-static inline void mpi_status_set_elements_x_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_set_elements_x_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Status_set_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count) : MPI_Status_set_elements_x(LMPIF_STATUS(status), MPI_Type_fromint(*datatype), *count);
-    *ierror = rc;
+    rc = prof ? PMPI_Status_set_elements_x(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), *count) : MPI_Status_set_elements_x(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), *count);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_status_set_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
@@ -5470,11 +5832,12 @@ void pmpi_status_set_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count
     mpi_status_set_elements_x_body(true, status, datatype, count, ierror);
 }
 
-static inline void mpi_status_set_error_body(bool prof, MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_set_error_body(bool prof, MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Status_set_error(LMPIF_STATUS(status), *err) : MPI_Status_set_error(LMPIF_STATUS(status), *err);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_status_set_error_(MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
 {
@@ -5485,11 +5848,12 @@ void pmpi_status_set_error_(MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
     mpi_status_set_error_body(true, status, err, ierror);
 }
 
-static inline void mpi_status_set_source_body(bool prof, MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_set_source_body(bool prof, MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Status_set_source(LMPIF_STATUS(status), *source) : MPI_Status_set_source(LMPIF_STATUS(status), *source);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_status_set_source_(MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierror)
 {
@@ -5500,11 +5864,12 @@ void pmpi_status_set_source_(MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierro
     mpi_status_set_source_body(true, status, source, ierror);
 }
 
-static inline void mpi_status_set_tag_body(bool prof, MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_set_tag_body(bool prof, MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Status_set_tag(LMPIF_STATUS(status), *tag) : MPI_Status_set_tag(LMPIF_STATUS(status), *tag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_status_set_tag_(MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
 {
@@ -5515,15 +5880,16 @@ void pmpi_status_set_tag_(MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
     mpi_status_set_tag_body(true, status, tag, ierror);
 }
 
-static inline void mpi_test_body(bool prof, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_test_body(bool prof, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
-    MPI_Request c_request = MPI_Request_fromint(*request);
+    MPI_Request c_request = lmpif_Request_fromint(*request);
     int c_flag = 0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Test(&c_request, &c_flag, LMPIF_STATUS(status)) : MPI_Test(&c_request, &c_flag, LMPIF_STATUS(status));
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -5534,13 +5900,14 @@ void pmpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *i
     mpi_test_body(true, request, flag, status, ierror);
 }
 
-static inline void mpi_test_cancelled_body(bool prof, MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_test_cancelled_body(bool prof, MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Test_cancelled(LMPIF_STATUS(status), &c_flag) : MPI_Test_cancelled(LMPIF_STATUS(status), &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_test_cancelled_(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -5551,13 +5918,14 @@ void pmpi_test_cancelled_(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
     mpi_test_cancelled_body(true, status, flag, ierror);
 }
 
-static inline void mpi_testall_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_testall_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
     int c_flag = 0;
     if (!c_array_of_requests) {
         free(c_array_of_requests);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
@@ -5565,7 +5933,8 @@ static inline void mpi_testall_body(bool prof, MPI_Fint *count, MPI_Fint *array_
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_testall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
@@ -5576,13 +5945,14 @@ void pmpi_testall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag,
     mpi_testall_body(true, count, array_of_requests, flag, array_of_statuses, ierror);
 }
 
-static inline void mpi_testany_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_testany_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
     int c_flag = 0;
     if (!c_array_of_requests) {
         free(c_array_of_requests);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
@@ -5590,7 +5960,8 @@ static inline void mpi_testany_body(bool prof, MPI_Fint *count, MPI_Fint *array_
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_testany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -5601,19 +5972,21 @@ void pmpi_testany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index
     mpi_testany_body(true, count, array_of_requests, index, flag, status, ierror);
 }
 
-static inline void mpi_testsome_body(bool prof, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_testsome_body(bool prof, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *incount, true);
     if (!c_array_of_requests) {
         free(c_array_of_requests);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Testsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Testsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *incount);
     lmpif_handles_free(c_array_of_requests);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_testsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
@@ -5624,11 +5997,12 @@ void pmpi_testsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *ou
     mpi_testsome_body(true, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror);
 }
 
-static inline void mpi_topo_test_body(bool prof, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_topo_test_body(bool prof, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Topo_test(MPI_Comm_fromint(*comm), status) : MPI_Topo_test(MPI_Comm_fromint(*comm), status);
-    *ierror = rc;
+    rc = prof ? PMPI_Topo_test(lmpif_Comm_fromint(*comm), status) : MPI_Topo_test(lmpif_Comm_fromint(*comm), status);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_topo_test_(MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -5639,13 +6013,14 @@ void pmpi_topo_test_(MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
     mpi_topo_test_body(true, comm, status, ierror);
 }
 
-static inline void mpi_type_commit_body(bool prof, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_commit_body(bool prof, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    MPI_Datatype c_datatype = MPI_Type_fromint(*datatype);
+    MPI_Datatype c_datatype = lmpif_Type_fromint(*datatype);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Type_commit(&c_datatype) : MPI_Type_commit(&c_datatype);
-    if (rc == MPI_SUCCESS) *datatype = MPI_Type_toint(c_datatype);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *datatype = lmpif_Type_toint(c_datatype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_commit_(MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -5656,13 +6031,14 @@ void pmpi_type_commit_(MPI_Fint *datatype, MPI_Fint *ierror)
     mpi_type_commit_body(true, datatype, ierror);
 }
 
-static inline void mpi_type_contiguous_body(bool prof, MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_contiguous_body(bool prof, MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_contiguous(*count, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_contiguous(*count, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_contiguous(*count, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_contiguous(*count, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_contiguous_(MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5673,13 +6049,14 @@ void pmpi_type_contiguous_(MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype
     mpi_type_contiguous_body(true, count, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_darray_body(bool prof, MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Fint *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_darray_body(bool prof, MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Fint *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_darray_(MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Fint *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5690,13 +6067,14 @@ void pmpi_type_create_darray_(MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, M
     mpi_type_create_darray_body(true, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_f90_complex_body(bool prof, MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_f90_complex_body(bool prof, MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Type_create_f90_complex(*p, *r, &c_newtype) : MPI_Type_create_f90_complex(*p, *r, &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_f90_complex_(MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5707,13 +6085,14 @@ void pmpi_type_create_f90_complex_(MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, 
     mpi_type_create_f90_complex_body(true, p, r, newtype, ierror);
 }
 
-static inline void mpi_type_create_f90_integer_body(bool prof, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_f90_integer_body(bool prof, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Type_create_f90_integer(*r, &c_newtype) : MPI_Type_create_f90_integer(*r, &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_f90_integer_(MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5724,13 +6103,14 @@ void pmpi_type_create_f90_integer_(MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ier
     mpi_type_create_f90_integer_body(true, r, newtype, ierror);
 }
 
-static inline void mpi_type_create_f90_real_body(bool prof, MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_f90_real_body(bool prof, MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Type_create_f90_real(*p, *r, &c_newtype) : MPI_Type_create_f90_real(*p, *r, &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_f90_real_(MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5741,13 +6121,14 @@ void pmpi_type_create_f90_real_(MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI
     mpi_type_create_f90_real_body(true, p, r, newtype, ierror);
 }
 
-static inline void mpi_type_create_hindexed_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_hindexed_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_hindexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5758,13 +6139,14 @@ void pmpi_type_create_hindexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths
     mpi_type_create_hindexed_body(true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_hindexed_block_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_hindexed_block_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_hindexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5775,13 +6157,14 @@ void pmpi_type_create_hindexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MP
     mpi_type_create_hindexed_block_body(true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_hvector_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_hvector_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_hvector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hvector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_hvector(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hvector(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_hvector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5792,13 +6175,14 @@ void pmpi_type_create_hvector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint 
     mpi_type_create_hvector_body(true, count, blocklength, stride, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_indexed_block_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_indexed_block_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_indexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5809,13 +6193,14 @@ void pmpi_type_create_indexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MPI
     mpi_type_create_indexed_block_body(true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_create_resized_body(bool prof, MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_resized_body(bool prof, MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_resized(MPI_Type_fromint(*oldtype), *lb, *extent, &c_newtype) : MPI_Type_create_resized(MPI_Type_fromint(*oldtype), *lb, *extent, &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_resized(lmpif_Type_fromint(*oldtype), *lb, *extent, &c_newtype) : MPI_Type_create_resized(lmpif_Type_fromint(*oldtype), *lb, *extent, &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_resized_(MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5826,20 +6211,22 @@ void pmpi_type_create_resized_(MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent
     mpi_type_create_resized_body(true, oldtype, lb, extent, newtype, ierror);
 }
 
-static inline void mpi_type_create_struct_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_struct_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype *c_array_of_types = lmpif_handles_in(LMPIF_TYPE, array_of_types, *count, true);
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     if (!c_array_of_types) {
         free(c_array_of_types);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype) : MPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype);
     lmpif_handles_free(c_array_of_types);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_struct_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5850,13 +6237,14 @@ void pmpi_type_create_struct_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, 
     mpi_type_create_struct_body(true, count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror);
 }
 
-static inline void mpi_type_create_subarray_body(bool prof, MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_Fint *array_of_subsizes, MPI_Fint *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_subarray_body(bool prof, MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_Fint *array_of_subsizes, MPI_Fint *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_create_subarray_(MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_Fint *array_of_subsizes, MPI_Fint *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5867,11 +6255,12 @@ void pmpi_type_create_subarray_(MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_F
     mpi_type_create_subarray_body(true, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_delete_attr_body(bool prof, MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_delete_attr_body(bool prof, MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_delete_attr(MPI_Type_fromint(*datatype), *type_keyval) : MPI_Type_delete_attr(MPI_Type_fromint(*datatype), *type_keyval);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_delete_attr(lmpif_Type_fromint(*datatype), *type_keyval) : MPI_Type_delete_attr(lmpif_Type_fromint(*datatype), *type_keyval);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_delete_attr_(MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
 {
@@ -5882,13 +6271,14 @@ void pmpi_type_delete_attr_(MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint 
     mpi_type_delete_attr_body(true, datatype, type_keyval, ierror);
 }
 
-static inline void mpi_type_dup_body(bool prof, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_dup_body(bool prof, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_dup(MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_dup(MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_dup(lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_dup(lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_dup_(MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -5899,13 +6289,14 @@ void pmpi_type_dup_(MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
     mpi_type_dup_body(true, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_free_body(bool prof, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_free_body(bool prof, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    MPI_Datatype c_datatype = MPI_Type_fromint(*datatype);
+    MPI_Datatype c_datatype = lmpif_Type_fromint(*datatype);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Type_free(&c_datatype) : MPI_Type_free(&c_datatype);
-    if (rc == MPI_SUCCESS) *datatype = MPI_Type_toint(c_datatype);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *datatype = lmpif_Type_toint(c_datatype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_free_(MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -5916,11 +6307,12 @@ void pmpi_type_free_(MPI_Fint *datatype, MPI_Fint *ierror)
     mpi_type_free_body(true, datatype, ierror);
 }
 
-static inline void mpi_type_free_keyval_body(bool prof, MPI_Fint *type_keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_free_keyval_body(bool prof, MPI_Fint *type_keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Type_free_keyval(type_keyval) : MPI_Type_free_keyval(type_keyval);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_free_keyval_(MPI_Fint *type_keyval, MPI_Fint *ierror)
 {
@@ -5931,19 +6323,21 @@ void pmpi_type_free_keyval_(MPI_Fint *type_keyval, MPI_Fint *ierror)
     mpi_type_free_keyval_body(true, type_keyval, ierror);
 }
 
-static inline void mpi_type_get_contents_body(bool prof, MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fint *max_addresses, MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_contents_body(bool prof, MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fint *max_addresses, MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
 {
     MPI_Datatype *c_array_of_datatypes = lmpif_handles_in(LMPIF_TYPE, array_of_datatypes, *max_datatypes, false);
     if (!c_array_of_datatypes) {
         free(c_array_of_datatypes);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_contents(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes) : MPI_Type_get_contents(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes);
+    rc = prof ? PMPI_Type_get_contents(lmpif_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes) : MPI_Type_get_contents(lmpif_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes);
     lmpif_handles_out(LMPIF_TYPE, c_array_of_datatypes, array_of_datatypes, *max_datatypes);
     lmpif_handles_free(c_array_of_datatypes);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_get_contents_(MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fint *max_addresses, MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
 {
@@ -5954,11 +6348,12 @@ void pmpi_type_get_contents_(MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fin
     mpi_type_get_contents_body(true, datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, ierror);
 }
 
-static inline void mpi_type_get_envelope_body(bool prof, MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_envelope_body(bool prof, MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_envelope(MPI_Type_fromint(*datatype), num_integers, num_addresses, num_datatypes, combiner) : MPI_Type_get_envelope(MPI_Type_fromint(*datatype), num_integers, num_addresses, num_datatypes, combiner);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_get_envelope(lmpif_Type_fromint(*datatype), num_integers, num_addresses, num_datatypes, combiner) : MPI_Type_get_envelope(lmpif_Type_fromint(*datatype), num_integers, num_addresses, num_datatypes, combiner);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_get_envelope_(MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
 {
@@ -5969,11 +6364,12 @@ void pmpi_type_get_envelope_(MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fin
     mpi_type_get_envelope_body(true, datatype, num_integers, num_addresses, num_datatypes, combiner, ierror);
 }
 
-static inline void mpi_type_get_extent_body(bool prof, MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_extent_body(bool prof, MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_extent(MPI_Type_fromint(*datatype), lb, extent) : MPI_Type_get_extent(MPI_Type_fromint(*datatype), lb, extent);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_get_extent(lmpif_Type_fromint(*datatype), lb, extent) : MPI_Type_get_extent(lmpif_Type_fromint(*datatype), lb, extent);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_get_extent_(MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
 {
@@ -5984,11 +6380,12 @@ void pmpi_type_get_extent_(MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, M
     mpi_type_get_extent_body(true, datatype, lb, extent, ierror);
 }
 
-static inline void mpi_type_get_extent_x_body(bool prof, MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_extent_x_body(bool prof, MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_extent_x(MPI_Type_fromint(*datatype), lb, extent) : MPI_Type_get_extent_x(MPI_Type_fromint(*datatype), lb, extent);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_get_extent_x(lmpif_Type_fromint(*datatype), lb, extent) : MPI_Type_get_extent_x(lmpif_Type_fromint(*datatype), lb, extent);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_get_extent_x_(MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
 {
@@ -5999,18 +6396,20 @@ void pmpi_type_get_extent_x_(MPI_Fint *datatype, MPI_Count *lb, MPI_Count *exten
     mpi_type_get_extent_x_body(true, datatype, lb, extent, ierror);
 }
 
-static inline void mpi_type_get_name_body(bool prof, MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t type_name_len)
+static inline __attribute__((always_inline)) void mpi_type_get_name_body(bool prof, MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t type_name_len)
 {
     char *c_type_name = lmpif_str_buf(type_name_len);
     if (!c_type_name) {
         free(c_type_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_name(MPI_Type_fromint(*datatype), c_type_name, resultlen) : MPI_Type_get_name(MPI_Type_fromint(*datatype), c_type_name, resultlen);
+    rc = prof ? PMPI_Type_get_name(lmpif_Type_fromint(*datatype), c_type_name, resultlen) : MPI_Type_get_name(lmpif_Type_fromint(*datatype), c_type_name, resultlen);
     lmpif_str_out(c_type_name, type_name, type_name_len, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_get_name_(MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t type_name_len)
 {
@@ -6021,11 +6420,12 @@ void pmpi_type_get_name_(MPI_Fint *datatype, char *type_name, MPI_Fint *resultle
     mpi_type_get_name_body(true, datatype, type_name, resultlen, ierror, type_name_len);
 }
 
-static inline void mpi_type_get_true_extent_body(bool prof, MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_true_extent_body(bool prof, MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_true_extent(MPI_Type_fromint(*datatype), true_lb, true_extent) : MPI_Type_get_true_extent(MPI_Type_fromint(*datatype), true_lb, true_extent);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_get_true_extent(lmpif_Type_fromint(*datatype), true_lb, true_extent) : MPI_Type_get_true_extent(lmpif_Type_fromint(*datatype), true_lb, true_extent);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_get_true_extent_(MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierror)
 {
@@ -6036,11 +6436,12 @@ void pmpi_type_get_true_extent_(MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint 
     mpi_type_get_true_extent_body(true, datatype, true_lb, true_extent, ierror);
 }
 
-static inline void mpi_type_get_true_extent_x_body(bool prof, MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_true_extent_x_body(bool prof, MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_true_extent_x(MPI_Type_fromint(*datatype), true_lb, true_extent) : MPI_Type_get_true_extent_x(MPI_Type_fromint(*datatype), true_lb, true_extent);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_get_true_extent_x(lmpif_Type_fromint(*datatype), true_lb, true_extent) : MPI_Type_get_true_extent_x(lmpif_Type_fromint(*datatype), true_lb, true_extent);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_get_true_extent_x_(MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
 {
@@ -6051,13 +6452,14 @@ void pmpi_type_get_true_extent_x_(MPI_Fint *datatype, MPI_Count *true_lb, MPI_Co
     mpi_type_get_true_extent_x_body(true, datatype, true_lb, true_extent, ierror);
 }
 
-static inline void mpi_type_get_value_index_body(bool prof, MPI_Fint *value_type, MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_value_index_body(bool prof, MPI_Fint *value_type, MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierror)
 {
     MPI_Datatype c_pair_type = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_value_index(MPI_Type_fromint(*value_type), MPI_Type_fromint(*index_type), &c_pair_type) : MPI_Type_get_value_index(MPI_Type_fromint(*value_type), MPI_Type_fromint(*index_type), &c_pair_type);
-    if (rc == MPI_SUCCESS) *pair_type = MPI_Type_toint(c_pair_type);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_get_value_index(lmpif_Type_fromint(*value_type), lmpif_Type_fromint(*index_type), &c_pair_type) : MPI_Type_get_value_index(lmpif_Type_fromint(*value_type), lmpif_Type_fromint(*index_type), &c_pair_type);
+    if (rc == MPI_SUCCESS) *pair_type = lmpif_Type_toint(c_pair_type);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_get_value_index_(MPI_Fint *value_type, MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierror)
 {
@@ -6068,13 +6470,14 @@ void pmpi_type_get_value_index_(MPI_Fint *value_type, MPI_Fint *index_type, MPI_
     mpi_type_get_value_index_body(true, value_type, index_type, pair_type, ierror);
 }
 
-static inline void mpi_type_indexed_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_indexed_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_indexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -6085,13 +6488,14 @@ void pmpi_type_indexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fi
     mpi_type_indexed_body(true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
 }
 
-static inline void mpi_type_match_size_body(bool prof, MPI_Fint *typeclass, MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_match_size_body(bool prof, MPI_Fint *typeclass, MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     MPI_Datatype c_datatype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Type_match_size(*typeclass, *size, &c_datatype) : MPI_Type_match_size(*typeclass, *size, &c_datatype);
-    if (rc == MPI_SUCCESS) *datatype = MPI_Type_toint(c_datatype);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *datatype = lmpif_Type_toint(c_datatype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_match_size_(MPI_Fint *typeclass, MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -6102,18 +6506,20 @@ void pmpi_type_match_size_(MPI_Fint *typeclass, MPI_Fint *size, MPI_Fint *dataty
     mpi_type_match_size_body(true, typeclass, size, datatype, ierror);
 }
 
-static inline void mpi_type_set_name_body(bool prof, MPI_Fint *datatype, const char *type_name, MPI_Fint *ierror, size_t type_name_len)
+static inline __attribute__((always_inline)) void mpi_type_set_name_body(bool prof, MPI_Fint *datatype, const char *type_name, MPI_Fint *ierror, size_t type_name_len)
 {
     char *c_type_name = lmpif_str_in(type_name, type_name_len);
     if (!c_type_name) {
         free(c_type_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_set_name(MPI_Type_fromint(*datatype), c_type_name) : MPI_Type_set_name(MPI_Type_fromint(*datatype), c_type_name);
+    rc = prof ? PMPI_Type_set_name(lmpif_Type_fromint(*datatype), c_type_name) : MPI_Type_set_name(lmpif_Type_fromint(*datatype), c_type_name);
     free(c_type_name);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_set_name_(MPI_Fint *datatype, const char *type_name, MPI_Fint *ierror, size_t type_name_len)
 {
@@ -6124,11 +6530,12 @@ void pmpi_type_set_name_(MPI_Fint *datatype, const char *type_name, MPI_Fint *ie
     mpi_type_set_name_body(true, datatype, type_name, ierror, type_name_len);
 }
 
-static inline void mpi_type_size_body(bool prof, MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_size_body(bool prof, MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_size(MPI_Type_fromint(*datatype), size) : MPI_Type_size(MPI_Type_fromint(*datatype), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_size(lmpif_Type_fromint(*datatype), size) : MPI_Type_size(lmpif_Type_fromint(*datatype), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_size_(MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
 {
@@ -6139,11 +6546,12 @@ void pmpi_type_size_(MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
     mpi_type_size_body(true, datatype, size, ierror);
 }
 
-static inline void mpi_type_size_x_body(bool prof, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_size_x_body(bool prof, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_size_x(MPI_Type_fromint(*datatype), size) : MPI_Type_size_x(MPI_Type_fromint(*datatype), size);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_size_x(lmpif_Type_fromint(*datatype), size) : MPI_Type_size_x(lmpif_Type_fromint(*datatype), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_size_x_(MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -6154,13 +6562,14 @@ void pmpi_type_size_x_(MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
     mpi_type_size_x_body(true, datatype, size, ierror);
 }
 
-static inline void mpi_type_vector_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_vector_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_vector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype) : MPI_Type_vector(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &c_newtype);
-    if (rc == MPI_SUCCESS) *newtype = MPI_Type_toint(c_newtype);
-    *ierror = rc;
+    rc = prof ? PMPI_Type_vector(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_vector(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype);
+    if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_type_vector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -6171,11 +6580,12 @@ void pmpi_type_vector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride,
     mpi_type_vector_body(true, count, blocklength, stride, oldtype, newtype, ierror);
 }
 
-static inline void mpi_unpack_body(bool prof, void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_unpack_body(bool prof, void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm)) : MPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm));
-    *ierror = rc;
+    rc = prof ? PMPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, lmpif_Type_fromint(*datatype), lmpif_Comm_fromint(*comm)) : MPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, lmpif_Type_fromint(*datatype), lmpif_Comm_fromint(*comm));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_unpack_(void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6186,18 +6596,20 @@ void pmpi_unpack_(void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbu
     mpi_unpack_body(true, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
 }
 
-static inline void mpi_unpack_external_body(bool prof, const char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_unpack_external_body(bool prof, const char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
         free(c_datarep);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype)) : MPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, MPI_Type_fromint(*datatype));
+    rc = prof ? PMPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, lmpif_Type_fromint(*datatype)) : MPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, lmpif_Type_fromint(*datatype));
     free(c_datarep);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_unpack_external_(const char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -6208,21 +6620,23 @@ void pmpi_unpack_external_(const char *datarep, void *inbuf, MPI_Aint *insize, M
     mpi_unpack_external_body(true, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
 }
 
-static inline void mpi_unpublish_name_body(bool prof, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_unpublish_name_body(bool prof, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
     char *c_service_name = lmpif_str_in(service_name, service_name_len);
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
     if (!c_service_name || !c_port_name) {
         free(c_service_name);
         free(c_port_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Unpublish_name(c_service_name, MPI_Info_fromint(*info), c_port_name) : MPI_Unpublish_name(c_service_name, MPI_Info_fromint(*info), c_port_name);
+    rc = prof ? PMPI_Unpublish_name(c_service_name, lmpif_Info_fromint(*info), c_port_name) : MPI_Unpublish_name(c_service_name, lmpif_Info_fromint(*info), c_port_name);
     free(c_service_name);
     free(c_port_name);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_unpublish_name_(const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
@@ -6233,13 +6647,14 @@ void pmpi_unpublish_name_(const char *service_name, MPI_Fint *info, const char *
     mpi_unpublish_name_body(true, service_name, info, port_name, ierror, service_name_len, port_name_len);
 }
 
-static inline void mpi_wait_body(bool prof, MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_wait_body(bool prof, MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
 {
-    MPI_Request c_request = MPI_Request_fromint(*request);
+    MPI_Request c_request = lmpif_Request_fromint(*request);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Wait(&c_request, LMPIF_STATUS(status)) : MPI_Wait(&c_request, LMPIF_STATUS(status));
-    if (rc == MPI_SUCCESS) *request = MPI_Request_toint(c_request);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -6250,19 +6665,21 @@ void pmpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
     mpi_wait_body(true, request, status, ierror);
 }
 
-static inline void mpi_waitall_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_waitall_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
     if (!c_array_of_requests) {
         free(c_array_of_requests);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Waitall(*count, c_array_of_requests, LMPIF_STATUS(array_of_statuses)) : MPI_Waitall(*count, c_array_of_requests, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_waitall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
@@ -6273,19 +6690,21 @@ void pmpi_waitall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array
     mpi_waitall_body(true, count, array_of_requests, array_of_statuses, ierror);
 }
 
-static inline void mpi_waitany_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_waitany_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *count, true);
     if (!c_array_of_requests) {
         free(c_array_of_requests);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Waitany(*count, c_array_of_requests, index, LMPIF_STATUS(status)) : MPI_Waitany(*count, c_array_of_requests, index, LMPIF_STATUS(status));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_waitany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -6296,19 +6715,21 @@ void pmpi_waitany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index
     mpi_waitany_body(true, count, array_of_requests, index, status, ierror);
 }
 
-static inline void mpi_waitsome_body(bool prof, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_waitsome_body(bool prof, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
     MPI_Request *c_array_of_requests = lmpif_handles_in(LMPIF_REQUEST, array_of_requests, *incount, true);
     if (!c_array_of_requests) {
         free(c_array_of_requests);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Waitsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Waitsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *incount);
     lmpif_handles_free(c_array_of_requests);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_waitsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
@@ -6319,13 +6740,14 @@ void pmpi_waitsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *ou
     mpi_waitsome_body(true, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror);
 }
 
-static inline void mpi_win_allocate_body(bool prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_allocate_body(bool prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_allocate(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win);
-    if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_allocate(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win);
+    if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6344,13 +6766,14 @@ void pmpi_win_allocate_cptr_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info
     mpi_win_allocate_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 
-static inline void mpi_win_allocate_shared_body(bool prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_allocate_shared_body(bool prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_allocate_shared(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate_shared(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), baseptr, &c_win);
-    if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_allocate_shared(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate_shared(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win);
+    if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6369,11 +6792,12 @@ void pmpi_win_allocate_shared_cptr_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fin
     mpi_win_allocate_shared_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 
-static inline void mpi_win_attach_body(bool prof, MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_attach_body(bool prof, MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_attach(MPI_Win_fromint(*win), LMPIF_BUF(base), *size) : MPI_Win_attach(MPI_Win_fromint(*win), LMPIF_BUF(base), *size);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_attach(lmpif_Win_fromint(*win), LMPIF_BUF(base), *size) : MPI_Win_attach(lmpif_Win_fromint(*win), LMPIF_BUF(base), *size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_attach_(MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierror)
 {
@@ -6384,11 +6808,12 @@ void pmpi_win_attach_(MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierro
     mpi_win_attach_body(true, win, base, size, ierror);
 }
 
-static inline void mpi_win_call_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_call_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_call_errhandler(MPI_Win_fromint(*win), *errorcode) : MPI_Win_call_errhandler(MPI_Win_fromint(*win), *errorcode);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_call_errhandler(lmpif_Win_fromint(*win), *errorcode) : MPI_Win_call_errhandler(lmpif_Win_fromint(*win), *errorcode);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_call_errhandler_(MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
@@ -6399,11 +6824,12 @@ void pmpi_win_call_errhandler_(MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ier
     mpi_win_call_errhandler_body(true, win, errorcode, ierror);
 }
 
-static inline void mpi_win_complete_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_complete_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_complete(MPI_Win_fromint(*win)) : MPI_Win_complete(MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_complete(lmpif_Win_fromint(*win)) : MPI_Win_complete(lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_complete_(MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6414,13 +6840,14 @@ void pmpi_win_complete_(MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_complete_body(true, win, ierror);
 }
 
-static inline void mpi_win_create_body(bool prof, void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_create_body(bool prof, void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win) : MPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win);
-    if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win) : MPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win);
+    if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6431,13 +6858,14 @@ void pmpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint 
     mpi_win_create_body(true, base, size, disp_unit, info, comm, win, ierror);
 }
 
-static inline void mpi_win_create_dynamic_body(bool prof, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_create_dynamic_body(bool prof, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_create_dynamic(MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win) : MPI_Win_create_dynamic(MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), &c_win);
-    if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_create_dynamic(lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win) : MPI_Win_create_dynamic(lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win);
+    if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6448,11 +6876,12 @@ void pmpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI
     mpi_win_create_dynamic_body(true, info, comm, win, ierror);
 }
 
-static inline void mpi_win_delete_attr_body(bool prof, MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_delete_attr_body(bool prof, MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_delete_attr(MPI_Win_fromint(*win), *win_keyval) : MPI_Win_delete_attr(MPI_Win_fromint(*win), *win_keyval);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_delete_attr(lmpif_Win_fromint(*win), *win_keyval) : MPI_Win_delete_attr(lmpif_Win_fromint(*win), *win_keyval);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_delete_attr_(MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
 {
@@ -6463,11 +6892,12 @@ void pmpi_win_delete_attr_(MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror
     mpi_win_delete_attr_body(true, win, win_keyval, ierror);
 }
 
-static inline void mpi_win_detach_body(bool prof, MPI_Fint *win, void *base, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_detach_body(bool prof, MPI_Fint *win, void *base, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_detach(MPI_Win_fromint(*win), LMPIF_BUF(base)) : MPI_Win_detach(MPI_Win_fromint(*win), LMPIF_BUF(base));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_detach(lmpif_Win_fromint(*win), LMPIF_BUF(base)) : MPI_Win_detach(lmpif_Win_fromint(*win), LMPIF_BUF(base));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_detach_(MPI_Fint *win, void *base, MPI_Fint *ierror)
 {
@@ -6478,11 +6908,12 @@ void pmpi_win_detach_(MPI_Fint *win, void *base, MPI_Fint *ierror)
     mpi_win_detach_body(true, win, base, ierror);
 }
 
-static inline void mpi_win_fence_body(bool prof, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_fence_body(bool prof, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_fence(*assert, MPI_Win_fromint(*win)) : MPI_Win_fence(*assert, MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_fence(*assert, lmpif_Win_fromint(*win)) : MPI_Win_fence(*assert, lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_fence_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6493,11 +6924,12 @@ void pmpi_win_fence_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_fence_body(true, assert, win, ierror);
 }
 
-static inline void mpi_win_flush_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_flush_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_flush(*rank, MPI_Win_fromint(*win)) : MPI_Win_flush(*rank, MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_flush(*rank, lmpif_Win_fromint(*win)) : MPI_Win_flush(*rank, lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_flush_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6508,11 +6940,12 @@ void pmpi_win_flush_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_flush_body(true, rank, win, ierror);
 }
 
-static inline void mpi_win_flush_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_flush_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_flush_all(MPI_Win_fromint(*win)) : MPI_Win_flush_all(MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_flush_all(lmpif_Win_fromint(*win)) : MPI_Win_flush_all(lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_flush_all_(MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6523,11 +6956,12 @@ void pmpi_win_flush_all_(MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_flush_all_body(true, win, ierror);
 }
 
-static inline void mpi_win_flush_local_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_flush_local_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_flush_local(*rank, MPI_Win_fromint(*win)) : MPI_Win_flush_local(*rank, MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_flush_local(*rank, lmpif_Win_fromint(*win)) : MPI_Win_flush_local(*rank, lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_flush_local_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6538,11 +6972,12 @@ void pmpi_win_flush_local_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_flush_local_body(true, rank, win, ierror);
 }
 
-static inline void mpi_win_flush_local_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_flush_local_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_flush_local_all(MPI_Win_fromint(*win)) : MPI_Win_flush_local_all(MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_flush_local_all(lmpif_Win_fromint(*win)) : MPI_Win_flush_local_all(lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_flush_local_all_(MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6553,13 +6988,14 @@ void pmpi_win_flush_local_all_(MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_flush_local_all_body(true, win, ierror);
 }
 
-static inline void mpi_win_free_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_free_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
-    MPI_Win c_win = MPI_Win_fromint(*win);
+    MPI_Win c_win = lmpif_Win_fromint(*win);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Win_free(&c_win) : MPI_Win_free(&c_win);
-    if (rc == MPI_SUCCESS) *win = MPI_Win_toint(c_win);
-    *ierror = rc;
+    if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6570,11 +7006,12 @@ void pmpi_win_free_(MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_free_body(true, win, ierror);
 }
 
-static inline void mpi_win_free_keyval_body(bool prof, MPI_Fint *win_keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_free_keyval_body(bool prof, MPI_Fint *win_keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Win_free_keyval(win_keyval) : MPI_Win_free_keyval(win_keyval);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_free_keyval_(MPI_Fint *win_keyval, MPI_Fint *ierror)
 {
@@ -6585,13 +7022,14 @@ void pmpi_win_free_keyval_(MPI_Fint *win_keyval, MPI_Fint *ierror)
     mpi_win_free_keyval_body(true, win_keyval, ierror);
 }
 
-static inline void mpi_win_get_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_get_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_get_errhandler(MPI_Win_fromint(*win), &c_errhandler) : MPI_Win_get_errhandler(MPI_Win_fromint(*win), &c_errhandler);
-    if (rc == MPI_SUCCESS) *errhandler = MPI_Errhandler_toint(c_errhandler);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_get_errhandler(lmpif_Win_fromint(*win), &c_errhandler) : MPI_Win_get_errhandler(lmpif_Win_fromint(*win), &c_errhandler);
+    if (rc == MPI_SUCCESS) *errhandler = lmpif_Errhandler_toint(c_errhandler);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_get_errhandler_(MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
@@ -6602,13 +7040,14 @@ void pmpi_win_get_errhandler_(MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ier
     mpi_win_get_errhandler_body(true, win, errhandler, ierror);
 }
 
-static inline void mpi_win_get_group_body(bool prof, MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_get_group_body(bool prof, MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_get_group(MPI_Win_fromint(*win), &c_group) : MPI_Win_get_group(MPI_Win_fromint(*win), &c_group);
-    if (rc == MPI_SUCCESS) *group = MPI_Group_toint(c_group);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_get_group(lmpif_Win_fromint(*win), &c_group) : MPI_Win_get_group(lmpif_Win_fromint(*win), &c_group);
+    if (rc == MPI_SUCCESS) *group = lmpif_Group_toint(c_group);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_get_group_(MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
 {
@@ -6619,13 +7058,14 @@ void pmpi_win_get_group_(MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
     mpi_win_get_group_body(true, win, group, ierror);
 }
 
-static inline void mpi_win_get_info_body(bool prof, MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_get_info_body(bool prof, MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_get_info(MPI_Win_fromint(*win), &c_info_used) : MPI_Win_get_info(MPI_Win_fromint(*win), &c_info_used);
-    if (rc == MPI_SUCCESS) *info_used = MPI_Info_toint(c_info_used);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_get_info(lmpif_Win_fromint(*win), &c_info_used) : MPI_Win_get_info(lmpif_Win_fromint(*win), &c_info_used);
+    if (rc == MPI_SUCCESS) *info_used = lmpif_Info_toint(c_info_used);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_get_info_(MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
 {
@@ -6636,18 +7076,20 @@ void pmpi_win_get_info_(MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
     mpi_win_get_info_body(true, win, info_used, ierror);
 }
 
-static inline void mpi_win_get_name_body(bool prof, MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t win_name_len)
+static inline __attribute__((always_inline)) void mpi_win_get_name_body(bool prof, MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t win_name_len)
 {
     char *c_win_name = lmpif_str_buf(win_name_len);
     if (!c_win_name) {
         free(c_win_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_get_name(MPI_Win_fromint(*win), c_win_name, resultlen) : MPI_Win_get_name(MPI_Win_fromint(*win), c_win_name, resultlen);
+    rc = prof ? PMPI_Win_get_name(lmpif_Win_fromint(*win), c_win_name, resultlen) : MPI_Win_get_name(lmpif_Win_fromint(*win), c_win_name, resultlen);
     lmpif_str_out(c_win_name, win_name, win_name_len, rc == MPI_SUCCESS);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_get_name_(MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t win_name_len)
 {
@@ -6658,11 +7100,12 @@ void pmpi_win_get_name_(MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_
     mpi_win_get_name_body(true, win, win_name, resultlen, ierror, win_name_len);
 }
 
-static inline void mpi_win_lock_body(bool prof, MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_lock_body(bool prof, MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_lock(*lock_type, *rank, *assert, MPI_Win_fromint(*win)) : MPI_Win_lock(*lock_type, *rank, *assert, MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_lock(*lock_type, *rank, *assert, lmpif_Win_fromint(*win)) : MPI_Win_lock(*lock_type, *rank, *assert, lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6673,11 +7116,12 @@ void pmpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_F
     mpi_win_lock_body(true, lock_type, rank, assert, win, ierror);
 }
 
-static inline void mpi_win_lock_all_body(bool prof, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_lock_all_body(bool prof, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_lock_all(*assert, MPI_Win_fromint(*win)) : MPI_Win_lock_all(*assert, MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_lock_all(*assert, lmpif_Win_fromint(*win)) : MPI_Win_lock_all(*assert, lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_lock_all_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6688,11 +7132,12 @@ void pmpi_win_lock_all_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_lock_all_body(true, assert, win, ierror);
 }
 
-static inline void mpi_win_post_body(bool prof, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_post_body(bool prof, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_post(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win)) : MPI_Win_post(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_post(lmpif_Group_fromint(*group), *assert, lmpif_Win_fromint(*win)) : MPI_Win_post(lmpif_Group_fromint(*group), *assert, lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_post_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6703,11 +7148,12 @@ void pmpi_win_post_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *
     mpi_win_post_body(true, group, assert, win, ierror);
 }
 
-static inline void mpi_win_set_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_set_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_set_errhandler(MPI_Win_fromint(*win), MPI_Errhandler_fromint(*errhandler)) : MPI_Win_set_errhandler(MPI_Win_fromint(*win), MPI_Errhandler_fromint(*errhandler));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_set_errhandler(lmpif_Win_fromint(*win), lmpif_Errhandler_fromint(*errhandler)) : MPI_Win_set_errhandler(lmpif_Win_fromint(*win), lmpif_Errhandler_fromint(*errhandler));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_set_errhandler_(MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
@@ -6718,11 +7164,12 @@ void pmpi_win_set_errhandler_(MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ier
     mpi_win_set_errhandler_body(true, win, errhandler, ierror);
 }
 
-static inline void mpi_win_set_info_body(bool prof, MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_set_info_body(bool prof, MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_set_info(MPI_Win_fromint(*win), MPI_Info_fromint(*info)) : MPI_Win_set_info(MPI_Win_fromint(*win), MPI_Info_fromint(*info));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_set_info(lmpif_Win_fromint(*win), lmpif_Info_fromint(*info)) : MPI_Win_set_info(lmpif_Win_fromint(*win), lmpif_Info_fromint(*info));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_set_info_(MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
 {
@@ -6733,18 +7180,20 @@ void pmpi_win_set_info_(MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
     mpi_win_set_info_body(true, win, info, ierror);
 }
 
-static inline void mpi_win_set_name_body(bool prof, MPI_Fint *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
+static inline __attribute__((always_inline)) void mpi_win_set_name_body(bool prof, MPI_Fint *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
 {
     char *c_win_name = lmpif_str_in(win_name, win_name_len);
     if (!c_win_name) {
         free(c_win_name);
-        *ierror = MPI_ERR_NO_MEM;
+        if (ierror)
+            *ierror = MPI_ERR_NO_MEM;
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_set_name(MPI_Win_fromint(*win), c_win_name) : MPI_Win_set_name(MPI_Win_fromint(*win), c_win_name);
+    rc = prof ? PMPI_Win_set_name(lmpif_Win_fromint(*win), c_win_name) : MPI_Win_set_name(lmpif_Win_fromint(*win), c_win_name);
     free(c_win_name);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_set_name_(MPI_Fint *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
 {
@@ -6755,11 +7204,12 @@ void pmpi_win_set_name_(MPI_Fint *win, const char *win_name, MPI_Fint *ierror, s
     mpi_win_set_name_body(true, win, win_name, ierror, win_name_len);
 }
 
-static inline void mpi_win_shared_query_body(bool prof, MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_shared_query_body(bool prof, MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_shared_query(MPI_Win_fromint(*win), *rank, size, disp_unit, baseptr) : MPI_Win_shared_query(MPI_Win_fromint(*win), *rank, size, disp_unit, baseptr);
-    *ierror = rc;
+    rc = prof ? PMPI_Win_shared_query(lmpif_Win_fromint(*win), *rank, size, disp_unit, baseptr) : MPI_Win_shared_query(lmpif_Win_fromint(*win), *rank, size, disp_unit, baseptr);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_shared_query_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
@@ -6778,11 +7228,12 @@ void pmpi_win_shared_query_cptr_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, 
     mpi_win_shared_query_body(true, win, rank, size, disp_unit, baseptr, ierror);
 }
 
-static inline void mpi_win_start_body(bool prof, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_start_body(bool prof, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_start(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win)) : MPI_Win_start(MPI_Group_fromint(*group), *assert, MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_start(lmpif_Group_fromint(*group), *assert, lmpif_Win_fromint(*win)) : MPI_Win_start(lmpif_Group_fromint(*group), *assert, lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_start_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6793,11 +7244,12 @@ void pmpi_win_start_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint 
     mpi_win_start_body(true, group, assert, win, ierror);
 }
 
-static inline void mpi_win_sync_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_sync_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_sync(MPI_Win_fromint(*win)) : MPI_Win_sync(MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_sync(lmpif_Win_fromint(*win)) : MPI_Win_sync(lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_sync_(MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6808,13 +7260,14 @@ void pmpi_win_sync_(MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_sync_body(true, win, ierror);
 }
 
-static inline void mpi_win_test_body(bool prof, MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_test_body(bool prof, MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_test(MPI_Win_fromint(*win), &c_flag) : MPI_Win_test(MPI_Win_fromint(*win), &c_flag);
+    rc = prof ? PMPI_Win_test(lmpif_Win_fromint(*win), &c_flag) : MPI_Win_test(lmpif_Win_fromint(*win), &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    *ierror = rc;
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -6825,11 +7278,12 @@ void pmpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
     mpi_win_test_body(true, win, flag, ierror);
 }
 
-static inline void mpi_win_unlock_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_unlock_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_unlock(*rank, MPI_Win_fromint(*win)) : MPI_Win_unlock(*rank, MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_unlock(*rank, lmpif_Win_fromint(*win)) : MPI_Win_unlock(*rank, lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6840,11 +7294,12 @@ void pmpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_unlock_body(true, rank, win, ierror);
 }
 
-static inline void mpi_win_unlock_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_unlock_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_unlock_all(MPI_Win_fromint(*win)) : MPI_Win_unlock_all(MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_unlock_all(lmpif_Win_fromint(*win)) : MPI_Win_unlock_all(lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6855,11 +7310,12 @@ void pmpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_unlock_all_body(true, win, ierror);
 }
 
-static inline void mpi_win_wait_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_wait_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_wait(MPI_Win_fromint(*win)) : MPI_Win_wait(MPI_Win_fromint(*win));
-    *ierror = rc;
+    rc = prof ? PMPI_Win_wait(lmpif_Win_fromint(*win)) : MPI_Win_wait(lmpif_Win_fromint(*win));
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
 }
 void mpi_win_wait_(MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -6870,7 +7326,7 @@ void pmpi_win_wait_(MPI_Fint *win, MPI_Fint *ierror)
     mpi_win_wait_body(true, win, ierror);
 }
 
-static inline double mpi_wtick_body(bool prof)
+static inline __attribute__((always_inline)) double mpi_wtick_body(bool prof)
 {
     return prof ? PMPI_Wtick() : MPI_Wtick();
 }
@@ -6883,7 +7339,7 @@ double pmpi_wtick_(void)
     return mpi_wtick_body(true);
 }
 
-static inline double mpi_wtime_body(bool prof)
+static inline __attribute__((always_inline)) double mpi_wtime_body(bool prof)
 {
     return prof ? PMPI_Wtime() : MPI_Wtime();
 }
