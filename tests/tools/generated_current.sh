@@ -22,7 +22,7 @@ if [ -x $py ]; then
     for f in src/fortran/gen/mpif_procs.c include/fortran/mpif.h src/fortran/gen/mpi_consts.fh \
              src/fortran/gen/mpi_interfaces.fh src/fortran/gen/skipped.txt src/fortran/gen/mpif08_procs.c \
              src/fortran/gen/mpi_f08_consts.fh src/fortran/gen/mpi_f08_cprocs.fh \
-             src/fortran/gen/mpi_f08_generics.fh src/fortran/gen/mpi_f08_procs.fh; do
+             src/fortran/gen/mpi_f08_generics.fh src/fortran/gen/mpi_f08_procs.fh src/fortran/gen/fortran_procs.h; do
         cmp -s "$tmp/$f" "$src/$f" || { echo "FAIL: $f is stale: run make generate"; fail=1; }
     done
 else
