@@ -146,6 +146,78 @@ static int partial_section_type(const CFI_cdesc_t *d, MPI_Datatype type, MPI_Cou
     return rc;
 }
 
+/* ---- the datatypes of recent sections ---------------------------------------- */
+
+/* A program sends the same section shape again and again (a halo row each
+ * step): the whole-section datatypes over predefined datatypes are kept,
+ * a few, and reused.  An entry in use by a call in flight is not evicted
+ * (another thread may be between lookup and call). */
+#define CACHED_TYPES 8
+static struct cached_type {
+    MPI_Datatype base, made;
+    MPI_Count k;
+    size_t elem_len;
+    int rank, users;
+    bool filled; /* static storage is zeros, and MPI_DATATYPE_NULL is not 0 */
+    CFI_index_t extent[CFI_MAX_RANK], sm[CFI_MAX_RANK];
+} cache[CACHED_TYPES];
+static int cache_next;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool cache_matches(const struct cached_type *e, const CFI_cdesc_t *d, MPI_Datatype type, MPI_Count k)
+{
+    if (!e->filled || e->base != type || e->k != k || e->rank != d->rank ||
+        e->elem_len != d->elem_len)
+        return false;
+    for (int i = 0; i < d->rank; i++)
+        if (e->extent[i] != d->dim[i].extent || e->sm[i] != d->dim[i].sm)
+            return false;
+    return true;
+}
+
+/* The cached datatype of this shape (s->cached set), or a new one put in
+ * the cache when a slot is free of users. */
+static int cached_section_type(lmpif_sub *s, const CFI_cdesc_t *d, MPI_Datatype type, MPI_Count k)
+{
+    bool predefined = (uintptr_t)type < LMPIF_PREDEFINED_LIMIT; /* never freed, never reused */
+    if (predefined) {
+        pthread_mutex_lock(&cache_lock);
+        for (int i = 0; i < CACHED_TYPES; i++)
+            if (cache_matches(&cache[i], d, type, k)) {
+                cache[i].users++;
+                s->made = cache[i].made;
+                s->cached = i + 1;
+                pthread_mutex_unlock(&cache_lock);
+                return MPI_SUCCESS;
+            }
+        pthread_mutex_unlock(&cache_lock);
+    }
+    int rc = whole_section_type(d, type, k, &s->made);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_commit(&s->made);
+    if (rc != MPI_SUCCESS || !predefined)
+        return rc;
+    pthread_mutex_lock(&cache_lock);
+    for (int tries = 0; tries < CACHED_TYPES; tries++) {
+        struct cached_type *e = &cache[cache_next];
+        cache_next = (cache_next + 1) % CACHED_TYPES;
+        if (e->users)
+            continue;
+        if (e->filled)
+            PMPI_Type_free(&e->made); /* a call in flight keeps its own reference */
+        *e = (struct cached_type){.base = type, .made = s->made, .k = k, .elem_len = d->elem_len,
+                                  .rank = d->rank, .users = 1, .filled = true};
+        for (int i = 0; i < d->rank; i++) {
+            e->extent[i] = d->dim[i].extent;
+            e->sm[i] = d->dim[i].sm;
+        }
+        s->cached = (int)(e - cache) + 1;
+        break;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return MPI_SUCCESS;
+}
+
 /* ---- errors of the Fortran layer -------------------------------------------- */
 
 /* One error code per message, made once (MPI_Add_error_code/string), so
@@ -215,7 +287,7 @@ static int sub_convert(lmpif_sub *s, const CFI_cdesc_t *d, enum lmpif_sub_mode m
                        bool reduction, bool out, MPI_Count count, MPI_Datatype type, lmpif_errobj eo,
                        const char *proc, const char *arg)
 {
-    *s = (lmpif_sub){.buf = LMPIF_BUF(d->base_addr), .made = MPI_DATATYPE_NULL, .d = d};
+    *s = (lmpif_sub){.buf = LMPIF_BUF(d->base_addr), .made = MPI_DATATYPE_NULL, .d = d, .cached = 0};
     if (mode == LMPIF_SUB_BASE || section_contiguous(d) || section_elems(d) == 0)
         return MPI_SUCCESS;
     if (mode == LMPIF_SUB_CONTIG)
@@ -231,9 +303,17 @@ static int sub_convert(lmpif_sub *s, const CFI_cdesc_t *d, enum lmpif_sub_mode m
         if (count <= 0)
             return MPI_SUCCESS;
         s->one = true;
-        int rc = count == all ? whole_section_type(d, type, k, &s->made)
-                              : partial_section_type(d, type, k, count, &s->made);
-        return sub_commit(s, rc, eo, proc, arg);
+        if (count == all) {
+            int rc = cached_section_type(s, d, type, k);
+            if (rc != MPI_SUCCESS) {
+                s->one = false;
+                if (s->made != MPI_DATATYPE_NULL)
+                    PMPI_Type_free(&s->made);
+                return sub_fail(eo, rc, proc, arg, "no datatype could describe the array section");
+            }
+            return MPI_SUCCESS;
+        }
+        return sub_commit(s, partial_section_type(d, type, k, count, &s->made), eo, proc, arg);
     }
     if (mode == LMPIF_SUB_PERPROC && k == 1 && !(blocking && reduction) && section_uniform(d, &stride) &&
         stride > 0) {
@@ -299,6 +379,13 @@ void lmpif_sub_finish(lmpif_sub *s, bool ok)
         free(s->copy);
         s->copy = NULL;
     }
-    if (s->made != MPI_DATATYPE_NULL)
+    if (s->cached) { /* the cache keeps it */
+        pthread_mutex_lock(&cache_lock);
+        cache[s->cached - 1].users--;
+        pthread_mutex_unlock(&cache_lock);
+        s->made = MPI_DATATYPE_NULL;
+        s->cached = 0;
+    } else if (s->made != MPI_DATATYPE_NULL) {
         PMPI_Type_free(&s->made);
+    }
 }

@@ -45,9 +45,10 @@ typedef struct lmpif_sub {
     void *copy;        /* a blocking call's contiguous copy, or NULL */
     const CFI_cdesc_t *d;
     bool copy_back;
+    int cached;        /* made is the cache's entry cached - 1 (0: made for this call) */
 } lmpif_sub;
 
-#define LMPIF_SUB_NONE {.buf = NULL, .made = MPI_DATATYPE_NULL, .one = false, .copy = NULL, .d = NULL}
+#define LMPIF_SUB_NONE {.buf = NULL, .made = MPI_DATATYPE_NULL, .one = false, .copy = NULL, .d = NULL, .cached = 0}
 
 /* Fills s; MPI_SUCCESS, or the error code the object's handler returned
  * (the message names proc and arg).  peer: a buffer converted before that
@@ -75,6 +76,7 @@ static inline bool lmpif_sub_plain(lmpif_sub *s, const CFI_cdesc_t *d)
     s->one = false;
     s->copy = NULL;
     s->d = d;
+    s->cached = 0;
     return true;
 }
 
