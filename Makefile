@@ -27,6 +27,8 @@ demo: build
 	$(BUILD)/bin/leanmpi-map --network torus:8x16x32 --cores 4 --pattern 2d-nn:128x128:star --show TXYZ,XYZT,TZXY
 	$(BUILD)/bin/mpiexec -n 16 --oversubscribe --network flat:4 --cores 4 --map-by node -genv LMPI_VNODE_LINK 2:0.5 \
 		$(BUILD)/examples/showcase stencil
+	@if [ -x $(BUILD)/examples/fortran_sections ]; then $(BUILD)/bin/mpiexec -n 2 $(BUILD)/examples/fortran_sections; \
+	else echo "== 10. Fortran: skipped (no Fortran compiler when LeanMPI was built)"; fi
 	LMPI_MEMORY_REPORT=1 $(BUILD)/bin/mpiexec -n 4 --network torus:2x2 --cores 2 --pattern 2d-nn:2x2:box \
 		--map-by auto $(BUILD)/examples/showcase
 

@@ -21,10 +21,12 @@ add_library(mpifort_abi SHARED
   src/fortran/gen/mpif_procs.c
   src/fortran/gen/mpif08_procs.c
   src/fortran/mpif_subarray.c
+  src/fortran/mpif_section.c
   src/fortran/mpif_util.c
   src/fortran/mpif_special.c
   src/fortran/mpif_callbacks.c
   src/fortran/mpif_keyval.c
+  src/fortran/mpif_removed.c
   src/fortran/mpi.F90
   src/fortran/mpi_f08.F90)
 # $ORIGIN: an installed libmpifort_abi finds the libmpi_abi beside it (a
@@ -48,3 +50,10 @@ target_link_libraries(mpifort_abi PRIVATE mpi_abi pthread)
 foreach(w mpifort mpif90 mpif77)
   configure_file(tools/wrappers/mpifort ${CMAKE_BINARY_DIR}/bin/${w} COPYONLY)
 endforeach()
+
+# the showcase's Fortran part (make demo), built as a user's program would be
+add_executable(fortran_sections examples/fortran_sections.f90)
+target_link_libraries(fortran_sections PRIVATE mpifort_abi mpi_abi)
+target_include_directories(fortran_sections PRIVATE ${CMAKE_BINARY_DIR}/include)
+set_target_properties(fortran_sections PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/examples
+  Fortran_MODULE_DIRECTORY ${CMAKE_BINARY_DIR}/examples/modules)

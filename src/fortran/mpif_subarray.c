@@ -4,82 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fortran/mpif_section.h"
 #include "fortran/mpif_subarray.h"
-
-/* ---- the section's shape ------------------------------------------------------ */
-
-static MPI_Count section_elems(const CFI_cdesc_t *d)
-{
-    MPI_Count n = 1;
-    for (int i = 0; i < d->rank; i++)
-        n *= d->dim[i].extent;
-    return n;
-}
-
-/* An assumed-size array (last extent -1) is contiguous by definition, a
- * scalar trivially, an empty section has nothing to lay out. */
-static bool section_contiguous(const CFI_cdesc_t *d)
-{
-    if (d->rank == 0 || d->dim[d->rank - 1].extent < 0)
-        return true;
-    CFI_index_t expect = (CFI_index_t)d->elem_len;
-    for (int i = 0; i < d->rank; i++) {
-        if (d->dim[i].extent == 0)
-            return true;
-        if (d->dim[i].extent != 1 && d->dim[i].sm != expect)
-            return false;
-        expect *= d->dim[i].extent;
-    }
-    return true;
-}
-
-/* One stride between all consecutive elements (a(1:n:2), or a(1:n:2, :) of
- * an array with n even): *stride gets it. */
-static bool section_uniform(const CFI_cdesc_t *d, MPI_Count *stride)
-{
-    MPI_Count s = 0, next = 0;
-    for (int i = 0; i < d->rank; i++) {
-        if (d->dim[i].extent == 1)
-            continue;
-        if (s == 0)
-            s = d->dim[i].sm;
-        else if (d->dim[i].sm != next)
-            return false;
-        next = (MPI_Count)d->dim[i].sm * d->dim[i].extent;
-    }
-    *stride = s ? s : (MPI_Count)d->elem_len;
-    return true;
-}
-
-/* The byte offset of element i (array element order) from base_addr. */
-static MPI_Count element_offset(const CFI_cdesc_t *d, MPI_Count i)
-{
-    MPI_Count off = 0;
-    for (int k = 0; k < d->rank; k++) {
-        MPI_Count e = d->dim[k].extent;
-        off += (i % e) * d->dim[k].sm;
-        i /= e;
-    }
-    return off;
-}
-
-/* Copies between the section and a contiguous buffer, element by element,
- * the first dimension's run without a division per element. */
-static void section_copy(const CFI_cdesc_t *d, char *flat, bool to_flat)
-{
-    MPI_Count n = section_elems(d), e0 = d->rank ? d->dim[0].extent : 1;
-    MPI_Count sm0 = d->rank ? d->dim[0].sm : 0;
-    size_t len = d->elem_len;
-    for (MPI_Count i = 0; i < n; i += e0) {
-        char *p = (char *)d->base_addr + element_offset(d, i);
-        for (MPI_Count j = 0; j < e0; j++, p += sm0, flat += len) {
-            if (to_flat)
-                memcpy(flat, p, len);
-            else
-                memcpy(p, flat, len);
-        }
-    }
-}
 
 /* ---- datatypes over the section ----------------------------------------------- */
 
@@ -131,7 +57,7 @@ static int partial_section_type(const CFI_cdesc_t *d, MPI_Datatype type, MPI_Cou
     if (!displ)
         return MPI_ERR_NO_MEM;
     for (MPI_Count i = 0; i <= m; i++)
-        displ[i] = element_offset(d, i);
+        displ[i] = lmpif_section_offset(d, i);
     MPI_Datatype whole;
     int rc = PMPI_Type_create_hindexed_block_c(m, k, displ, type, &whole);
     if (rc == MPI_SUCCESS && r) {
@@ -288,7 +214,7 @@ static int sub_convert(lmpif_sub *s, const CFI_cdesc_t *d, enum lmpif_sub_mode m
                        const char *proc, const char *arg)
 {
     *s = (lmpif_sub){.buf = LMPIF_BUF(d->base_addr), .made = MPI_DATATYPE_NULL, .d = d, .cached = 0};
-    if (mode == LMPIF_SUB_BASE || section_contiguous(d) || section_elems(d) == 0)
+    if (mode == LMPIF_SUB_BASE || lmpif_section_contiguous(d) || lmpif_section_elems(d) == 0)
         return MPI_SUCCESS;
     if (mode == LMPIF_SUB_CONTIG)
         return sub_fail(eo, MPI_ERR_BUFFER, proc, arg,
@@ -297,7 +223,7 @@ static int sub_convert(lmpif_sub *s, const CFI_cdesc_t *d, enum lmpif_sub_mode m
     /* a blocking reduction copies: the library's operations take the
      * predefined datatypes' runs, not a section's strides */
     if (mode == LMPIF_SUB_TOTAL && k && !(blocking && reduction)) {
-        MPI_Count all = section_elems(d) * k;
+        MPI_Count all = lmpif_section_elems(d) * k;
         if (count > all)
             return sub_fail(eo, MPI_ERR_COUNT, proc, arg, "count is larger than the array section");
         if (count <= 0)
@@ -315,7 +241,7 @@ static int sub_convert(lmpif_sub *s, const CFI_cdesc_t *d, enum lmpif_sub_mode m
         }
         return sub_commit(s, partial_section_type(d, type, k, count, &s->made), eo, proc, arg);
     }
-    if (mode == LMPIF_SUB_PERPROC && k == 1 && !(blocking && reduction) && section_uniform(d, &stride) &&
+    if (mode == LMPIF_SUB_PERPROC && k == 1 && !(blocking && reduction) && lmpif_section_uniform(d, &stride) &&
         stride > 0) {
         int rc = PMPI_Type_create_resized_c(type, 0, stride, &s->made);
         return sub_commit(s, rc, eo, proc, arg);
@@ -325,10 +251,10 @@ static int sub_convert(lmpif_sub *s, const CFI_cdesc_t *d, enum lmpif_sub_mode m
                         "this array section cannot be described by a datatype for a nonblocking call "
                         "(its elements do not hold whole datatypes, or per-process counts over "
                         "unevenly strided elements): pass a contiguous array");
-    size_t bytes = (size_t)section_elems(d) * d->elem_len;
+    size_t bytes = (size_t)lmpif_section_elems(d) * d->elem_len;
     if (!(s->copy = malloc(bytes)))
         return sub_fail(eo, MPI_ERR_NO_MEM, proc, arg, "no memory for a contiguous copy of the array section");
-    section_copy(d, s->copy, true);
+    lmpif_section_copy(d, s->copy, true);
     s->buf = s->copy;
     s->copy_back = out;
     return MPI_SUCCESS;
@@ -375,7 +301,7 @@ void lmpif_sub_finish(lmpif_sub *s, bool ok)
 {
     if (s->copy) {
         if (ok && s->copy_back)
-            section_copy(s->d, s->copy, false);
+            lmpif_section_copy(s->d, s->copy, false);
         free(s->copy);
         s->copy = NULL;
     }
