@@ -56,7 +56,8 @@ HAND_WRITTEN = {"MPI_Comm_get_attr", "MPI_Type_get_attr", "MPI_Win_get_attr", "M
                 "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler",
                 # mpif_keyval.c: callbacks with user data
                 "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Keyval_create",
-                "MPI_Grequest_start", "MPI_Register_datarep"}
+                "MPI_Grequest_start", "MPI_Register_datarep",
+                "MPI_Info_get_string"}  # buflen counts characters in Fortran
 # MPI-1 procedures removed by MPI-3, still called by old Fortran programs:
 # written by hand in mpif_removed.c over their replacements (mpif.h and
 # `use mpi`, without explicit interfaces, as MPICH has them).
@@ -110,7 +111,41 @@ def read_consts():
             out.append((f[1], int(f[2], 0)))
         elif f[0] == "define" and len(f) == 3 and f[2].lstrip("-").isdigit():
             out.append((f[1], int(f[2])))
-    return out
+    return out + FORTRAN_ONLY_CONSTS
+
+
+# Fortran-only constants of MPI-1's removed MPI_TYPE_HVECTOR/HINDEXED/STRUCT
+# (mpif_removed.c), which old programs compare combiners against; the C
+# library never returns them (those types report the C combiners), so
+# their values only need to differ from every combiner of the ABI.
+def offset_const(name):
+    """An MPI_Offset constant of mpi_consts.txt, written ((MPI_Offset)V)."""
+    import re
+    for line in open(os.path.join(ROOT, "src/binding/mpi_consts.txt")):
+        m = re.match(r"define\s+%s\s+\(\(MPI_Offset\)(-?\d+)\)" % name, line)
+        if m:
+            return int(m.group(1))
+    sys.exit("gen_fortran.py: %s not in mpi_consts.txt" % name)
+
+
+DISPLACEMENT_CURRENT = offset_const("MPI_DISPLACEMENT_CURRENT")
+FORTRAN_ONLY_CONSTS = [("MPI_COMBINER_HVECTOR_INTEGER", 0x7F01), ("MPI_COMBINER_HINDEXED_INTEGER", 0x7F02),
+                       ("MPI_COMBINER_STRUCT_INTEGER", 0x7F03)]
+
+
+def removed_handle(name):
+    """MPI_LB and MPI_UB: LeanMPI's mpi.h keeps them with the removed MPI-1
+    functions (not in mpi_consts.txt, the ABI's table); old Fortran programs
+    use them with MPI_TYPE_STRUCT."""
+    import re
+    m = re.search(r"#define %s\s+\(\(MPI_Datatype\)(0x[0-9a-fA-F]+)\)" % name,
+                  open(os.path.join(ROOT, "include/mpi.h")).read())
+    if not m:
+        sys.exit("gen_fortran.py: %s not in include/mpi.h" % name)
+    return int(m.group(1), 16)
+
+
+FORTRAN_ONLY_CONSTS += [(n, removed_handle(n)) for n in ("MPI_LB", "MPI_UB")]
 
 
 def consts_include(consts):
@@ -134,6 +169,9 @@ def consts_include(consts):
                         ("MPI_INTEGER_KIND", 4)]:
         lines.append("      INTEGER %s" % name)
         lines.append("      PARAMETER (%s=%d)" % (name, value))
+    # an MPI_Offset constant: after MPI_OFFSET_KIND
+    lines.append("      INTEGER(KIND=MPI_OFFSET_KIND) MPI_DISPLACEMENT_CURRENT")
+    lines.append("      PARAMETER (MPI_DISPLACEMENT_CURRENT=%d)" % DISPLACEMENT_CURRENT)
     lines.append("      LOGICAL MPI_SUBARRAYS_SUPPORTED")
     lines.append("      PARAMETER (MPI_SUBARRAYS_SUPPORTED=.FALSE.)")
     lines.append("      LOGICAL MPI_ASYNC_PROTECTS_NONBLOCKING")
@@ -345,7 +383,11 @@ def c_proc(p, params, ts=False, large=False):
                 pre.append("char *c_%s = lmpif_str_buf(%s_len);" % (v, v))
                 allocs.append("c_" + v)
                 call.append("c_%s" % v)
-                post.append("lmpif_str_out(c_%s, %s, %s_len, rc == MPI_SUCCESS);" % (v, v, v))
+                # a string found only when a flag says so (MPI_INFO_GET) is
+                # left as it was otherwise, as the standard says
+                found = " && c_flag" if any(x.name == "flag" and x.kind == "LOGICAL" and x.dir == "out"
+                                            for x in params) else ""
+                post.append("lmpif_str_out(c_%s, %s, %s_len, rc == MPI_SUCCESS%s);" % (v, v, v, found))
         elif q.kind == "LOGICAL":
             args.append("MPI_Fint *%s" % v)
             if q.array:
@@ -424,6 +466,16 @@ def c_proc(p, params, ts=False, large=False):
         else:
             body.append("    rc = prof ? P%s(%s) : %s(%s);" % (name, ", ".join(call), name, ", ".join(call)))
         body += ["    " + x for x in post]
+        # request indices count from 1 in Fortran (MPI_WAITANY, MPI_TESTSOME...)
+        for q in params:
+            if q.kind == "INDEX" and q.dir == "out" and "request" in " ".join(x.name for x in params):
+                if q.array:
+                    body.append("    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)")
+                    body.append("        for (MPI_Fint i = 0; i < *outcount; i++)")
+                    body.append("            %s[i]++;" % q.name)
+                else:
+                    body.append("    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *%s != MPI_UNDEFINED)" % q.name)
+                    body.append("        (*%s)++;" % q.name)
         if any(q.name == "ierror" for q in params):
             body.append("    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */")
             body.append("        *ierror = rc;")
@@ -504,7 +556,17 @@ F90_INT = {"MPI_Aint": "INTEGER(KIND=MPI_ADDRESS_KIND)", "MPI_Offset": "INTEGER(
            "MPI_Count": "INTEGER(KIND=MPI_COUNT_KIND)", "MPI_Fint": "INTEGER"}
 
 
+# Arrays a collective ignores in some calls (the send side under
+# MPI_IN_PLACE, the receive side off the root), where programs written for
+# MPICH, whose `use mpi` has no interface for these procedures, pass a
+# scalar 0: not checked in `use mpi` either (mpi_f08 checks them).
+IGNORABLE_ARRAYS = {"sendcounts", "sdispls", "sendtypes", "recvcounts", "rdispls", "recvtypes", "displs"}
+
+
 def f90_decl(q):
+    if q.array and q.name in IGNORABLE_ARRAYS and (q.kind in HANDLES or c_int_type(q) in ("MPI_Fint", "MPI_Aint")):
+        t = "INTEGER" if q.kind in HANDLES or c_int_type(q) == "MPI_Fint" else "INTEGER(KIND=MPI_ADDRESS_KIND)"
+        return ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % q.name, "%s :: %s(*)" % (t, q.name)]
     dim = ""
     if q.array:
         dim = "(*)"
@@ -543,6 +605,10 @@ def wrap(line, indent="    "):
 
 def gen_interfaces(procs):
     out = ["! Generated by src/fortran/gen_fortran.py: do not edit."]
+    # the profiling names of the functions too: a Fortran profiler calling
+    # PMPI_WTIME needs its type (subroutines need no interface)
+    procs = procs + [(dict(p, name="P" + p["name"]), params) for p, params in procs
+                     if p.get("return_kind", "ERROR_CODE") != "ERROR_CODE"]
     for p, params in procs:
         params = [q for q in params if q.kind != "VARARGS"]
         name = p["name"].upper()
@@ -869,6 +935,15 @@ def gen_f08_consts(consts):
         f = line.split()
         if f and f[0] == "handle":
             handle_of[f[2]] = f[1]
+    handle_of.update({"MPI_LB": "MPI_Datatype", "MPI_UB": "MPI_Datatype"})
+    # the aliases (MPI_LONG_LONG_INT = MPI_LONG_LONG), typed as what they name
+    values = dict(consts)
+    for line in open(os.path.join(ROOT, "src/binding/mpi_consts.txt")):
+        f = line.split()
+        if f and f[0] == "alias" and f[2] in values:
+            if f[2] in handle_of:
+                handle_of[f[1]] = handle_of[f[2]]
+            consts = consts + [(f[1], values[f[2]])]
     for name, value in consts:
         if name in ("MPI_F_STATUS_SIZE", "MPI_F_SOURCE", "MPI_F_TAG", "MPI_F_ERROR"):
             continue
@@ -883,6 +958,7 @@ def gen_f08_consts(consts):
                         ("MPI_ADDRESS_KIND", 8), ("MPI_OFFSET_KIND", 8),
                         ("MPI_COUNT_KIND", 8), ("MPI_INTEGER_KIND", 4)]:
         out.append("INTEGER, PARAMETER :: %s = %d" % (name, value))
+    out.append("INTEGER(KIND=MPI_OFFSET_KIND), PARAMETER :: MPI_DISPLACEMENT_CURRENT = %d" % DISPLACEMENT_CURRENT)
     out.append("LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .TRUE.")
     out.append("LOGICAL, PARAMETER :: MPI_ASYNC_PROTECTS_NONBLOCKING = .TRUE.")
     for name, decl, block in SENTINELS:
@@ -945,9 +1021,9 @@ def gen_mpif(consts):
     # REAL(KIND=8), not DOUBLE PRECISION: -fdefault-real-8 alone makes
     # DOUBLE PRECISION 16 bytes, and the C functions return a double
     for fn, t in (("MPI_WTIME", "REAL(KIND=8)"), ("MPI_WTICK", "REAL(KIND=8)"),
-                  ("PMPI_WTIME", "REAL(KIND=8)"), ("PMPI_WTICK", "REAL(KIND=8)"),
-                  ("MPI_AINT_ADD", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
-                  ("MPI_AINT_DIFF", "INTEGER(KIND=MPI_ADDRESS_KIND)")):
+                  ("PMPI_WTIME", "REAL(KIND=8)"), ("PMPI_WTICK", "REAL(KIND=8)")):
+        # (not MPI_AINT_ADD/DIFF: as in MPICH's mpif.h, programs declare
+        # those themselves, and a second declaration would not compile)
         out.append("      %s %s" % (t, fn))
         out.append("      EXTERNAL %s" % fn)
     return out

@@ -7,7 +7,9 @@
  * slots, no limit.  Keyval and datarep records live as long as the process
  * (a keyval's callbacks may run after MPI_COMM_FREE_KEYVAL; a data
  * representation cannot be unregistered); a generalized request's record
- * goes when its free function has run.
+ * goes when its free function has run.  A generalized request's callbacks
+ * get the caller's extra_state variable itself, as MPICH's do (programs
+ * count calls in it); the others get a copy of its value.
  *
  * Attribute values: Fortran stores integers, which C holds as the pointer
  * values themselves (as mpif_special.c's MPI_COMM_SET_ATTR does).
@@ -219,9 +221,11 @@ void pmpi_keyval_create_(fortran_fn copy, fortran_fn del, MPI_Fint *keyval, MPI_
 
 /* ---- generalized requests --------------------------------------------------------- */
 
+/* extra_state is the caller's variable itself (its address), as in MPICH:
+ * programs count calls in it and read it after MPI_WAIT. */
 typedef struct fortran_greq {
     fortran_fn query, free, cancel;
-    MPI_Aint extra;
+    MPI_Aint *extra;
 } fortran_greq;
 
 static int greq_query(void *extra, MPI_Status *status)
@@ -229,7 +233,7 @@ static int greq_query(void *extra, MPI_Status *status)
     fortran_greq *g = extra;
     MPI_Fint ierr = MPI_SUCCESS;
     /* a Fortran status is the C status's 8 integers */
-    ((void (*)(MPI_Aint *, MPI_Fint *, MPI_Fint *))g->query)(&g->extra, (MPI_Fint *)(void *)status, &ierr);
+    ((void (*)(MPI_Aint *, MPI_Fint *, MPI_Fint *))g->query)(g->extra, (MPI_Fint *)(void *)status, &ierr);
     return ierr;
 }
 
@@ -237,7 +241,7 @@ static int greq_free(void *extra)
 {
     fortran_greq *g = extra;
     MPI_Fint ierr = MPI_SUCCESS;
-    ((void (*)(MPI_Aint *, MPI_Fint *))g->free)(&g->extra, &ierr);
+    ((void (*)(MPI_Aint *, MPI_Fint *))g->free)(g->extra, &ierr);
     free(g);
     return ierr;
 }
@@ -246,7 +250,7 @@ static int greq_cancel(void *extra, int complete)
 {
     fortran_greq *g = extra;
     MPI_Fint ierr = MPI_SUCCESS, done = lmpif_to_logical(complete);
-    ((void (*)(MPI_Aint *, MPI_Fint *, MPI_Fint *))g->cancel)(&g->extra, &done, &ierr);
+    ((void (*)(MPI_Aint *, MPI_Fint *, MPI_Fint *))g->cancel)(g->extra, &done, &ierr);
     return ierr;
 }
 
@@ -258,7 +262,7 @@ static void grequest_start_body(bool prof, fortran_fn query, fortran_fn freefn, 
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    *g = (fortran_greq){query, freefn, cancel, *extra};
+    *g = (fortran_greq){query, freefn, cancel, extra};
     MPI_Request r = MPI_REQUEST_NULL;
     *ierror = prof ? PMPI_Grequest_start(greq_query, greq_free, greq_cancel, g, &r)
                    : MPI_Grequest_start(greq_query, greq_free, greq_cancel, g, &r);

@@ -1,5 +1,7 @@
 /* The Fortran procedures gen_fortran.py leaves to a hand: those whose
  * Fortran meaning differs from a plain conversion of their C arguments. */
+#include <string.h>
+
 #include "fortran/mpif_util.h"
 
 /* MPI_Init from Fortran has no argc/argv; once MPI is initialized (MPICH
@@ -296,7 +298,7 @@ static char **as_argv(const char *f, size_t n, size_t stride)
         count++;
     char **argv = calloc(count + 1, sizeof(char *));
     for (size_t i = 0; argv && i < count; i++)
-        if (!(argv[i] = lmpif_str_in(f + i * stride, n))) {
+        if (!(argv[i] = lmpif_arg_in(f + i * stride, n))) {
             lmpif_argv_free(argv);
             return NULL;
         }
@@ -390,4 +392,58 @@ void pmpi_comm_spawn_multiple_(MPI_Fint *count, const char *commands, const char
 {
     spawn_multiple_body(true, count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes, ierror,
                         commands_len, argvs_len);
+}
+
+/* MPI_INFO_GET_STRING: in Fortran buflen counts characters, no terminator
+ * (C's counts the '\0'): on return the value's length; value gets at most
+ * buflen characters, blank-padded, and is left alone when buflen is 0 or
+ * the key is not there. */
+static void info_get_string_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
+                                 MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
+{
+    char *c_key = lmpif_str_in(key, key_len);
+    if (!c_key) {
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    MPI_Info i = lmpif_Info_fromint(*info);
+    int need = 0, found = 0;
+    int rc = prof ? PMPI_Info_get_string(i, c_key, &need, NULL, &found)
+                  : MPI_Info_get_string(i, c_key, &need, NULL, &found);
+    if (rc == MPI_SUCCESS && found && *buflen > 0) {
+        char *c = malloc((size_t)need);
+        int got = need;
+        rc = !c ? MPI_ERR_NO_MEM
+                : prof ? PMPI_Info_get_string(i, c_key, &got, c, &found)
+                       : MPI_Info_get_string(i, c_key, &got, c, &found);
+        if (rc == MPI_SUCCESS) {
+            size_t n = strlen(c);
+            if (n > (size_t)*buflen)
+                n = (size_t)*buflen;
+            if (n > value_len)
+                n = value_len;
+            memcpy(value, c, n);
+            memset(value + n, ' ', value_len - n);
+        }
+        free(c);
+    }
+    free(c_key);
+    if (rc == MPI_SUCCESS) {
+        *flag = lmpif_to_logical(found);
+        if (found)
+            *buflen = need - 1;
+    }
+    *ierror = rc;
+}
+
+void mpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag,
+                          MPI_Fint *ierror, size_t key_len, size_t value_len)
+{
+    info_get_string_body(false, info, key, buflen, value, flag, ierror, key_len, value_len);
+}
+
+void pmpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag,
+                           MPI_Fint *ierror, size_t key_len, size_t value_len)
+{
+    info_get_string_body(true, info, key, buflen, value, flag, ierror, key_len, value_len);
 }

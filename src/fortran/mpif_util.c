@@ -72,15 +72,20 @@ void lmpif_handles_free(void *c) { free(c); }
 
 char *lmpif_str_in(const char *f, size_t len)
 {
-    while (len > 0 && f[len - 1] == ' ')
-        len--;
     size_t start = 0;
     while (start < len && f[start] == ' ')
         start++;
-    char *c = malloc(len - start + 1);
+    return lmpif_arg_in(f + start, len - start);
+}
+
+char *lmpif_arg_in(const char *f, size_t len)
+{
+    while (len > 0 && f[len - 1] == ' ')
+        len--;
+    char *c = malloc(len + 1);
     if (c) {
-        memcpy(c, f + start, len - start);
-        c[len - start] = '\0';
+        memcpy(c, f, len);
+        c[len] = '\0';
     }
     return c;
 }

@@ -80,6 +80,7 @@ void lmpif_handles_free(void *c);
 
 /* Fortran strings: blank-padded, no terminator. */
 char *lmpif_str_in(const char *f, size_t len); /* trimmed copy; free() it */
+char *lmpif_arg_in(const char *f, size_t len); /* trailing blanks trimmed: an argv element (" Ss" stays) */
 char *lmpif_str_buf(size_t len);               /* room for any MPI string and len */
 void lmpif_str_out(char *c, char *f, size_t len, bool copy); /* copy back, blank-padded; frees c */
 bool lmpif_str_blank(const char *f, size_t len);             /* all blanks: the end of an argv */

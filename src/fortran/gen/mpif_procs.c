@@ -3799,7 +3799,7 @@ static inline __attribute__((always_inline)) void mpi_info_get_body(bool prof, M
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Info_get(lmpif_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag) : MPI_Info_get(lmpif_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag);
     free(c_key);
-    lmpif_str_out(c_value, value, value_len, rc == MPI_SUCCESS);
+    lmpif_str_out(c_value, value, value_len, rc == MPI_SUCCESS && c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
@@ -3851,35 +3851,6 @@ void mpi_info_get_nthkey_(MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ierr
 void pmpi_info_get_nthkey_(MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ierror, size_t key_len)
 {
     mpi_info_get_nthkey_body(true, info, n, key, ierror, key_len);
-}
-
-static inline __attribute__((always_inline)) void mpi_info_get_string_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
-{
-    char *c_key = lmpif_str_in(key, key_len);
-    char *c_value = lmpif_str_buf(value_len);
-    int c_flag = 0;
-    if (!c_key || !c_value) {
-        free(c_key);
-        free(c_value);
-        if (ierror)
-            *ierror = MPI_ERR_NO_MEM;
-        return;
-    }
-    int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_get_string(lmpif_Info_fromint(*info), c_key, buflen, c_value, &c_flag) : MPI_Info_get_string(lmpif_Info_fromint(*info), c_key, buflen, c_value, &c_flag);
-    free(c_key);
-    lmpif_str_out(c_value, value, value_len, rc == MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
-    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
-        *ierror = rc;
-}
-void mpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
-{
-    mpi_info_get_string_body(false, info, key, buflen, value, flag, ierror, key_len, value_len);
-}
-void pmpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
-{
-    mpi_info_get_string_body(true, info, key, buflen, value, flag, ierror, key_len, value_len);
 }
 
 static inline __attribute__((always_inline)) void mpi_info_get_valuelen_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len)
@@ -5131,6 +5102,8 @@ static inline __attribute__((always_inline)) void mpi_request_get_status_any_bod
     rc = prof ? PMPI_Request_get_status_any(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status)) : MPI_Request_get_status_any(*count, c_array_of_requests, index, &c_flag, LMPIF_STATUS(status));
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
+    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *index != MPI_UNDEFINED)
+        (*index)++;
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
@@ -5155,6 +5128,9 @@ static inline __attribute__((always_inline)) void mpi_request_get_status_some_bo
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Request_get_status_some(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Request_get_status_some(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_free(c_array_of_requests);
+    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)
+        for (MPI_Fint i = 0; i < *outcount; i++)
+            array_of_indices[i]++;
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
@@ -5960,6 +5936,8 @@ static inline __attribute__((always_inline)) void mpi_testany_body(bool prof, MP
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
+    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *index != MPI_UNDEFINED)
+        (*index)++;
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
@@ -5985,6 +5963,9 @@ static inline __attribute__((always_inline)) void mpi_testsome_body(bool prof, M
     rc = prof ? PMPI_Testsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Testsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *incount);
     lmpif_handles_free(c_array_of_requests);
+    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)
+        for (MPI_Fint i = 0; i < *outcount; i++)
+            array_of_indices[i]++;
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
@@ -6703,6 +6684,8 @@ static inline __attribute__((always_inline)) void mpi_waitany_body(bool prof, MP
     rc = prof ? PMPI_Waitany(*count, c_array_of_requests, index, LMPIF_STATUS(status)) : MPI_Waitany(*count, c_array_of_requests, index, LMPIF_STATUS(status));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *count);
     lmpif_handles_free(c_array_of_requests);
+    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *index != MPI_UNDEFINED)
+        (*index)++;
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
@@ -6728,6 +6711,9 @@ static inline __attribute__((always_inline)) void mpi_waitsome_body(bool prof, M
     rc = prof ? PMPI_Waitsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses)) : MPI_Waitsome(*incount, c_array_of_requests, outcount, array_of_indices, LMPIF_STATUS(array_of_statuses));
     lmpif_handles_out(LMPIF_REQUEST, c_array_of_requests, array_of_requests, *incount);
     lmpif_handles_free(c_array_of_requests);
+    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)
+        for (MPI_Fint i = 0; i < *outcount; i++)
+            array_of_indices[i]++;
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
