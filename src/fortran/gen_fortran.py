@@ -848,6 +848,10 @@ def f08_direct_proc(p, params, ts, large):
     return out
 
 
+# written by hand with an mpi_f08 entry point of their own (mpif_special.c)
+F08_OWN_C = {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple"}
+
+
 def f08_proc(p, params, ts, large):
     ifaces, bodies, generics = [], [], []
     name = p["name"]
@@ -856,7 +860,7 @@ def f08_proc(p, params, ts, large):
     has_ierror = any(q.name == "ierror" for q in params)
     strings = [q for q in params if q.kind in ("STRING", "STRING_ARRAY", "STRING_2DARRAY")]
     cargs = [q.name for q in params] + [q.name + "_len" for q in strings]
-    csuffix = ("_c" if large else "") + ("_f08" if ts or large else "")
+    csuffix = ("_c" if large else "") + ("_f08" if ts or large or name in F08_OWN_C else "")
     for prefix in ("", "p"):
         cname = "lmpif_%s%s%s" % (prefix + "_" if prefix else "", low[4:], csuffix)
         if ret != "ERROR_CODE":

@@ -288,8 +288,10 @@ void pmpi_op_free_(MPI_Fint *op, MPI_Fint *ierror) { op_free_body(true, op, ierr
 /* MPI_COMM_SPAWN(COMMAND, ARGV, MAXPROCS, INFO, ROOT, COMM, INTERCOMM,
  * ARRAY_OF_ERRCODES, IERROR): ARGV is CHARACTER*(*) ARGV(*), ended by a
  * blank element, or MPI_ARGV_NULL.  as_argv makes C's NULL-ended array of
- * trimmed copies from n-byte elements at f (stride between them). */
-static char **as_argv(const char *f, size_t n, size_t stride)
+ * trimmed copies from n-byte elements at f (stride between them).  The
+ * peers' own tests disagree on leading blanks: MPICH's mpif.h and `use mpi`
+ * drop them, its mpi_f08 keeps them (keep: the f08 entry points below). */
+static char **as_argv(const char *f, size_t n, size_t stride, bool keep)
 {
     if (f == lmpif_argv_null_ || f == lmpif_argvs_null_)
         return MPI_ARGV_NULL;
@@ -298,7 +300,7 @@ static char **as_argv(const char *f, size_t n, size_t stride)
         count++;
     char **argv = calloc(count + 1, sizeof(char *));
     for (size_t i = 0; argv && i < count; i++)
-        if (!(argv[i] = lmpif_arg_in(f + i * stride, n))) {
+        if (!(argv[i] = keep ? lmpif_arg_in(f + i * stride, n) : lmpif_str_in(f + i * stride, n))) {
             lmpif_argv_free(argv);
             return NULL;
         }
@@ -312,12 +314,12 @@ void lmpif_argv_free(char **argv)
     free(argv);
 }
 
-static void spawn_body(bool prof, const char *command, const char *argv, MPI_Fint *maxprocs, MPI_Fint *info,
-                       MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror,
-                       size_t command_len, size_t argv_len)
+static void spawn_body(bool prof, bool keep, const char *command, const char *argv, MPI_Fint *maxprocs,
+                       MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes,
+                       MPI_Fint *ierror, size_t command_len, size_t argv_len)
 {
     char *cmd = lmpif_str_in(command, command_len);
-    char **args = as_argv(argv, argv_len, argv_len);
+    char **args = as_argv(argv, argv_len, argv_len, keep);
     if (!cmd || (!args && argv != lmpif_argv_null_)) {
         free(cmd);
         *ierror = MPI_ERR_NO_MEM;
@@ -335,19 +337,35 @@ void mpi_comm_spawn_(const char *command, const char *argv, MPI_Fint *maxprocs, 
                      MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror, size_t command_len,
                      size_t argv_len)
 {
-    spawn_body(false, command, argv, maxprocs, info, root, comm, intercomm, errcodes, ierror, command_len, argv_len);
+    spawn_body(false, false, command, argv, maxprocs, info, root, comm, intercomm, errcodes, ierror, command_len,
+               argv_len);
 }
 void pmpi_comm_spawn_(const char *command, const char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root,
-                      MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror, size_t command_len,
-                      size_t argv_len)
+                     MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror, size_t command_len,
+                     size_t argv_len)
 {
-    spawn_body(true, command, argv, maxprocs, info, root, comm, intercomm, errcodes, ierror, command_len, argv_len);
+    spawn_body(true, false, command, argv, maxprocs, info, root, comm, intercomm, errcodes, ierror, command_len,
+               argv_len);
+}
+void mpi_comm_spawn_f08_(const char *command, const char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root,
+                     MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror, size_t command_len,
+                     size_t argv_len)
+{
+    spawn_body(false, true, command, argv, maxprocs, info, root, comm, intercomm, errcodes, ierror, command_len,
+               argv_len);
+}
+void pmpi_comm_spawn_f08_(const char *command, const char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root,
+                     MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror, size_t command_len,
+                     size_t argv_len)
+{
+    spawn_body(true, true, command, argv, maxprocs, info, root, comm, intercomm, errcodes, ierror, command_len,
+               argv_len);
 }
 
 /* MPI_COMM_SPAWN_MULTIPLE(COUNT, ARRAY_OF_COMMANDS, ARRAY_OF_ARGV, ...):
  * ARRAY_OF_ARGV(COUNT, *): command i's arguments are row i (column-major
  * storage: a stride of COUNT elements), each ended by a blank element. */
-static void spawn_multiple_body(bool prof, MPI_Fint *count, const char *commands, const char *argvs,
+static void spawn_multiple_body(bool prof, bool keep, MPI_Fint *count, const char *commands, const char *argvs,
                                 MPI_Fint *maxprocs, MPI_Fint *infos, MPI_Fint *root, MPI_Fint *comm,
                                 MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror, size_t commands_len,
                                 size_t argvs_len)
@@ -360,7 +378,7 @@ static void spawn_multiple_body(bool prof, MPI_Fint *count, const char *commands
     for (int i = 0; ok && i < n; i++) {
         ok = (cmds[i] = lmpif_str_in(commands + (size_t)i * commands_len, commands_len)) != NULL;
         if (ok && args)
-            ok = (args[i] = as_argv(argvs + (size_t)i * argvs_len, argvs_len, (size_t)n * argvs_len)) != NULL;
+            ok = (args[i] = as_argv(argvs + (size_t)i * argvs_len, argvs_len, (size_t)n * argvs_len, keep)) != NULL;
         info[i] = MPI_Info_fromint(infos[i]);
     }
     MPI_Comm inter = MPI_COMM_NULL;
@@ -383,14 +401,28 @@ void mpi_comm_spawn_multiple_(MPI_Fint *count, const char *commands, const char 
                               MPI_Fint *infos, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm,
                               MPI_Fint *errcodes, MPI_Fint *ierror, size_t commands_len, size_t argvs_len)
 {
-    spawn_multiple_body(false, count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes, ierror,
+    spawn_multiple_body(false, false, count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes, ierror,
                         commands_len, argvs_len);
 }
 void pmpi_comm_spawn_multiple_(MPI_Fint *count, const char *commands, const char *argvs, MPI_Fint *maxprocs,
-                               MPI_Fint *infos, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm,
-                               MPI_Fint *errcodes, MPI_Fint *ierror, size_t commands_len, size_t argvs_len)
+                              MPI_Fint *infos, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm,
+                              MPI_Fint *errcodes, MPI_Fint *ierror, size_t commands_len, size_t argvs_len)
 {
-    spawn_multiple_body(true, count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes, ierror,
+    spawn_multiple_body(true, false, count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes, ierror,
+                        commands_len, argvs_len);
+}
+void mpi_comm_spawn_multiple_f08_(MPI_Fint *count, const char *commands, const char *argvs, MPI_Fint *maxprocs,
+                              MPI_Fint *infos, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm,
+                              MPI_Fint *errcodes, MPI_Fint *ierror, size_t commands_len, size_t argvs_len)
+{
+    spawn_multiple_body(false, true, count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes, ierror,
+                        commands_len, argvs_len);
+}
+void pmpi_comm_spawn_multiple_f08_(MPI_Fint *count, const char *commands, const char *argvs, MPI_Fint *maxprocs,
+                              MPI_Fint *infos, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm,
+                              MPI_Fint *errcodes, MPI_Fint *ierror, size_t commands_len, size_t argvs_len)
+{
+    spawn_multiple_body(true, true, count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes, ierror,
                         commands_len, argvs_len);
 }
 
