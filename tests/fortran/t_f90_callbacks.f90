@@ -5,14 +5,22 @@
 ! callback counts its calls in a common block; values are checked.
 program t_f90_callbacks
   use mpi
+  use, intrinsic :: iso_c_binding, only: c_int
   implicit none
-  external :: my_copy, my_delete, old_copy, greq_query, greq_free, greq_cancel
+  external :: my_copy, my_delete, old_copy, greq_query, greq_free, greq_cancel, neg_read, neg_write, int_extent
   integer :: ncopy, ndelete, nquery, nfree, lastdel
   common /calls/ ncopy, ndelete, nquery, nfree, lastdel
   integer :: rank, np, ierr, fails, total, kv, kv2, kv3, kvt, kvw, kvold, dup, t2, win, req, ival
   integer :: st(MPI_STATUS_SIZE)
   integer(kind=MPI_ADDRESS_KIND) :: extra, got
   logical :: flag
+  integer :: fh, ivals(4), iread(4), i
+  character(len=64) :: fname
+  interface
+    integer(c_int) function getpid_c() bind(C, name='getpid')
+      import :: c_int
+    end function getpid_c
+  end interface
   fails = 0
   ncopy = 0
   ndelete = 0
@@ -94,10 +102,36 @@ program t_f90_callbacks
     call fail('generalized request')
   if (req /= MPI_REQUEST_NULL) call fail('grequest not freed')
 
+  ! a data representation written in Fortran: integers are stored negated
+  ! (not over MPICH's library, T_F08_PEER set: its ROMIO does not apply
+  ! user representations this way; that is MPICH's, not this layer's)
+  call get_environment_variable('T_F08_PEER', status=i)
+  if (i /= 0) call datarep_check()
+
   call MPI_Allreduce(fails, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0 .and. total == 0) print '(a)', 't_f90_callbacks: passed'
   call MPI_Finalize(ierr)
 contains
+  subroutine datarep_check()
+  call MPI_Register_datarep('negated', neg_read, neg_write, int_extent, 0_MPI_ADDRESS_KIND, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('MPI_Register_datarep')
+  write (fname, '(a,i0,a,i0)') '/tmp/lmpi_t_f90_callbacks_', rank, '_', getpid_c()
+  call MPI_File_open(MPI_COMM_SELF, fname, MPI_MODE_CREATE + MPI_MODE_RDWR + MPI_MODE_DELETE_ON_CLOSE, &
+                     MPI_INFO_NULL, fh, ierr)
+  call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'negated', MPI_INFO_NULL, ierr)
+  ivals = [(10 * rank + i, i = 1, 4)]
+  call MPI_File_write_at(fh, 0_MPI_OFFSET_KIND, ivals, 4, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
+  call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'native', MPI_INFO_NULL, ierr)
+  iread = 0
+  call MPI_File_read_at(fh, 0_MPI_OFFSET_KIND, iread, 4, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
+  if (any(iread /= -ivals)) call fail('datarep write conversion')
+  call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'negated', MPI_INFO_NULL, ierr)
+  iread = 0
+  call MPI_File_read_at(fh, 0_MPI_OFFSET_KIND, iread, 4, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
+  if (any(iread /= ivals)) call fail('datarep read conversion')
+  call MPI_File_close(fh, ierr)
+  end subroutine datarep_check
+
   subroutine fail(what)
     character(len=*), intent(in) :: what
     print '(a,i0,2a)', 'rank ', rank, ': FAIL ', what
@@ -175,3 +209,37 @@ subroutine greq_cancel(extra_state, complete, ierror)
   integer :: ierror
   ierror = MPI_SUCCESS
 end subroutine greq_cancel
+
+! the 'negated' data representation: file integers are the user's negated
+subroutine neg_read(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+  use mpi
+  implicit none
+  integer :: userbuf(*), filebuf(*), datatype, count, ierror, i
+  integer(kind=MPI_OFFSET_KIND) :: position
+  integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  do i = 1, count
+    userbuf(position + i) = -filebuf(i)
+  end do
+  ierror = MPI_SUCCESS
+end subroutine neg_read
+
+subroutine neg_write(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+  use mpi
+  implicit none
+  integer :: userbuf(*), filebuf(*), datatype, count, ierror, i
+  integer(kind=MPI_OFFSET_KIND) :: position
+  integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  do i = 1, count
+    filebuf(i) = -userbuf(position + i)
+  end do
+  ierror = MPI_SUCCESS
+end subroutine neg_write
+
+subroutine int_extent(datatype, extent, extra_state, ierror)
+  use mpi
+  implicit none
+  integer :: datatype, ierror
+  integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
+  extent = 4
+  ierror = MPI_SUCCESS
+end subroutine int_extent
