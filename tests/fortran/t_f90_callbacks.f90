@@ -1,7 +1,8 @@
 ! t_f90_callbacks: callbacks written in Fortran that MPI calls with user data
 ! (`use mpi`), 2 or more ranks: attribute copy/delete functions of
 ! communicators, datatypes and windows, the predefined MPI_COMM_DUP_FN and
-! friends, the old MPI_KEYVAL_CREATE, and a generalized request.  Each
+! friends, the old MPI_KEYVAL_CREATE, a generalized request and a data
+! representation (MPI_REGISTER_DATAREP, through a file).  Each
 ! callback counts its calls in a common block; values are checked.
 program t_f90_callbacks
   use mpi
