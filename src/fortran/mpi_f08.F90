@@ -67,6 +67,31 @@ module mpi_f08
   interface MPI_Status_f2f08
     module procedure MPI_Status_f2f08_f08
   end interface
+
+  ! MPI_Op_create_c: a name of its own (a generic cannot tell two procedure
+  ! arguments apart by their interfaces), over mpif_special.c's trampolines
+  abstract interface
+    subroutine MPI_User_function_c(invec, inoutvec, len, datatype)
+      import :: C_PTR, MPI_Datatype, MPI_COUNT_KIND
+      type(C_PTR), value :: invec, inoutvec
+      integer(kind=MPI_COUNT_KIND) :: len
+      type(MPI_Datatype) :: datatype
+    end subroutine MPI_User_function_c
+  end interface
+  interface
+    subroutine lmpif_op_create_c(user_fn, commute, op, ierror) bind(C, name="mpi_op_create_c_f08_")
+      import :: C_FUNPTR, C_INT, MPI_Op
+      type(C_FUNPTR), value :: user_fn
+      integer(C_INT) :: commute, ierror
+      type(MPI_Op) :: op
+    end subroutine lmpif_op_create_c
+    subroutine lmpif_p_op_create_c(user_fn, commute, op, ierror) bind(C, name="pmpi_op_create_c_f08_")
+      import :: C_FUNPTR, C_INT, MPI_Op
+      type(C_FUNPTR), value :: user_fn
+      integer(C_INT) :: commute, ierror
+      type(MPI_Op) :: op
+    end subroutine lmpif_p_op_create_c
+  end interface
   interface MPI_Status_f082f
     module procedure MPI_Status_f082f_f08
   end interface
@@ -106,6 +131,26 @@ contains
   end subroutine MPI_Status_f082f_f08
 
 #include "mpi_sizeof.h"
+
+  subroutine MPI_Op_create_c(user_fn, commute, op, ierror)
+    procedure(MPI_User_function_c) :: user_fn
+    logical, intent(in) :: commute
+    type(MPI_Op), intent(out) :: op
+    integer, optional, intent(out) :: ierror
+    integer :: ierr
+    call lmpif_op_create_c(C_FUNLOC(user_fn), merge(1, 0, commute), op, ierr)
+    if (present(ierror)) ierror = ierr
+  end subroutine MPI_Op_create_c
+
+  subroutine PMPI_Op_create_c(user_fn, commute, op, ierror)
+    procedure(MPI_User_function_c) :: user_fn
+    logical, intent(in) :: commute
+    type(MPI_Op), intent(out) :: op
+    integer, optional, intent(out) :: ierror
+    integer :: ierr
+    call lmpif_p_op_create_c(C_FUNLOC(user_fn), merge(1, 0, commute), op, ierr)
+    if (present(ierror)) ierror = ierr
+  end subroutine PMPI_Op_create_c
 
   include 'mpi_f08_procs.fh'
 end module mpi_f08

@@ -212,8 +212,10 @@ void pmpi_info_create_env_(MPI_Fint *info, MPI_Fint *ierror)
 
 #define FORTRAN_OPS 64
 typedef void (*fortran_op_fn)(void *in, void *inout, MPI_Fint *len, MPI_Fint *datatype);
+/* mpi_f08's MPI_Op_create_c: LEN is INTEGER(KIND=MPI_COUNT_KIND) */
+typedef void (*fortran_op_c_fn)(void *in, void *inout, MPI_Count *len, MPI_Fint *datatype);
 static struct {
-    fortran_op_fn fn; /* NULL: free */
+    fortran_op_fn fn; /* NULL: free (an fortran_op_c_fn when the slot serves MPI_Op_create_c) */
     MPI_Fint op;
 } fops[FORTRAN_OPS];
 static pthread_mutex_t fops_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -224,9 +226,18 @@ static pthread_mutex_t fops_lock = PTHREAD_MUTEX_INITIALIZER;
         MPI_Fint n = *len, d = MPI_Type_toint(*dt);                                                  \
         fops[8 * i + j].fn(in, inout, &n, &d);                                                       \
     }
+#define TRAMPOLINE_C(i, j)                                                                           \
+    static void op_trampoline_c_##i##_##j(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt)  \
+    {                                                                                                \
+        MPI_Count n = *len;                                                                          \
+        MPI_Fint d = MPI_Type_toint(*dt);                                                            \
+        ((fortran_op_c_fn)fops[8 * i + j].fn)(in, inout, &n, &d);                                    \
+    }
 #define TRAMPOLINES8(i)                                                                              \
     TRAMPOLINE(i, 0) TRAMPOLINE(i, 1) TRAMPOLINE(i, 2) TRAMPOLINE(i, 3) TRAMPOLINE(i, 4)            \
-    TRAMPOLINE(i, 5) TRAMPOLINE(i, 6) TRAMPOLINE(i, 7)
+    TRAMPOLINE(i, 5) TRAMPOLINE(i, 6) TRAMPOLINE(i, 7)                                              \
+    TRAMPOLINE_C(i, 0) TRAMPOLINE_C(i, 1) TRAMPOLINE_C(i, 2) TRAMPOLINE_C(i, 3) TRAMPOLINE_C(i, 4)  \
+    TRAMPOLINE_C(i, 5) TRAMPOLINE_C(i, 6) TRAMPOLINE_C(i, 7)
 TRAMPOLINES8(0) TRAMPOLINES8(1) TRAMPOLINES8(2) TRAMPOLINES8(3)
 TRAMPOLINES8(4) TRAMPOLINES8(5) TRAMPOLINES8(6) TRAMPOLINES8(7)
 #define T8(i)                                                                                        \
@@ -234,8 +245,14 @@ TRAMPOLINES8(4) TRAMPOLINES8(5) TRAMPOLINES8(6) TRAMPOLINES8(7)
     op_trampoline_##i##_4, op_trampoline_##i##_5, op_trampoline_##i##_6, op_trampoline_##i##_7
 static MPI_User_function *const trampolines[FORTRAN_OPS] = {T8(0), T8(1), T8(2), T8(3),
                                                             T8(4), T8(5), T8(6), T8(7)};
+#define T8C(i)                                                                                       \
+    op_trampoline_c_##i##_0, op_trampoline_c_##i##_1, op_trampoline_c_##i##_2, op_trampoline_c_##i##_3, \
+    op_trampoline_c_##i##_4, op_trampoline_c_##i##_5, op_trampoline_c_##i##_6, op_trampoline_c_##i##_7
+static MPI_User_function_c *const trampolines_c[FORTRAN_OPS] = {T8C(0), T8C(1), T8C(2), T8C(3),
+                                                                T8C(4), T8C(5), T8C(6), T8C(7)};
 
-static void op_create_body(bool prof, fortran_op_fn fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
+static void op_create_body(bool prof, bool large, fortran_op_fn fn, MPI_Fint *commute, MPI_Fint *op,
+                           MPI_Fint *ierror)
 {
     pthread_mutex_lock(&fops_lock);
     int slot = 0;
@@ -251,8 +268,13 @@ static void op_create_body(bool prof, fortran_op_fn fn, MPI_Fint *commute, MPI_F
     fops[slot].fn = fn;
     pthread_mutex_unlock(&fops_lock);
     MPI_Op c = MPI_OP_NULL;
-    *ierror = prof ? PMPI_Op_create(trampolines[slot], lmpif_from_logical(*commute), &c)
-                   : MPI_Op_create(trampolines[slot], lmpif_from_logical(*commute), &c);
+    int commutes = lmpif_from_logical(*commute);
+    if (large)
+        *ierror = prof ? PMPI_Op_create_c(trampolines_c[slot], commutes, &c)
+                       : MPI_Op_create_c(trampolines_c[slot], commutes, &c);
+    else
+        *ierror = prof ? PMPI_Op_create(trampolines[slot], commutes, &c)
+                       : MPI_Op_create(trampolines[slot], commutes, &c);
     if (*ierror != MPI_SUCCESS) {
         fops[slot].fn = NULL;
         return;
@@ -261,11 +283,21 @@ static void op_create_body(bool prof, fortran_op_fn fn, MPI_Fint *commute, MPI_F
 }
 void mpi_op_create_(fortran_op_fn fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
 {
-    op_create_body(false, fn, commute, op, ierror);
+    op_create_body(false, false, fn, commute, op, ierror);
 }
 void pmpi_op_create_(fortran_op_fn fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
 {
-    op_create_body(true, fn, commute, op, ierror);
+    op_create_body(true, false, fn, commute, op, ierror);
+}
+/* mpi_f08's MPI_Op_create_c (its own name: a generic cannot tell two
+ * procedure arguments apart by their interfaces) */
+void mpi_op_create_c_f08_(fortran_op_c_fn fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
+{
+    op_create_body(false, true, (fortran_op_fn)fn, commute, op, ierror);
+}
+void pmpi_op_create_c_f08_(fortran_op_c_fn fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
+{
+    op_create_body(true, true, (fortran_op_fn)fn, commute, op, ierror);
 }
 
 static void op_free_body(bool prof, MPI_Fint *op, MPI_Fint *ierror)

@@ -124,6 +124,12 @@ program t_f08
   call MPI_Win_fence(0, swin)
   call MPI_Win_free(swin)
   call MPI_Comm_free(node)
+  ! a large-count user operation (MPI_Op_create_c, LEN of MPI_COUNT_KIND)
+  call MPI_Op_create_c(bit_or_c, .true., op)
+  v = [ishft(1, rank), 4, 8]
+  call MPI_Allreduce(v, w, 3, MPI_INTEGER, op, MPI_COMM_WORLD)
+  if (w(1) /= ishft(1, np) - 1 .or. w(3) /= 8) fails = fails + 1
+  call MPI_Op_free(op)
   ! a keyval with the predefined copy function, through mpi_f08
   call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, n, 0_MPI_ADDRESS_KIND)
   call MPI_Comm_set_attr(MPI_COMM_WORLD, n, 12345_MPI_ADDRESS_KIND)
@@ -150,4 +156,15 @@ contains
     y = ior(x, y)
     if (datatype /= MPI_INTEGER) y = -1
   end subroutine bit_or
+  subroutine bit_or_c(invec, inoutvec, len, datatype)
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
+    type(c_ptr), value :: invec, inoutvec
+    integer(kind=MPI_COUNT_KIND) :: len
+    type(MPI_Datatype) :: datatype
+    integer, pointer :: x(:), y(:)
+    call c_f_pointer(invec, x, [len])
+    call c_f_pointer(inoutvec, y, [len])
+    y = ior(x, y)
+    if (datatype /= MPI_INTEGER) y = -1
+  end subroutine bit_or_c
 end program t_f08

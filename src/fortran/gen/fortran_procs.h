@@ -399,6 +399,7 @@ static const struct lmpi_fortran_proc {
     {"MPI_Op_c2f", 8},
     {"MPI_Op_commutative", 7},
     {"MPI_Op_create", 7},
+    {"MPI_Op_create_c", 4},
     {"MPI_Op_f2c", 8},
     {"MPI_Op_free", 7},
     {"MPI_Op_fromint", 8},
