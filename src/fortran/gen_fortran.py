@@ -690,7 +690,9 @@ def f08_dummy(q, intent=True, large=False, ts=False):
     if q.kind == "BUFFER" and ts:
         attrs = (", INTENT(IN)" if intent and q.constant else "") + (", ASYNCHRONOUS" if q.asynchronous else "")
         return ["TYPE(*), DIMENSION(..)%s :: %s" % (attrs, q.name)]
-    if q.kind in ("BUFFER", "C_BUFFER2"):
+    if q.kind == "C_BUFFER2":  # a detached buffer's address, as the standard's mpi_f08 has it
+        return ["TYPE(C_PTR)%s :: %s" % (", INTENT(OUT)" if intent else "", q.name)]
+    if q.kind == "BUFFER":
         return ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % q.name, "TYPE(*), DIMENSION(*) :: %s" % q.name]
     if q.kind in HANDLES:
         return ["TYPE(%s)%s :: %s%s" % (F08_HANDLE[q.kind], it, q.name, dim)]
@@ -716,7 +718,9 @@ def f08_c_dummy(q, large=False, ts=False):
     """The declaration of q in the BIND(C) interface to the C procedure."""
     if q.kind == "BUFFER" and ts:
         return ["TYPE(*), DIMENSION(..)%s :: %s" % (", ASYNCHRONOUS" if q.asynchronous else "", q.name)]
-    if q.kind in ("BUFFER", "C_BUFFER2"):
+    if q.kind == "C_BUFFER2":
+        return ["TYPE(C_PTR) :: %s" % q.name]
+    if q.kind == "BUFFER":
         return ["TYPE(*), DIMENSION(*) :: %s" % q.name]
     if q.kind in ("STRING", "STRING_ARRAY", "STRING_2DARRAY"):
         return ["CHARACTER(KIND=C_CHAR) :: %s(*)" % q.name]
@@ -771,6 +775,8 @@ def large_form(p, lp):
         return "no count to enlarge"
     if p["name"] == "MPI_Op_create":
         return "mpi_f08.F90's MPI_Op_create_c"  # a name of its own, not an overload
+    if p["name"] == "MPI_Buffer_detach":
+        return None  # mpi_f08's own C procedure, generated: TYPE(C_PTR) gets the address
     if p["name"] in HAND_WRITTEN or any(q.kind == "POLYFUNCTION" for q in lp):
         return "written by hand"
     if " %s_c(" % p["name"] not in MPI_H:
@@ -851,7 +857,7 @@ def f08_direct_proc(p, params, ts, large):
 
 
 # written by hand with an mpi_f08 entry point of their own (mpif_special.c)
-F08_OWN_C = {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple"}
+F08_OWN_C = {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Buffer_detach"}
 
 
 def f08_proc(p, params, ts, large):

@@ -182,6 +182,24 @@ void pmpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
     *size = n;
 }
 
+/* mpi_f08's MPI_Buffer_detach: BUFFER_ADDR is TYPE(C_PTR) and gets the
+ * address (the f77 form has nothing to put it in). */
+static void buffer_detach_f08_body(bool prof, void **buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+    int n = 0;
+    *ierror = prof ? PMPI_Buffer_detach(buffer_addr, &n) : MPI_Buffer_detach(buffer_addr, &n);
+    if (*ierror == MPI_SUCCESS)
+        *size = n;
+}
+void mpi_buffer_detach_f08_(void **buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+    buffer_detach_f08_body(false, buffer_addr, size, ierror);
+}
+void pmpi_buffer_detach_f08_(void **buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+    buffer_detach_f08_body(true, buffer_addr, size, ierror);
+}
+
 /* MPI_F_SYNC_REG(BUF): a call the compiler cannot see through, so that it
  * keeps BUF in memory across it; nothing to do here. */
 void mpi_f_sync_reg_(void *buf) { (void)buf; }

@@ -3,9 +3,11 @@
 ! sections of arrays, and the status conversions.  Rank 0 prints the verdict.
 program t_f08
   use mpi_f08
-  use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer, c_associated, c_loc
   implicit none
-  type(c_ptr) :: mem
+  type(c_ptr) :: mem, bptr
+  character(len=1), target :: bsbuf(4096)
+  integer(kind=MPI_COUNT_KIND) :: qsize8
   real(kind=8), pointer :: pm(:)
   type(MPI_Win) :: swin
   type(MPI_Comm) :: node
@@ -124,6 +126,14 @@ program t_f08
   call MPI_Win_fence(0, swin)
   call MPI_Win_free(swin)
   call MPI_Comm_free(node)
+  ! MPI_Buffer_detach gives the buffer's address as a TYPE(C_PTR); its
+  ! large-count form too
+  call MPI_Buffer_attach(bsbuf, 4096)
+  call MPI_Buffer_detach(bptr, n)
+  if (n /= 4096 .or. .not. c_associated(bptr, c_loc(bsbuf))) fails = fails + 1
+  call MPI_Buffer_attach(bsbuf, 2048)
+  call MPI_Buffer_detach(bptr, qsize8)
+  if (qsize8 /= 2048 .or. .not. c_associated(bptr, c_loc(bsbuf))) fails = fails + 1
   ! a large-count user operation (MPI_Op_create_c, LEN of MPI_COUNT_KIND)
   call MPI_Op_create_c(bit_or_c, .true., op)
   v = [ishft(1, rank), 4, 8]

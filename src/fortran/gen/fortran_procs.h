@@ -61,6 +61,7 @@ static const struct lmpi_fortran_proc {
     {"MPI_Buffer_attach", 7},
     {"MPI_Buffer_attach_c", 4},
     {"MPI_Buffer_detach", 7},
+    {"MPI_Buffer_detach_c", 4},
     {"MPI_Buffer_flush", 7},
     {"MPI_Buffer_iflush", 7},
     {"MPI_Cancel", 7},

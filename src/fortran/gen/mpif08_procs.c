@@ -1027,6 +1027,22 @@ void pmpi_buffer_attach_c_f08_(CFI_cdesc_t *buffer, MPI_Count *size, MPI_Fint *i
     mpi_buffer_attach_c_f08_body(true, buffer, size, ierror);
 }
 
+static inline __attribute__((always_inline)) void mpi_buffer_detach_c_f08_body(bool prof, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    rc = prof ? PMPI_Buffer_detach_c(LMPIF_BUF(buffer_addr), size) : MPI_Buffer_detach_c(LMPIF_BUF(buffer_addr), size);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
+}
+void mpi_buffer_detach_c_f08_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    mpi_buffer_detach_c_f08_body(false, buffer_addr, size, ierror);
+}
+void pmpi_buffer_detach_c_f08_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    mpi_buffer_detach_c_f08_body(true, buffer_addr, size, ierror);
+}
+
 static inline __attribute__((always_inline)) void mpi_comm_attach_buffer_f08_body(bool prof, MPI_Fint *comm, CFI_cdesc_t *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
