@@ -16,6 +16,7 @@
 
 uintptr_t lmpi_obj_base;
 size_t lmpi_obj_used;
+bool lmpi_obj_unreserved;
 static size_t opened;
 static void *free_list[NCLASSES];
 static bool tried;
@@ -27,8 +28,10 @@ static bool reserve(void)
 {
     tried = true;
     void *p = mmap(NULL, RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
-        return false; /* handles are then checked by their magic word only */
+    if (p == MAP_FAILED) {
+        lmpi_obj_unreserved = true; /* handles are then checked by their magic word only */
+        return false;
+    }
     lmpi_obj_base = (uintptr_t)p;
     return true;
 }
