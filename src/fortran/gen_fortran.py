@@ -773,8 +773,8 @@ def large_form(p, lp):
         MPI_H = open(os.path.join(ROOT, "include/mpi.h")).read()
     if not any(q.kind in LARGE_C or q.kind == "POLYFUNCTION" for q in lp):
         return "no count to enlarge"
-    if p["name"] == "MPI_Op_create":
-        return "mpi_f08.F90's MPI_Op_create_c"  # a name of its own, not an overload
+    if p["name"] in ("MPI_Op_create", "MPI_Register_datarep"):
+        return "mpi_f08.F90's MPI_Op_create_c"  # a name of its own (as _c), not an overload
     if p["name"] == "MPI_Buffer_detach":
         return None  # mpi_f08's own C procedure, generated: TYPE(C_PTR) gets the address
     if p["name"] in HAND_WRITTEN or any(q.kind == "POLYFUNCTION" for q in lp):
@@ -1098,7 +1098,7 @@ def main():
         where[n] = 2 | 4
     for n in REMOVED_F77:  # mpif_removed.c: gone from the standard, kept for old programs
         where[n] = 1 | 2
-    where["MPI_Op_create_c"] = 4  # mpi_f08.F90
+    where["MPI_Op_create_c"] = where["MPI_Register_datarep_c"] = 4  # mpi_f08.F90
     for p, params in f08_procs:
         where[p["name"]] = where.get(p["name"], 0) & ~8 | 4
         if large_form(p, params_of(p, large=True)) is None:

@@ -78,6 +78,38 @@ module mpi_f08
       type(MPI_Datatype) :: datatype
     end subroutine MPI_User_function_c
   end interface
+  abstract interface
+    subroutine MPI_Datarep_conversion_function_c(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+      import :: C_PTR, MPI_Datatype, MPI_COUNT_KIND, MPI_OFFSET_KIND, MPI_ADDRESS_KIND
+      type(C_PTR), value :: userbuf, filebuf
+      type(MPI_Datatype) :: datatype
+      integer(kind=MPI_COUNT_KIND) :: count
+      integer(kind=MPI_OFFSET_KIND) :: position
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      integer :: ierror
+    end subroutine MPI_Datarep_conversion_function_c
+  end interface
+  procedure(MPI_Datarep_conversion_function_c) :: MPI_CONVERSION_FN_NULL_C
+  interface
+    subroutine lmpif_register_datarep_c(datarep, rd, wr, ext, extra_state, ierror, datarep_len) &
+        bind(C, name="mpi_register_datarep_c_f08_")
+      import :: C_FUNPTR, C_INT, C_CHAR, C_SIZE_T, C_INTPTR_T
+      character(kind=C_CHAR) :: datarep(*)
+      type(C_FUNPTR), value :: rd, wr, ext
+      integer(C_INTPTR_T) :: extra_state
+      integer(C_INT) :: ierror
+      integer(C_SIZE_T), value :: datarep_len
+    end subroutine lmpif_register_datarep_c
+    subroutine lmpif_p_register_datarep_c(datarep, rd, wr, ext, extra_state, ierror, datarep_len) &
+        bind(C, name="pmpi_register_datarep_c_f08_")
+      import :: C_FUNPTR, C_INT, C_CHAR, C_SIZE_T, C_INTPTR_T
+      character(kind=C_CHAR) :: datarep(*)
+      type(C_FUNPTR), value :: rd, wr, ext
+      integer(C_INTPTR_T) :: extra_state
+      integer(C_INT) :: ierror
+      integer(C_SIZE_T), value :: datarep_len
+    end subroutine lmpif_p_register_datarep_c
+  end interface
   interface
     subroutine lmpif_op_create_c(user_fn, commute, op, ierror) bind(C, name="mpi_op_create_c_f08_")
       import :: C_FUNPTR, C_INT, MPI_Op
@@ -141,6 +173,36 @@ contains
     call lmpif_op_create_c(C_FUNLOC(user_fn), merge(1, 0, commute), op, ierr)
     if (present(ierror)) ierror = ierr
   end subroutine MPI_Op_create_c
+
+  subroutine MPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, &
+                                    extra_state, ierror)
+    character(len=*), intent(in) :: datarep
+    procedure(MPI_Datarep_conversion_function_c) :: read_conversion_fn, write_conversion_fn
+    procedure(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state
+    integer, optional, intent(out) :: ierror
+    integer :: ierr
+    integer(kind=MPI_ADDRESS_KIND) :: extra
+    extra = extra_state
+    call lmpif_register_datarep_c(datarep, C_FUNLOC(read_conversion_fn), C_FUNLOC(write_conversion_fn), &
+                                  C_FUNLOC(dtype_file_extent_fn), extra, ierr, len(datarep, kind=C_SIZE_T))
+    if (present(ierror)) ierror = ierr
+  end subroutine MPI_Register_datarep_c
+
+  subroutine PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, &
+                                     extra_state, ierror)
+    character(len=*), intent(in) :: datarep
+    procedure(MPI_Datarep_conversion_function_c) :: read_conversion_fn, write_conversion_fn
+    procedure(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state
+    integer, optional, intent(out) :: ierror
+    integer :: ierr
+    integer(kind=MPI_ADDRESS_KIND) :: extra
+    extra = extra_state
+    call lmpif_p_register_datarep_c(datarep, C_FUNLOC(read_conversion_fn), C_FUNLOC(write_conversion_fn), &
+                                    C_FUNLOC(dtype_file_extent_fn), extra, ierr, len(datarep, kind=C_SIZE_T))
+    if (present(ierror)) ierror = ierr
+  end subroutine PMPI_Register_datarep_c
 
   subroutine PMPI_Op_create_c(user_fn, commute, op, ierror)
     procedure(MPI_User_function_c) :: user_fn

@@ -286,6 +286,14 @@ void pmpi_grequest_start_(fortran_fn query, fortran_fn freefn, fortran_fn cancel
 
 /* ---- data representations ------------------------------------------------------- */
 
+/* mpi_f08's MPI_Register_datarep_c: COUNT is INTEGER(KIND=MPI_COUNT_KIND) */
+void mpi_conversion_fn_null_c_(void *userbuf, MPI_Fint *datatype, MPI_Count *count, void *filebuf,
+                               MPI_Offset *position, MPI_Aint *extra, MPI_Fint *ierror)
+{
+    (void)userbuf, (void)datatype, (void)count, (void)filebuf, (void)position, (void)extra;
+    *ierror = MPI_SUCCESS;
+}
+
 typedef struct fortran_datarep {
     fortran_fn read, write, extent;
     MPI_Aint extra;
@@ -316,6 +324,31 @@ static int datarep_write(void *userbuf, MPI_Datatype datatype, int count, void *
     return convert(r->write, userbuf, datatype, count, filebuf, position, r);
 }
 
+typedef void (*f_conversion_c)(void *userbuf, MPI_Fint *datatype, MPI_Count *count, void *filebuf,
+                               MPI_Offset *position, MPI_Aint *extra, MPI_Fint *ierror);
+
+static int convert_c(fortran_fn fn, void *userbuf, MPI_Datatype datatype, MPI_Count count, void *filebuf,
+                     MPI_Offset position, fortran_datarep *r)
+{
+    MPI_Fint t = MPI_Type_toint(datatype), ierr = MPI_SUCCESS;
+    ((f_conversion_c)fn)(userbuf, &t, &count, filebuf, &position, &r->extra, &ierr);
+    return ierr;
+}
+
+static int datarep_read_c(void *userbuf, MPI_Datatype datatype, MPI_Count count, void *filebuf,
+                          MPI_Offset position, void *extra)
+{
+    fortran_datarep *r = extra;
+    return convert_c(r->read, userbuf, datatype, count, filebuf, position, r);
+}
+
+static int datarep_write_c(void *userbuf, MPI_Datatype datatype, MPI_Count count, void *filebuf,
+                           MPI_Offset position, void *extra)
+{
+    fortran_datarep *r = extra;
+    return convert_c(r->write, userbuf, datatype, count, filebuf, position, r);
+}
+
 static int datarep_extent(MPI_Datatype datatype, MPI_Aint *file_extent, void *extra)
 {
     fortran_datarep *r = extra;
@@ -324,8 +357,8 @@ static int datarep_extent(MPI_Datatype datatype, MPI_Aint *file_extent, void *ex
     return ierr;
 }
 
-static void register_datarep_body(bool prof, const char *datarep, fortran_fn rd, fortran_fn wr, fortran_fn ext,
-                                  MPI_Aint *extra, MPI_Fint *ierror, size_t datarep_len)
+static void register_datarep_body(bool prof, bool large, const char *datarep, fortran_fn rd, fortran_fn wr,
+                                  fortran_fn ext, MPI_Aint *extra, MPI_Fint *ierror, size_t datarep_len)
 {
     fortran_datarep *r = malloc(sizeof *r);
     char *name = lmpif_str_in(datarep, datarep_len);
@@ -335,6 +368,18 @@ static void register_datarep_body(bool prof, const char *datarep, fortran_fn rd,
         return;
     }
     *r = (fortran_datarep){rd, wr, ext, *extra};
+    if (large) {
+        MPI_Datarep_conversion_function_c *cr =
+            (fortran_fn)rd == (fortran_fn)mpi_conversion_fn_null_c_ ? MPI_CONVERSION_FN_NULL_C : datarep_read_c;
+        MPI_Datarep_conversion_function_c *cw =
+            (fortran_fn)wr == (fortran_fn)mpi_conversion_fn_null_c_ ? MPI_CONVERSION_FN_NULL_C : datarep_write_c;
+        *ierror = prof ? PMPI_Register_datarep_c(name, cr, cw, datarep_extent, r)
+                       : MPI_Register_datarep_c(name, cr, cw, datarep_extent, r);
+        if (*ierror != MPI_SUCCESS)
+            free(r);
+        free(name);
+        return;
+    }
     MPI_Datarep_conversion_function *cr =
         (fortran_fn)rd == (fortran_fn)mpi_conversion_fn_null_ ? MPI_CONVERSION_FN_NULL : datarep_read;
     MPI_Datarep_conversion_function *cw =
@@ -349,11 +394,24 @@ static void register_datarep_body(bool prof, const char *datarep, fortran_fn rd,
 void mpi_register_datarep_(const char *datarep, fortran_fn rd, fortran_fn wr, fortran_fn ext, MPI_Aint *extra,
                            MPI_Fint *ierror, size_t datarep_len)
 {
-    register_datarep_body(false, datarep, rd, wr, ext, extra, ierror, datarep_len);
+    register_datarep_body(false, false, datarep, rd, wr, ext, extra, ierror, datarep_len);
 }
 
 void pmpi_register_datarep_(const char *datarep, fortran_fn rd, fortran_fn wr, fortran_fn ext, MPI_Aint *extra,
                             MPI_Fint *ierror, size_t datarep_len)
 {
-    register_datarep_body(true, datarep, rd, wr, ext, extra, ierror, datarep_len);
+    register_datarep_body(true, false, datarep, rd, wr, ext, extra, ierror, datarep_len);
+}
+
+/* mpi_f08's MPI_Register_datarep_c (a name of its own, as MPI_Op_create_c) */
+void mpi_register_datarep_c_f08_(const char *datarep, fortran_fn rd, fortran_fn wr, fortran_fn ext,
+                                 MPI_Aint *extra, MPI_Fint *ierror, size_t datarep_len)
+{
+    register_datarep_body(false, true, datarep, rd, wr, ext, extra, ierror, datarep_len);
+}
+
+void pmpi_register_datarep_c_f08_(const char *datarep, fortran_fn rd, fortran_fn wr, fortran_fn ext,
+                                  MPI_Aint *extra, MPI_Fint *ierror, size_t datarep_len)
+{
+    register_datarep_body(true, true, datarep, rd, wr, ext, extra, ierror, datarep_len);
 }

@@ -8,6 +8,7 @@ program t_f08
   type(c_ptr) :: mem, bptr
   character(len=1), target :: bsbuf(4096)
   integer(kind=MPI_COUNT_KIND) :: qsize8
+  type(MPI_File) :: fh
   real(kind=8), pointer :: pm(:)
   type(MPI_Win) :: swin
   type(MPI_Comm) :: node
@@ -140,6 +141,24 @@ program t_f08
   call MPI_Allreduce(v, w, 3, MPI_INTEGER, op, MPI_COMM_WORLD)
   if (w(1) /= ishft(1, np) - 1 .or. w(3) /= 8) fails = fails + 1
   call MPI_Op_free(op)
+  ! a large-count data representation (MPI_Register_datarep_c) written in
+  ! Fortran: INTEGERs stored negated (not over MPICH's library, T_F08_PEER)
+  call get_environment_variable('T_F08_PEER', status=n)
+  if (n /= 0) then
+    call MPI_Register_datarep_c('negated_c', neg_read_c, neg_write_c, int_extent, 0_MPI_ADDRESS_KIND, ierr)
+    if (ierr /= MPI_SUCCESS) fails = fails + 1
+    write (name, '(a,i0,a,i0)') '/tmp/lmpi_t_f08_', rank, '_', int(mod(MPI_Wtime() * 1000d0, 1d9))
+    call MPI_File_open(MPI_COMM_SELF, trim(name), MPI_MODE_CREATE + MPI_MODE_RDWR + MPI_MODE_DELETE_ON_CLOSE, &
+                       MPI_INFO_NULL, fh)
+    call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'negated_c', MPI_INFO_NULL)
+    v = [rank + 1, 20, 30]
+    call MPI_File_write_at(fh, 0_MPI_OFFSET_KIND, v, 3, MPI_INTEGER, MPI_STATUS_IGNORE)
+    call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'native', MPI_INFO_NULL)
+    w = 0
+    call MPI_File_read_at(fh, 0_MPI_OFFSET_KIND, w, 3, MPI_INTEGER, MPI_STATUS_IGNORE)
+    if (any(w /= -v)) fails = fails + 1
+    call MPI_File_close(fh)
+  end if
   ! a keyval with the predefined copy function, through mpi_f08
   call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, n, 0_MPI_ADDRESS_KIND)
   call MPI_Comm_set_attr(MPI_COMM_WORLD, n, 12345_MPI_ADDRESS_KIND)
@@ -166,6 +185,44 @@ contains
     y = ior(x, y)
     if (datatype /= MPI_INTEGER) y = -1
   end subroutine bit_or
+  subroutine neg_read_c(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_COUNT_KIND) :: count
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    integer :: ierror
+    integer, pointer :: u(:), f(:)
+    call c_f_pointer(userbuf, u, [position + count])
+    call c_f_pointer(filebuf, f, [count])
+    u(position + 1:position + count) = -f
+    ierror = MPI_SUCCESS
+    if (datatype /= MPI_INTEGER .or. extra_state /= 0) ierror = MPI_ERR_TYPE
+  end subroutine neg_read_c
+  subroutine neg_write_c(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_COUNT_KIND) :: count
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    integer :: ierror
+    integer, pointer :: u(:), f(:)
+    call c_f_pointer(userbuf, u, [position + count])
+    call c_f_pointer(filebuf, f, [count])
+    f = -u(position + 1:position + count)
+    ierror = MPI_SUCCESS
+    if (datatype /= MPI_INTEGER .or. extra_state /= 0) ierror = MPI_ERR_TYPE
+  end subroutine neg_write_c
+  subroutine int_extent(datatype, extent, extra_state, ierror)
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
+    integer :: ierror
+    extent = 4
+    ierror = MPI_SUCCESS
+    if (datatype /= MPI_INTEGER .or. extra_state /= 0) ierror = MPI_ERR_TYPE
+  end subroutine int_extent
   subroutine bit_or_c(invec, inoutvec, len, datatype)
     use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
     type(c_ptr), value :: invec, inoutvec

@@ -447,6 +447,7 @@ static const struct lmpi_fortran_proc {
     {"MPI_Reduce_scatter_init", 7},
     {"MPI_Reduce_scatter_init_c", 4},
     {"MPI_Register_datarep", 7},
+    {"MPI_Register_datarep_c", 4},
     {"MPI_Remove_error_class", 7},
     {"MPI_Remove_error_code", 7},
     {"MPI_Remove_error_string", 7},
