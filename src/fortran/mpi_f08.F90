@@ -62,7 +62,7 @@ module mpi_f08
       integer(C_INT) :: n
     end function lmpif_cartdim_f
   end interface
-  private :: lmpif_cartdim_f
+  private :: lmpif_cartdim_f, lmpi_op_create_c_body, lmpi_register_datarep_c_body
 
   interface MPI_Status_f2f08
     module procedure MPI_Status_f2f08_f08
@@ -164,15 +164,37 @@ contains
 
 #include "mpi_sizeof.h"
 
+  ! MPI_Op_create_c and MPI_Register_datarep_c and their PMPI_ twins: one
+  ! body each, prof picking the C entry point
   subroutine MPI_Op_create_c(user_fn, commute, op, ierror)
     procedure(MPI_User_function_c) :: user_fn
     logical, intent(in) :: commute
     type(MPI_Op), intent(out) :: op
     integer, optional, intent(out) :: ierror
-    integer :: ierr
-    call lmpif_op_create_c(C_FUNLOC(user_fn), merge(1, 0, commute), op, ierr)
-    if (present(ierror)) ierror = ierr
+    call lmpi_op_create_c_body(.false., user_fn, commute, op, ierror)
   end subroutine MPI_Op_create_c
+
+  subroutine PMPI_Op_create_c(user_fn, commute, op, ierror)
+    procedure(MPI_User_function_c) :: user_fn
+    logical, intent(in) :: commute
+    type(MPI_Op), intent(out) :: op
+    integer, optional, intent(out) :: ierror
+    call lmpi_op_create_c_body(.true., user_fn, commute, op, ierror)
+  end subroutine PMPI_Op_create_c
+
+  subroutine lmpi_op_create_c_body(prof, user_fn, commute, op, ierror)
+    logical, intent(in) :: prof, commute
+    procedure(MPI_User_function_c) :: user_fn
+    type(MPI_Op), intent(out) :: op
+    integer, optional, intent(out) :: ierror
+    integer :: ierr
+    if (prof) then
+      call lmpif_p_op_create_c(C_FUNLOC(user_fn), merge(1, 0, commute), op, ierr)
+    else
+      call lmpif_op_create_c(C_FUNLOC(user_fn), merge(1, 0, commute), op, ierr)
+    end if
+    if (present(ierror)) ierror = ierr
+  end subroutine lmpi_op_create_c_body
 
   subroutine MPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, &
                                     extra_state, ierror)
@@ -181,12 +203,8 @@ contains
     procedure(MPI_Datarep_extent_function) :: dtype_file_extent_fn
     integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state
     integer, optional, intent(out) :: ierror
-    integer :: ierr
-    integer(kind=MPI_ADDRESS_KIND) :: extra
-    extra = extra_state
-    call lmpif_register_datarep_c(datarep, C_FUNLOC(read_conversion_fn), C_FUNLOC(write_conversion_fn), &
-                                  C_FUNLOC(dtype_file_extent_fn), extra, ierr, len(datarep, kind=C_SIZE_T))
-    if (present(ierror)) ierror = ierr
+    call lmpi_register_datarep_c_body(.false., datarep, read_conversion_fn, write_conversion_fn, &
+                                      dtype_file_extent_fn, extra_state, ierror)
   end subroutine MPI_Register_datarep_c
 
   subroutine PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, &
@@ -196,23 +214,29 @@ contains
     procedure(MPI_Datarep_extent_function) :: dtype_file_extent_fn
     integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state
     integer, optional, intent(out) :: ierror
+    call lmpi_register_datarep_c_body(.true., datarep, read_conversion_fn, write_conversion_fn, &
+                                      dtype_file_extent_fn, extra_state, ierror)
+  end subroutine PMPI_Register_datarep_c
+
+  subroutine lmpi_register_datarep_c_body(prof, datarep, rd, wr, ext, extra_state, ierror)
+    logical, intent(in) :: prof
+    character(len=*), intent(in) :: datarep
+    procedure(MPI_Datarep_conversion_function_c) :: rd, wr
+    procedure(MPI_Datarep_extent_function) :: ext
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state
+    integer, optional, intent(out) :: ierror
     integer :: ierr
     integer(kind=MPI_ADDRESS_KIND) :: extra
     extra = extra_state
-    call lmpif_p_register_datarep_c(datarep, C_FUNLOC(read_conversion_fn), C_FUNLOC(write_conversion_fn), &
-                                    C_FUNLOC(dtype_file_extent_fn), extra, ierr, len(datarep, kind=C_SIZE_T))
+    if (prof) then
+      call lmpif_p_register_datarep_c(datarep, C_FUNLOC(rd), C_FUNLOC(wr), C_FUNLOC(ext), extra, ierr, &
+                                      len(datarep, kind=C_SIZE_T))
+    else
+      call lmpif_register_datarep_c(datarep, C_FUNLOC(rd), C_FUNLOC(wr), C_FUNLOC(ext), extra, ierr, &
+                                    len(datarep, kind=C_SIZE_T))
+    end if
     if (present(ierror)) ierror = ierr
-  end subroutine PMPI_Register_datarep_c
-
-  subroutine PMPI_Op_create_c(user_fn, commute, op, ierror)
-    procedure(MPI_User_function_c) :: user_fn
-    logical, intent(in) :: commute
-    type(MPI_Op), intent(out) :: op
-    integer, optional, intent(out) :: ierror
-    integer :: ierr
-    call lmpif_p_op_create_c(C_FUNLOC(user_fn), merge(1, 0, commute), op, ierr)
-    if (present(ierror)) ierror = ierr
-  end subroutine PMPI_Op_create_c
+  end subroutine lmpi_register_datarep_c_body
 
   include 'mpi_f08_procs.fh'
 end module mpi_f08
