@@ -26,6 +26,7 @@ add_library(mpifort_abi SHARED
   src/fortran/mpif_special.c
   src/fortran/mpif_callbacks.c
   src/fortran/mpif_keyval.c
+  src/fortran/mpif_attrcell.c
   src/fortran/mpif_removed.c
   src/fortran/mpi.F90
   src/fortran/mpi_f08.F90)

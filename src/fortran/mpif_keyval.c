@@ -11,13 +11,19 @@
  * get the caller's extra_state variable itself, as MPICH's do (programs
  * count calls in it); the others get a copy of its value.
  *
- * Attribute values: Fortran stores integers, which C holds as the pointer
- * values themselves (as mpif_special.c's MPI_COMM_SET_ATTR does).
+ * Attribute values: a value set from Fortran is a cell holding the integer
+ * (mpif_attrcell.h, as mpif_special.c's MPI_COMM_SET_ATTR stores it).  The
+ * trampolines give Fortran callbacks the integer (a pointer set from C: its
+ * address), store what a copy function returns as a new cell, and free a
+ * cell once its delete function has run.
  *
  * The predefined callbacks (MPI_COMM_DUP_FN, MPI_NULL_COPY_FN, ...) are
- * Fortran-callable here; given to a create procedure they become C's own. */
+ * Fortran-callable here.  Given to a create procedure they run through the
+ * trampolines too: C's MPI_COMM_DUP_FN would share one cell between two
+ * objects. */
 #include <string.h>
 
+#include "fortran/mpif_attrcell.h"
 #include "fortran/mpif_util.h"
 
 typedef void (*fortran_fn)(void);
@@ -94,24 +100,45 @@ typedef void (*f_delete)(DELETE_ARGS);
 typedef void (*f_old_copy)(OLD_COPY_ARGS);
 typedef void (*f_old_delete)(OLD_DELETE_ARGS);
 
+/* The integer Fortran sees for a stored attribute value. */
+static MPI_Aint fortran_value(void *stored)
+{
+    intptr_t v;
+    return lmpif_cell_get(stored, &v) ? (MPI_Aint)v : (MPI_Aint)stored;
+}
+
+/* A copy function's result, stored as a cell. */
+static int store_copy(MPI_Fint flag, MPI_Fint ierr, MPI_Aint value, void *out, int *c_flag)
+{
+    *c_flag = ierr == MPI_SUCCESS && lmpif_from_logical(flag);
+    if (!*c_flag)
+        return ierr;
+    intptr_t *cell = lmpif_cell_new(value);
+    if (!cell) {
+        *c_flag = 0;
+        return MPI_ERR_NO_MEM;
+    }
+    *(void **)out = cell;
+    return MPI_SUCCESS;
+}
+
 #define TRAMPOLINES(kind, T, conv)                                                                  \
     static int kind##_copy(T h, int keyval, void *extra, void *in, void *out, int *flag)             \
     {                                                                                               \
         fortran_keyval *k = extra;                                                                  \
         MPI_Fint fh = MPI_##conv##_toint(h), kv = keyval, f = lmpif_to_logical(0), ierr = MPI_SUCCESS; \
-        MPI_Aint vin = (MPI_Aint)in, vout = 0;                                                      \
+        MPI_Aint vin = fortran_value(in), vout = 0;                                                 \
         ((f_copy)k->copy)(&fh, &kv, &k->extra, &vin, &vout, &f, &ierr);                              \
-        *flag = lmpif_from_logical(f);                                                              \
-        if (*flag)                                                                                  \
-            *(void **)out = (void *)vout;                                                           \
-        return ierr;                                                                                \
+        return store_copy(f, ierr, vout, out, flag);                                                \
     }                                                                                               \
     static int kind##_delete(T h, int keyval, void *value, void *extra)                            \
     {                                                                                               \
         fortran_keyval *k = extra;                                                                  \
         MPI_Fint fh = MPI_##conv##_toint(h), kv = keyval, ierr = MPI_SUCCESS;                        \
-        MPI_Aint v = (MPI_Aint)value;                                                               \
+        MPI_Aint v = fortran_value(value);                                                          \
         ((f_delete)k->del)(&fh, &kv, &v, &k->extra, &ierr);                                          \
+        if (ierr == MPI_SUCCESS)                                                                    \
+            lmpif_cell_release(value);                                                              \
         return ierr;                                                                                \
     }
 TRAMPOLINES(comm, MPI_Comm, Comm)
@@ -122,20 +149,19 @@ static int old_copy(MPI_Comm h, int keyval, void *extra, void *in, void *out, in
 {
     fortran_keyval *k = extra;
     MPI_Fint fh = MPI_Comm_toint(h), kv = keyval, f = lmpif_to_logical(0), ierr = MPI_SUCCESS;
-    MPI_Fint ex = (MPI_Fint)k->extra, vin = (MPI_Fint)(MPI_Aint)in, vout = 0;
+    MPI_Fint ex = (MPI_Fint)k->extra, vin = (MPI_Fint)fortran_value(in), vout = 0;
     ((f_old_copy)k->copy)(&fh, &kv, &ex, &vin, &vout, &f, &ierr);
-    *flag = lmpif_from_logical(f);
-    if (*flag)
-        *(void **)out = (void *)(MPI_Aint)vout;
-    return ierr;
+    return store_copy(f, ierr, vout, out, flag);
 }
 
 static int old_delete(MPI_Comm h, int keyval, void *value, void *extra)
 {
     fortran_keyval *k = extra;
     MPI_Fint fh = MPI_Comm_toint(h), kv = keyval, ierr = MPI_SUCCESS;
-    MPI_Fint ex = (MPI_Fint)k->extra, v = (MPI_Fint)(MPI_Aint)value;
+    MPI_Fint ex = (MPI_Fint)k->extra, v = (MPI_Fint)fortran_value(value);
     ((f_old_delete)k->del)(&fh, &kv, &v, &ex, &ierr);
+    if (ierr == MPI_SUCCESS)
+        lmpif_cell_release(value);
     return ierr;
 }
 
@@ -147,12 +173,7 @@ static fortran_keyval *keyval_record(fortran_fn copy, fortran_fn del, MPI_Aint e
     return k;
 }
 
-/* A predefined Fortran callback becomes C's (dup, null_copy, null_delete
- * order in c[]); anything else the trampoline. */
-#define PICK(fn, f0, c0, f1, c1, tramp) \
-    ((fortran_fn)(fn) == (fortran_fn)(f0) ? (c0) : (fortran_fn)(fn) == (fortran_fn)(f1) ? (c1) : (tramp))
-
-#define CREATE_KEYVAL(kind, conv, KIND)                                                             \
+#define CREATE_KEYVAL(kind, conv)                                                             \
     static void kind##_create_keyval_body(bool prof, fortran_fn copy, fortran_fn del, MPI_Fint *keyval, \
                                           MPI_Aint *extra, MPI_Fint *ierror)                        \
     {                                                                                               \
@@ -161,14 +182,9 @@ static fortran_keyval *keyval_record(fortran_fn copy, fortran_fn del, MPI_Aint e
             *ierror = MPI_ERR_NO_MEM;                                                               \
             return;                                                                                 \
         }                                                                                           \
-        MPI_##conv##_copy_attr_function *c = PICK(copy, mpi_##kind##_dup_fn_, MPI_##KIND##_DUP_FN,     \
-                                                  mpi_##kind##_null_copy_fn_, MPI_##KIND##_NULL_COPY_FN, \
-                                                  kind##_copy);                                     \
-        MPI_##conv##_delete_attr_function *d =                                                      \
-            (fortran_fn)del == (fortran_fn)mpi_##kind##_null_delete_fn_ ? MPI_##KIND##_NULL_DELETE_FN \
-                                                                       : kind##_delete;             \
         int kv = MPI_KEYVAL_INVALID;                                                                \
-        *ierror = prof ? PMPI_##conv##_create_keyval(c, d, &kv, k) : MPI_##conv##_create_keyval(c, d, &kv, k); \
+        *ierror = prof ? PMPI_##conv##_create_keyval(kind##_copy, kind##_delete, &kv, k)               \
+                       : MPI_##conv##_create_keyval(kind##_copy, kind##_delete, &kv, k);               \
         if (*ierror == MPI_SUCCESS)                                                                 \
             *keyval = kv;                                                                           \
         else                                                                                        \
@@ -184,9 +200,9 @@ static fortran_keyval *keyval_record(fortran_fn copy, fortran_fn del, MPI_Aint e
     {                                                                                               \
         kind##_create_keyval_body(true, copy, del, keyval, extra, ierror);                          \
     }
-CREATE_KEYVAL(comm, Comm, COMM)
-CREATE_KEYVAL(type, Type, TYPE)
-CREATE_KEYVAL(win, Win, WIN)
+CREATE_KEYVAL(comm, Comm)
+CREATE_KEYVAL(type, Type)
+CREATE_KEYVAL(win, Win)
 
 static void keyval_create_body(bool prof, fortran_fn copy, fortran_fn del, MPI_Fint *keyval, MPI_Fint *extra,
                                MPI_Fint *ierror)
@@ -196,13 +212,10 @@ static void keyval_create_body(bool prof, fortran_fn copy, fortran_fn del, MPI_F
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
-    MPI_Comm_copy_attr_function *c =
-        PICK(copy, mpi_dup_fn_, MPI_COMM_DUP_FN, mpi_null_copy_fn_, MPI_COMM_NULL_COPY_FN, old_copy);
-    MPI_Comm_delete_attr_function *d =
-        (fortran_fn)del == (fortran_fn)mpi_null_delete_fn_ ? MPI_COMM_NULL_DELETE_FN : old_delete;
     int kv = MPI_KEYVAL_INVALID;
     /* MPI_Keyval_create is MPI_Comm_create_keyval with INTEGER values */
-    *ierror = prof ? PMPI_Comm_create_keyval(c, d, &kv, k) : MPI_Comm_create_keyval(c, d, &kv, k);
+    *ierror = prof ? PMPI_Comm_create_keyval(old_copy, old_delete, &kv, k)
+                   : MPI_Comm_create_keyval(old_copy, old_delete, &kv, k);
     if (*ierror == MPI_SUCCESS)
         *keyval = kv;
     else

@@ -2,6 +2,7 @@
  * Fortran meaning differs from a plain conversion of their C arguments. */
 #include <string.h>
 
+#include "fortran/mpif_attrcell.h"
 #include "fortran/mpif_util.h"
 
 /* MPI_Init from Fortran has no argc/argv; once MPI is initialized (MPICH
@@ -42,8 +43,10 @@ void pmpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierror)
 }
 
 /* Attributes: Fortran stores integers (INTEGER(KIND=MPI_ADDRESS_KIND), or
- * INTEGER for the deprecated MPI_ATTR_PUT/GET) where C stores pointers;
- * a value set from Fortran travels as the pointer's bits.  The predefined
+ * INTEGER for the deprecated MPI_ATTR_PUT/GET) where C stores pointers.  A
+ * value set from Fortran is stored as a cell holding it, so that C reads a
+ * pointer to the integer, as the standard has it (mpif_attrcell.h); a
+ * pointer set from C reads in Fortran as its address.  The predefined
  * attributes are pointers to their values in C and the values in Fortran. */
 static MPI_Aint fortran_value(int keyval, void *v)
 {
@@ -54,8 +57,10 @@ static MPI_Aint fortran_value(int keyval, void *v)
         return *(int *)v;
     case MPI_WIN_SIZE:
         return *(MPI_Aint *)v;
-    default: /* MPI_WIN_BASE is the address itself, as a value set from Fortran is */
-        return (MPI_Aint)v;
+    default: { /* MPI_WIN_BASE is the address itself, as a pointer set from C is */
+        intptr_t set_in_fortran;
+        return lmpif_cell_get(v, &set_in_fortran) ? (MPI_Aint)set_in_fortran : (MPI_Aint)v;
+    }
     }
 }
 
@@ -90,9 +95,8 @@ static int get_attr(bool prof, int what, MPI_Fint handle, int keyval, MPI_Aint *
     return rc;
 }
 
-static int set_attr(bool prof, int what, MPI_Fint handle, int keyval, MPI_Aint value)
+static int set_cell(bool prof, int what, MPI_Fint handle, int keyval, void *v)
 {
-    void *v = (void *)value;
     switch (what) {
     case ATTR_TYPE:
         return prof ? PMPI_Type_set_attr(MPI_Type_fromint(handle), keyval, v)
@@ -107,6 +111,20 @@ static int set_attr(bool prof, int what, MPI_Fint handle, int keyval, MPI_Aint v
         return prof ? PMPI_Comm_set_attr(MPI_Comm_fromint(handle), keyval, v)
                     : MPI_Comm_set_attr(MPI_Comm_fromint(handle), keyval, v);
     }
+}
+
+/* The cell goes when the keyval's delete function sees it (keyvals created
+ * in Fortran: mpif_keyval.c); under a keyval created in C it stays, since
+ * C's copy and delete functions may keep the pointer. */
+static int set_attr(bool prof, int what, MPI_Fint handle, int keyval, MPI_Aint value)
+{
+    intptr_t *cell = lmpif_cell_new(value);
+    if (!cell)
+        return MPI_ERR_NO_MEM;
+    int rc = set_cell(prof, what, handle, keyval, cell);
+    if (rc != MPI_SUCCESS)
+        lmpif_cell_release(cell);
+    return rc;
 }
 
 #define ATTR_PROCS(lower, what)                                                                              \

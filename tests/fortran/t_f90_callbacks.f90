@@ -3,10 +3,13 @@
 ! communicators, datatypes and windows, the predefined MPI_COMM_DUP_FN and
 ! friends, the old MPI_KEYVAL_CREATE, a generalized request and a data
 ! representation (MPI_REGISTER_DATAREP, through a file).  Each
-! callback counts its calls in a common block; values are checked.
+! callback counts its calls in a common block; values are checked.  And
+! attribute values across languages, through C's own functions: a value set
+! in Fortran reads in C as a pointer to it; a pointer set in C reads in
+! Fortran as its address (MPI 5.0 §19.3.7).
 program t_f90_callbacks
   use mpi
-  use, intrinsic :: iso_c_binding, only: c_int
+  use, intrinsic :: iso_c_binding, only: c_int, c_ptr, c_f_pointer, c_associated
   implicit none
   external :: my_copy, my_delete, old_copy, greq_query, greq_free, greq_cancel, neg_read, neg_write, int_extent
   integer :: ncopy, ndelete, nquery, nfree, lastdel
@@ -17,10 +20,31 @@ program t_f90_callbacks
   logical :: flag
   integer :: fh, ivals(4), iread(4), i
   character(len=64) :: fname
+  integer(kind=MPI_ADDRESS_KIND), pointer :: seen
+  integer(c_int), pointer :: seen_int
+  type(c_ptr) :: cval
+  integer(c_int) :: cflag
   interface
     integer(c_int) function getpid_c() bind(C, name='getpid')
       import :: c_int
     end function getpid_c
+    ! C's own functions of the standard ABI (MPI_Comm is a pointer there)
+    type(c_ptr) function c_comm_fromint(f) bind(C, name='MPI_Comm_fromint')
+      import :: c_int, c_ptr
+      integer(c_int), value :: f
+    end function c_comm_fromint
+    integer(c_int) function c_comm_get_attr(comm, keyval, val, flag) bind(C, name='MPI_Comm_get_attr')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+      integer(c_int), value :: keyval
+      type(c_ptr) :: val
+      integer(c_int) :: flag
+    end function c_comm_get_attr
+    integer(c_int) function c_comm_set_attr(comm, keyval, val) bind(C, name='MPI_Comm_set_attr')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm, val
+      integer(c_int), value :: keyval
+    end function c_comm_set_attr
   end interface
   fails = 0
   ncopy = 0
@@ -89,6 +113,41 @@ program t_f90_callbacks
   call MPI_Attr_get(dup, kvold, ival, flag, ierr)
   if (.not. flag .or. ival /= 31) call fail('MPI_DUP_FN')
   call MPI_Comm_free(dup, ierr)
+  call MPI_Attr_delete(MPI_COMM_WORLD, kvold, ierr)
+  call MPI_Keyval_free(kvold, ierr)
+
+  ! across languages: C reads a pointer to the value Fortran set (the
+  ! copy's result too, and MPI_ATTR_PUT's INTEGER); Fortran reads the
+  ! address C set
+  extra = 5
+  call MPI_Comm_create_keyval(my_copy, my_delete, kv, extra, ierr)
+  call MPI_Comm_set_attr(MPI_COMM_WORLD, kv, 1234567_MPI_ADDRESS_KIND, ierr)
+  ierr = c_comm_get_attr(c_comm_fromint(MPI_COMM_WORLD), kv, cval, cflag)
+  call c_f_pointer(cval, seen)
+  if (ierr /= 0 .or. cflag == 0 .or. seen /= 1234567) call fail('Fortran value read in C')
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
+  ierr = c_comm_get_attr(c_comm_fromint(dup), kv, cval, cflag)
+  call c_f_pointer(cval, seen)
+  if (ierr /= 0 .or. cflag == 0 .or. seen /= 1234572) call fail('copied Fortran value read in C')
+  ! C may store any pointer value, even one that points nowhere: MPI never
+  ! reads through it
+  ierr = c_comm_set_attr(c_comm_fromint(dup), kv, transfer(123456_MPI_ADDRESS_KIND, cval))
+  call MPI_Comm_get_attr(dup, kv, got, flag, ierr)
+  if (.not. flag .or. got /= 123456) call fail('C pointer read in Fortran')
+  call MPI_Comm_free(dup, ierr)
+  if (lastdel /= 123456) call fail('delete function given the C pointer')
+  call MPI_Comm_delete_attr(MPI_COMM_WORLD, kv, ierr)
+  if (lastdel /= 1234567) call fail('delete function given the Fortran value')
+  call MPI_Comm_free_keyval(kv, ierr)
+  call MPI_Keyval_create(MPI_DUP_FN, MPI_NULL_DELETE_FN, kvold, 0, ierr)
+  call MPI_Attr_put(MPI_COMM_WORLD, kvold, 4321, ierr)
+  ierr = c_comm_get_attr(c_comm_fromint(MPI_COMM_WORLD), kvold, cval, cflag)
+  if (.not. c_associated(cval)) then
+    call fail('MPI_ATTR_PUT value read in C: null')
+  else
+    call c_f_pointer(cval, seen_int)
+    if (cflag == 0 .or. seen_int /= 4321) call fail('MPI_ATTR_PUT value read in C')
+  end if
   call MPI_Attr_delete(MPI_COMM_WORLD, kvold, ierr)
   call MPI_Keyval_free(kvold, ierr)
 

@@ -35,10 +35,6 @@ split_typef90 passes an array of datatypes as MPI_ALLTOALLV sendtype: does not c
 alltoallvf90 passes an array of datatypes as MPI_ALLTOALLV sendtype: does not compile against explicit interfaces (Open MPI neither)
 profile1f90 defines its own MPI_SEND inside a scope that uses the mpi module: a name clash with explicit interfaces (Open MPI neither)
 c2f2ciof90 its C part does not compile outside MPICH (an undeclared variable)
-fandcattrf90 attribute values across languages: a Fortran value read in C should be a pointer to it (not done)
-fandcattrf08 attribute values across languages: a Fortran value read in C should be a pointer to it (not done)
-attrlangf90 attribute values across languages: a Fortran value read in C should be a pointer to it (not done)
-attrlangf08 attribute values across languages: a Fortran value read in C should be a pointer to it (not done)
 '
 
 mkdir -p "$src"
