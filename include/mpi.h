@@ -31,6 +31,20 @@ typedef struct {
 /* Fortran integers are C ints in the standard ABI. */
 typedef int MPI_Fint;
 
+/* mpi_f08's TYPE(MPI_Status), BIND(C), and the Fortran statuses' ignore
+ * sentinels as C sees them (MPI 5.0 §19.3.5).  The standard ABI leaves
+ * Fortran types out; these are LeanMPI's, as MPICH's mpi.h has them. */
+typedef struct {
+    MPI_Fint MPI_SOURCE;
+    MPI_Fint MPI_TAG;
+    MPI_Fint MPI_ERROR;
+    MPI_Fint MPI_internal[5];
+} MPI_F08_status;
+extern MPI_Fint *MPI_F_STATUS_IGNORE;
+extern MPI_Fint *MPI_F_STATUSES_IGNORE;
+extern MPI_F08_status *MPI_F08_STATUS_IGNORE;
+extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
+
 #define MPI_VERSION                    5
 #define MPI_SUBVERSION                 0
 typedef struct MPI_ABI_Op *MPI_Op;
@@ -969,6 +983,12 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
 int MPI_Start(MPI_Request *request);
 int MPI_Startall(int count, MPI_Request array_of_requests[]);
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
 int MPI_Status_get_error(const MPI_Status *status, int *error);
 int MPI_Status_get_source(const MPI_Status *status, int *source);
 int MPI_Status_get_tag(const MPI_Status *status, int *tag);
@@ -1651,6 +1671,12 @@ int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
 int PMPI_Start(MPI_Request *request);
 int PMPI_Startall(int count, MPI_Request array_of_requests[]);
+int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
 int PMPI_Status_get_error(const MPI_Status *status, int *error);
 int PMPI_Status_get_source(const MPI_Status *status, int *source);
 int PMPI_Status_get_tag(const MPI_Status *status, int *tag);

@@ -122,6 +122,20 @@ typedef struct {
 
 /* Fortran integers are C ints in the standard ABI. */
 typedef int MPI_Fint;
+
+/* mpi_f08's TYPE(MPI_Status), BIND(C), and the Fortran statuses' ignore
+ * sentinels as C sees them (MPI 5.0 §19.3.5).  The standard ABI leaves
+ * Fortran types out; these are LeanMPI's, as MPICH's mpi.h has them. */
+typedef struct {
+    MPI_Fint MPI_SOURCE;
+    MPI_Fint MPI_TAG;
+    MPI_Fint MPI_ERROR;
+    MPI_Fint MPI_internal[5];
+} MPI_F08_status;
+extern MPI_Fint *MPI_F_STATUS_IGNORE;
+extern MPI_Fint *MPI_F_STATUSES_IGNORE;
+extern MPI_F08_status *MPI_F08_STATUS_IGNORE;
+extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
 '''
 
 

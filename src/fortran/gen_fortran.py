@@ -47,6 +47,7 @@ COUNT_KINDS = {"XFER_NUM_ELEM", "XFER_NUM_ELEM_NNI", "NUM_BYTES", "GENERIC_DTYPE
 # state, argv arrays, conversions that belong to mpi_f08.
 LATER_KINDS = {"FUNCTION", "POLYFUNCTION", "EXTRA_STATE", "EXTRA_STATE2", "STRING_ARRAY",
                "STRING_2DARRAY", "F08_STATUS", "F90_STATUS", "VARARGS"}
+# (F08_STATUS and F90_STATUS appear in MPI_Status_f2f08/f082f only: hand-written.)
 # Procedures written by hand in src/fortran/mpif_special.c.
 HAND_WRITTEN = {"MPI_Comm_get_attr", "MPI_Type_get_attr", "MPI_Win_get_attr", "MPI_Attr_get",
                 "MPI_Comm_set_attr", "MPI_Type_set_attr", "MPI_Win_set_attr", "MPI_Attr_put",
@@ -57,7 +58,8 @@ HAND_WRITTEN = {"MPI_Comm_get_attr", "MPI_Type_get_attr", "MPI_Win_get_attr", "M
                 # mpif_keyval.c: callbacks with user data
                 "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Keyval_create",
                 "MPI_Grequest_start", "MPI_Register_datarep",
-                "MPI_Info_get_string"}  # buflen counts characters in Fortran
+                "MPI_Info_get_string",  # buflen counts characters in Fortran
+                "MPI_Status_f2f08", "MPI_Status_f082f"}
 # MPI-1 procedures removed by MPI-3, still called by old Fortran programs:
 # written by hand in mpif_removed.c over their replacements (mpif.h and
 # `use mpi`, without explicit interfaces, as MPICH has them).
@@ -588,6 +590,10 @@ def f90_decl(q):
         return ["LOGICAL :: %s%s" % (q.name, dim)]
     if q.kind == "LOGICAL_VOID":
         return ["LOGICAL :: %s" % q.name]
+    if q.kind == "F90_STATUS":
+        return ["INTEGER :: %s(MPI_STATUS_SIZE)" % q.name]
+    if q.kind == "F08_STATUS":  # the mpi module's TYPE(MPI_Status) (mpi.F90)
+        return ["TYPE(MPI_Status) :: %s" % q.name]
     if q.kind in HANDLES or q.kind == "STATUS" or q.kind == "ERROR_CODE":
         return ["INTEGER :: %s%s" % (q.name, dim)]
     return ["%s :: %s%s" % (F90_INT[c_int_type(q)], q.name, dim)]
@@ -623,7 +629,8 @@ def gen_interfaces(procs):
             out.append("  %s :: %s" % (RETURN_TYPES[ret][1], name))
         else:
             out += wrap("SUBROUTINE %s(%s)" % (name, argnames))
-            out.append("  IMPORT :: MPI_ADDRESS_KIND, MPI_OFFSET_KIND, MPI_COUNT_KIND, MPI_STATUS_SIZE")
+            out.append("  IMPORT :: MPI_ADDRESS_KIND, MPI_OFFSET_KIND, MPI_COUNT_KIND, MPI_STATUS_SIZE"
+                       + (", MPI_Status" if any(q.kind == "F08_STATUS" for q in params) else ""))
             out.append("  IMPLICIT NONE")
         for q in params:
             for d in f90_decl(q):
@@ -655,7 +662,7 @@ F08_HANDLE = {k: "MPI_" + v[1] if v[1] != "Type" else "MPI_Datatype" for k, v in
 F08_HANDLE["OPERATION"] = "MPI_Op"
 F08_HANDLE["WINDOW"] = "MPI_Win"
 F08_HANDLE["COMMUNICATOR"] = "MPI_Comm"
-F08_LATER_KINDS = LATER_KINDS | {"LOGICAL_VOID"}
+F08_LATER_KINDS = LATER_KINDS
 # Kinds mpi_f08 passes on to a C procedure written by hand (callbacks:
 # the f08 interfaces' arguments, TYPE(C_PTR) by value and handle types,
 # are the f77 ones at the machine level; argv arrays).
@@ -664,8 +671,6 @@ F08_HAND = {"MPI_Sizeof", "MPI_Status_f2f08", "MPI_Status_f082f"}
 
 
 def f08_skip(p, params):
-    if p["name"] in F08_HAND:
-        return "not in mpi_f08 yet"
     for q in params:
         if q.kind in F08_HAND_KINDS and p["name"] in HAND_WRITTEN:
             continue
@@ -704,7 +709,7 @@ def f08_dummy(q, intent=True, large=False, ts=False):
         return ["CHARACTER(LEN=*)%s :: %s(*)" % (it, q.name)]
     if q.kind == "STRING_2DARRAY":
         return ["CHARACTER(LEN=*)%s :: %s(count, *)" % (it, q.name)]
-    if q.kind == "LOGICAL":
+    if q.kind in ("LOGICAL", "LOGICAL_VOID"):
         return ["LOGICAL%s :: %s%s" % (it, q.name, dim)]
     if q.kind == "C_BUFFER":
         return ["TYPE(C_PTR)%s :: %s" % (it, q.name)]
@@ -726,6 +731,8 @@ def f08_c_dummy(q, large=False, ts=False):
         return ["CHARACTER(KIND=C_CHAR) :: %s(*)" % q.name]
     if q.kind == "LOGICAL":
         return ["INTEGER(C_INT) :: %s%s" % (q.name, "(*)" if q.array else "")]
+    if q.kind == "LOGICAL_VOID":  # the LOGICAL's own storage, as the C procedure reads it
+        return ["TYPE(*) :: %s" % q.name]
     if q.kind in ("FUNCTION", "POLYFUNCTION"):  # the procedure's address (C_FUNLOC)
         return ["TYPE(C_FUNPTR), VALUE :: %s" % q.name]
     # the C kinds of the same integers, for C interoperability
@@ -1073,6 +1080,8 @@ def main():
     everything = sorted(procs + hand, key=lambda x: x[0]["name"])
     f08_procs, f08_skipped = [], []
     for p, params in everything:
+        if p["name"] in F08_HAND:  # mpi_f08.F90
+            continue
         why = f08_skip(p, params)
         if why:
             f08_skipped.append("%s (mpi_f08): %s" % (p["name"], why))
@@ -1099,6 +1108,8 @@ def main():
     for n in REMOVED_F77:  # mpif_removed.c: gone from the standard, kept for old programs
         where[n] = 1 | 2
     where["MPI_Op_create_c"] = where["MPI_Register_datarep_c"] = 4  # mpi_f08.F90
+    for n in ("MPI_Status_f2f08", "MPI_Status_f082f"):  # mpi_f08.F90 too
+        where[n] |= 4
     for p, params in f08_procs:
         where[p["name"]] = where.get(p["name"], 0) & ~8 | 4
         if large_form(p, params_of(p, large=True)) is None:

@@ -177,6 +177,35 @@ void pmpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint 
     *ierror = set_attr(true, ATTR_OLD, *comm, *keyval, *value);
 }
 
+/* MPI_STATUS_F2F08 / MPI_STATUS_F082F in mpif.h and `use mpi`: an INTEGER
+ * status and TYPE(MPI_Status) are the same 8 integers in the ABI.  A copy
+ * here, not C's MPI_Status_f2f08: other implementations of the ABI need not
+ * have it (the ABI leaves Fortran types out). */
+static int status_copy(const MPI_Fint *in, MPI_Fint *out)
+{
+    if ((void *)in == (void *)lmpif_status_ignore_ || (void *)in == (void *)lmpif_statuses_ignore_ ||
+        (void *)out == (void *)lmpif_status_ignore_ || (void *)out == (void *)lmpif_statuses_ignore_)
+        return MPI_ERR_ARG; /* the standard: erroneous */
+    memcpy(out, in, MPI_F_STATUS_SIZE * sizeof(MPI_Fint));
+    return MPI_SUCCESS;
+}
+void mpi_status_f2f08_(MPI_Fint *f_status, MPI_Fint *f08_status, MPI_Fint *ierror)
+{
+    *ierror = status_copy(f_status, f08_status);
+}
+void pmpi_status_f2f08_(MPI_Fint *f_status, MPI_Fint *f08_status, MPI_Fint *ierror)
+{
+    *ierror = status_copy(f_status, f08_status);
+}
+void mpi_status_f082f_(MPI_Fint *f08_status, MPI_Fint *f_status, MPI_Fint *ierror)
+{
+    *ierror = status_copy(f08_status, f_status);
+}
+void pmpi_status_f082f_(MPI_Fint *f08_status, MPI_Fint *f_status, MPI_Fint *ierror)
+{
+    *ierror = status_copy(f08_status, f_status);
+}
+
 /* MPI_PCONTROL(LEVEL): no variable arguments in Fortran. */
 void mpi_pcontrol_(MPI_Fint *level) { MPI_Pcontrol(*level); }
 void pmpi_pcontrol_(MPI_Fint *level) { PMPI_Pcontrol(*level); }

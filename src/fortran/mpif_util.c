@@ -16,6 +16,27 @@ COMMON_BLOCK int lmpif_weights_empty_[1];
 COMMON_BLOCK char lmpif_argv_null_[1];
 COMMON_BLOCK char lmpif_argvs_null_[1];
 
+/* C code that a Fortran program calls compares a status it is given with
+ * MPI_F_STATUS_IGNORE and friends: LeanMPI's C library defines them as
+ * pointers, which this library points at its sentinels when it is loaded.
+ * Weak: another implementation of the ABI (MPICH's libmpi_abi) has none. */
+#pragma weak MPI_F_STATUS_IGNORE
+#pragma weak MPI_F_STATUSES_IGNORE
+#pragma weak MPI_F08_STATUS_IGNORE
+#pragma weak MPI_F08_STATUSES_IGNORE
+__attribute__((constructor)) static void tell_c_the_status_sentinels(void)
+{
+    if (&MPI_F_STATUS_IGNORE && &MPI_F_STATUSES_IGNORE) {
+        MPI_F_STATUS_IGNORE = lmpif_status_ignore_;
+        MPI_F_STATUSES_IGNORE = lmpif_statuses_ignore_;
+    }
+    /* mpi_f08's MPI_STATUS_IGNORE is bound to the same storage */
+    if (&MPI_F08_STATUS_IGNORE && &MPI_F08_STATUSES_IGNORE) {
+        MPI_F08_STATUS_IGNORE = (MPI_F08_status *)(void *)lmpif_status_ignore_;
+        MPI_F08_STATUSES_IGNORE = (MPI_F08_status *)(void *)lmpif_statuses_ignore_;
+    }
+}
+
 /* Every handle of the ABI is a pointer; the class picks the conversion. */
 static void *from_int(int cls, MPI_Fint v)
 {

@@ -168,6 +168,22 @@ program t_f08
   call MPI_Comm_free(node)
   call MPI_Comm_delete_attr(MPI_COMM_WORLD, n)
   call MPI_Comm_free_keyval(n)
+  ! the booleans this compiler's LOGICAL uses, as MPI_Init told the library
+  ! (over MPICH's library, T_F08_PEER set, they need not have been kept)
+  block
+    logical :: lt, lf, lset
+    integer :: peer
+    call get_environment_variable('T_F08_PEER', status=peer)
+    call MPI_Abi_get_fortran_booleans(storage_size(lt) / 8, lt, lf, lset, ierr)
+    if (ierr /= MPI_SUCCESS .or. (peer /= 0 .and. .not. lset)) fails = fails + 1
+    if (lset .and. (.not. lt .or. lf)) fails = fails + 1
+    ! a size not told yet (LOGICAL(1)'s); MPICH's library refuses any
+    ! setting once MPI is initialized, so not there
+    if (peer /= 0) then
+      call MPI_Abi_set_fortran_booleans(1, .true., .false., ierr)
+      if (ierr /= MPI_SUCCESS) fails = fails + 1
+    end if
+  end block
   call MPI_Allreduce(fails, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0 .and. total == 0) print '(a)', 't_f08: passed'
   if (rank == 0 .and. total /= 0) print *, 't_f08: FAILED', total

@@ -9,7 +9,8 @@ program t_f90
   integer :: wreq
   integer, pointer :: pm(:)
   integer :: ierr, rank, np, fails, total, i, j, sz, req, next, prev
-  integer :: st(MPI_STATUS_SIZE)
+  integer :: st(MPI_STATUS_SIZE), st2(MPI_STATUS_SIZE)
+  type(MPI_Status) :: st08
   real(kind=8) :: a(6, 4), b(3, 4)
   integer(kind=8) :: big(3)
   integer(kind=2) :: small
@@ -59,6 +60,14 @@ program t_f90
   call MPI_Wait(req, st, ierr)
   if (req /= MPI_REQUEST_NULL .or. st(MPI_SOURCE) /= prev) fails = fails + 1
   if (b(1, 1) /= 1000 * prev + 11) fails = fails + 1
+  ! the status as mpi_f08's TYPE(MPI_Status) and back (MPI_STATUS_F2F08)
+  call MPI_Status_f2f08(st, st08, ierr)
+  if (ierr /= MPI_SUCCESS .or. st08%MPI_SOURCE /= prev .or. st08%MPI_TAG /= 2) fails = fails + 1
+  st2 = -1
+  call MPI_Status_f082f(st08, st2, ierr)
+  if (ierr /= MPI_SUCCESS .or. any(st2 /= st)) fails = fails + 1
+  call MPI_Status_f2f08(MPI_STATUS_IGNORE, st08, ierr)
+  if (ierr == MPI_SUCCESS) fails = fails + 1
   ! handles made and freed
   call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
   call MPI_Comm_group(dup, grp, ierr)

@@ -12510,6 +12510,90 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[])
 }
 int MPI_Startall(int count, MPI_Request array_of_requests[]) __attribute__((weak, alias("PMPI_Startall")));
 
+int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
+{
+    static const char fn[] = "MPI_Status_c2f";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Status_c2f ? lmpi_impl_Status_c2f(c_status, f_status) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) __attribute__((weak, alias("PMPI_Status_c2f")));
+
+int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
+{
+    static const char fn[] = "MPI_Status_c2f08";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Status_c2f08 ? lmpi_impl_Status_c2f08(c_status, f08_status) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status) __attribute__((weak, alias("PMPI_Status_c2f08")));
+
+int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
+{
+    static const char fn[] = "MPI_Status_f082c";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Status_f082c ? lmpi_impl_Status_f082c(f08_status, c_status) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status) __attribute__((weak, alias("PMPI_Status_f082c")));
+
+int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
+{
+    static const char fn[] = "MPI_Status_f082f";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Status_f082f ? lmpi_impl_Status_f082f(f08_status, f_status) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status) __attribute__((weak, alias("PMPI_Status_f082f")));
+
+int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
+{
+    static const char fn[] = "MPI_Status_f2c";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Status_f2c ? lmpi_impl_Status_f2c(f_status, c_status) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) __attribute__((weak, alias("PMPI_Status_f2c")));
+
+int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
+{
+    static const char fn[] = "MPI_Status_f2f08";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Status_f2f08 ? lmpi_impl_Status_f2f08(f_status, f08_status) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status) __attribute__((weak, alias("PMPI_Status_f2f08")));
+
 int PMPI_Status_get_error(const MPI_Status *status, int *error)
 {
     static const char fn[] = "MPI_Status_get_error";
@@ -16833,6 +16917,12 @@ const lmpi_function_entry lmpi_functions[] = {
     {"MPI_Ssend_init_c", (lmpi_generic_fn)lmpi_impl_Ssend_init},
     {"MPI_Start", (lmpi_generic_fn)lmpi_impl_Start},
     {"MPI_Startall", (lmpi_generic_fn)lmpi_impl_Startall},
+    {"MPI_Status_c2f", (lmpi_generic_fn)lmpi_impl_Status_c2f},
+    {"MPI_Status_c2f08", (lmpi_generic_fn)lmpi_impl_Status_c2f08},
+    {"MPI_Status_f082c", (lmpi_generic_fn)lmpi_impl_Status_f082c},
+    {"MPI_Status_f082f", (lmpi_generic_fn)lmpi_impl_Status_f082f},
+    {"MPI_Status_f2c", (lmpi_generic_fn)lmpi_impl_Status_f2c},
+    {"MPI_Status_f2f08", (lmpi_generic_fn)lmpi_impl_Status_f2f08},
     {"MPI_Status_get_error", (lmpi_generic_fn)lmpi_impl_Status_get_error},
     {"MPI_Status_get_source", (lmpi_generic_fn)lmpi_impl_Status_get_source},
     {"MPI_Status_get_tag", (lmpi_generic_fn)lmpi_impl_Status_get_tag},

@@ -340,6 +340,12 @@ __attribute__((weak)) lmpi_status lmpi_impl_Ssend(const void *buf, MPI_Count cou
 __attribute__((weak)) lmpi_status lmpi_impl_Ssend_init(const void *buf, MPI_Count count, lmpi_datatype *datatype, int dest, int tag, lmpi_comm *comm, MPI_Request *request);
 __attribute__((weak)) lmpi_status lmpi_impl_Start(MPI_Request *request);
 __attribute__((weak)) lmpi_status lmpi_impl_Startall(int count, MPI_Request array_of_requests[]);
+__attribute__((weak)) lmpi_status lmpi_impl_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+__attribute__((weak)) lmpi_status lmpi_impl_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+__attribute__((weak)) lmpi_status lmpi_impl_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+__attribute__((weak)) lmpi_status lmpi_impl_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+__attribute__((weak)) lmpi_status lmpi_impl_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+__attribute__((weak)) lmpi_status lmpi_impl_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
 __attribute__((weak)) lmpi_status lmpi_impl_Status_get_error(const MPI_Status *status, int *error);
 __attribute__((weak)) lmpi_status lmpi_impl_Status_get_source(const MPI_Status *status, int *source);
 __attribute__((weak)) lmpi_status lmpi_impl_Status_get_tag(const MPI_Status *status, int *tag);

@@ -5,11 +5,11 @@ static const struct lmpi_fortran_proc {
     const char *name;
     unsigned char where;
 } lmpi_fortran_procs[] = {
-    {"MPI_Abi_get_fortran_booleans", 3},
+    {"MPI_Abi_get_fortran_booleans", 7},
     {"MPI_Abi_get_fortran_info", 7},
     {"MPI_Abi_get_info", 7},
     {"MPI_Abi_get_version", 7},
-    {"MPI_Abi_set_fortran_booleans", 3},
+    {"MPI_Abi_set_fortran_booleans", 7},
     {"MPI_Abi_set_fortran_info", 7},
     {"MPI_Abort", 7},
     {"MPI_Accumulate", 7},
@@ -520,7 +520,9 @@ static const struct lmpi_fortran_proc {
     {"MPI_Status_c2f", 8},
     {"MPI_Status_c2f08", 8},
     {"MPI_Status_f082c", 8},
+    {"MPI_Status_f082f", 7},
     {"MPI_Status_f2c", 8},
+    {"MPI_Status_f2f08", 7},
     {"MPI_Status_get_error", 7},
     {"MPI_Status_get_source", 7},
     {"MPI_Status_get_tag", 7},
