@@ -30,7 +30,8 @@ static const struct { uintptr_t handle; size_t size; size_t align; const char *n
     BUILTIN(MPI_LONG, long), BUILTIN(MPI_LONG_LONG, long long),
     BUILTIN(MPI_UNSIGNED_SHORT, unsigned short), BUILTIN(MPI_UNSIGNED, unsigned),
     BUILTIN(MPI_UNSIGNED_LONG, unsigned long), BUILTIN(MPI_UNSIGNED_LONG_LONG, unsigned long long),
-    BUILTIN(MPI_FLOAT, float), BUILTIN(MPI_C_FLOAT_COMPLEX, float _Complex),
+    /* MPI_C_COMPLEX is MPI_C_FLOAT_COMPLEX's handle; named as MPICH names it */
+    BUILTIN(MPI_FLOAT, float), BUILTIN(MPI_C_COMPLEX, float _Complex),
     BUILTIN(MPI_CXX_FLOAT_COMPLEX, float _Complex), BUILTIN(MPI_DOUBLE, double),
     BUILTIN(MPI_C_DOUBLE_COMPLEX, double _Complex), BUILTIN(MPI_CXX_DOUBLE_COMPLEX, double _Complex),
     BUILTIN(MPI_LOGICAL, int), BUILTIN(MPI_INTEGER, int), BUILTIN(MPI_REAL, float),
@@ -137,7 +138,11 @@ lmpi_status lmpi_impl_Type_get_extent(lmpi_datatype *dt, MPI_Count *lb, MPI_Coun
 lmpi_status lmpi_impl_Type_get_name(MPI_Datatype handle, char *name, int *len)
 {
     lmpi_datatype *dt = NULL;
-    if (handle != MPI_DATATYPE_NULL) { /* whose name is "MPI_DATATYPE_NULL" (MPI 4.1) */
+    /* MPI_LB and MPI_UB (removed in MPI 3.0) are markers that only
+     * MPI_Type_struct understands, not datatypes; they keep their names, as
+     * in MPICH, for old programs that list the predefined types. */
+    const char *marker = handle == MPI_LB ? "MPI_LB" : handle == MPI_UB ? "MPI_UB" : NULL;
+    if (handle != MPI_DATATYPE_NULL && !marker) { /* whose name is "MPI_DATATYPE_NULL" (MPI 4.1) */
         lmpi_status st = lmpi_check_datatype(handle, &dt);
         if (st != LMPI_OK)
             return st;
@@ -146,7 +151,7 @@ lmpi_status lmpi_impl_Type_get_name(MPI_Datatype handle, char *name, int *len)
         lmpi_err_detail("%s is NULL", name ? "resultlen" : "type_name");
         return LMPI_ERR_ARG;
     }
-    const char *n = !dt ? "MPI_DATATYPE_NULL" : dt->name ? dt->name : "";
+    const char *n = marker ? marker : !dt ? "MPI_DATATYPE_NULL" : dt->name ? dt->name : "";
     size_t l = strlen(n);
     if (l >= MPI_MAX_OBJECT_NAME)
         l = MPI_MAX_OBJECT_NAME - 1;

@@ -4,6 +4,7 @@
 #include <complex.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "mpitest.h"
@@ -836,6 +837,9 @@ static void null_handles(void)
     CHECK(!strcmp(name, "MPI_COMM_NULL"));
     CHECK_EQ(MPI_Type_get_name(MPI_DATATYPE_NULL, name, &len), MPI_SUCCESS);
     CHECK(!strcmp(name, "MPI_DATATYPE_NULL"));
+    /* MPI-1's markers keep their names, as in MPICH */
+    CHECK_EQ(MPI_Type_get_name(MPI_UB, name, &len), MPI_SUCCESS);
+    CHECK(!strcmp(name, "MPI_UB") && len == 6);
     CHECK_EQ(MPI_Win_get_name(MPI_WIN_NULL, name, &len), MPI_SUCCESS);
     CHECK(!strcmp(name, "MPI_WIN_NULL"));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -935,6 +939,32 @@ static void mpi5_pieces(void)
     MPI_Status_set_cancelled(&st, 1);
     MPI_Test_cancelled(&st, &v);
     CHECK(v);
+
+    /* the Fortran forms of a status: the same 8 integers, round trips */
+    MPI_Fint fst[MPI_F_STATUS_SIZE];
+    MPI_F08_status f08;
+    MPI_Status back;
+    CHECK_EQ(MPI_Status_c2f(&st, fst), MPI_SUCCESS);
+    CHECK_EQ(fst[MPI_F_SOURCE], 4);
+    CHECK_EQ(fst[MPI_F_TAG], 9);
+    CHECK_EQ(MPI_Status_f2f08(fst, &f08), MPI_SUCCESS);
+    CHECK_EQ(f08.MPI_ERROR, MPI_ERR_TAG);
+    CHECK_EQ(MPI_Status_f082c(&f08, &back), MPI_SUCCESS);
+    MPI_Get_count(&back, MPI_DOUBLE, &v);
+    CHECK_EQ(v, 6); /* the hidden fields travel too */
+    CHECK_EQ(MPI_Status_c2f08(&back, &f08), MPI_SUCCESS);
+    CHECK_EQ(MPI_Status_f082f(&f08, fst), MPI_SUCCESS);
+    CHECK_EQ(MPI_Status_f2c(fst, &back), MPI_SUCCESS);
+    CHECK(!memcmp(&back, &st, sizeof st));
+    /* an ignore sentinel is not a status: an error, not a crash */
+    MPI_Errhandler prev_self;
+    MPI_Comm_get_errhandler(MPI_COMM_SELF, &prev_self);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &back), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Status_c2f(MPI_STATUS_IGNORE, fst), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Status_f082c(MPI_F08_STATUSES_IGNORE, &back), MPI_ERR_ARG);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, prev_self);
+    MPI_Errhandler_free(&prev_self);
 
     MPI_Topo_test(MPI_COMM_WORLD, &v);
     CHECK_EQ(v, MPI_UNDEFINED);

@@ -24,9 +24,6 @@ skip() { echo "mpich_fortran.sh: $1: skipped"; exit 77; }
 EXPECTED='
 baseenvf MPICH 4.0.2 test: accepts MPI versions 1 to 4 only (this is MPI 5.0)
 baseenvf90 MPICH 4.0.2 test: accepts MPI versions 1 to 4 only (this is MPI 5.0)
-allctypesf MPI_LB/MPI_UB are markers for MPI_TYPE_STRUCT only, MPI_TYPE_GET_NAME refuses them
-allctypesf90 MPI_LB/MPI_UB are markers for MPI_TYPE_STRUCT only, MPI_TYPE_GET_NAME refuses them
-allctypesf08 MPI_LB/MPI_UB are markers for MPI_TYPE_STRUCT only, MPI_TYPE_GET_NAME refuses them
 namepubf MPI 4.0+ raises errors of MPI_LOOKUP_NAME on MPI_COMM_SELF; the test sets the handler on MPI_COMM_WORLD
 namepubf90 MPI 4.0+ raises errors of MPI_LOOKUP_NAME on MPI_COMM_SELF; the test sets the handler on MPI_COMM_WORLD
 connaccf MPI 4.0+ raises errors of MPI_LOOKUP_NAME on MPI_COMM_SELF; the test sets the handler on MPI_COMM_WORLD
