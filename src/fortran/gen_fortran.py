@@ -328,7 +328,11 @@ def c_proc(p, params, ts=False, large=False):
     ret = p.get("return_kind", "ERROR_CODE")
     cret = RETURN_TYPES.get(ret, ("void", None))[0] if ret != "ERROR_CODE" else "void"
     args, hidden, pre, call, post, allocs = [], [], [], [], [], []
+    fastable = []  # the scalar input handles: predefined ones convert by a cast
     bufs = [q for q in params if ts and q.kind == "BUFFER"]
+    # the wrapper's test for the fast body: handles predefined, buffers plain
+    fast_test = lambda: ([("LMPIF_ALL_PREDEFINED(%s)" % " | ".join("*" + v for v in fastable))] if fastable else []) + \
+        ["lmpif_desc_plain(%s)" % q.name for q in bufs]
     roles = {q.name: buffer_role(p, params, q) for q in bufs}
     # which buffers' conversions change a count or datatype argument
     uses = {}
@@ -361,10 +365,13 @@ def c_proc(p, params, ts=False, large=False):
                     post.append("lmpif_handles_out(LMPIF_%s, c_%s, %s, %s);" % (conv.upper(), v, v, lenexpr(q)))
                 post.append("lmpif_handles_free(c_%s);" % v)
             elif q.dir == "in" and not q.pointer:
-                call.append("lmpif_%s_fromint(*%s)" % (conv, v))
+                call.append("LMPIF_FROMINT(fast, %s, %s, *%s)" % (ctype, conv, v))
+                fastable.append(v)
             else:
                 pre.append("%s c_%s = %s;" % (ctype, v, "(%s)0" % ctype if q.dir == "out"
-                                             else "lmpif_%s_fromint(*%s)" % (conv, v)))
+                                             else "LMPIF_FROMINT(fast, %s, %s, *%s)" % (ctype, conv, v)))
+                if q.dir != "out":
+                    fastable.append(v)
                 call.append("&c_%s" % v)
                 if q.dir != "in":
                     post.append("if (rc == MPI_SUCCESS) *%s = lmpif_%s_toint(c_%s);" % (v, conv, v))
@@ -455,7 +462,9 @@ def c_proc(p, params, ts=False, large=False):
                 texpr = "lmpif_Type_fromint(*%s)" % typ if typ and not any(
                     x.name == typ and x.array for x in params) else "MPI_DATATYPE_NULL"
                 peer = next(("&s_" + d for d in done if typ and roles[d][2] == typ), "NULL")
-                body.append("    if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_%s, %s))" % (q.name, q.name))
+                body.append("    if (fast) /* the caller saw a plain buffer */")
+                body.append("        lmpif_sub_set_plain(&s_%s, %s);" % (q.name, q.name))
+                body.append("    else if (rc == MPI_SUCCESS && !lmpif_sub_plain(&s_%s, %s))" % (q.name, q.name))
                 body.append("        rc = lmpif_sub_begin(&s_%s, %s, LMPIF_SUB_%s, %s, %s, %s, %s, %s, %s, %s, \"%s\", \"%s\");" % (
                     q.name, q.name, mode, blocking, reduction, "false" if q.constant else "true",
                     cexpr, texpr, peer, errobj(params), name.upper(), q.name))
@@ -464,7 +473,9 @@ def c_proc(p, params, ts=False, large=False):
                 done.append(q.name)
             body.append("    if (rc == MPI_SUCCESS)")
             body.append("        rc = prof ? P%s(%s) : %s(%s);" % (name, ", ".join(call), name, ", ".join(call)))
-            body += ["    lmpif_sub_end(&s_%s, rc == MPI_SUCCESS);" % q.name for q in bufs]
+            body.append("    if (!fast) { /* plain buffers need no end */")
+            body += ["        lmpif_sub_end(&s_%s, rc == MPI_SUCCESS);" % q.name for q in bufs]
+            body.append("    }")
         else:
             body.append("    rc = prof ? P%s(%s) : %s(%s);" % (name, ", ".join(call), name, ", ".join(call)))
         body += ["    " + x for x in post]
@@ -485,19 +496,38 @@ def c_proc(p, params, ts=False, large=False):
             body.append("    (void)rc;")
     low = name.lower()
     suffix = "_f08" if ts or large else ""
-    out.append("static inline __attribute__((always_inline)) %s %s%s_body(bool prof%s)" % (cret, low, suffix, "".join(", " + a for a in args + hidden)))
+    out.append("static inline __attribute__((always_inline)) %s %s%s_body(bool prof%s%s)" % (
+        cret, low, suffix, ", bool fast" if fast_test() else "", "".join(", " + a for a in args + hidden)))
     out.append("{")
     out += body
     out.append("}")
     names = [a.split()[-1].lstrip("*") for a in args + hidden]
+    ret_kw = "return " if cret != "void" else ""
+    fast = fast_test()
+    # With input handles, two bodies: every handle predefined (the common
+    # case: casts, no call before the C procedure, so few registers to
+    # save) and the general one, out of line (mpif_util.h, "Handle
+    # conversions on the hot path")
+    if fast:
+        out.append("static __attribute__((noinline, cold)) %s %s%s_slow(bool prof%s)" % (
+            cret, low, suffix, "".join(", " + a for a in args + hidden)))
+        out.append("{")
+        out.append("    %s%s%s_body(prof, false%s);" % (ret_kw, low, suffix, "".join(", " + n for n in names)))
+        out.append("}")
     # MPI_ALLOC_MEM_CPTR and its kind: the TYPE(C_PTR) baseptr of `use mpi`'s
     # overload is the same address-sized word
     cptr = [""] + (["_cptr"] if p["attributes"].get("f90_index_overload") and not (ts or large) else [])
     for prefix, prof, tail in [(a, b, c) for c in cptr for a, b in (("", "false"), ("p", "true"))]:
         out.append("%s %s%s%s%s_(%s)" % (cret, prefix, low, suffix, tail, sig))
         out.append("{")
-        out.append("    %s%s%s_body(%s%s);" % ("return " if cret != "void" else "", low, suffix, prof,
-                                              "".join(", " + n for n in names)))
+        args_out = "".join(", " + n for n in names)
+        if fast:
+            out.append("    if (%s)" % " && ".join(fast))
+            out.append("        %s%s%s_body(%s, true%s);" % (ret_kw, low, suffix, prof, args_out))
+            out.append("    else")
+            out.append("        %s%s%s_slow(%s%s);" % (ret_kw, low, suffix, prof, args_out))
+        else:
+            out.append("    %s%s%s_body(%s%s);" % (ret_kw, low, suffix, prof, args_out))
         out.append("}")
     out.append("")
     return out

@@ -67,16 +67,26 @@ static inline void lmpif_sub_end(lmpif_sub *s, bool ok)
 
 /* The common case inline, before any call: a scalar, or a contiguous
  * one-dimensional array (an assumed-size one too) is its address. */
-static inline bool lmpif_sub_plain(lmpif_sub *s, const CFI_cdesc_t *d)
+static inline bool lmpif_desc_plain(const CFI_cdesc_t *d)
 {
-    if (d->rank > 1 || (d->rank == 1 && d->dim[0].sm != (CFI_index_t)d->elem_len && d->dim[0].extent > 1))
-        return false;
+    return d->rank == 0 || (d->rank == 1 && (d->dim[0].sm == (CFI_index_t)d->elem_len || d->dim[0].extent <= 1));
+}
+
+static inline void lmpif_sub_set_plain(lmpif_sub *s, const CFI_cdesc_t *d)
+{
     s->buf = LMPIF_BUF(d->base_addr);
     s->made = MPI_DATATYPE_NULL;
     s->one = false;
     s->copy = NULL;
     s->d = d;
     s->cached = 0;
+}
+
+static inline bool lmpif_sub_plain(lmpif_sub *s, const CFI_cdesc_t *d)
+{
+    if (!lmpif_desc_plain(d))
+        return false;
+    lmpif_sub_set_plain(s, d);
     return true;
 }
 

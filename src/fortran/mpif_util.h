@@ -54,6 +54,14 @@ extern char lmpif_argv_null_[1], lmpif_argvs_null_[1];
     {                                                                                                 \
         return (uintptr_t)h < LMPIF_PREDEFINED_LIMIT ? (MPI_Fint)(uintptr_t)h : MPI_##conv##_toint(h); \
     }
+/* The generated procedures test all their input handles at once (their
+ * bitwise or is below the limit only if each is) and then take a body whose
+ * conversions are casts: with no call before the C procedure's, the
+ * compiler saves few registers (mpi_send_: 27 instructions, against 46
+ * with a possible MPI_x_fromint call at each conversion).  The general body
+ * is a cold function of its own. */
+#define LMPIF_ALL_PREDEFINED(ors) __builtin_expect((unsigned)(ors) < LMPIF_PREDEFINED_LIMIT, 1)
+#define LMPIF_FROMINT(fast, T, conv, f) ((fast) ? (T)(uintptr_t)(unsigned)(f) : lmpif_##conv##_fromint(f))
 LMPIF_CONVERSIONS(MPI_Comm, Comm)
 LMPIF_CONVERSIONS(MPI_Datatype, Type)
 LMPIF_CONVERSIONS(MPI_Group, Group)

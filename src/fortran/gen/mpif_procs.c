@@ -88,52 +88,82 @@ void pmpi_abi_set_fortran_booleans_(MPI_Fint *logical_size, void *logical_true, 
     mpi_abi_set_fortran_booleans_body(true, logical_size, logical_true, logical_false, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_abi_set_fortran_info_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_abi_set_fortran_info_body(bool prof, bool fast, MPI_Fint *info, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Abi_set_fortran_info(lmpif_Info_fromint(*info)) : MPI_Abi_set_fortran_info(lmpif_Info_fromint(*info));
+    rc = prof ? PMPI_Abi_set_fortran_info(LMPIF_FROMINT(fast, MPI_Info, Info, *info)) : MPI_Abi_set_fortran_info(LMPIF_FROMINT(fast, MPI_Info, Info, *info));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_abi_set_fortran_info_slow(bool prof, MPI_Fint *info, MPI_Fint *ierror)
+{
+    mpi_abi_set_fortran_info_body(prof, false, info, ierror);
 }
 void mpi_abi_set_fortran_info_(MPI_Fint *info, MPI_Fint *ierror)
 {
-    mpi_abi_set_fortran_info_body(false, info, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_abi_set_fortran_info_body(false, true, info, ierror);
+    else
+        mpi_abi_set_fortran_info_slow(false, info, ierror);
 }
 void pmpi_abi_set_fortran_info_(MPI_Fint *info, MPI_Fint *ierror)
 {
-    mpi_abi_set_fortran_info_body(true, info, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_abi_set_fortran_info_body(true, true, info, ierror);
+    else
+        mpi_abi_set_fortran_info_slow(true, info, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_abort_body(bool prof, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_abort_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Abort(lmpif_Comm_fromint(*comm), *errorcode) : MPI_Abort(lmpif_Comm_fromint(*comm), *errorcode);
+    rc = prof ? PMPI_Abort(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *errorcode) : MPI_Abort(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *errorcode);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_abort_slow(bool prof, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
+{
+    mpi_abort_body(prof, false, comm, errorcode, ierror);
 }
 void mpi_abort_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    mpi_abort_body(false, comm, errorcode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_abort_body(false, true, comm, errorcode, ierror);
+    else
+        mpi_abort_slow(false, comm, errorcode, ierror);
 }
 void pmpi_abort_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    mpi_abort_body(true, comm, errorcode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_abort_body(true, true, comm, errorcode, ierror);
+    else
+        mpi_abort_slow(true, comm, errorcode, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_accumulate_body(bool prof, bool fast, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win)) : MPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Accumulate(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_accumulate_slow(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_accumulate_body(prof, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+}
 void mpi_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_accumulate_body(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *op | *win))
+        mpi_accumulate_body(false, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+    else
+        mpi_accumulate_slow(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
 }
 void pmpi_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_accumulate_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *op | *win))
+        mpi_accumulate_body(true, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+    else
+        mpi_accumulate_slow(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_add_error_class_body(bool prof, MPI_Fint *errorclass, MPI_Fint *ierror)
@@ -218,201 +248,317 @@ MPI_Aint pmpi_aint_diff_(MPI_Aint *addr1, MPI_Aint *addr2)
     return mpi_aint_diff_body(true, addr1, addr2);
 }
 
-static inline __attribute__((always_inline)) void mpi_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgather_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Allgather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_allgather_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_allgather_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 void mpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_allgather_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_allgather_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    else
+        mpi_allgather_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 void pmpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_allgather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_allgather_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    else
+        mpi_allgather_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_allgather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgather_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Allgather_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_allgather_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_allgather_init_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 void mpi_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_allgather_init_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_allgather_init_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    else
+        mpi_allgather_init_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 void pmpi_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_allgather_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_allgather_init_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    else
+        mpi_allgather_init_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgatherv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Allgatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_allgatherv_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_allgatherv_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 void mpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_allgatherv_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_allgatherv_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+    else
+        mpi_allgatherv_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 void pmpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_allgatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_allgatherv_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+    else
+        mpi_allgatherv_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_allgatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allgatherv_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_allgatherv_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_allgatherv_init_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 void mpi_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_allgatherv_init_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_allgatherv_init_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+    else
+        mpi_allgatherv_init_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 void pmpi_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_allgatherv_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_allgatherv_init_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+    else
+        mpi_allgatherv_init_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_alloc_mem_body(bool prof, MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alloc_mem_body(bool prof, bool fast, MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alloc_mem(*size, lmpif_Info_fromint(*info), baseptr) : MPI_Alloc_mem(*size, lmpif_Info_fromint(*info), baseptr);
+    rc = prof ? PMPI_Alloc_mem(*size, LMPIF_FROMINT(fast, MPI_Info, Info, *info), baseptr) : MPI_Alloc_mem(*size, LMPIF_FROMINT(fast, MPI_Info, Info, *info), baseptr);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_alloc_mem_slow(bool prof, MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
+{
+    mpi_alloc_mem_body(prof, false, size, info, baseptr, ierror);
 }
 void mpi_alloc_mem_(MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
-    mpi_alloc_mem_body(false, size, info, baseptr, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_alloc_mem_body(false, true, size, info, baseptr, ierror);
+    else
+        mpi_alloc_mem_slow(false, size, info, baseptr, ierror);
 }
 void pmpi_alloc_mem_(MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
-    mpi_alloc_mem_body(true, size, info, baseptr, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_alloc_mem_body(true, true, size, info, baseptr, ierror);
+    else
+        mpi_alloc_mem_slow(true, size, info, baseptr, ierror);
 }
 void mpi_alloc_mem_cptr_(MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
-    mpi_alloc_mem_body(false, size, info, baseptr, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_alloc_mem_body(false, true, size, info, baseptr, ierror);
+    else
+        mpi_alloc_mem_slow(false, size, info, baseptr, ierror);
 }
 void pmpi_alloc_mem_cptr_(MPI_Aint *size, MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
-    mpi_alloc_mem_body(true, size, info, baseptr, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_alloc_mem_body(true, true, size, info, baseptr, ierror);
+    else
+        mpi_alloc_mem_slow(true, size, info, baseptr, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_allreduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allreduce_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Allreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_allreduce_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_allreduce_body(prof, false, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 void mpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_allreduce_body(false, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_allreduce_body(false, true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    else
+        mpi_allreduce_slow(false, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 void pmpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_allreduce_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_allreduce_body(true, true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    else
+        mpi_allreduce_slow(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_allreduce_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_allreduce_init_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Allreduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_allreduce_init_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_allreduce_init_body(prof, false, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 void mpi_allreduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_allreduce_init_body(false, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_allreduce_init_body(false, true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    else
+        mpi_allreduce_init_slow(false, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_allreduce_init_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_allreduce_init_body(true, true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    else
+        mpi_allreduce_init_slow(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoall_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Alltoall(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_alltoall_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_alltoall_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 void mpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_alltoall_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_alltoall_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    else
+        mpi_alltoall_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 void pmpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_alltoall_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_alltoall_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    else
+        mpi_alltoall_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_alltoall_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoall_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Alltoall_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_alltoall_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_alltoall_init_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 void mpi_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_alltoall_init_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_alltoall_init_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    else
+        mpi_alltoall_init_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 void pmpi_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_alltoall_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_alltoall_init_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    else
+        mpi_alltoall_init_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_alltoallv_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_alltoallv_body(prof, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 void mpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_alltoallv_body(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_alltoallv_body(false, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
+    else
+        mpi_alltoallv_slow(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 void pmpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_alltoallv_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_alltoallv_body(true, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
+    else
+        mpi_alltoallv_slow(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_alltoallv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallv_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_alltoallv_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_alltoallv_init_body(prof, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 void mpi_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_alltoallv_init_body(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_alltoallv_init_body(false, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+    else
+        mpi_alltoallv_init_slow(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 void pmpi_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_alltoallv_init_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_alltoallv_init_body(true, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+    else
+        mpi_alltoallv_init_slow(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallw_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
@@ -424,22 +570,32 @@ static inline __attribute__((always_inline)) void mpi_alltoallw_body(bool prof, 
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm)) : MPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_alltoallw_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_alltoallw_body(prof, false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 void mpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_alltoallw_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_alltoallw_body(false, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+    else
+        mpi_alltoallw_slow(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 void pmpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_alltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_alltoallw_body(true, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+    else
+        mpi_alltoallw_slow(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_alltoallw_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_alltoallw_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
@@ -452,138 +608,218 @@ static inline __attribute__((always_inline)) void mpi_alltoallw_init_body(bool p
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_alltoallw_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_alltoallw_init_body(prof, false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
 void mpi_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_alltoallw_init_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_alltoallw_init_body(false, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+    else
+        mpi_alltoallw_init_slow(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 void pmpi_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_alltoallw_init_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_alltoallw_init_body(true, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+    else
+        mpi_alltoallw_init_slow(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_attr_delete_body(bool prof, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_attr_delete_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Attr_delete(lmpif_Comm_fromint(*comm), *keyval) : MPI_Attr_delete(lmpif_Comm_fromint(*comm), *keyval);
+    rc = prof ? PMPI_Attr_delete(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *keyval) : MPI_Attr_delete(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *keyval);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_attr_delete_slow(bool prof, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
+{
+    mpi_attr_delete_body(prof, false, comm, keyval, ierror);
 }
 void mpi_attr_delete_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
 {
-    mpi_attr_delete_body(false, comm, keyval, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_attr_delete_body(false, true, comm, keyval, ierror);
+    else
+        mpi_attr_delete_slow(false, comm, keyval, ierror);
 }
 void pmpi_attr_delete_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
 {
-    mpi_attr_delete_body(true, comm, keyval, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_attr_delete_body(true, true, comm, keyval, ierror);
+    else
+        mpi_attr_delete_slow(true, comm, keyval, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_barrier_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_barrier_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Barrier(lmpif_Comm_fromint(*comm)) : MPI_Barrier(lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Barrier(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Barrier(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_barrier_slow(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_barrier_body(prof, false, comm, ierror);
 }
 void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_barrier_body(false, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_barrier_body(false, true, comm, ierror);
+    else
+        mpi_barrier_slow(false, comm, ierror);
 }
 void pmpi_barrier_(MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_barrier_body(true, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_barrier_body(true, true, comm, ierror);
+    else
+        mpi_barrier_slow(true, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_barrier_init_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_barrier_init_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Barrier_init(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Barrier_init(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Barrier_init(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Barrier_init(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_barrier_init_slow(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_barrier_init_body(prof, false, comm, info, request, ierror);
 }
 void mpi_barrier_init_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_barrier_init_body(false, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_barrier_init_body(false, true, comm, info, request, ierror);
+    else
+        mpi_barrier_init_slow(false, comm, info, request, ierror);
 }
 void pmpi_barrier_init_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_barrier_init_body(true, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_barrier_init_body(true, true, comm, info, request, ierror);
+    else
+        mpi_barrier_init_slow(true, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_bcast_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bcast_body(bool prof, bool fast, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Bcast(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm)) : MPI_Bcast(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Bcast(LMPIF_BUF(buffer), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Bcast(LMPIF_BUF(buffer), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_bcast_slow(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_bcast_body(prof, false, buffer, count, datatype, root, comm, ierror);
 }
 void mpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_bcast_body(false, buffer, count, datatype, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_bcast_body(false, true, buffer, count, datatype, root, comm, ierror);
+    else
+        mpi_bcast_slow(false, buffer, count, datatype, root, comm, ierror);
 }
 void pmpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_bcast_body(true, buffer, count, datatype, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_bcast_body(true, true, buffer, count, datatype, root, comm, ierror);
+    else
+        mpi_bcast_slow(true, buffer, count, datatype, root, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_bcast_init_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bcast_init_body(bool prof, bool fast, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Bcast_init(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Bcast_init(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Bcast_init(LMPIF_BUF(buffer), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Bcast_init(LMPIF_BUF(buffer), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_bcast_init_slow(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_bcast_init_body(prof, false, buffer, count, datatype, root, comm, info, request, ierror);
 }
 void mpi_bcast_init_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_bcast_init_body(false, buffer, count, datatype, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm | *info))
+        mpi_bcast_init_body(false, true, buffer, count, datatype, root, comm, info, request, ierror);
+    else
+        mpi_bcast_init_slow(false, buffer, count, datatype, root, comm, info, request, ierror);
 }
 void pmpi_bcast_init_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_bcast_init_body(true, buffer, count, datatype, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm | *info))
+        mpi_bcast_init_body(true, true, buffer, count, datatype, root, comm, info, request, ierror);
+    else
+        mpi_bcast_init_slow(true, buffer, count, datatype, root, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_bsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bsend_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Bsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Bsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Bsend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Bsend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_bsend_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_bsend_body(prof, false, buf, count, datatype, dest, tag, comm, ierror);
+}
 void mpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_bsend_body(false, buf, count, datatype, dest, tag, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_bsend_body(false, true, buf, count, datatype, dest, tag, comm, ierror);
+    else
+        mpi_bsend_slow(false, buf, count, datatype, dest, tag, comm, ierror);
 }
 void pmpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_bsend_body(true, buf, count, datatype, dest, tag, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_bsend_body(true, true, buf, count, datatype, dest, tag, comm, ierror);
+    else
+        mpi_bsend_slow(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_bsend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_bsend_init_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Bsend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Bsend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Bsend_init(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Bsend_init(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_bsend_init_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_bsend_init_body(prof, false, buf, count, datatype, dest, tag, comm, request, ierror);
+}
 void mpi_bsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_bsend_init_body(false, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_bsend_init_body(false, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_bsend_init_slow(false, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 void pmpi_bsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_bsend_init_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_bsend_init_body(true, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_bsend_init_slow(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_buffer_attach_body(bool prof, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
@@ -636,40 +872,60 @@ void pmpi_buffer_iflush_(MPI_Fint *request, MPI_Fint *ierror)
     mpi_buffer_iflush_body(true, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_cancel_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cancel_body(bool prof, bool fast, MPI_Fint *request, MPI_Fint *ierror)
 {
-    MPI_Request c_request = lmpif_Request_fromint(*request);
+    MPI_Request c_request = LMPIF_FROMINT(fast, MPI_Request, Request, *request);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Cancel(&c_request) : MPI_Cancel(&c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_cancel_slow(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_cancel_body(prof, false, request, ierror);
+}
 void mpi_cancel_(MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_cancel_body(false, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_cancel_body(false, true, request, ierror);
+    else
+        mpi_cancel_slow(false, request, ierror);
 }
 void pmpi_cancel_(MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_cancel_body(true, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_cancel_body(true, true, request, ierror);
+    else
+        mpi_cancel_slow(true, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_cart_coords_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_coords_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_coords(lmpif_Comm_fromint(*comm), *rank, *maxdims, coords) : MPI_Cart_coords(lmpif_Comm_fromint(*comm), *rank, *maxdims, coords);
+    rc = prof ? PMPI_Cart_coords(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *rank, *maxdims, coords) : MPI_Cart_coords(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *rank, *maxdims, coords);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_cart_coords_slow(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror)
+{
+    mpi_cart_coords_body(prof, false, comm, rank, maxdims, coords, ierror);
+}
 void mpi_cart_coords_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror)
 {
-    mpi_cart_coords_body(false, comm, rank, maxdims, coords, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_coords_body(false, true, comm, rank, maxdims, coords, ierror);
+    else
+        mpi_cart_coords_slow(false, comm, rank, maxdims, coords, ierror);
 }
 void pmpi_cart_coords_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror)
 {
-    mpi_cart_coords_body(true, comm, rank, maxdims, coords, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_coords_body(true, true, comm, rank, maxdims, coords, ierror);
+    else
+        mpi_cart_coords_slow(true, comm, rank, maxdims, coords, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_cart_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_create_body(bool prof, bool fast, MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierror)
 {
     int *c_periods = lmpif_logicals_in(periods, *ndims);
     MPI_Comm c_comm_cart = (MPI_Comm)0;
@@ -680,22 +936,32 @@ static inline __attribute__((always_inline)) void mpi_cart_create_body(bool prof
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_create(lmpif_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart) : MPI_Cart_create(lmpif_Comm_fromint(*comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart);
+    rc = prof ? PMPI_Cart_create(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart) : MPI_Cart_create(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm_old), *ndims, dims, c_periods, lmpif_from_logical(*reorder), &c_comm_cart);
     free(c_periods);
     if (rc == MPI_SUCCESS) *comm_cart = lmpif_Comm_toint(c_comm_cart);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_cart_create_slow(bool prof, MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierror)
+{
+    mpi_cart_create_body(prof, false, comm_old, ndims, dims, periods, reorder, comm_cart, ierror);
+}
 void mpi_cart_create_(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierror)
 {
-    mpi_cart_create_body(false, comm_old, ndims, dims, periods, reorder, comm_cart, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm_old))
+        mpi_cart_create_body(false, true, comm_old, ndims, dims, periods, reorder, comm_cart, ierror);
+    else
+        mpi_cart_create_slow(false, comm_old, ndims, dims, periods, reorder, comm_cart, ierror);
 }
 void pmpi_cart_create_(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierror)
 {
-    mpi_cart_create_body(true, comm_old, ndims, dims, periods, reorder, comm_cart, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm_old))
+        mpi_cart_create_body(true, true, comm_old, ndims, dims, periods, reorder, comm_cart, ierror);
+    else
+        mpi_cart_create_slow(true, comm_old, ndims, dims, periods, reorder, comm_cart, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_cart_get_body(bool prof, MPI_Fint *comm, MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_get_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierror)
 {
     int *c_periods = lmpif_logicals_in(periods, *maxdims);
     if (!c_periods) {
@@ -705,22 +971,32 @@ static inline __attribute__((always_inline)) void mpi_cart_get_body(bool prof, M
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_get(lmpif_Comm_fromint(*comm), *maxdims, dims, c_periods, coords) : MPI_Cart_get(lmpif_Comm_fromint(*comm), *maxdims, dims, c_periods, coords);
+    rc = prof ? PMPI_Cart_get(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *maxdims, dims, c_periods, coords) : MPI_Cart_get(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *maxdims, dims, c_periods, coords);
     lmpif_logicals_out(c_periods, periods, *maxdims);
     free(c_periods);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_cart_get_slow(bool prof, MPI_Fint *comm, MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierror)
+{
+    mpi_cart_get_body(prof, false, comm, maxdims, dims, periods, coords, ierror);
+}
 void mpi_cart_get_(MPI_Fint *comm, MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierror)
 {
-    mpi_cart_get_body(false, comm, maxdims, dims, periods, coords, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_get_body(false, true, comm, maxdims, dims, periods, coords, ierror);
+    else
+        mpi_cart_get_slow(false, comm, maxdims, dims, periods, coords, ierror);
 }
 void pmpi_cart_get_(MPI_Fint *comm, MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierror)
 {
-    mpi_cart_get_body(true, comm, maxdims, dims, periods, coords, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_get_body(true, true, comm, maxdims, dims, periods, coords, ierror);
+    else
+        mpi_cart_get_slow(true, comm, maxdims, dims, periods, coords, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_cart_map_body(bool prof, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_map_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierror)
 {
     int *c_periods = lmpif_logicals_in(periods, *ndims);
     if (!c_periods) {
@@ -730,53 +1006,83 @@ static inline __attribute__((always_inline)) void mpi_cart_map_body(bool prof, M
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_map(lmpif_Comm_fromint(*comm), *ndims, dims, c_periods, newrank) : MPI_Cart_map(lmpif_Comm_fromint(*comm), *ndims, dims, c_periods, newrank);
+    rc = prof ? PMPI_Cart_map(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *ndims, dims, c_periods, newrank) : MPI_Cart_map(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *ndims, dims, c_periods, newrank);
     free(c_periods);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_cart_map_slow(bool prof, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierror)
+{
+    mpi_cart_map_body(prof, false, comm, ndims, dims, periods, newrank, ierror);
+}
 void mpi_cart_map_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierror)
 {
-    mpi_cart_map_body(false, comm, ndims, dims, periods, newrank, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_map_body(false, true, comm, ndims, dims, periods, newrank, ierror);
+    else
+        mpi_cart_map_slow(false, comm, ndims, dims, periods, newrank, ierror);
 }
 void pmpi_cart_map_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierror)
 {
-    mpi_cart_map_body(true, comm, ndims, dims, periods, newrank, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_map_body(true, true, comm, ndims, dims, periods, newrank, ierror);
+    else
+        mpi_cart_map_slow(true, comm, ndims, dims, periods, newrank, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_cart_rank_body(bool prof, MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_rank_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_rank(lmpif_Comm_fromint(*comm), coords, rank) : MPI_Cart_rank(lmpif_Comm_fromint(*comm), coords, rank);
+    rc = prof ? PMPI_Cart_rank(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), coords, rank) : MPI_Cart_rank(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), coords, rank);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_cart_rank_slow(bool prof, MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierror)
+{
+    mpi_cart_rank_body(prof, false, comm, coords, rank, ierror);
 }
 void mpi_cart_rank_(MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierror)
 {
-    mpi_cart_rank_body(false, comm, coords, rank, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_rank_body(false, true, comm, coords, rank, ierror);
+    else
+        mpi_cart_rank_slow(false, comm, coords, rank, ierror);
 }
 void pmpi_cart_rank_(MPI_Fint *comm, MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierror)
 {
-    mpi_cart_rank_body(true, comm, coords, rank, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_rank_body(true, true, comm, coords, rank, ierror);
+    else
+        mpi_cart_rank_slow(true, comm, coords, rank, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_cart_shift_body(bool prof, MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_shift_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_shift(lmpif_Comm_fromint(*comm), *direction, *disp, rank_source, rank_dest) : MPI_Cart_shift(lmpif_Comm_fromint(*comm), *direction, *disp, rank_source, rank_dest);
+    rc = prof ? PMPI_Cart_shift(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *direction, *disp, rank_source, rank_dest) : MPI_Cart_shift(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *direction, *disp, rank_source, rank_dest);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_cart_shift_slow(bool prof, MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierror)
+{
+    mpi_cart_shift_body(prof, false, comm, direction, disp, rank_source, rank_dest, ierror);
+}
 void mpi_cart_shift_(MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierror)
 {
-    mpi_cart_shift_body(false, comm, direction, disp, rank_source, rank_dest, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_shift_body(false, true, comm, direction, disp, rank_source, rank_dest, ierror);
+    else
+        mpi_cart_shift_slow(false, comm, direction, disp, rank_source, rank_dest, ierror);
 }
 void pmpi_cart_shift_(MPI_Fint *comm, MPI_Fint *direction, MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierror)
 {
-    mpi_cart_shift_body(true, comm, direction, disp, rank_source, rank_dest, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_shift_body(true, true, comm, direction, disp, rank_source, rank_dest, ierror);
+    else
+        mpi_cart_shift_slow(true, comm, direction, disp, rank_source, rank_dest, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_cart_sub_body(bool prof, MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cart_sub_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     int *c_remain_dims = lmpif_logicals_in(remain_dims, lmpif_cartdim(MPI_Comm_fromint(*comm)));
     MPI_Comm c_newcomm = (MPI_Comm)0;
@@ -787,35 +1093,55 @@ static inline __attribute__((always_inline)) void mpi_cart_sub_body(bool prof, M
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cart_sub(lmpif_Comm_fromint(*comm), c_remain_dims, &c_newcomm) : MPI_Cart_sub(lmpif_Comm_fromint(*comm), c_remain_dims, &c_newcomm);
+    rc = prof ? PMPI_Cart_sub(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), c_remain_dims, &c_newcomm) : MPI_Cart_sub(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), c_remain_dims, &c_newcomm);
     free(c_remain_dims);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_cart_sub_slow(bool prof, MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
+{
+    mpi_cart_sub_body(prof, false, comm, remain_dims, newcomm, ierror);
+}
 void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_cart_sub_body(false, comm, remain_dims, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_sub_body(false, true, comm, remain_dims, newcomm, ierror);
+    else
+        mpi_cart_sub_slow(false, comm, remain_dims, newcomm, ierror);
 }
 void pmpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_cart_sub_body(true, comm, remain_dims, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cart_sub_body(true, true, comm, remain_dims, newcomm, ierror);
+    else
+        mpi_cart_sub_slow(true, comm, remain_dims, newcomm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_cartdim_get_body(bool prof, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_cartdim_get_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Cartdim_get(lmpif_Comm_fromint(*comm), ndims) : MPI_Cartdim_get(lmpif_Comm_fromint(*comm), ndims);
+    rc = prof ? PMPI_Cartdim_get(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), ndims) : MPI_Cartdim_get(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), ndims);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_cartdim_get_slow(bool prof, MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
+{
+    mpi_cartdim_get_body(prof, false, comm, ndims, ierror);
+}
 void mpi_cartdim_get_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
 {
-    mpi_cartdim_get_body(false, comm, ndims, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cartdim_get_body(false, true, comm, ndims, ierror);
+    else
+        mpi_cartdim_get_slow(false, comm, ndims, ierror);
 }
 void pmpi_cartdim_get_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierror)
 {
-    mpi_cartdim_get_body(true, comm, ndims, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_cartdim_get_body(true, true, comm, ndims, ierror);
+    else
+        mpi_cartdim_get_slow(true, comm, ndims, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_close_port_body(bool prof, const char *port_name, MPI_Fint *ierror, size_t port_name_len)
@@ -842,7 +1168,7 @@ void pmpi_close_port_(const char *port_name, MPI_Fint *ierror, size_t port_name_
     mpi_close_port_body(true, port_name, ierror, port_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_accept_body(bool prof, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_comm_accept_body(bool prof, bool fast, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
     MPI_Comm c_newcomm = (MPI_Comm)0;
@@ -853,70 +1179,110 @@ static inline __attribute__((always_inline)) void mpi_comm_accept_body(bool prof
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_accept(c_port_name, lmpif_Info_fromint(*info), *root, lmpif_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_accept(c_port_name, lmpif_Info_fromint(*info), *root, lmpif_Comm_fromint(*comm), &c_newcomm);
+    rc = prof ? PMPI_Comm_accept(c_port_name, LMPIF_FROMINT(fast, MPI_Info, Info, *info), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_newcomm) : MPI_Comm_accept(c_port_name, LMPIF_FROMINT(fast, MPI_Info, Info, *info), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_newcomm);
     free(c_port_name);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_comm_accept_slow(bool prof, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
+{
+    mpi_comm_accept_body(prof, false, port_name, info, root, comm, newcomm, ierror, port_name_len);
 }
 void mpi_comm_accept_(const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
-    mpi_comm_accept_body(false, port_name, info, root, comm, newcomm, ierror, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_comm_accept_body(false, true, port_name, info, root, comm, newcomm, ierror, port_name_len);
+    else
+        mpi_comm_accept_slow(false, port_name, info, root, comm, newcomm, ierror, port_name_len);
 }
 void pmpi_comm_accept_(const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
-    mpi_comm_accept_body(true, port_name, info, root, comm, newcomm, ierror, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_comm_accept_body(true, true, port_name, info, root, comm, newcomm, ierror, port_name_len);
+    else
+        mpi_comm_accept_slow(true, port_name, info, root, comm, newcomm, ierror, port_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_attach_buffer_body(bool prof, MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_attach_buffer_body(bool prof, bool fast, MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_attach_buffer(lmpif_Comm_fromint(*comm), LMPIF_BUF(buffer), *size) : MPI_Comm_attach_buffer(lmpif_Comm_fromint(*comm), LMPIF_BUF(buffer), *size);
+    rc = prof ? PMPI_Comm_attach_buffer(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_BUF(buffer), *size) : MPI_Comm_attach_buffer(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_BUF(buffer), *size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_comm_attach_buffer_slow(bool prof, MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
+{
+    mpi_comm_attach_buffer_body(prof, false, comm, buffer, size, ierror);
 }
 void mpi_comm_attach_buffer_(MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_comm_attach_buffer_body(false, comm, buffer, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_attach_buffer_body(false, true, comm, buffer, size, ierror);
+    else
+        mpi_comm_attach_buffer_slow(false, comm, buffer, size, ierror);
 }
 void pmpi_comm_attach_buffer_(MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_comm_attach_buffer_body(true, comm, buffer, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_attach_buffer_body(true, true, comm, buffer, size, ierror);
+    else
+        mpi_comm_attach_buffer_slow(true, comm, buffer, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_call_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_call_errhandler_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_call_errhandler(lmpif_Comm_fromint(*comm), *errorcode) : MPI_Comm_call_errhandler(lmpif_Comm_fromint(*comm), *errorcode);
+    rc = prof ? PMPI_Comm_call_errhandler(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *errorcode) : MPI_Comm_call_errhandler(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *errorcode);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_comm_call_errhandler_slow(bool prof, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
+{
+    mpi_comm_call_errhandler_body(prof, false, comm, errorcode, ierror);
 }
 void mpi_comm_call_errhandler_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    mpi_comm_call_errhandler_body(false, comm, errorcode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_call_errhandler_body(false, true, comm, errorcode, ierror);
+    else
+        mpi_comm_call_errhandler_slow(false, comm, errorcode, ierror);
 }
 void pmpi_comm_call_errhandler_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    mpi_comm_call_errhandler_body(true, comm, errorcode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_call_errhandler_body(true, true, comm, errorcode, ierror);
+    else
+        mpi_comm_call_errhandler_slow(true, comm, errorcode, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_compare_body(bool prof, MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_compare_body(bool prof, bool fast, MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_compare(lmpif_Comm_fromint(*comm1), lmpif_Comm_fromint(*comm2), result) : MPI_Comm_compare(lmpif_Comm_fromint(*comm1), lmpif_Comm_fromint(*comm2), result);
+    rc = prof ? PMPI_Comm_compare(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm1), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm2), result) : MPI_Comm_compare(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm1), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm2), result);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_compare_slow(bool prof, MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierror)
+{
+    mpi_comm_compare_body(prof, false, comm1, comm2, result, ierror);
+}
 void mpi_comm_compare_(MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierror)
 {
-    mpi_comm_compare_body(false, comm1, comm2, result, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm1 | *comm2))
+        mpi_comm_compare_body(false, true, comm1, comm2, result, ierror);
+    else
+        mpi_comm_compare_slow(false, comm1, comm2, result, ierror);
 }
 void pmpi_comm_compare_(MPI_Fint *comm1, MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierror)
 {
-    mpi_comm_compare_body(true, comm1, comm2, result, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm1 | *comm2))
+        mpi_comm_compare_body(true, true, comm1, comm2, result, ierror);
+    else
+        mpi_comm_compare_slow(true, comm1, comm2, result, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_connect_body(bool prof, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_comm_connect_body(bool prof, bool fast, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
     MPI_Comm c_newcomm = (MPI_Comm)0;
@@ -927,40 +1293,60 @@ static inline __attribute__((always_inline)) void mpi_comm_connect_body(bool pro
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_connect(c_port_name, lmpif_Info_fromint(*info), *root, lmpif_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_connect(c_port_name, lmpif_Info_fromint(*info), *root, lmpif_Comm_fromint(*comm), &c_newcomm);
+    rc = prof ? PMPI_Comm_connect(c_port_name, LMPIF_FROMINT(fast, MPI_Info, Info, *info), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_newcomm) : MPI_Comm_connect(c_port_name, LMPIF_FROMINT(fast, MPI_Info, Info, *info), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_newcomm);
     free(c_port_name);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_connect_slow(bool prof, const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
+{
+    mpi_comm_connect_body(prof, false, port_name, info, root, comm, newcomm, ierror, port_name_len);
+}
 void mpi_comm_connect_(const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
-    mpi_comm_connect_body(false, port_name, info, root, comm, newcomm, ierror, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_comm_connect_body(false, true, port_name, info, root, comm, newcomm, ierror, port_name_len);
+    else
+        mpi_comm_connect_slow(false, port_name, info, root, comm, newcomm, ierror, port_name_len);
 }
 void pmpi_comm_connect_(const char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
-    mpi_comm_connect_body(true, port_name, info, root, comm, newcomm, ierror, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_comm_connect_body(true, true, port_name, info, root, comm, newcomm, ierror, port_name_len);
+    else
+        mpi_comm_connect_slow(true, port_name, info, root, comm, newcomm, ierror, port_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_create_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_create_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_create(lmpif_Comm_fromint(*comm), lmpif_Group_fromint(*group), &c_newcomm) : MPI_Comm_create(lmpif_Comm_fromint(*comm), lmpif_Group_fromint(*group), &c_newcomm);
+    rc = prof ? PMPI_Comm_create(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Group, Group, *group), &c_newcomm) : MPI_Comm_create(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Group, Group, *group), &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_create_slow(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierror)
+{
+    mpi_comm_create_body(prof, false, comm, group, newcomm, ierror);
+}
 void mpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_create_body(false, comm, group, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *group))
+        mpi_comm_create_body(false, true, comm, group, newcomm, ierror);
+    else
+        mpi_comm_create_slow(false, comm, group, newcomm, ierror);
 }
 void pmpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_create_body(true, comm, group, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *group))
+        mpi_comm_create_body(true, true, comm, group, newcomm, ierror);
+    else
+        mpi_comm_create_slow(true, comm, group, newcomm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_create_from_group_body(bool prof, MPI_Fint *group, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierror, size_t stringtag_len)
+static inline __attribute__((always_inline)) void mpi_comm_create_from_group_body(bool prof, bool fast, MPI_Fint *group, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierror, size_t stringtag_len)
 {
     char *c_stringtag = lmpif_str_in(stringtag, stringtag_len);
     MPI_Comm c_newcomm = (MPI_Comm)0;
@@ -971,157 +1357,247 @@ static inline __attribute__((always_inline)) void mpi_comm_create_from_group_bod
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_create_from_group(lmpif_Group_fromint(*group), c_stringtag, lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_newcomm) : MPI_Comm_create_from_group(lmpif_Group_fromint(*group), c_stringtag, lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_newcomm);
+    rc = prof ? PMPI_Comm_create_from_group(LMPIF_FROMINT(fast, MPI_Group, Group, *group), c_stringtag, LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler), &c_newcomm) : MPI_Comm_create_from_group(LMPIF_FROMINT(fast, MPI_Group, Group, *group), c_stringtag, LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler), &c_newcomm);
     free(c_stringtag);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_create_from_group_slow(bool prof, MPI_Fint *group, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierror, size_t stringtag_len)
+{
+    mpi_comm_create_from_group_body(prof, false, group, stringtag, info, errhandler, newcomm, ierror, stringtag_len);
+}
 void mpi_comm_create_from_group_(MPI_Fint *group, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierror, size_t stringtag_len)
 {
-    mpi_comm_create_from_group_body(false, group, stringtag, info, errhandler, newcomm, ierror, stringtag_len);
+    if (LMPIF_ALL_PREDEFINED(*group | *info | *errhandler))
+        mpi_comm_create_from_group_body(false, true, group, stringtag, info, errhandler, newcomm, ierror, stringtag_len);
+    else
+        mpi_comm_create_from_group_slow(false, group, stringtag, info, errhandler, newcomm, ierror, stringtag_len);
 }
 void pmpi_comm_create_from_group_(MPI_Fint *group, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierror, size_t stringtag_len)
 {
-    mpi_comm_create_from_group_body(true, group, stringtag, info, errhandler, newcomm, ierror, stringtag_len);
+    if (LMPIF_ALL_PREDEFINED(*group | *info | *errhandler))
+        mpi_comm_create_from_group_body(true, true, group, stringtag, info, errhandler, newcomm, ierror, stringtag_len);
+    else
+        mpi_comm_create_from_group_slow(true, group, stringtag, info, errhandler, newcomm, ierror, stringtag_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_create_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_create_group_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_create_group(lmpif_Comm_fromint(*comm), lmpif_Group_fromint(*group), *tag, &c_newcomm) : MPI_Comm_create_group(lmpif_Comm_fromint(*comm), lmpif_Group_fromint(*group), *tag, &c_newcomm);
+    rc = prof ? PMPI_Comm_create_group(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Group, Group, *group), *tag, &c_newcomm) : MPI_Comm_create_group(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Group, Group, *group), *tag, &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_create_group_slow(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierror)
+{
+    mpi_comm_create_group_body(prof, false, comm, group, tag, newcomm, ierror);
+}
 void mpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_create_group_body(false, comm, group, tag, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *group))
+        mpi_comm_create_group_body(false, true, comm, group, tag, newcomm, ierror);
+    else
+        mpi_comm_create_group_slow(false, comm, group, tag, newcomm, ierror);
 }
 void pmpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_create_group_body(true, comm, group, tag, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *group))
+        mpi_comm_create_group_body(true, true, comm, group, tag, newcomm, ierror);
+    else
+        mpi_comm_create_group_slow(true, comm, group, tag, newcomm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_delete_attr_body(bool prof, MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_delete_attr_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_delete_attr(lmpif_Comm_fromint(*comm), *comm_keyval) : MPI_Comm_delete_attr(lmpif_Comm_fromint(*comm), *comm_keyval);
+    rc = prof ? PMPI_Comm_delete_attr(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *comm_keyval) : MPI_Comm_delete_attr(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *comm_keyval);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_comm_delete_attr_slow(bool prof, MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
+{
+    mpi_comm_delete_attr_body(prof, false, comm, comm_keyval, ierror);
 }
 void mpi_comm_delete_attr_(MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
 {
-    mpi_comm_delete_attr_body(false, comm, comm_keyval, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_delete_attr_body(false, true, comm, comm_keyval, ierror);
+    else
+        mpi_comm_delete_attr_slow(false, comm, comm_keyval, ierror);
 }
 void pmpi_comm_delete_attr_(MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
 {
-    mpi_comm_delete_attr_body(true, comm, comm_keyval, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_delete_attr_body(true, true, comm, comm_keyval, ierror);
+    else
+        mpi_comm_delete_attr_slow(true, comm, comm_keyval, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_detach_buffer_body(bool prof, MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_detach_buffer_body(bool prof, bool fast, MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_detach_buffer(lmpif_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size) : MPI_Comm_detach_buffer(lmpif_Comm_fromint(*comm), LMPIF_BUF(buffer_addr), size);
+    rc = prof ? PMPI_Comm_detach_buffer(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_BUF(buffer_addr), size) : MPI_Comm_detach_buffer(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_BUF(buffer_addr), size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_detach_buffer_slow(bool prof, MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+    mpi_comm_detach_buffer_body(prof, false, comm, buffer_addr, size, ierror);
+}
 void mpi_comm_detach_buffer_(MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_comm_detach_buffer_body(false, comm, buffer_addr, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_detach_buffer_body(false, true, comm, buffer_addr, size, ierror);
+    else
+        mpi_comm_detach_buffer_slow(false, comm, buffer_addr, size, ierror);
 }
 void pmpi_comm_detach_buffer_(MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_comm_detach_buffer_body(true, comm, buffer_addr, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_detach_buffer_body(true, true, comm, buffer_addr, size, ierror);
+    else
+        mpi_comm_detach_buffer_slow(true, comm, buffer_addr, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_disconnect_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_disconnect_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    MPI_Comm c_comm = lmpif_Comm_fromint(*comm);
+    MPI_Comm c_comm = LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Comm_disconnect(&c_comm) : MPI_Comm_disconnect(&c_comm);
     if (rc == MPI_SUCCESS) *comm = lmpif_Comm_toint(c_comm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_disconnect_slow(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_comm_disconnect_body(prof, false, comm, ierror);
+}
 void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_comm_disconnect_body(false, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_disconnect_body(false, true, comm, ierror);
+    else
+        mpi_comm_disconnect_slow(false, comm, ierror);
 }
 void pmpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_comm_disconnect_body(true, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_disconnect_body(true, true, comm, ierror);
+    else
+        mpi_comm_disconnect_slow(true, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_dup_body(bool prof, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_dup_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_dup(lmpif_Comm_fromint(*comm), &c_newcomm) : MPI_Comm_dup(lmpif_Comm_fromint(*comm), &c_newcomm);
+    rc = prof ? PMPI_Comm_dup(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_newcomm) : MPI_Comm_dup(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_comm_dup_slow(bool prof, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
+{
+    mpi_comm_dup_body(prof, false, comm, newcomm, ierror);
 }
 void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_dup_body(false, comm, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_dup_body(false, true, comm, newcomm, ierror);
+    else
+        mpi_comm_dup_slow(false, comm, newcomm, ierror);
 }
 void pmpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_dup_body(true, comm, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_dup_body(true, true, comm, newcomm, ierror);
+    else
+        mpi_comm_dup_slow(true, comm, newcomm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_dup_with_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_dup_with_info_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_dup_with_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_newcomm) : MPI_Comm_dup_with_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_newcomm);
+    rc = prof ? PMPI_Comm_dup_with_info(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_newcomm) : MPI_Comm_dup_with_info(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_dup_with_info_slow(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
+{
+    mpi_comm_dup_with_info_body(prof, false, comm, info, newcomm, ierror);
+}
 void mpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_dup_with_info_body(false, comm, info, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_comm_dup_with_info_body(false, true, comm, info, newcomm, ierror);
+    else
+        mpi_comm_dup_with_info_slow(false, comm, info, newcomm, ierror);
 }
 void pmpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_dup_with_info_body(true, comm, info, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_comm_dup_with_info_body(true, true, comm, info, newcomm, ierror);
+    else
+        mpi_comm_dup_with_info_slow(true, comm, info, newcomm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_flush_buffer_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_flush_buffer_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_flush_buffer(lmpif_Comm_fromint(*comm)) : MPI_Comm_flush_buffer(lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Comm_flush_buffer(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Comm_flush_buffer(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_flush_buffer_slow(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_comm_flush_buffer_body(prof, false, comm, ierror);
+}
 void mpi_comm_flush_buffer_(MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_comm_flush_buffer_body(false, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_flush_buffer_body(false, true, comm, ierror);
+    else
+        mpi_comm_flush_buffer_slow(false, comm, ierror);
 }
 void pmpi_comm_flush_buffer_(MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_comm_flush_buffer_body(true, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_flush_buffer_body(true, true, comm, ierror);
+    else
+        mpi_comm_flush_buffer_slow(true, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_free_body(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_free_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    MPI_Comm c_comm = lmpif_Comm_fromint(*comm);
+    MPI_Comm c_comm = LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Comm_free(&c_comm) : MPI_Comm_free(&c_comm);
     if (rc == MPI_SUCCESS) *comm = lmpif_Comm_toint(c_comm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_free_slow(bool prof, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_comm_free_body(prof, false, comm, ierror);
+}
 void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_comm_free_body(false, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_free_body(false, true, comm, ierror);
+    else
+        mpi_comm_free_slow(false, comm, ierror);
 }
 void pmpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_comm_free_body(true, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_free_body(true, true, comm, ierror);
+    else
+        mpi_comm_free_slow(true, comm, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_comm_free_keyval_body(bool prof, MPI_Fint *comm_keyval, MPI_Fint *ierror)
@@ -1140,43 +1616,63 @@ void pmpi_comm_free_keyval_(MPI_Fint *comm_keyval, MPI_Fint *ierror)
     mpi_comm_free_keyval_body(true, comm_keyval, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_get_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_get_errhandler_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_get_errhandler(lmpif_Comm_fromint(*comm), &c_errhandler) : MPI_Comm_get_errhandler(lmpif_Comm_fromint(*comm), &c_errhandler);
+    rc = prof ? PMPI_Comm_get_errhandler(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_errhandler) : MPI_Comm_get_errhandler(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_errhandler);
     if (rc == MPI_SUCCESS) *errhandler = lmpif_Errhandler_toint(c_errhandler);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_get_errhandler_slow(bool prof, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    mpi_comm_get_errhandler_body(prof, false, comm, errhandler, ierror);
+}
 void mpi_comm_get_errhandler_(MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_comm_get_errhandler_body(false, comm, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_get_errhandler_body(false, true, comm, errhandler, ierror);
+    else
+        mpi_comm_get_errhandler_slow(false, comm, errhandler, ierror);
 }
 void pmpi_comm_get_errhandler_(MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_comm_get_errhandler_body(true, comm, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_get_errhandler_body(true, true, comm, errhandler, ierror);
+    else
+        mpi_comm_get_errhandler_slow(true, comm, errhandler, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_get_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_get_info_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_get_info(lmpif_Comm_fromint(*comm), &c_info_used) : MPI_Comm_get_info(lmpif_Comm_fromint(*comm), &c_info_used);
+    rc = prof ? PMPI_Comm_get_info(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_info_used) : MPI_Comm_get_info(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_info_used);
     if (rc == MPI_SUCCESS) *info_used = lmpif_Info_toint(c_info_used);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_get_info_slow(bool prof, MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ierror)
+{
+    mpi_comm_get_info_body(prof, false, comm, info_used, ierror);
+}
 void mpi_comm_get_info_(MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ierror)
 {
-    mpi_comm_get_info_body(false, comm, info_used, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_get_info_body(false, true, comm, info_used, ierror);
+    else
+        mpi_comm_get_info_slow(false, comm, info_used, ierror);
 }
 void pmpi_comm_get_info_(MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ierror)
 {
-    mpi_comm_get_info_body(true, comm, info_used, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_get_info_body(true, true, comm, info_used, ierror);
+    else
+        mpi_comm_get_info_slow(true, comm, info_used, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_get_name_body(bool prof, MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t comm_name_len)
+static inline __attribute__((always_inline)) void mpi_comm_get_name_body(bool prof, bool fast, MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t comm_name_len)
 {
     char *c_comm_name = lmpif_str_buf(comm_name_len);
     if (!c_comm_name) {
@@ -1186,18 +1682,28 @@ static inline __attribute__((always_inline)) void mpi_comm_get_name_body(bool pr
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_get_name(lmpif_Comm_fromint(*comm), c_comm_name, resultlen) : MPI_Comm_get_name(lmpif_Comm_fromint(*comm), c_comm_name, resultlen);
+    rc = prof ? PMPI_Comm_get_name(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), c_comm_name, resultlen) : MPI_Comm_get_name(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), c_comm_name, resultlen);
     lmpif_str_out(c_comm_name, comm_name, comm_name_len, rc == MPI_SUCCESS);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_get_name_slow(bool prof, MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t comm_name_len)
+{
+    mpi_comm_get_name_body(prof, false, comm, comm_name, resultlen, ierror, comm_name_len);
+}
 void mpi_comm_get_name_(MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t comm_name_len)
 {
-    mpi_comm_get_name_body(false, comm, comm_name, resultlen, ierror, comm_name_len);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_get_name_body(false, true, comm, comm_name, resultlen, ierror, comm_name_len);
+    else
+        mpi_comm_get_name_slow(false, comm, comm_name, resultlen, ierror, comm_name_len);
 }
 void pmpi_comm_get_name_(MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t comm_name_len)
 {
-    mpi_comm_get_name_body(true, comm, comm_name, resultlen, ierror, comm_name_len);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_get_name_body(true, true, comm, comm_name, resultlen, ierror, comm_name_len);
+    else
+        mpi_comm_get_name_slow(true, comm, comm_name, resultlen, ierror, comm_name_len);
 }
 
 static inline __attribute__((always_inline)) void mpi_comm_get_parent_body(bool prof, MPI_Fint *parent, MPI_Fint *ierror)
@@ -1218,80 +1724,120 @@ void pmpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierror)
     mpi_comm_get_parent_body(true, parent, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_group_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_group(lmpif_Comm_fromint(*comm), &c_group) : MPI_Comm_group(lmpif_Comm_fromint(*comm), &c_group);
+    rc = prof ? PMPI_Comm_group(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_group) : MPI_Comm_group(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_group);
     if (rc == MPI_SUCCESS) *group = lmpif_Group_toint(c_group);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_group_slow(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
+{
+    mpi_comm_group_body(prof, false, comm, group, ierror);
+}
 void mpi_comm_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
-    mpi_comm_group_body(false, comm, group, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_group_body(false, true, comm, group, ierror);
+    else
+        mpi_comm_group_slow(false, comm, group, ierror);
 }
 void pmpi_comm_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
-    mpi_comm_group_body(true, comm, group, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_group_body(true, true, comm, group, ierror);
+    else
+        mpi_comm_group_slow(true, comm, group, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_idup_body(bool prof, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_idup_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_idup(lmpif_Comm_fromint(*comm), &c_newcomm, &c_request) : MPI_Comm_idup(lmpif_Comm_fromint(*comm), &c_newcomm, &c_request);
+    rc = prof ? PMPI_Comm_idup(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_newcomm, &c_request) : MPI_Comm_idup(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_newcomm, &c_request);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_comm_idup_slow(bool prof, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_comm_idup_body(prof, false, comm, newcomm, request, ierror);
 }
 void mpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_comm_idup_body(false, comm, newcomm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_idup_body(false, true, comm, newcomm, request, ierror);
+    else
+        mpi_comm_idup_slow(false, comm, newcomm, request, ierror);
 }
 void pmpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_comm_idup_body(true, comm, newcomm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_idup_body(true, true, comm, newcomm, request, ierror);
+    else
+        mpi_comm_idup_slow(true, comm, newcomm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_idup_with_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_idup_with_info_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_idup_with_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_newcomm, &c_request) : MPI_Comm_idup_with_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_newcomm, &c_request);
+    rc = prof ? PMPI_Comm_idup_with_info(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_newcomm, &c_request) : MPI_Comm_idup_with_info(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_newcomm, &c_request);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_idup_with_info_slow(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_comm_idup_with_info_body(prof, false, comm, info, newcomm, request, ierror);
+}
 void mpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_comm_idup_with_info_body(false, comm, info, newcomm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_comm_idup_with_info_body(false, true, comm, info, newcomm, request, ierror);
+    else
+        mpi_comm_idup_with_info_slow(false, comm, info, newcomm, request, ierror);
 }
 void pmpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_comm_idup_with_info_body(true, comm, info, newcomm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_comm_idup_with_info_body(true, true, comm, info, newcomm, request, ierror);
+    else
+        mpi_comm_idup_with_info_slow(true, comm, info, newcomm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_iflush_buffer_body(bool prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_iflush_buffer_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_iflush_buffer(lmpif_Comm_fromint(*comm), &c_request) : MPI_Comm_iflush_buffer(lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Comm_iflush_buffer(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Comm_iflush_buffer(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_iflush_buffer_slow(bool prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_comm_iflush_buffer_body(prof, false, comm, request, ierror);
+}
 void mpi_comm_iflush_buffer_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_comm_iflush_buffer_body(false, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_iflush_buffer_body(false, true, comm, request, ierror);
+    else
+        mpi_comm_iflush_buffer_slow(false, comm, request, ierror);
 }
 void pmpi_comm_iflush_buffer_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_comm_iflush_buffer_body(true, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_iflush_buffer_body(true, true, comm, request, ierror);
+    else
+        mpi_comm_iflush_buffer_slow(true, comm, request, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_comm_join_body(bool prof, MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierror)
@@ -1312,89 +1858,139 @@ void pmpi_comm_join_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierror)
     mpi_comm_join_body(true, fd, intercomm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_rank_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_rank_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_rank(lmpif_Comm_fromint(*comm), rank) : MPI_Comm_rank(lmpif_Comm_fromint(*comm), rank);
+    rc = prof ? PMPI_Comm_rank(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), rank) : MPI_Comm_rank(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), rank);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_rank_slow(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
+{
+    mpi_comm_rank_body(prof, false, comm, rank, ierror);
+}
 void mpi_comm_rank_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
 {
-    mpi_comm_rank_body(false, comm, rank, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_rank_body(false, true, comm, rank, ierror);
+    else
+        mpi_comm_rank_slow(false, comm, rank, ierror);
 }
 void pmpi_comm_rank_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierror)
 {
-    mpi_comm_rank_body(true, comm, rank, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_rank_body(true, true, comm, rank, ierror);
+    else
+        mpi_comm_rank_slow(true, comm, rank, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_remote_group_body(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_remote_group_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_remote_group(lmpif_Comm_fromint(*comm), &c_group) : MPI_Comm_remote_group(lmpif_Comm_fromint(*comm), &c_group);
+    rc = prof ? PMPI_Comm_remote_group(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_group) : MPI_Comm_remote_group(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_group);
     if (rc == MPI_SUCCESS) *group = lmpif_Group_toint(c_group);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_remote_group_slow(bool prof, MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
+{
+    mpi_comm_remote_group_body(prof, false, comm, group, ierror);
+}
 void mpi_comm_remote_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
-    mpi_comm_remote_group_body(false, comm, group, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_remote_group_body(false, true, comm, group, ierror);
+    else
+        mpi_comm_remote_group_slow(false, comm, group, ierror);
 }
 void pmpi_comm_remote_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
 {
-    mpi_comm_remote_group_body(true, comm, group, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_remote_group_body(true, true, comm, group, ierror);
+    else
+        mpi_comm_remote_group_slow(true, comm, group, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_remote_size_body(bool prof, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_remote_size_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_remote_size(lmpif_Comm_fromint(*comm), size) : MPI_Comm_remote_size(lmpif_Comm_fromint(*comm), size);
+    rc = prof ? PMPI_Comm_remote_size(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), size) : MPI_Comm_remote_size(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_comm_remote_size_slow(bool prof, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
+{
+    mpi_comm_remote_size_body(prof, false, comm, size, ierror);
 }
 void mpi_comm_remote_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_comm_remote_size_body(false, comm, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_remote_size_body(false, true, comm, size, ierror);
+    else
+        mpi_comm_remote_size_slow(false, comm, size, ierror);
 }
 void pmpi_comm_remote_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_comm_remote_size_body(true, comm, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_remote_size_body(true, true, comm, size, ierror);
+    else
+        mpi_comm_remote_size_slow(true, comm, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_set_errhandler_body(bool prof, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_set_errhandler_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_set_errhandler(lmpif_Comm_fromint(*comm), lmpif_Errhandler_fromint(*errhandler)) : MPI_Comm_set_errhandler(lmpif_Comm_fromint(*comm), lmpif_Errhandler_fromint(*errhandler));
+    rc = prof ? PMPI_Comm_set_errhandler(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler)) : MPI_Comm_set_errhandler(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_comm_set_errhandler_slow(bool prof, MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    mpi_comm_set_errhandler_body(prof, false, comm, errhandler, ierror);
 }
 void mpi_comm_set_errhandler_(MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_comm_set_errhandler_body(false, comm, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *errhandler))
+        mpi_comm_set_errhandler_body(false, true, comm, errhandler, ierror);
+    else
+        mpi_comm_set_errhandler_slow(false, comm, errhandler, ierror);
 }
 void pmpi_comm_set_errhandler_(MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_comm_set_errhandler_body(true, comm, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *errhandler))
+        mpi_comm_set_errhandler_body(true, true, comm, errhandler, ierror);
+    else
+        mpi_comm_set_errhandler_slow(true, comm, errhandler, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_set_info_body(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_set_info_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_set_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info)) : MPI_Comm_set_info(lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info));
+    rc = prof ? PMPI_Comm_set_info(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info)) : MPI_Comm_set_info(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_set_info_slow(bool prof, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
+{
+    mpi_comm_set_info_body(prof, false, comm, info, ierror);
+}
 void mpi_comm_set_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
 {
-    mpi_comm_set_info_body(false, comm, info, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_comm_set_info_body(false, true, comm, info, ierror);
+    else
+        mpi_comm_set_info_slow(false, comm, info, ierror);
 }
 void pmpi_comm_set_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierror)
 {
-    mpi_comm_set_info_body(true, comm, info, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_comm_set_info_body(true, true, comm, info, ierror);
+    else
+        mpi_comm_set_info_slow(true, comm, info, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_set_name_body(bool prof, MPI_Fint *comm, const char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
+static inline __attribute__((always_inline)) void mpi_comm_set_name_body(bool prof, bool fast, MPI_Fint *comm, const char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
 {
     char *c_comm_name = lmpif_str_in(comm_name, comm_name_len);
     if (!c_comm_name) {
@@ -1404,104 +2000,164 @@ static inline __attribute__((always_inline)) void mpi_comm_set_name_body(bool pr
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_set_name(lmpif_Comm_fromint(*comm), c_comm_name) : MPI_Comm_set_name(lmpif_Comm_fromint(*comm), c_comm_name);
+    rc = prof ? PMPI_Comm_set_name(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), c_comm_name) : MPI_Comm_set_name(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), c_comm_name);
     free(c_comm_name);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_set_name_slow(bool prof, MPI_Fint *comm, const char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
+{
+    mpi_comm_set_name_body(prof, false, comm, comm_name, ierror, comm_name_len);
+}
 void mpi_comm_set_name_(MPI_Fint *comm, const char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
 {
-    mpi_comm_set_name_body(false, comm, comm_name, ierror, comm_name_len);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_set_name_body(false, true, comm, comm_name, ierror, comm_name_len);
+    else
+        mpi_comm_set_name_slow(false, comm, comm_name, ierror, comm_name_len);
 }
 void pmpi_comm_set_name_(MPI_Fint *comm, const char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
 {
-    mpi_comm_set_name_body(true, comm, comm_name, ierror, comm_name_len);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_set_name_body(true, true, comm, comm_name, ierror, comm_name_len);
+    else
+        mpi_comm_set_name_slow(true, comm, comm_name, ierror, comm_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_size_body(bool prof, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_size_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_size(lmpif_Comm_fromint(*comm), size) : MPI_Comm_size(lmpif_Comm_fromint(*comm), size);
+    rc = prof ? PMPI_Comm_size(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), size) : MPI_Comm_size(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_comm_size_slow(bool prof, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
+{
+    mpi_comm_size_body(prof, false, comm, size, ierror);
 }
 void mpi_comm_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_comm_size_body(false, comm, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_size_body(false, true, comm, size, ierror);
+    else
+        mpi_comm_size_slow(false, comm, size, ierror);
 }
 void pmpi_comm_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_comm_size_body(true, comm, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_size_body(true, true, comm, size, ierror);
+    else
+        mpi_comm_size_slow(true, comm, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_split_body(bool prof, MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_split_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_split(lmpif_Comm_fromint(*comm), *color, *key, &c_newcomm) : MPI_Comm_split(lmpif_Comm_fromint(*comm), *color, *key, &c_newcomm);
+    rc = prof ? PMPI_Comm_split(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *color, *key, &c_newcomm) : MPI_Comm_split(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *color, *key, &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_comm_split_slow(bool prof, MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierror)
+{
+    mpi_comm_split_body(prof, false, comm, color, key, newcomm, ierror);
 }
 void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_split_body(false, comm, color, key, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_split_body(false, true, comm, color, key, newcomm, ierror);
+    else
+        mpi_comm_split_slow(false, comm, color, key, newcomm, ierror);
 }
 void pmpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_split_body(true, comm, color, key, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_split_body(true, true, comm, color, key, newcomm, ierror);
+    else
+        mpi_comm_split_slow(true, comm, color, key, newcomm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_split_type_body(bool prof, MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_split_type_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newcomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_split_type(lmpif_Comm_fromint(*comm), *split_type, *key, lmpif_Info_fromint(*info), &c_newcomm) : MPI_Comm_split_type(lmpif_Comm_fromint(*comm), *split_type, *key, lmpif_Info_fromint(*info), &c_newcomm);
+    rc = prof ? PMPI_Comm_split_type(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *split_type, *key, LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_newcomm) : MPI_Comm_split_type(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *split_type, *key, LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_newcomm);
     if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_split_type_slow(bool prof, MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
+{
+    mpi_comm_split_type_body(prof, false, comm, split_type, key, info, newcomm, ierror);
+}
 void mpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_split_type_body(false, comm, split_type, key, info, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_comm_split_type_body(false, true, comm, split_type, key, info, newcomm, ierror);
+    else
+        mpi_comm_split_type_slow(false, comm, split_type, key, info, newcomm, ierror);
 }
 void pmpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierror)
 {
-    mpi_comm_split_type_body(true, comm, split_type, key, info, newcomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_comm_split_type_body(true, true, comm, split_type, key, info, newcomm, ierror);
+    else
+        mpi_comm_split_type_slow(true, comm, split_type, key, info, newcomm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_comm_test_inter_body(bool prof, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_comm_test_inter_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Comm_test_inter(lmpif_Comm_fromint(*comm), &c_flag) : MPI_Comm_test_inter(lmpif_Comm_fromint(*comm), &c_flag);
+    rc = prof ? PMPI_Comm_test_inter(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_flag) : MPI_Comm_test_inter(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_comm_test_inter_slow(bool prof, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    mpi_comm_test_inter_body(prof, false, comm, flag, ierror);
+}
 void mpi_comm_test_inter_(MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    mpi_comm_test_inter_body(false, comm, flag, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_test_inter_body(false, true, comm, flag, ierror);
+    else
+        mpi_comm_test_inter_slow(false, comm, flag, ierror);
 }
 void pmpi_comm_test_inter_(MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    mpi_comm_test_inter_body(true, comm, flag, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_comm_test_inter_body(true, true, comm, flag, ierror);
+    else
+        mpi_comm_test_inter_slow(true, comm, flag, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_compare_and_swap_body(bool prof, void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_compare_and_swap_body(bool prof, bool fast, void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Win_fromint(*win)) : MPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *target_rank, *target_disp, LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Compare_and_swap(LMPIF_BUF(origin_addr), LMPIF_BUF(compare_addr), LMPIF_BUF(result_addr), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *target_rank, *target_disp, LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_compare_and_swap_slow(bool prof, void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_compare_and_swap_body(prof, false, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror);
+}
 void mpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_compare_and_swap_body(false, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *win))
+        mpi_compare_and_swap_body(false, true, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror);
+    else
+        mpi_compare_and_swap_slow(false, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror);
 }
 void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_compare_and_swap_body(true, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *win))
+        mpi_compare_and_swap_body(true, true, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror);
+    else
+        mpi_compare_and_swap_slow(true, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_dims_create_body(bool prof, MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *ierror)
@@ -1520,92 +2176,142 @@ void pmpi_dims_create_(MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fi
     mpi_dims_create_body(true, nnodes, ndims, dims, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_dist_graph_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_dist_graph_create_body(bool prof, bool fast, MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
     MPI_Comm c_comm_dist_graph = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Dist_graph_create(lmpif_Comm_fromint(*comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), lmpif_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create(lmpif_Comm_fromint(*comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), lmpif_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
+    rc = prof ? PMPI_Dist_graph_create(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), LMPIF_FROMINT(fast, MPI_Info, Info, *info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm_old), *n, sources, degrees, destinations, LMPIF_WEIGHTS(weights), LMPIF_FROMINT(fast, MPI_Info, Info, *info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
     if (rc == MPI_SUCCESS) *comm_dist_graph = lmpif_Comm_toint(c_comm_dist_graph);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_dist_graph_create_slow(bool prof, MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
+{
+    mpi_dist_graph_create_body(prof, false, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror);
 }
 void mpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
-    mpi_dist_graph_create_body(false, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm_old | *info))
+        mpi_dist_graph_create_body(false, true, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror);
+    else
+        mpi_dist_graph_create_slow(false, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror);
 }
 void pmpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
-    mpi_dist_graph_create_body(true, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm_old | *info))
+        mpi_dist_graph_create_body(true, true, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror);
+    else
+        mpi_dist_graph_create_slow(true, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_dist_graph_create_adjacent_body(bool prof, MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_dist_graph_create_adjacent_body(bool prof, bool fast, MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
     MPI_Comm c_comm_dist_graph = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Dist_graph_create_adjacent(lmpif_Comm_fromint(*comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), lmpif_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create_adjacent(lmpif_Comm_fromint(*comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), lmpif_Info_fromint(*info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
+    rc = prof ? PMPI_Dist_graph_create_adjacent(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), LMPIF_FROMINT(fast, MPI_Info, Info, *info), lmpif_from_logical(*reorder), &c_comm_dist_graph) : MPI_Dist_graph_create_adjacent(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm_old), *indegree, sources, LMPIF_WEIGHTS(sourceweights), *outdegree, destinations, LMPIF_WEIGHTS(destweights), LMPIF_FROMINT(fast, MPI_Info, Info, *info), lmpif_from_logical(*reorder), &c_comm_dist_graph);
     if (rc == MPI_SUCCESS) *comm_dist_graph = lmpif_Comm_toint(c_comm_dist_graph);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_dist_graph_create_adjacent_slow(bool prof, MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
+{
+    mpi_dist_graph_create_adjacent_body(prof, false, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror);
+}
 void mpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
-    mpi_dist_graph_create_adjacent_body(false, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm_old | *info))
+        mpi_dist_graph_create_adjacent_body(false, true, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror);
+    else
+        mpi_dist_graph_create_adjacent_slow(false, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror);
 }
 void pmpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
 {
-    mpi_dist_graph_create_adjacent_body(true, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm_old | *info))
+        mpi_dist_graph_create_adjacent_body(true, true, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror);
+    else
+        mpi_dist_graph_create_adjacent_slow(true, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_dist_graph_neighbors_body(bool prof, MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_dist_graph_neighbors_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Dist_graph_neighbors(lmpif_Comm_fromint(*comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights)) : MPI_Dist_graph_neighbors(lmpif_Comm_fromint(*comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights));
+    rc = prof ? PMPI_Dist_graph_neighbors(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights)) : MPI_Dist_graph_neighbors(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *maxindegree, sources, LMPIF_WEIGHTS(sourceweights), *maxoutdegree, destinations, LMPIF_WEIGHTS(destweights));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_dist_graph_neighbors_slow(bool prof, MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierror)
+{
+    mpi_dist_graph_neighbors_body(prof, false, comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror);
+}
 void mpi_dist_graph_neighbors_(MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierror)
 {
-    mpi_dist_graph_neighbors_body(false, comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_dist_graph_neighbors_body(false, true, comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror);
+    else
+        mpi_dist_graph_neighbors_slow(false, comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror);
 }
 void pmpi_dist_graph_neighbors_(MPI_Fint *comm, MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierror)
 {
-    mpi_dist_graph_neighbors_body(true, comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_dist_graph_neighbors_body(true, true, comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror);
+    else
+        mpi_dist_graph_neighbors_slow(true, comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_dist_graph_neighbors_count_body(bool prof, MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_dist_graph_neighbors_count_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierror)
 {
     int c_weighted = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Dist_graph_neighbors_count(lmpif_Comm_fromint(*comm), indegree, outdegree, &c_weighted) : MPI_Dist_graph_neighbors_count(lmpif_Comm_fromint(*comm), indegree, outdegree, &c_weighted);
+    rc = prof ? PMPI_Dist_graph_neighbors_count(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), indegree, outdegree, &c_weighted) : MPI_Dist_graph_neighbors_count(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), indegree, outdegree, &c_weighted);
     if (rc == MPI_SUCCESS) *weighted = lmpif_to_logical(c_weighted);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_dist_graph_neighbors_count_slow(bool prof, MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierror)
+{
+    mpi_dist_graph_neighbors_count_body(prof, false, comm, indegree, outdegree, weighted, ierror);
+}
 void mpi_dist_graph_neighbors_count_(MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierror)
 {
-    mpi_dist_graph_neighbors_count_body(false, comm, indegree, outdegree, weighted, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_dist_graph_neighbors_count_body(false, true, comm, indegree, outdegree, weighted, ierror);
+    else
+        mpi_dist_graph_neighbors_count_slow(false, comm, indegree, outdegree, weighted, ierror);
 }
 void pmpi_dist_graph_neighbors_count_(MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierror)
 {
-    mpi_dist_graph_neighbors_count_body(true, comm, indegree, outdegree, weighted, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_dist_graph_neighbors_count_body(true, true, comm, indegree, outdegree, weighted, ierror);
+    else
+        mpi_dist_graph_neighbors_count_slow(true, comm, indegree, outdegree, weighted, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_errhandler_free_body(bool prof, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_errhandler_free_body(bool prof, bool fast, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    MPI_Errhandler c_errhandler = lmpif_Errhandler_fromint(*errhandler);
+    MPI_Errhandler c_errhandler = LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Errhandler_free(&c_errhandler) : MPI_Errhandler_free(&c_errhandler);
     if (rc == MPI_SUCCESS) *errhandler = lmpif_Errhandler_toint(c_errhandler);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_errhandler_free_slow(bool prof, MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    mpi_errhandler_free_body(prof, false, errhandler, ierror);
+}
 void mpi_errhandler_free_(MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_errhandler_free_body(false, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*errhandler))
+        mpi_errhandler_free_body(false, true, errhandler, ierror);
+    else
+        mpi_errhandler_free_slow(false, errhandler, ierror);
 }
 void pmpi_errhandler_free_(MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_errhandler_free_body(true, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*errhandler))
+        mpi_errhandler_free_body(true, true, errhandler, ierror);
+    else
+        mpi_errhandler_free_slow(true, errhandler, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_error_class_body(bool prof, MPI_Fint *errorcode, MPI_Fint *errorclass, MPI_Fint *ierror)
@@ -1648,91 +2354,141 @@ void pmpi_error_string_(MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, 
     mpi_error_string_body(true, errorcode, string, resultlen, ierror, string_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_exscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_exscan_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Exscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_exscan_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_exscan_body(prof, false, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+}
 void mpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_exscan_body(false, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_exscan_body(false, true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    else
+        mpi_exscan_slow(false, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 void pmpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_exscan_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_exscan_body(true, true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    else
+        mpi_exscan_slow(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_exscan_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_exscan_init_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Exscan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_exscan_init_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_exscan_init_body(prof, false, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+}
 void mpi_exscan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_exscan_init_body(false, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_exscan_init_body(false, true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    else
+        mpi_exscan_init_slow(false, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 void pmpi_exscan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_exscan_init_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_exscan_init_body(true, true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    else
+        mpi_exscan_init_slow(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_fetch_and_op_body(bool prof, void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_fetch_and_op_body(bool prof, bool fast, void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Op_fromint(*op), lmpif_Win_fromint(*win)) : MPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), lmpif_Type_fromint(*datatype), *target_rank, *target_disp, lmpif_Op_fromint(*op), lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *target_rank, *target_disp, LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Fetch_and_op(LMPIF_BUF(origin_addr), LMPIF_BUF(result_addr), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *target_rank, *target_disp, LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_fetch_and_op_slow(bool prof, void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_fetch_and_op_body(prof, false, origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror);
 }
 void mpi_fetch_and_op_(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_fetch_and_op_body(false, origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *win))
+        mpi_fetch_and_op_body(false, true, origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror);
+    else
+        mpi_fetch_and_op_slow(false, origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror);
 }
 void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_fetch_and_op_body(true, origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *win))
+        mpi_fetch_and_op_body(true, true, origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror);
+    else
+        mpi_fetch_and_op_slow(true, origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_call_errhandler_body(bool prof, MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_call_errhandler_body(bool prof, bool fast, MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_call_errhandler(lmpif_File_fromint(*fh), *errorcode) : MPI_File_call_errhandler(lmpif_File_fromint(*fh), *errorcode);
+    rc = prof ? PMPI_File_call_errhandler(LMPIF_FROMINT(fast, MPI_File, File, *fh), *errorcode) : MPI_File_call_errhandler(LMPIF_FROMINT(fast, MPI_File, File, *fh), *errorcode);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_call_errhandler_slow(bool prof, MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ierror)
+{
+    mpi_file_call_errhandler_body(prof, false, fh, errorcode, ierror);
+}
 void mpi_file_call_errhandler_(MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    mpi_file_call_errhandler_body(false, fh, errorcode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_call_errhandler_body(false, true, fh, errorcode, ierror);
+    else
+        mpi_file_call_errhandler_slow(false, fh, errorcode, ierror);
 }
 void pmpi_file_call_errhandler_(MPI_Fint *fh, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    mpi_file_call_errhandler_body(true, fh, errorcode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_call_errhandler_body(true, true, fh, errorcode, ierror);
+    else
+        mpi_file_call_errhandler_slow(true, fh, errorcode, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_close_body(bool prof, MPI_Fint *fh, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_close_body(bool prof, bool fast, MPI_Fint *fh, MPI_Fint *ierror)
 {
-    MPI_File c_fh = lmpif_File_fromint(*fh);
+    MPI_File c_fh = LMPIF_FROMINT(fast, MPI_File, File, *fh);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_File_close(&c_fh) : MPI_File_close(&c_fh);
     if (rc == MPI_SUCCESS) *fh = lmpif_File_toint(c_fh);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_close_slow(bool prof, MPI_Fint *fh, MPI_Fint *ierror)
+{
+    mpi_file_close_body(prof, false, fh, ierror);
+}
 void mpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror)
 {
-    mpi_file_close_body(false, fh, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_close_body(false, true, fh, ierror);
+    else
+        mpi_file_close_slow(false, fh, ierror);
 }
 void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror)
 {
-    mpi_file_close_body(true, fh, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_close_body(true, true, fh, ierror);
+    else
+        mpi_file_close_slow(true, fh, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_delete_body(bool prof, const char *filename, MPI_Fint *info, MPI_Fint *ierror, size_t filename_len)
+static inline __attribute__((always_inline)) void mpi_file_delete_body(bool prof, bool fast, const char *filename, MPI_Fint *info, MPI_Fint *ierror, size_t filename_len)
 {
     char *c_filename = lmpif_str_in(filename, filename_len);
     if (!c_filename) {
@@ -1742,189 +2498,299 @@ static inline __attribute__((always_inline)) void mpi_file_delete_body(bool prof
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_delete(c_filename, lmpif_Info_fromint(*info)) : MPI_File_delete(c_filename, lmpif_Info_fromint(*info));
+    rc = prof ? PMPI_File_delete(c_filename, LMPIF_FROMINT(fast, MPI_Info, Info, *info)) : MPI_File_delete(c_filename, LMPIF_FROMINT(fast, MPI_Info, Info, *info));
     free(c_filename);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_delete_slow(bool prof, const char *filename, MPI_Fint *info, MPI_Fint *ierror, size_t filename_len)
+{
+    mpi_file_delete_body(prof, false, filename, info, ierror, filename_len);
+}
 void mpi_file_delete_(const char *filename, MPI_Fint *info, MPI_Fint *ierror, size_t filename_len)
 {
-    mpi_file_delete_body(false, filename, info, ierror, filename_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_file_delete_body(false, true, filename, info, ierror, filename_len);
+    else
+        mpi_file_delete_slow(false, filename, info, ierror, filename_len);
 }
 void pmpi_file_delete_(const char *filename, MPI_Fint *info, MPI_Fint *ierror, size_t filename_len)
 {
-    mpi_file_delete_body(true, filename, info, ierror, filename_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_file_delete_body(true, true, filename, info, ierror, filename_len);
+    else
+        mpi_file_delete_slow(true, filename, info, ierror, filename_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_get_amode_body(bool prof, MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_amode_body(bool prof, bool fast, MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_amode(lmpif_File_fromint(*fh), amode) : MPI_File_get_amode(lmpif_File_fromint(*fh), amode);
+    rc = prof ? PMPI_File_get_amode(LMPIF_FROMINT(fast, MPI_File, File, *fh), amode) : MPI_File_get_amode(LMPIF_FROMINT(fast, MPI_File, File, *fh), amode);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_get_amode_slow(bool prof, MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
+{
+    mpi_file_get_amode_body(prof, false, fh, amode, ierror);
+}
 void mpi_file_get_amode_(MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
 {
-    mpi_file_get_amode_body(false, fh, amode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_amode_body(false, true, fh, amode, ierror);
+    else
+        mpi_file_get_amode_slow(false, fh, amode, ierror);
 }
 void pmpi_file_get_amode_(MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
 {
-    mpi_file_get_amode_body(true, fh, amode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_amode_body(true, true, fh, amode, ierror);
+    else
+        mpi_file_get_amode_slow(true, fh, amode, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_get_atomicity_body(bool prof, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_atomicity_body(bool prof, bool fast, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_atomicity(lmpif_File_fromint(*fh), &c_flag) : MPI_File_get_atomicity(lmpif_File_fromint(*fh), &c_flag);
+    rc = prof ? PMPI_File_get_atomicity(LMPIF_FROMINT(fast, MPI_File, File, *fh), &c_flag) : MPI_File_get_atomicity(LMPIF_FROMINT(fast, MPI_File, File, *fh), &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_get_atomicity_slow(bool prof, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    mpi_file_get_atomicity_body(prof, false, fh, flag, ierror);
+}
 void mpi_file_get_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    mpi_file_get_atomicity_body(false, fh, flag, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_atomicity_body(false, true, fh, flag, ierror);
+    else
+        mpi_file_get_atomicity_slow(false, fh, flag, ierror);
 }
 void pmpi_file_get_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    mpi_file_get_atomicity_body(true, fh, flag, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_atomicity_body(true, true, fh, flag, ierror);
+    else
+        mpi_file_get_atomicity_slow(true, fh, flag, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_get_byte_offset_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_byte_offset_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_byte_offset(lmpif_File_fromint(*fh), *offset, disp) : MPI_File_get_byte_offset(lmpif_File_fromint(*fh), *offset, disp);
+    rc = prof ? PMPI_File_get_byte_offset(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, disp) : MPI_File_get_byte_offset(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, disp);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_get_byte_offset_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
+{
+    mpi_file_get_byte_offset_body(prof, false, fh, offset, disp, ierror);
+}
 void mpi_file_get_byte_offset_(MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
 {
-    mpi_file_get_byte_offset_body(false, fh, offset, disp, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_byte_offset_body(false, true, fh, offset, disp, ierror);
+    else
+        mpi_file_get_byte_offset_slow(false, fh, offset, disp, ierror);
 }
 void pmpi_file_get_byte_offset_(MPI_Fint *fh, MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
 {
-    mpi_file_get_byte_offset_body(true, fh, offset, disp, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_byte_offset_body(true, true, fh, offset, disp, ierror);
+    else
+        mpi_file_get_byte_offset_slow(true, fh, offset, disp, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_get_errhandler_body(bool prof, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_errhandler_body(bool prof, bool fast, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_errhandler(lmpif_File_fromint(*file), &c_errhandler) : MPI_File_get_errhandler(lmpif_File_fromint(*file), &c_errhandler);
+    rc = prof ? PMPI_File_get_errhandler(LMPIF_FROMINT(fast, MPI_File, File, *file), &c_errhandler) : MPI_File_get_errhandler(LMPIF_FROMINT(fast, MPI_File, File, *file), &c_errhandler);
     if (rc == MPI_SUCCESS) *errhandler = lmpif_Errhandler_toint(c_errhandler);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_get_errhandler_slow(bool prof, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    mpi_file_get_errhandler_body(prof, false, file, errhandler, ierror);
+}
 void mpi_file_get_errhandler_(MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_file_get_errhandler_body(false, file, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*file))
+        mpi_file_get_errhandler_body(false, true, file, errhandler, ierror);
+    else
+        mpi_file_get_errhandler_slow(false, file, errhandler, ierror);
 }
 void pmpi_file_get_errhandler_(MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_file_get_errhandler_body(true, file, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*file))
+        mpi_file_get_errhandler_body(true, true, file, errhandler, ierror);
+    else
+        mpi_file_get_errhandler_slow(true, file, errhandler, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_get_group_body(bool prof, MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_group_body(bool prof, bool fast, MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_group(lmpif_File_fromint(*fh), &c_group) : MPI_File_get_group(lmpif_File_fromint(*fh), &c_group);
+    rc = prof ? PMPI_File_get_group(LMPIF_FROMINT(fast, MPI_File, File, *fh), &c_group) : MPI_File_get_group(LMPIF_FROMINT(fast, MPI_File, File, *fh), &c_group);
     if (rc == MPI_SUCCESS) *group = lmpif_Group_toint(c_group);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_get_group_slow(bool prof, MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
+{
+    mpi_file_get_group_body(prof, false, fh, group, ierror);
+}
 void mpi_file_get_group_(MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
 {
-    mpi_file_get_group_body(false, fh, group, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_group_body(false, true, fh, group, ierror);
+    else
+        mpi_file_get_group_slow(false, fh, group, ierror);
 }
 void pmpi_file_get_group_(MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
 {
-    mpi_file_get_group_body(true, fh, group, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_group_body(true, true, fh, group, ierror);
+    else
+        mpi_file_get_group_slow(true, fh, group, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_get_info_body(bool prof, MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_info_body(bool prof, bool fast, MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_info(lmpif_File_fromint(*fh), &c_info_used) : MPI_File_get_info(lmpif_File_fromint(*fh), &c_info_used);
+    rc = prof ? PMPI_File_get_info(LMPIF_FROMINT(fast, MPI_File, File, *fh), &c_info_used) : MPI_File_get_info(LMPIF_FROMINT(fast, MPI_File, File, *fh), &c_info_used);
     if (rc == MPI_SUCCESS) *info_used = lmpif_Info_toint(c_info_used);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_get_info_slow(bool prof, MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
+{
+    mpi_file_get_info_body(prof, false, fh, info_used, ierror);
+}
 void mpi_file_get_info_(MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
 {
-    mpi_file_get_info_body(false, fh, info_used, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_info_body(false, true, fh, info_used, ierror);
+    else
+        mpi_file_get_info_slow(false, fh, info_used, ierror);
 }
 void pmpi_file_get_info_(MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
 {
-    mpi_file_get_info_body(true, fh, info_used, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_info_body(true, true, fh, info_used, ierror);
+    else
+        mpi_file_get_info_slow(true, fh, info_used, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_get_position_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_position_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_position(lmpif_File_fromint(*fh), offset) : MPI_File_get_position(lmpif_File_fromint(*fh), offset);
+    rc = prof ? PMPI_File_get_position(LMPIF_FROMINT(fast, MPI_File, File, *fh), offset) : MPI_File_get_position(LMPIF_FROMINT(fast, MPI_File, File, *fh), offset);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_get_position_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
+{
+    mpi_file_get_position_body(prof, false, fh, offset, ierror);
 }
 void mpi_file_get_position_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
-    mpi_file_get_position_body(false, fh, offset, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_position_body(false, true, fh, offset, ierror);
+    else
+        mpi_file_get_position_slow(false, fh, offset, ierror);
 }
 void pmpi_file_get_position_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
-    mpi_file_get_position_body(true, fh, offset, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_position_body(true, true, fh, offset, ierror);
+    else
+        mpi_file_get_position_slow(true, fh, offset, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_get_position_shared_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_position_shared_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_position_shared(lmpif_File_fromint(*fh), offset) : MPI_File_get_position_shared(lmpif_File_fromint(*fh), offset);
+    rc = prof ? PMPI_File_get_position_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), offset) : MPI_File_get_position_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), offset);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_get_position_shared_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
+{
+    mpi_file_get_position_shared_body(prof, false, fh, offset, ierror);
 }
 void mpi_file_get_position_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
-    mpi_file_get_position_shared_body(false, fh, offset, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_position_shared_body(false, true, fh, offset, ierror);
+    else
+        mpi_file_get_position_shared_slow(false, fh, offset, ierror);
 }
 void pmpi_file_get_position_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
-    mpi_file_get_position_shared_body(true, fh, offset, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_position_shared_body(true, true, fh, offset, ierror);
+    else
+        mpi_file_get_position_shared_slow(true, fh, offset, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_get_size_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_size_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_size(lmpif_File_fromint(*fh), size) : MPI_File_get_size(lmpif_File_fromint(*fh), size);
+    rc = prof ? PMPI_File_get_size(LMPIF_FROMINT(fast, MPI_File, File, *fh), size) : MPI_File_get_size(LMPIF_FROMINT(fast, MPI_File, File, *fh), size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_get_size_slow(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
+{
+    mpi_file_get_size_body(prof, false, fh, size, ierror);
 }
 void mpi_file_get_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
-    mpi_file_get_size_body(false, fh, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_size_body(false, true, fh, size, ierror);
+    else
+        mpi_file_get_size_slow(false, fh, size, ierror);
 }
 void pmpi_file_get_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
-    mpi_file_get_size_body(true, fh, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_size_body(true, true, fh, size, ierror);
+    else
+        mpi_file_get_size_slow(true, fh, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_get_type_extent_body(bool prof, MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_get_type_extent_body(bool prof, bool fast, MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_type_extent(lmpif_File_fromint(*fh), lmpif_Type_fromint(*datatype), extent) : MPI_File_get_type_extent(lmpif_File_fromint(*fh), lmpif_Type_fromint(*datatype), extent);
+    rc = prof ? PMPI_File_get_type_extent(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), extent) : MPI_File_get_type_extent(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), extent);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_get_type_extent_slow(bool prof, MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror)
+{
+    mpi_file_get_type_extent_body(prof, false, fh, datatype, extent, ierror);
+}
 void mpi_file_get_type_extent_(MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror)
 {
-    mpi_file_get_type_extent_body(false, fh, datatype, extent, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_get_type_extent_body(false, true, fh, datatype, extent, ierror);
+    else
+        mpi_file_get_type_extent_slow(false, fh, datatype, extent, ierror);
 }
 void pmpi_file_get_type_extent_(MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror)
 {
-    mpi_file_get_type_extent_body(true, fh, datatype, extent, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_get_type_extent_body(true, true, fh, datatype, extent, ierror);
+    else
+        mpi_file_get_type_extent_slow(true, fh, datatype, extent, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_get_view_body(bool prof, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_file_get_view_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len)
 {
     MPI_Datatype c_etype = (MPI_Datatype)0;
     MPI_Datatype c_filetype = (MPI_Datatype)0;
@@ -1936,203 +2802,313 @@ static inline __attribute__((always_inline)) void mpi_file_get_view_body(bool pr
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_get_view(lmpif_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep) : MPI_File_get_view(lmpif_File_fromint(*fh), disp, &c_etype, &c_filetype, c_datarep);
+    rc = prof ? PMPI_File_get_view(LMPIF_FROMINT(fast, MPI_File, File, *fh), disp, &c_etype, &c_filetype, c_datarep) : MPI_File_get_view(LMPIF_FROMINT(fast, MPI_File, File, *fh), disp, &c_etype, &c_filetype, c_datarep);
     if (rc == MPI_SUCCESS) *etype = lmpif_Type_toint(c_etype);
     if (rc == MPI_SUCCESS) *filetype = lmpif_Type_toint(c_filetype);
     lmpif_str_out(c_datarep, datarep, datarep_len, rc == MPI_SUCCESS);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_get_view_slow(bool prof, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len)
+{
+    mpi_file_get_view_body(prof, false, fh, disp, etype, filetype, datarep, ierror, datarep_len);
+}
 void mpi_file_get_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len)
 {
-    mpi_file_get_view_body(false, fh, disp, etype, filetype, datarep, ierror, datarep_len);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_view_body(false, true, fh, disp, etype, filetype, datarep, ierror, datarep_len);
+    else
+        mpi_file_get_view_slow(false, fh, disp, etype, filetype, datarep, ierror, datarep_len);
 }
 void pmpi_file_get_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len)
 {
-    mpi_file_get_view_body(true, fh, disp, etype, filetype, datarep, ierror, datarep_len);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_get_view_body(true, true, fh, disp, etype, filetype, datarep, ierror, datarep_len);
+    else
+        mpi_file_get_view_slow(true, fh, disp, etype, filetype, datarep, ierror, datarep_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_iread_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iread(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iread(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    rc = prof ? PMPI_File_iread(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request) : MPI_File_iread(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_iread_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_file_iread_body(prof, false, fh, buf, count, datatype, request, ierror);
 }
 void mpi_file_iread_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iread_body(false, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iread_body(false, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iread_slow(false, fh, buf, count, datatype, request, ierror);
 }
 void pmpi_file_iread_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iread_body(true, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iread_body(true, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iread_slow(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_iread_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_all_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iread_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iread_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    rc = prof ? PMPI_File_iread_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request) : MPI_File_iread_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_iread_all_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_file_iread_all_body(prof, false, fh, buf, count, datatype, request, ierror);
 }
 void mpi_file_iread_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iread_all_body(false, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iread_all_body(false, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iread_all_slow(false, fh, buf, count, datatype, request, ierror);
 }
 void pmpi_file_iread_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iread_all_body(true, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iread_all_body(true, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iread_all_slow(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_iread_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_at_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iread_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iread_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    rc = prof ? PMPI_File_iread_at(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request) : MPI_File_iread_at(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_iread_at_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_file_iread_at_body(prof, false, fh, offset, buf, count, datatype, request, ierror);
 }
 void mpi_file_iread_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iread_at_body(false, fh, offset, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iread_at_body(false, true, fh, offset, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iread_at_slow(false, fh, offset, buf, count, datatype, request, ierror);
 }
 void pmpi_file_iread_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iread_at_body(true, fh, offset, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iread_at_body(true, true, fh, offset, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iread_at_slow(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_iread_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_at_all_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iread_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iread_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    rc = prof ? PMPI_File_iread_at_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request) : MPI_File_iread_at_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_iread_at_all_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_file_iread_at_all_body(prof, false, fh, offset, buf, count, datatype, request, ierror);
 }
 void mpi_file_iread_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iread_at_all_body(false, fh, offset, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iread_at_all_body(false, true, fh, offset, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iread_at_all_slow(false, fh, offset, buf, count, datatype, request, ierror);
 }
 void pmpi_file_iread_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iread_at_all_body(true, fh, offset, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iread_at_all_body(true, true, fh, offset, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iread_at_all_slow(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_iread_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iread_shared_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iread_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iread_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    rc = prof ? PMPI_File_iread_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request) : MPI_File_iread_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_iread_shared_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_file_iread_shared_body(prof, false, fh, buf, count, datatype, request, ierror);
 }
 void mpi_file_iread_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iread_shared_body(false, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iread_shared_body(false, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iread_shared_slow(false, fh, buf, count, datatype, request, ierror);
 }
 void pmpi_file_iread_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iread_shared_body(true, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iread_shared_body(true, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iread_shared_slow(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_iwrite_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iwrite(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iwrite(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    rc = prof ? PMPI_File_iwrite(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request) : MPI_File_iwrite(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_iwrite_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_file_iwrite_body(prof, false, fh, buf, count, datatype, request, ierror);
 }
 void mpi_file_iwrite_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iwrite_body(false, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iwrite_body(false, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iwrite_slow(false, fh, buf, count, datatype, request, ierror);
 }
 void pmpi_file_iwrite_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iwrite_body(true, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iwrite_body(true, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iwrite_slow(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_iwrite_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_all_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iwrite_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    rc = prof ? PMPI_File_iwrite_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request) : MPI_File_iwrite_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_iwrite_all_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_file_iwrite_all_body(prof, false, fh, buf, count, datatype, request, ierror);
 }
 void mpi_file_iwrite_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iwrite_all_body(false, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iwrite_all_body(false, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iwrite_all_slow(false, fh, buf, count, datatype, request, ierror);
 }
 void pmpi_file_iwrite_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iwrite_all_body(true, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iwrite_all_body(true, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iwrite_all_slow(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_iwrite_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_at_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iwrite_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    rc = prof ? PMPI_File_iwrite_at(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request) : MPI_File_iwrite_at(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_iwrite_at_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_file_iwrite_at_body(prof, false, fh, offset, buf, count, datatype, request, ierror);
 }
 void mpi_file_iwrite_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iwrite_at_body(false, fh, offset, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iwrite_at_body(false, true, fh, offset, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iwrite_at_slow(false, fh, offset, buf, count, datatype, request, ierror);
 }
 void pmpi_file_iwrite_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iwrite_at_body(true, fh, offset, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iwrite_at_body(true, true, fh, offset, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iwrite_at_slow(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_iwrite_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_at_all_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iwrite_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    rc = prof ? PMPI_File_iwrite_at_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request) : MPI_File_iwrite_at_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_iwrite_at_all_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_file_iwrite_at_all_body(prof, false, fh, offset, buf, count, datatype, request, ierror);
 }
 void mpi_file_iwrite_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iwrite_at_all_body(false, fh, offset, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iwrite_at_all_body(false, true, fh, offset, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iwrite_at_all_slow(false, fh, offset, buf, count, datatype, request, ierror);
 }
 void pmpi_file_iwrite_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iwrite_at_all_body(true, fh, offset, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iwrite_at_all_body(true, true, fh, offset, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iwrite_at_all_slow(true, fh, offset, buf, count, datatype, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_iwrite_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_iwrite_shared_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_iwrite_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request) : MPI_File_iwrite_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_request);
+    rc = prof ? PMPI_File_iwrite_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request) : MPI_File_iwrite_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_iwrite_shared_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_file_iwrite_shared_body(prof, false, fh, buf, count, datatype, request, ierror);
+}
 void mpi_file_iwrite_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iwrite_shared_body(false, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iwrite_shared_body(false, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iwrite_shared_slow(false, fh, buf, count, datatype, request, ierror);
 }
 void pmpi_file_iwrite_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_file_iwrite_shared_body(true, fh, buf, count, datatype, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_iwrite_shared_body(true, true, fh, buf, count, datatype, request, ierror);
+    else
+        mpi_file_iwrite_shared_slow(true, fh, buf, count, datatype, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_open_body(bool prof, MPI_Fint *comm, const char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
+static inline __attribute__((always_inline)) void mpi_file_open_body(bool prof, bool fast, MPI_Fint *comm, const char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
 {
     char *c_filename = lmpif_str_in(filename, filename_len);
     MPI_File c_fh = (MPI_File)0;
@@ -2143,326 +3119,526 @@ static inline __attribute__((always_inline)) void mpi_file_open_body(bool prof, 
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_open(lmpif_Comm_fromint(*comm), c_filename, *amode, lmpif_Info_fromint(*info), &c_fh) : MPI_File_open(lmpif_Comm_fromint(*comm), c_filename, *amode, lmpif_Info_fromint(*info), &c_fh);
+    rc = prof ? PMPI_File_open(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), c_filename, *amode, LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_fh) : MPI_File_open(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), c_filename, *amode, LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_fh);
     free(c_filename);
     if (rc == MPI_SUCCESS) *fh = lmpif_File_toint(c_fh);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_open_slow(bool prof, MPI_Fint *comm, const char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
+{
+    mpi_file_open_body(prof, false, comm, filename, amode, info, fh, ierror, filename_len);
+}
 void mpi_file_open_(MPI_Fint *comm, const char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
 {
-    mpi_file_open_body(false, comm, filename, amode, info, fh, ierror, filename_len);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_file_open_body(false, true, comm, filename, amode, info, fh, ierror, filename_len);
+    else
+        mpi_file_open_slow(false, comm, filename, amode, info, fh, ierror, filename_len);
 }
 void pmpi_file_open_(MPI_Fint *comm, const char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
 {
-    mpi_file_open_body(true, comm, filename, amode, info, fh, ierror, filename_len);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_file_open_body(true, true, comm, filename, amode, info, fh, ierror, filename_len);
+    else
+        mpi_file_open_slow(true, comm, filename, amode, info, fh, ierror, filename_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_preallocate_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_preallocate_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_preallocate(lmpif_File_fromint(*fh), *size) : MPI_File_preallocate(lmpif_File_fromint(*fh), *size);
+    rc = prof ? PMPI_File_preallocate(LMPIF_FROMINT(fast, MPI_File, File, *fh), *size) : MPI_File_preallocate(LMPIF_FROMINT(fast, MPI_File, File, *fh), *size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_preallocate_slow(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
+{
+    mpi_file_preallocate_body(prof, false, fh, size, ierror);
 }
 void mpi_file_preallocate_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
-    mpi_file_preallocate_body(false, fh, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_preallocate_body(false, true, fh, size, ierror);
+    else
+        mpi_file_preallocate_slow(false, fh, size, ierror);
 }
 void pmpi_file_preallocate_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
-    mpi_file_preallocate_body(true, fh, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_preallocate_body(true, true, fh, size, ierror);
+    else
+        mpi_file_preallocate_slow(true, fh, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_read(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_read(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_read_body(prof, false, fh, buf, count, datatype, status, ierror);
 }
 void mpi_file_read_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_body(false, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_body(false, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_slow(false, fh, buf, count, datatype, status, ierror);
 }
 void pmpi_file_read_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_body(true, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_body(true, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_slow(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_all_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_read_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_read_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_all_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_read_all_body(prof, false, fh, buf, count, datatype, status, ierror);
 }
 void mpi_file_read_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_all_body(false, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_all_body(false, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_all_slow(false, fh, buf, count, datatype, status, ierror);
 }
 void pmpi_file_read_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_all_body(true, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_all_body(true, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_all_slow(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_all_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_all_begin_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_all_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_read_all_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    rc = prof ? PMPI_File_read_all_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype)) : MPI_File_read_all_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_all_begin_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    mpi_file_read_all_begin_body(prof, false, fh, buf, count, datatype, ierror);
 }
 void mpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_read_all_begin_body(false, fh, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_all_begin_body(false, true, fh, buf, count, datatype, ierror);
+    else
+        mpi_file_read_all_begin_slow(false, fh, buf, count, datatype, ierror);
 }
 void pmpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_read_all_begin_body(true, fh, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_all_begin_body(true, true, fh, buf, count, datatype, ierror);
+    else
+        mpi_file_read_all_begin_slow(true, fh, buf, count, datatype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_all_end_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_read_all_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_all_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_all_end_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_read_all_end_body(prof, false, fh, buf, status, ierror);
 }
 void mpi_file_read_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_all_end_body(false, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_read_all_end_body(false, true, fh, buf, status, ierror);
+    else
+        mpi_file_read_all_end_slow(false, fh, buf, status, ierror);
 }
 void pmpi_file_read_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_all_end_body(true, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_read_all_end_body(true, true, fh, buf, status, ierror);
+    else
+        mpi_file_read_all_end_slow(true, fh, buf, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_read_at(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_read_at(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_at_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_read_at_body(prof, false, fh, offset, buf, count, datatype, status, ierror);
 }
 void mpi_file_read_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_at_body(false, fh, offset, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_at_body(false, true, fh, offset, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_at_slow(false, fh, offset, buf, count, datatype, status, ierror);
 }
 void pmpi_file_read_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_at_body(true, fh, offset, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_at_body(true, true, fh, offset, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_at_slow(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_all_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_read_at_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_read_at_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_at_all_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_read_at_all_body(prof, false, fh, offset, buf, count, datatype, status, ierror);
 }
 void mpi_file_read_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_at_all_body(false, fh, offset, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_at_all_body(false, true, fh, offset, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_at_all_slow(false, fh, offset, buf, count, datatype, status, ierror);
 }
 void pmpi_file_read_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_at_all_body(true, fh, offset, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_at_all_body(true, true, fh, offset, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_at_all_slow(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_at_all_begin_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_all_begin_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_at_all_begin(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_read_at_all_begin(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    rc = prof ? PMPI_File_read_at_all_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype)) : MPI_File_read_at_all_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_at_all_begin_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    mpi_file_read_at_all_begin_body(prof, false, fh, offset, buf, count, datatype, ierror);
 }
 void mpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_read_at_all_begin_body(false, fh, offset, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_at_all_begin_body(false, true, fh, offset, buf, count, datatype, ierror);
+    else
+        mpi_file_read_at_all_begin_slow(false, fh, offset, buf, count, datatype, ierror);
 }
 void pmpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_read_at_all_begin_body(true, fh, offset, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_at_all_begin_body(true, true, fh, offset, buf, count, datatype, ierror);
+    else
+        mpi_file_read_at_all_begin_slow(true, fh, offset, buf, count, datatype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_at_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_at_all_end_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_at_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_at_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_read_at_all_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_at_all_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_at_all_end_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_read_at_all_end_body(prof, false, fh, buf, status, ierror);
 }
 void mpi_file_read_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_at_all_end_body(false, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_read_at_all_end_body(false, true, fh, buf, status, ierror);
+    else
+        mpi_file_read_at_all_end_slow(false, fh, buf, status, ierror);
 }
 void pmpi_file_read_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_at_all_end_body(true, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_read_at_all_end_body(true, true, fh, buf, status, ierror);
+    else
+        mpi_file_read_at_all_end_slow(true, fh, buf, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_ordered_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_ordered_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_ordered(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_ordered(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_read_ordered(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_read_ordered(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_ordered_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_read_ordered_body(prof, false, fh, buf, count, datatype, status, ierror);
 }
 void mpi_file_read_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_ordered_body(false, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_ordered_body(false, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_ordered_slow(false, fh, buf, count, datatype, status, ierror);
 }
 void pmpi_file_read_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_ordered_body(true, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_ordered_body(true, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_ordered_slow(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_ordered_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_ordered_begin_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_ordered_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_read_ordered_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    rc = prof ? PMPI_File_read_ordered_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype)) : MPI_File_read_ordered_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_ordered_begin_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    mpi_file_read_ordered_begin_body(prof, false, fh, buf, count, datatype, ierror);
 }
 void mpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_read_ordered_begin_body(false, fh, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_ordered_begin_body(false, true, fh, buf, count, datatype, ierror);
+    else
+        mpi_file_read_ordered_begin_slow(false, fh, buf, count, datatype, ierror);
 }
 void pmpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_read_ordered_begin_body(true, fh, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_ordered_begin_body(true, true, fh, buf, count, datatype, ierror);
+    else
+        mpi_file_read_ordered_begin_slow(true, fh, buf, count, datatype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_ordered_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_ordered_end_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_ordered_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_ordered_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_read_ordered_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_read_ordered_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_ordered_end_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_read_ordered_end_body(prof, false, fh, buf, status, ierror);
 }
 void mpi_file_read_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_ordered_end_body(false, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_read_ordered_end_body(false, true, fh, buf, status, ierror);
+    else
+        mpi_file_read_ordered_end_slow(false, fh, buf, status, ierror);
 }
 void pmpi_file_read_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_ordered_end_body(true, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_read_ordered_end_body(true, true, fh, buf, status, ierror);
+    else
+        mpi_file_read_ordered_end_slow(true, fh, buf, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_read_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_read_shared_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_read_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_read_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_read_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_read_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_read_shared_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_read_shared_body(prof, false, fh, buf, count, datatype, status, ierror);
 }
 void mpi_file_read_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_shared_body(false, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_shared_body(false, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_shared_slow(false, fh, buf, count, datatype, status, ierror);
 }
 void pmpi_file_read_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_read_shared_body(true, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_read_shared_body(true, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_read_shared_slow(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_seek_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_seek_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_seek(lmpif_File_fromint(*fh), *offset, *whence) : MPI_File_seek(lmpif_File_fromint(*fh), *offset, *whence);
+    rc = prof ? PMPI_File_seek(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, *whence) : MPI_File_seek(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, *whence);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_seek_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
+{
+    mpi_file_seek_body(prof, false, fh, offset, whence, ierror);
 }
 void mpi_file_seek_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
-    mpi_file_seek_body(false, fh, offset, whence, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_seek_body(false, true, fh, offset, whence, ierror);
+    else
+        mpi_file_seek_slow(false, fh, offset, whence, ierror);
 }
 void pmpi_file_seek_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
-    mpi_file_seek_body(true, fh, offset, whence, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_seek_body(true, true, fh, offset, whence, ierror);
+    else
+        mpi_file_seek_slow(true, fh, offset, whence, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_seek_shared_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_seek_shared_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_seek_shared(lmpif_File_fromint(*fh), *offset, *whence) : MPI_File_seek_shared(lmpif_File_fromint(*fh), *offset, *whence);
+    rc = prof ? PMPI_File_seek_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, *whence) : MPI_File_seek_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, *whence);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_seek_shared_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
+{
+    mpi_file_seek_shared_body(prof, false, fh, offset, whence, ierror);
 }
 void mpi_file_seek_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
-    mpi_file_seek_shared_body(false, fh, offset, whence, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_seek_shared_body(false, true, fh, offset, whence, ierror);
+    else
+        mpi_file_seek_shared_slow(false, fh, offset, whence, ierror);
 }
 void pmpi_file_seek_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
 {
-    mpi_file_seek_shared_body(true, fh, offset, whence, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_seek_shared_body(true, true, fh, offset, whence, ierror);
+    else
+        mpi_file_seek_shared_slow(true, fh, offset, whence, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_set_atomicity_body(bool prof, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_set_atomicity_body(bool prof, bool fast, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_set_atomicity(lmpif_File_fromint(*fh), lmpif_from_logical(*flag)) : MPI_File_set_atomicity(lmpif_File_fromint(*fh), lmpif_from_logical(*flag));
+    rc = prof ? PMPI_File_set_atomicity(LMPIF_FROMINT(fast, MPI_File, File, *fh), lmpif_from_logical(*flag)) : MPI_File_set_atomicity(LMPIF_FROMINT(fast, MPI_File, File, *fh), lmpif_from_logical(*flag));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_set_atomicity_slow(bool prof, MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    mpi_file_set_atomicity_body(prof, false, fh, flag, ierror);
 }
 void mpi_file_set_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    mpi_file_set_atomicity_body(false, fh, flag, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_set_atomicity_body(false, true, fh, flag, ierror);
+    else
+        mpi_file_set_atomicity_slow(false, fh, flag, ierror);
 }
 void pmpi_file_set_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    mpi_file_set_atomicity_body(true, fh, flag, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_set_atomicity_body(true, true, fh, flag, ierror);
+    else
+        mpi_file_set_atomicity_slow(true, fh, flag, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_set_errhandler_body(bool prof, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_set_errhandler_body(bool prof, bool fast, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_set_errhandler(lmpif_File_fromint(*file), lmpif_Errhandler_fromint(*errhandler)) : MPI_File_set_errhandler(lmpif_File_fromint(*file), lmpif_Errhandler_fromint(*errhandler));
+    rc = prof ? PMPI_File_set_errhandler(LMPIF_FROMINT(fast, MPI_File, File, *file), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler)) : MPI_File_set_errhandler(LMPIF_FROMINT(fast, MPI_File, File, *file), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_set_errhandler_slow(bool prof, MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    mpi_file_set_errhandler_body(prof, false, file, errhandler, ierror);
 }
 void mpi_file_set_errhandler_(MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_file_set_errhandler_body(false, file, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*file | *errhandler))
+        mpi_file_set_errhandler_body(false, true, file, errhandler, ierror);
+    else
+        mpi_file_set_errhandler_slow(false, file, errhandler, ierror);
 }
 void pmpi_file_set_errhandler_(MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_file_set_errhandler_body(true, file, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*file | *errhandler))
+        mpi_file_set_errhandler_body(true, true, file, errhandler, ierror);
+    else
+        mpi_file_set_errhandler_slow(true, file, errhandler, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_set_info_body(bool prof, MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_set_info_body(bool prof, bool fast, MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_set_info(lmpif_File_fromint(*fh), lmpif_Info_fromint(*info)) : MPI_File_set_info(lmpif_File_fromint(*fh), lmpif_Info_fromint(*info));
+    rc = prof ? PMPI_File_set_info(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_FROMINT(fast, MPI_Info, Info, *info)) : MPI_File_set_info(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_FROMINT(fast, MPI_Info, Info, *info));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_set_info_slow(bool prof, MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
+{
+    mpi_file_set_info_body(prof, false, fh, info, ierror);
 }
 void mpi_file_set_info_(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
 {
-    mpi_file_set_info_body(false, fh, info, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *info))
+        mpi_file_set_info_body(false, true, fh, info, ierror);
+    else
+        mpi_file_set_info_slow(false, fh, info, ierror);
 }
 void pmpi_file_set_info_(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierror)
 {
-    mpi_file_set_info_body(true, fh, info, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *info))
+        mpi_file_set_info_body(true, true, fh, info, ierror);
+    else
+        mpi_file_set_info_slow(true, fh, info, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_set_size_body(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_set_size_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_set_size(lmpif_File_fromint(*fh), *size) : MPI_File_set_size(lmpif_File_fromint(*fh), *size);
+    rc = prof ? PMPI_File_set_size(LMPIF_FROMINT(fast, MPI_File, File, *fh), *size) : MPI_File_set_size(LMPIF_FROMINT(fast, MPI_File, File, *fh), *size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_set_size_slow(bool prof, MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
+{
+    mpi_file_set_size_body(prof, false, fh, size, ierror);
+}
 void mpi_file_set_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
-    mpi_file_set_size_body(false, fh, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_set_size_body(false, true, fh, size, ierror);
+    else
+        mpi_file_set_size_slow(false, fh, size, ierror);
 }
 void pmpi_file_set_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
-    mpi_file_set_size_body(true, fh, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_set_size_body(true, true, fh, size, ierror);
+    else
+        mpi_file_set_size_slow(true, fh, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_set_view_body(bool prof, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, const char *datarep, MPI_Fint *info, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_file_set_view_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, const char *datarep, MPI_Fint *info, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
@@ -2472,226 +3648,366 @@ static inline __attribute__((always_inline)) void mpi_file_set_view_body(bool pr
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_set_view(lmpif_File_fromint(*fh), *disp, lmpif_Type_fromint(*etype), lmpif_Type_fromint(*filetype), c_datarep, lmpif_Info_fromint(*info)) : MPI_File_set_view(lmpif_File_fromint(*fh), *disp, lmpif_Type_fromint(*etype), lmpif_Type_fromint(*filetype), c_datarep, lmpif_Info_fromint(*info));
+    rc = prof ? PMPI_File_set_view(LMPIF_FROMINT(fast, MPI_File, File, *fh), *disp, LMPIF_FROMINT(fast, MPI_Datatype, Type, *etype), LMPIF_FROMINT(fast, MPI_Datatype, Type, *filetype), c_datarep, LMPIF_FROMINT(fast, MPI_Info, Info, *info)) : MPI_File_set_view(LMPIF_FROMINT(fast, MPI_File, File, *fh), *disp, LMPIF_FROMINT(fast, MPI_Datatype, Type, *etype), LMPIF_FROMINT(fast, MPI_Datatype, Type, *filetype), c_datarep, LMPIF_FROMINT(fast, MPI_Info, Info, *info));
     free(c_datarep);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_set_view_slow(bool prof, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, const char *datarep, MPI_Fint *info, MPI_Fint *ierror, size_t datarep_len)
+{
+    mpi_file_set_view_body(prof, false, fh, disp, etype, filetype, datarep, info, ierror, datarep_len);
+}
 void mpi_file_set_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, const char *datarep, MPI_Fint *info, MPI_Fint *ierror, size_t datarep_len)
 {
-    mpi_file_set_view_body(false, fh, disp, etype, filetype, datarep, info, ierror, datarep_len);
+    if (LMPIF_ALL_PREDEFINED(*fh | *etype | *filetype | *info))
+        mpi_file_set_view_body(false, true, fh, disp, etype, filetype, datarep, info, ierror, datarep_len);
+    else
+        mpi_file_set_view_slow(false, fh, disp, etype, filetype, datarep, info, ierror, datarep_len);
 }
 void pmpi_file_set_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, const char *datarep, MPI_Fint *info, MPI_Fint *ierror, size_t datarep_len)
 {
-    mpi_file_set_view_body(true, fh, disp, etype, filetype, datarep, info, ierror, datarep_len);
+    if (LMPIF_ALL_PREDEFINED(*fh | *etype | *filetype | *info))
+        mpi_file_set_view_body(true, true, fh, disp, etype, filetype, datarep, info, ierror, datarep_len);
+    else
+        mpi_file_set_view_slow(true, fh, disp, etype, filetype, datarep, info, ierror, datarep_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_sync_body(bool prof, MPI_Fint *fh, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_sync_body(bool prof, bool fast, MPI_Fint *fh, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_sync(lmpif_File_fromint(*fh)) : MPI_File_sync(lmpif_File_fromint(*fh));
+    rc = prof ? PMPI_File_sync(LMPIF_FROMINT(fast, MPI_File, File, *fh)) : MPI_File_sync(LMPIF_FROMINT(fast, MPI_File, File, *fh));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_sync_slow(bool prof, MPI_Fint *fh, MPI_Fint *ierror)
+{
+    mpi_file_sync_body(prof, false, fh, ierror);
 }
 void mpi_file_sync_(MPI_Fint *fh, MPI_Fint *ierror)
 {
-    mpi_file_sync_body(false, fh, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_sync_body(false, true, fh, ierror);
+    else
+        mpi_file_sync_slow(false, fh, ierror);
 }
 void pmpi_file_sync_(MPI_Fint *fh, MPI_Fint *ierror)
 {
-    mpi_file_sync_body(true, fh, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_sync_body(true, true, fh, ierror);
+    else
+        mpi_file_sync_slow(true, fh, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_write(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_write(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_write_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_write_body(prof, false, fh, buf, count, datatype, status, ierror);
 }
 void mpi_file_write_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_body(false, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_body(false, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_slow(false, fh, buf, count, datatype, status, ierror);
 }
 void pmpi_file_write_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_body(true, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_body(true, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_slow(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_all_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_all_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_all(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_write_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_write_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_write_all_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_write_all_body(prof, false, fh, buf, count, datatype, status, ierror);
 }
 void mpi_file_write_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_all_body(false, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_all_body(false, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_all_slow(false, fh, buf, count, datatype, status, ierror);
 }
 void pmpi_file_write_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_all_body(true, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_all_body(true, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_all_slow(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_all_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_all_begin_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_all_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_write_all_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    rc = prof ? PMPI_File_write_all_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype)) : MPI_File_write_all_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_write_all_begin_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    mpi_file_write_all_begin_body(prof, false, fh, buf, count, datatype, ierror);
 }
 void mpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_write_all_begin_body(false, fh, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_all_begin_body(false, true, fh, buf, count, datatype, ierror);
+    else
+        mpi_file_write_all_begin_slow(false, fh, buf, count, datatype, ierror);
 }
 void pmpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_write_all_begin_body(true, fh, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_all_begin_body(true, true, fh, buf, count, datatype, ierror);
+    else
+        mpi_file_write_all_begin_slow(true, fh, buf, count, datatype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_all_end_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_write_all_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_all_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_write_all_end_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_write_all_end_body(prof, false, fh, buf, status, ierror);
 }
 void mpi_file_write_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_all_end_body(false, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_write_all_end_body(false, true, fh, buf, status, ierror);
+    else
+        mpi_file_write_all_end_slow(false, fh, buf, status, ierror);
 }
 void pmpi_file_write_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_all_end_body(true, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_write_all_end_body(true, true, fh, buf, status, ierror);
+    else
+        mpi_file_write_all_end_slow(true, fh, buf, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_at_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_at(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_write_at(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_write_at(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_write_at_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_write_at_body(prof, false, fh, offset, buf, count, datatype, status, ierror);
 }
 void mpi_file_write_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_at_body(false, fh, offset, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_at_body(false, true, fh, offset, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_at_slow(false, fh, offset, buf, count, datatype, status, ierror);
 }
 void pmpi_file_write_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_at_body(true, fh, offset, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_at_body(true, true, fh, offset, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_at_slow(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_at_all_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_all_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_at_all(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_write_at_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_write_at_all(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_write_at_all_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_write_at_all_body(prof, false, fh, offset, buf, count, datatype, status, ierror);
 }
 void mpi_file_write_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_at_all_body(false, fh, offset, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_at_all_body(false, true, fh, offset, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_at_all_slow(false, fh, offset, buf, count, datatype, status, ierror);
 }
 void pmpi_file_write_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_at_all_body(true, fh, offset, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_at_all_body(true, true, fh, offset, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_at_all_slow(true, fh, offset, buf, count, datatype, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_at_all_begin_body(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_all_begin_body(bool prof, bool fast, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_at_all_begin(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_write_at_all_begin(lmpif_File_fromint(*fh), *offset, LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    rc = prof ? PMPI_File_write_at_all_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype)) : MPI_File_write_at_all_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), *offset, LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_write_at_all_begin_slow(bool prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    mpi_file_write_at_all_begin_body(prof, false, fh, offset, buf, count, datatype, ierror);
 }
 void mpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_write_at_all_begin_body(false, fh, offset, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_at_all_begin_body(false, true, fh, offset, buf, count, datatype, ierror);
+    else
+        mpi_file_write_at_all_begin_slow(false, fh, offset, buf, count, datatype, ierror);
 }
 void pmpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_write_at_all_begin_body(true, fh, offset, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_at_all_begin_body(true, true, fh, offset, buf, count, datatype, ierror);
+    else
+        mpi_file_write_at_all_begin_slow(true, fh, offset, buf, count, datatype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_at_all_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_at_all_end_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_at_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_at_all_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_write_at_all_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_at_all_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_write_at_all_end_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_write_at_all_end_body(prof, false, fh, buf, status, ierror);
 }
 void mpi_file_write_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_at_all_end_body(false, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_write_at_all_end_body(false, true, fh, buf, status, ierror);
+    else
+        mpi_file_write_at_all_end_slow(false, fh, buf, status, ierror);
 }
 void pmpi_file_write_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_at_all_end_body(true, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_write_at_all_end_body(true, true, fh, buf, status, ierror);
+    else
+        mpi_file_write_at_all_end_slow(true, fh, buf, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_ordered_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_ordered_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_ordered(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_ordered(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_write_ordered(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_write_ordered(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_write_ordered_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_write_ordered_body(prof, false, fh, buf, count, datatype, status, ierror);
 }
 void mpi_file_write_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_ordered_body(false, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_ordered_body(false, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_ordered_slow(false, fh, buf, count, datatype, status, ierror);
 }
 void pmpi_file_write_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_ordered_body(true, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_ordered_body(true, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_ordered_slow(true, fh, buf, count, datatype, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_ordered_begin_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_ordered_begin_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_ordered_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype)) : MPI_File_write_ordered_begin(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype));
+    rc = prof ? PMPI_File_write_ordered_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype)) : MPI_File_write_ordered_begin(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_write_ordered_begin_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    mpi_file_write_ordered_begin_body(prof, false, fh, buf, count, datatype, ierror);
 }
 void mpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_write_ordered_begin_body(false, fh, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_ordered_begin_body(false, true, fh, buf, count, datatype, ierror);
+    else
+        mpi_file_write_ordered_begin_slow(false, fh, buf, count, datatype, ierror);
 }
 void pmpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_file_write_ordered_begin_body(true, fh, buf, count, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_ordered_begin_body(true, true, fh, buf, count, datatype, ierror);
+    else
+        mpi_file_write_ordered_begin_slow(true, fh, buf, count, datatype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_ordered_end_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_ordered_end_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_ordered_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_ordered_end(lmpif_File_fromint(*fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_write_ordered_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status)) : MPI_File_write_ordered_end(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_file_write_ordered_end_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_write_ordered_end_body(prof, false, fh, buf, status, ierror);
 }
 void mpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_ordered_end_body(false, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_write_ordered_end_body(false, true, fh, buf, status, ierror);
+    else
+        mpi_file_write_ordered_end_slow(false, fh, buf, status, ierror);
 }
 void pmpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_ordered_end_body(true, fh, buf, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh))
+        mpi_file_write_ordered_end_body(true, true, fh, buf, status, ierror);
+    else
+        mpi_file_write_ordered_end_slow(true, fh, buf, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_file_write_shared_body(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_file_write_shared_body(bool prof, bool fast, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_File_write_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status)) : MPI_File_write_shared(lmpif_File_fromint(*fh), LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), LMPIF_STATUS(status));
+    rc = prof ? PMPI_File_write_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status)) : MPI_File_write_shared(LMPIF_FROMINT(fast, MPI_File, File, *fh), LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_file_write_shared_slow(bool prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_file_write_shared_body(prof, false, fh, buf, count, datatype, status, ierror);
+}
 void mpi_file_write_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_shared_body(false, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_shared_body(false, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_shared_slow(false, fh, buf, count, datatype, status, ierror);
 }
 void pmpi_file_write_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_file_write_shared_body(true, fh, buf, count, datatype, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*fh | *datatype))
+        mpi_file_write_shared_body(true, true, fh, buf, count, datatype, status, ierror);
+    else
+        mpi_file_write_shared_slow(true, fh, buf, count, datatype, status, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_finalize_body(bool prof, MPI_Fint *ierror)
@@ -2744,104 +4060,164 @@ void pmpi_free_mem_(void *base, MPI_Fint *ierror)
     mpi_free_mem_body(true, base, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_gather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gather_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Gather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm)) : MPI_Gather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Gather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Gather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_gather_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_gather_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 void mpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_gather_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_gather_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    else
+        mpi_gather_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 void pmpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_gather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_gather_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    else
+        mpi_gather_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_gather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gather_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Gather_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_gather_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_gather_init_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 void mpi_gather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_gather_init_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_gather_init_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    else
+        mpi_gather_init_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 void pmpi_gather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_gather_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_gather_init_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    else
+        mpi_gather_init_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_gatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gatherv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm)) : MPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Gatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_gatherv_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_gatherv_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
+}
 void mpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_gatherv_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_gatherv_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
+    else
+        mpi_gatherv_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
 }
 void pmpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_gatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_gatherv_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
+    else
+        mpi_gatherv_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_gatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_gatherv_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Gatherv_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_gatherv_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_gatherv_init_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
+}
 void mpi_gatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_gatherv_init_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_gatherv_init_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
+    else
+        mpi_gatherv_init_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
 }
 void pmpi_gatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_gatherv_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_gatherv_init_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
+    else
+        mpi_gatherv_init_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_get_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_body(bool prof, bool fast, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win)) : MPI_Get(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Get(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Get(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_get_slow(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_get_body(prof, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
 }
 void mpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_get_body(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *win))
+        mpi_get_body(false, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
+    else
+        mpi_get_slow(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
 }
 void pmpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_get_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *win))
+        mpi_get_body(true, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
+    else
+        mpi_get_slow(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_get_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_accumulate_body(bool prof, bool fast, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, lmpif_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win)) : MPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, lmpif_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), LMPIF_BUF(result_addr), *result_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *result_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Get_accumulate(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), LMPIF_BUF(result_addr), *result_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *result_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_get_accumulate_slow(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_get_accumulate_body(prof, false, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+}
 void mpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_get_accumulate_body(false, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *result_datatype | *target_datatype | *op | *win))
+        mpi_get_accumulate_body(false, true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+    else
+        mpi_get_accumulate_slow(false, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
 }
 void pmpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_get_accumulate_body(true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *result_datatype | *target_datatype | *op | *win))
+        mpi_get_accumulate_body(true, true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+    else
+        mpi_get_accumulate_slow(true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_get_address_body(bool prof, void *location, MPI_Aint *address, MPI_Fint *ierror)
@@ -2860,52 +4236,82 @@ void pmpi_get_address_(void *location, MPI_Aint *address, MPI_Fint *ierror)
     mpi_get_address_body(true, location, address, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_get_count_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_count_body(bool prof, bool fast, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get_count(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count) : MPI_Get_count(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count);
+    rc = prof ? PMPI_Get_count(LMPIF_STATUS(status), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), count) : MPI_Get_count(LMPIF_STATUS(status), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), count);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_get_count_slow(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
+{
+    mpi_get_count_body(prof, false, status, datatype, count, ierror);
 }
 void mpi_get_count_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
-    mpi_get_count_body(false, status, datatype, count, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_get_count_body(false, true, status, datatype, count, ierror);
+    else
+        mpi_get_count_slow(false, status, datatype, count, ierror);
 }
 void pmpi_get_count_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
-    mpi_get_count_body(true, status, datatype, count, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_get_count_body(true, true, status, datatype, count, ierror);
+    else
+        mpi_get_count_slow(true, status, datatype, count, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_get_elements_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_elements_body(bool prof, bool fast, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get_elements(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count) : MPI_Get_elements(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count);
+    rc = prof ? PMPI_Get_elements(LMPIF_STATUS(status), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), count) : MPI_Get_elements(LMPIF_STATUS(status), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), count);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_get_elements_slow(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
+{
+    mpi_get_elements_body(prof, false, status, datatype, count, ierror);
 }
 void mpi_get_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
-    mpi_get_elements_body(false, status, datatype, count, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_get_elements_body(false, true, status, datatype, count, ierror);
+    else
+        mpi_get_elements_slow(false, status, datatype, count, ierror);
 }
 void pmpi_get_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
-    mpi_get_elements_body(true, status, datatype, count, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_get_elements_body(true, true, status, datatype, count, ierror);
+    else
+        mpi_get_elements_slow(true, status, datatype, count, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_get_elements_x_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_get_elements_x_body(bool prof, bool fast, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Get_elements_x(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count) : MPI_Get_elements_x(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), count);
+    rc = prof ? PMPI_Get_elements_x(LMPIF_STATUS(status), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), count) : MPI_Get_elements_x(LMPIF_STATUS(status), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), count);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_get_elements_x_slow(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+{
+    mpi_get_elements_x_body(prof, false, status, datatype, count, ierror);
+}
 void mpi_get_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
-    mpi_get_elements_x_body(false, status, datatype, count, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_get_elements_x_body(false, true, status, datatype, count, ierror);
+    else
+        mpi_get_elements_x_slow(false, status, datatype, count, ierror);
 }
 void pmpi_get_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
-    mpi_get_elements_x_body(true, status, datatype, count, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_get_elements_x_body(true, true, status, datatype, count, ierror);
+    else
+        mpi_get_elements_x_slow(true, status, datatype, count, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_get_hw_resource_info_body(bool prof, MPI_Fint *hw_info, MPI_Fint *ierror)
@@ -2990,191 +4396,301 @@ void pmpi_get_version_(MPI_Fint *version, MPI_Fint *subversion, MPI_Fint *ierror
     mpi_get_version_body(true, version, subversion, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_graph_create_body(bool prof, MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graph_create_body(bool prof, bool fast, MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierror)
 {
     MPI_Comm c_comm_graph = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graph_create(lmpif_Comm_fromint(*comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph) : MPI_Graph_create(lmpif_Comm_fromint(*comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph);
+    rc = prof ? PMPI_Graph_create(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph) : MPI_Graph_create(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm_old), *nnodes, index, edges, lmpif_from_logical(*reorder), &c_comm_graph);
     if (rc == MPI_SUCCESS) *comm_graph = lmpif_Comm_toint(c_comm_graph);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_graph_create_slow(bool prof, MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierror)
+{
+    mpi_graph_create_body(prof, false, comm_old, nnodes, index, edges, reorder, comm_graph, ierror);
+}
 void mpi_graph_create_(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierror)
 {
-    mpi_graph_create_body(false, comm_old, nnodes, index, edges, reorder, comm_graph, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm_old))
+        mpi_graph_create_body(false, true, comm_old, nnodes, index, edges, reorder, comm_graph, ierror);
+    else
+        mpi_graph_create_slow(false, comm_old, nnodes, index, edges, reorder, comm_graph, ierror);
 }
 void pmpi_graph_create_(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierror)
 {
-    mpi_graph_create_body(true, comm_old, nnodes, index, edges, reorder, comm_graph, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm_old))
+        mpi_graph_create_body(true, true, comm_old, nnodes, index, edges, reorder, comm_graph, ierror);
+    else
+        mpi_graph_create_slow(true, comm_old, nnodes, index, edges, reorder, comm_graph, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_graph_get_body(bool prof, MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graph_get_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graph_get(lmpif_Comm_fromint(*comm), *maxindex, *maxedges, index, edges) : MPI_Graph_get(lmpif_Comm_fromint(*comm), *maxindex, *maxedges, index, edges);
+    rc = prof ? PMPI_Graph_get(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *maxindex, *maxedges, index, edges) : MPI_Graph_get(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *maxindex, *maxedges, index, edges);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_graph_get_slow(bool prof, MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *ierror)
+{
+    mpi_graph_get_body(prof, false, comm, maxindex, maxedges, index, edges, ierror);
 }
 void mpi_graph_get_(MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *ierror)
 {
-    mpi_graph_get_body(false, comm, maxindex, maxedges, index, edges, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_graph_get_body(false, true, comm, maxindex, maxedges, index, edges, ierror);
+    else
+        mpi_graph_get_slow(false, comm, maxindex, maxedges, index, edges, ierror);
 }
 void pmpi_graph_get_(MPI_Fint *comm, MPI_Fint *maxindex, MPI_Fint *maxedges, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *ierror)
 {
-    mpi_graph_get_body(true, comm, maxindex, maxedges, index, edges, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_graph_get_body(true, true, comm, maxindex, maxedges, index, edges, ierror);
+    else
+        mpi_graph_get_slow(true, comm, maxindex, maxedges, index, edges, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_graph_map_body(bool prof, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graph_map_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graph_map(lmpif_Comm_fromint(*comm), *nnodes, index, edges, newrank) : MPI_Graph_map(lmpif_Comm_fromint(*comm), *nnodes, index, edges, newrank);
+    rc = prof ? PMPI_Graph_map(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *nnodes, index, edges, newrank) : MPI_Graph_map(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *nnodes, index, edges, newrank);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_graph_map_slow(bool prof, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierror)
+{
+    mpi_graph_map_body(prof, false, comm, nnodes, index, edges, newrank, ierror);
 }
 void mpi_graph_map_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierror)
 {
-    mpi_graph_map_body(false, comm, nnodes, index, edges, newrank, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_graph_map_body(false, true, comm, nnodes, index, edges, newrank, ierror);
+    else
+        mpi_graph_map_slow(false, comm, nnodes, index, edges, newrank, ierror);
 }
 void pmpi_graph_map_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierror)
 {
-    mpi_graph_map_body(true, comm, nnodes, index, edges, newrank, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_graph_map_body(true, true, comm, nnodes, index, edges, newrank, ierror);
+    else
+        mpi_graph_map_slow(true, comm, nnodes, index, edges, newrank, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_graph_neighbors_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graph_neighbors_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graph_neighbors(lmpif_Comm_fromint(*comm), *rank, *maxneighbors, neighbors) : MPI_Graph_neighbors(lmpif_Comm_fromint(*comm), *rank, *maxneighbors, neighbors);
+    rc = prof ? PMPI_Graph_neighbors(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *rank, *maxneighbors, neighbors) : MPI_Graph_neighbors(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *rank, *maxneighbors, neighbors);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_graph_neighbors_slow(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierror)
+{
+    mpi_graph_neighbors_body(prof, false, comm, rank, maxneighbors, neighbors, ierror);
 }
 void mpi_graph_neighbors_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierror)
 {
-    mpi_graph_neighbors_body(false, comm, rank, maxneighbors, neighbors, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_graph_neighbors_body(false, true, comm, rank, maxneighbors, neighbors, ierror);
+    else
+        mpi_graph_neighbors_slow(false, comm, rank, maxneighbors, neighbors, ierror);
 }
 void pmpi_graph_neighbors_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierror)
 {
-    mpi_graph_neighbors_body(true, comm, rank, maxneighbors, neighbors, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_graph_neighbors_body(true, true, comm, rank, maxneighbors, neighbors, ierror);
+    else
+        mpi_graph_neighbors_slow(true, comm, rank, maxneighbors, neighbors, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_graph_neighbors_count_body(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graph_neighbors_count_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graph_neighbors_count(lmpif_Comm_fromint(*comm), *rank, nneighbors) : MPI_Graph_neighbors_count(lmpif_Comm_fromint(*comm), *rank, nneighbors);
+    rc = prof ? PMPI_Graph_neighbors_count(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *rank, nneighbors) : MPI_Graph_neighbors_count(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), *rank, nneighbors);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_graph_neighbors_count_slow(bool prof, MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierror)
+{
+    mpi_graph_neighbors_count_body(prof, false, comm, rank, nneighbors, ierror);
 }
 void mpi_graph_neighbors_count_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierror)
 {
-    mpi_graph_neighbors_count_body(false, comm, rank, nneighbors, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_graph_neighbors_count_body(false, true, comm, rank, nneighbors, ierror);
+    else
+        mpi_graph_neighbors_count_slow(false, comm, rank, nneighbors, ierror);
 }
 void pmpi_graph_neighbors_count_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierror)
 {
-    mpi_graph_neighbors_count_body(true, comm, rank, nneighbors, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_graph_neighbors_count_body(true, true, comm, rank, nneighbors, ierror);
+    else
+        mpi_graph_neighbors_count_slow(true, comm, rank, nneighbors, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_graphdims_get_body(bool prof, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_graphdims_get_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Graphdims_get(lmpif_Comm_fromint(*comm), nnodes, nedges) : MPI_Graphdims_get(lmpif_Comm_fromint(*comm), nnodes, nedges);
+    rc = prof ? PMPI_Graphdims_get(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), nnodes, nedges) : MPI_Graphdims_get(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), nnodes, nedges);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_graphdims_get_slow(bool prof, MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierror)
+{
+    mpi_graphdims_get_body(prof, false, comm, nnodes, nedges, ierror);
 }
 void mpi_graphdims_get_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierror)
 {
-    mpi_graphdims_get_body(false, comm, nnodes, nedges, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_graphdims_get_body(false, true, comm, nnodes, nedges, ierror);
+    else
+        mpi_graphdims_get_slow(false, comm, nnodes, nedges, ierror);
 }
 void pmpi_graphdims_get_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierror)
 {
-    mpi_graphdims_get_body(true, comm, nnodes, nedges, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_graphdims_get_body(true, true, comm, nnodes, nedges, ierror);
+    else
+        mpi_graphdims_get_slow(true, comm, nnodes, nedges, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_grequest_complete_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_grequest_complete_body(bool prof, bool fast, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Grequest_complete(lmpif_Request_fromint(*request)) : MPI_Grequest_complete(lmpif_Request_fromint(*request));
+    rc = prof ? PMPI_Grequest_complete(LMPIF_FROMINT(fast, MPI_Request, Request, *request)) : MPI_Grequest_complete(LMPIF_FROMINT(fast, MPI_Request, Request, *request));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_grequest_complete_slow(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_grequest_complete_body(prof, false, request, ierror);
 }
 void mpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_grequest_complete_body(false, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_grequest_complete_body(false, true, request, ierror);
+    else
+        mpi_grequest_complete_slow(false, request, ierror);
 }
 void pmpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_grequest_complete_body(true, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_grequest_complete_body(true, true, request, ierror);
+    else
+        mpi_grequest_complete_slow(true, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_compare_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_compare_body(bool prof, bool fast, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_compare(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), result) : MPI_Group_compare(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), result);
+    rc = prof ? PMPI_Group_compare(LMPIF_FROMINT(fast, MPI_Group, Group, *group1), LMPIF_FROMINT(fast, MPI_Group, Group, *group2), result) : MPI_Group_compare(LMPIF_FROMINT(fast, MPI_Group, Group, *group1), LMPIF_FROMINT(fast, MPI_Group, Group, *group2), result);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_group_compare_slow(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierror)
+{
+    mpi_group_compare_body(prof, false, group1, group2, result, ierror);
 }
 void mpi_group_compare_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierror)
 {
-    mpi_group_compare_body(false, group1, group2, result, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group1 | *group2))
+        mpi_group_compare_body(false, true, group1, group2, result, ierror);
+    else
+        mpi_group_compare_slow(false, group1, group2, result, ierror);
 }
 void pmpi_group_compare_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierror)
 {
-    mpi_group_compare_body(true, group1, group2, result, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group1 | *group2))
+        mpi_group_compare_body(true, true, group1, group2, result, ierror);
+    else
+        mpi_group_compare_slow(true, group1, group2, result, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_difference_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_difference_body(bool prof, bool fast, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_difference(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup) : MPI_Group_difference(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup);
+    rc = prof ? PMPI_Group_difference(LMPIF_FROMINT(fast, MPI_Group, Group, *group1), LMPIF_FROMINT(fast, MPI_Group, Group, *group2), &c_newgroup) : MPI_Group_difference(LMPIF_FROMINT(fast, MPI_Group, Group, *group1), LMPIF_FROMINT(fast, MPI_Group, Group, *group2), &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_group_difference_slow(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
+{
+    mpi_group_difference_body(prof, false, group1, group2, newgroup, ierror);
 }
 void mpi_group_difference_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_difference_body(false, group1, group2, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group1 | *group2))
+        mpi_group_difference_body(false, true, group1, group2, newgroup, ierror);
+    else
+        mpi_group_difference_slow(false, group1, group2, newgroup, ierror);
 }
 void pmpi_group_difference_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_difference_body(true, group1, group2, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group1 | *group2))
+        mpi_group_difference_body(true, true, group1, group2, newgroup, ierror);
+    else
+        mpi_group_difference_slow(true, group1, group2, newgroup, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_excl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_excl_body(bool prof, bool fast, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_excl(lmpif_Group_fromint(*group), *n, ranks, &c_newgroup) : MPI_Group_excl(lmpif_Group_fromint(*group), *n, ranks, &c_newgroup);
+    rc = prof ? PMPI_Group_excl(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *n, ranks, &c_newgroup) : MPI_Group_excl(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *n, ranks, &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_group_excl_slow(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
+{
+    mpi_group_excl_body(prof, false, group, n, ranks, newgroup, ierror);
+}
 void mpi_group_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_excl_body(false, group, n, ranks, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_excl_body(false, true, group, n, ranks, newgroup, ierror);
+    else
+        mpi_group_excl_slow(false, group, n, ranks, newgroup, ierror);
 }
 void pmpi_group_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_excl_body(true, group, n, ranks, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_excl_body(true, true, group, n, ranks, newgroup, ierror);
+    else
+        mpi_group_excl_slow(true, group, n, ranks, newgroup, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_free_body(bool prof, MPI_Fint *group, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_free_body(bool prof, bool fast, MPI_Fint *group, MPI_Fint *ierror)
 {
-    MPI_Group c_group = lmpif_Group_fromint(*group);
+    MPI_Group c_group = LMPIF_FROMINT(fast, MPI_Group, Group, *group);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Group_free(&c_group) : MPI_Group_free(&c_group);
     if (rc == MPI_SUCCESS) *group = lmpif_Group_toint(c_group);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_group_free_slow(bool prof, MPI_Fint *group, MPI_Fint *ierror)
+{
+    mpi_group_free_body(prof, false, group, ierror);
+}
 void mpi_group_free_(MPI_Fint *group, MPI_Fint *ierror)
 {
-    mpi_group_free_body(false, group, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_free_body(false, true, group, ierror);
+    else
+        mpi_group_free_slow(false, group, ierror);
 }
 void pmpi_group_free_(MPI_Fint *group, MPI_Fint *ierror)
 {
-    mpi_group_free_body(true, group, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_free_body(true, true, group, ierror);
+    else
+        mpi_group_free_slow(true, group, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_from_session_pset_body(bool prof, MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierror, size_t pset_name_len)
+static inline __attribute__((always_inline)) void mpi_group_from_session_pset_body(bool prof, bool fast, MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierror, size_t pset_name_len)
 {
     char *c_pset_name = lmpif_str_in(pset_name, pset_name_len);
     MPI_Group c_newgroup = (MPI_Group)0;
@@ -3185,250 +4701,390 @@ static inline __attribute__((always_inline)) void mpi_group_from_session_pset_bo
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_from_session_pset(lmpif_Session_fromint(*session), c_pset_name, &c_newgroup) : MPI_Group_from_session_pset(lmpif_Session_fromint(*session), c_pset_name, &c_newgroup);
+    rc = prof ? PMPI_Group_from_session_pset(LMPIF_FROMINT(fast, MPI_Session, Session, *session), c_pset_name, &c_newgroup) : MPI_Group_from_session_pset(LMPIF_FROMINT(fast, MPI_Session, Session, *session), c_pset_name, &c_newgroup);
     free(c_pset_name);
     if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_group_from_session_pset_slow(bool prof, MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierror, size_t pset_name_len)
+{
+    mpi_group_from_session_pset_body(prof, false, session, pset_name, newgroup, ierror, pset_name_len);
+}
 void mpi_group_from_session_pset_(MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierror, size_t pset_name_len)
 {
-    mpi_group_from_session_pset_body(false, session, pset_name, newgroup, ierror, pset_name_len);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_group_from_session_pset_body(false, true, session, pset_name, newgroup, ierror, pset_name_len);
+    else
+        mpi_group_from_session_pset_slow(false, session, pset_name, newgroup, ierror, pset_name_len);
 }
 void pmpi_group_from_session_pset_(MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierror, size_t pset_name_len)
 {
-    mpi_group_from_session_pset_body(true, session, pset_name, newgroup, ierror, pset_name_len);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_group_from_session_pset_body(true, true, session, pset_name, newgroup, ierror, pset_name_len);
+    else
+        mpi_group_from_session_pset_slow(true, session, pset_name, newgroup, ierror, pset_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_incl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_incl_body(bool prof, bool fast, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_incl(lmpif_Group_fromint(*group), *n, ranks, &c_newgroup) : MPI_Group_incl(lmpif_Group_fromint(*group), *n, ranks, &c_newgroup);
+    rc = prof ? PMPI_Group_incl(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *n, ranks, &c_newgroup) : MPI_Group_incl(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *n, ranks, &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_group_incl_slow(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
+{
+    mpi_group_incl_body(prof, false, group, n, ranks, newgroup, ierror);
 }
 void mpi_group_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_incl_body(false, group, n, ranks, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_incl_body(false, true, group, n, ranks, newgroup, ierror);
+    else
+        mpi_group_incl_slow(false, group, n, ranks, newgroup, ierror);
 }
 void pmpi_group_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_incl_body(true, group, n, ranks, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_incl_body(true, true, group, n, ranks, newgroup, ierror);
+    else
+        mpi_group_incl_slow(true, group, n, ranks, newgroup, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_intersection_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_intersection_body(bool prof, bool fast, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_intersection(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup) : MPI_Group_intersection(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup);
+    rc = prof ? PMPI_Group_intersection(LMPIF_FROMINT(fast, MPI_Group, Group, *group1), LMPIF_FROMINT(fast, MPI_Group, Group, *group2), &c_newgroup) : MPI_Group_intersection(LMPIF_FROMINT(fast, MPI_Group, Group, *group1), LMPIF_FROMINT(fast, MPI_Group, Group, *group2), &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_group_intersection_slow(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
+{
+    mpi_group_intersection_body(prof, false, group1, group2, newgroup, ierror);
 }
 void mpi_group_intersection_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_intersection_body(false, group1, group2, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group1 | *group2))
+        mpi_group_intersection_body(false, true, group1, group2, newgroup, ierror);
+    else
+        mpi_group_intersection_slow(false, group1, group2, newgroup, ierror);
 }
 void pmpi_group_intersection_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_intersection_body(true, group1, group2, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group1 | *group2))
+        mpi_group_intersection_body(true, true, group1, group2, newgroup, ierror);
+    else
+        mpi_group_intersection_slow(true, group1, group2, newgroup, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_range_excl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_range_excl_body(bool prof, bool fast, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_range_excl(lmpif_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_excl(lmpif_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup);
+    rc = prof ? PMPI_Group_range_excl(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_excl(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *n, (int (*)[3])ranges, &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_group_range_excl_slow(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
+{
+    mpi_group_range_excl_body(prof, false, group, n, ranges, newgroup, ierror);
 }
 void mpi_group_range_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_range_excl_body(false, group, n, ranges, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_range_excl_body(false, true, group, n, ranges, newgroup, ierror);
+    else
+        mpi_group_range_excl_slow(false, group, n, ranges, newgroup, ierror);
 }
 void pmpi_group_range_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_range_excl_body(true, group, n, ranges, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_range_excl_body(true, true, group, n, ranges, newgroup, ierror);
+    else
+        mpi_group_range_excl_slow(true, group, n, ranges, newgroup, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_range_incl_body(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_range_incl_body(bool prof, bool fast, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_range_incl(lmpif_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_incl(lmpif_Group_fromint(*group), *n, (int (*)[3])ranges, &c_newgroup);
+    rc = prof ? PMPI_Group_range_incl(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *n, (int (*)[3])ranges, &c_newgroup) : MPI_Group_range_incl(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *n, (int (*)[3])ranges, &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_group_range_incl_slow(bool prof, MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
+{
+    mpi_group_range_incl_body(prof, false, group, n, ranges, newgroup, ierror);
 }
 void mpi_group_range_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_range_incl_body(false, group, n, ranges, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_range_incl_body(false, true, group, n, ranges, newgroup, ierror);
+    else
+        mpi_group_range_incl_slow(false, group, n, ranges, newgroup, ierror);
 }
 void pmpi_group_range_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_range_incl_body(true, group, n, ranges, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_range_incl_body(true, true, group, n, ranges, newgroup, ierror);
+    else
+        mpi_group_range_incl_slow(true, group, n, ranges, newgroup, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_rank_body(bool prof, MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_rank_body(bool prof, bool fast, MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_rank(lmpif_Group_fromint(*group), rank) : MPI_Group_rank(lmpif_Group_fromint(*group), rank);
+    rc = prof ? PMPI_Group_rank(LMPIF_FROMINT(fast, MPI_Group, Group, *group), rank) : MPI_Group_rank(LMPIF_FROMINT(fast, MPI_Group, Group, *group), rank);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_group_rank_slow(bool prof, MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
+{
+    mpi_group_rank_body(prof, false, group, rank, ierror);
 }
 void mpi_group_rank_(MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
 {
-    mpi_group_rank_body(false, group, rank, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_rank_body(false, true, group, rank, ierror);
+    else
+        mpi_group_rank_slow(false, group, rank, ierror);
 }
 void pmpi_group_rank_(MPI_Fint *group, MPI_Fint *rank, MPI_Fint *ierror)
 {
-    mpi_group_rank_body(true, group, rank, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_rank_body(true, true, group, rank, ierror);
+    else
+        mpi_group_rank_slow(true, group, rank, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_size_body(bool prof, MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_size_body(bool prof, bool fast, MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_size(lmpif_Group_fromint(*group), size) : MPI_Group_size(lmpif_Group_fromint(*group), size);
+    rc = prof ? PMPI_Group_size(LMPIF_FROMINT(fast, MPI_Group, Group, *group), size) : MPI_Group_size(LMPIF_FROMINT(fast, MPI_Group, Group, *group), size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_group_size_slow(bool prof, MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
+{
+    mpi_group_size_body(prof, false, group, size, ierror);
 }
 void mpi_group_size_(MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_group_size_body(false, group, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_size_body(false, true, group, size, ierror);
+    else
+        mpi_group_size_slow(false, group, size, ierror);
 }
 void pmpi_group_size_(MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_group_size_body(true, group, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group))
+        mpi_group_size_body(true, true, group, size, ierror);
+    else
+        mpi_group_size_slow(true, group, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_translate_ranks_body(bool prof, MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1, MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_translate_ranks_body(bool prof, bool fast, MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1, MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_translate_ranks(lmpif_Group_fromint(*group1), *n, ranks1, lmpif_Group_fromint(*group2), ranks2) : MPI_Group_translate_ranks(lmpif_Group_fromint(*group1), *n, ranks1, lmpif_Group_fromint(*group2), ranks2);
+    rc = prof ? PMPI_Group_translate_ranks(LMPIF_FROMINT(fast, MPI_Group, Group, *group1), *n, ranks1, LMPIF_FROMINT(fast, MPI_Group, Group, *group2), ranks2) : MPI_Group_translate_ranks(LMPIF_FROMINT(fast, MPI_Group, Group, *group1), *n, ranks1, LMPIF_FROMINT(fast, MPI_Group, Group, *group2), ranks2);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_group_translate_ranks_slow(bool prof, MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1, MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierror)
+{
+    mpi_group_translate_ranks_body(prof, false, group1, n, ranks1, group2, ranks2, ierror);
+}
 void mpi_group_translate_ranks_(MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1, MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierror)
 {
-    mpi_group_translate_ranks_body(false, group1, n, ranks1, group2, ranks2, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group1 | *group2))
+        mpi_group_translate_ranks_body(false, true, group1, n, ranks1, group2, ranks2, ierror);
+    else
+        mpi_group_translate_ranks_slow(false, group1, n, ranks1, group2, ranks2, ierror);
 }
 void pmpi_group_translate_ranks_(MPI_Fint *group1, MPI_Fint *n, MPI_Fint *ranks1, MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierror)
 {
-    mpi_group_translate_ranks_body(true, group1, n, ranks1, group2, ranks2, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group1 | *group2))
+        mpi_group_translate_ranks_body(true, true, group1, n, ranks1, group2, ranks2, ierror);
+    else
+        mpi_group_translate_ranks_slow(true, group1, n, ranks1, group2, ranks2, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_group_union_body(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_group_union_body(bool prof, bool fast, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
     MPI_Group c_newgroup = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Group_union(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup) : MPI_Group_union(lmpif_Group_fromint(*group1), lmpif_Group_fromint(*group2), &c_newgroup);
+    rc = prof ? PMPI_Group_union(LMPIF_FROMINT(fast, MPI_Group, Group, *group1), LMPIF_FROMINT(fast, MPI_Group, Group, *group2), &c_newgroup) : MPI_Group_union(LMPIF_FROMINT(fast, MPI_Group, Group, *group1), LMPIF_FROMINT(fast, MPI_Group, Group, *group2), &c_newgroup);
     if (rc == MPI_SUCCESS) *newgroup = lmpif_Group_toint(c_newgroup);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_group_union_slow(bool prof, MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
+{
+    mpi_group_union_body(prof, false, group1, group2, newgroup, ierror);
+}
 void mpi_group_union_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_union_body(false, group1, group2, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group1 | *group2))
+        mpi_group_union_body(false, true, group1, group2, newgroup, ierror);
+    else
+        mpi_group_union_slow(false, group1, group2, newgroup, ierror);
 }
 void pmpi_group_union_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierror)
 {
-    mpi_group_union_body(true, group1, group2, newgroup, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group1 | *group2))
+        mpi_group_union_body(true, true, group1, group2, newgroup, ierror);
+    else
+        mpi_group_union_slow(true, group1, group2, newgroup, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_iallgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallgather_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Iallgather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_iallgather_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_iallgather_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 void mpi_iallgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iallgather_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_iallgather_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    else
+        mpi_iallgather_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 void pmpi_iallgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iallgather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_iallgather_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    else
+        mpi_iallgather_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_iallgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallgatherv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Iallgatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_iallgatherv_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_iallgatherv_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 void mpi_iallgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iallgatherv_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_iallgatherv_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+    else
+        mpi_iallgatherv_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 void pmpi_iallgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iallgatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_iallgatherv_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+    else
+        mpi_iallgatherv_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_iallreduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iallreduce_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Iallreduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_iallreduce_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_iallreduce_body(prof, false, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 void mpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iallreduce_body(false, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_iallreduce_body(false, true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    else
+        mpi_iallreduce_slow(false, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 void pmpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iallreduce_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_iallreduce_body(true, true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    else
+        mpi_iallreduce_slow(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ialltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoall_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ialltoall(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_ialltoall_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ialltoall_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 void mpi_ialltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ialltoall_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ialltoall_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    else
+        mpi_ialltoall_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 void pmpi_ialltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ialltoall_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ialltoall_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    else
+        mpi_ialltoall_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ialltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoallv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ialltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_ialltoallv_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ialltoallv_body(prof, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+}
 void mpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ialltoallv_body(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ialltoallv_body(false, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+    else
+        mpi_ialltoallv_slow(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 void pmpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ialltoallv_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ialltoallv_body(true, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+    else
+        mpi_ialltoallv_slow(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ialltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ialltoallw_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_peers(MPI_Comm_fromint(*comm)), true);
@@ -3441,243 +5097,373 @@ static inline __attribute__((always_inline)) void mpi_ialltoallw_body(bool prof,
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ialltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ialltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ialltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ialltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_ialltoallw_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ialltoallw_body(prof, false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
 void mpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ialltoallw_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_ialltoallw_body(false, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+    else
+        mpi_ialltoallw_slow(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 void pmpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ialltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_ialltoallw_body(true, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+    else
+        mpi_ialltoallw_slow(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ibarrier_body(bool prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ibarrier_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ibarrier(lmpif_Comm_fromint(*comm), &c_request) : MPI_Ibarrier(lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ibarrier(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ibarrier(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_ibarrier_slow(bool prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ibarrier_body(prof, false, comm, request, ierror);
 }
 void mpi_ibarrier_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ibarrier_body(false, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_ibarrier_body(false, true, comm, request, ierror);
+    else
+        mpi_ibarrier_slow(false, comm, request, ierror);
 }
 void pmpi_ibarrier_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ibarrier_body(true, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_ibarrier_body(true, true, comm, request, ierror);
+    else
+        mpi_ibarrier_slow(true, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ibcast_body(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ibcast_body(bool prof, bool fast, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ibcast(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ibcast(LMPIF_BUF(buffer), *count, lmpif_Type_fromint(*datatype), *root, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ibcast(LMPIF_BUF(buffer), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ibcast(LMPIF_BUF(buffer), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_ibcast_slow(bool prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ibcast_body(prof, false, buffer, count, datatype, root, comm, request, ierror);
 }
 void mpi_ibcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ibcast_body(false, buffer, count, datatype, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_ibcast_body(false, true, buffer, count, datatype, root, comm, request, ierror);
+    else
+        mpi_ibcast_slow(false, buffer, count, datatype, root, comm, request, ierror);
 }
 void pmpi_ibcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ibcast_body(true, buffer, count, datatype, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_ibcast_body(true, true, buffer, count, datatype, root, comm, request, ierror);
+    else
+        mpi_ibcast_slow(true, buffer, count, datatype, root, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ibsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ibsend_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ibsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ibsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ibsend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ibsend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_ibsend_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ibsend_body(prof, false, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 void mpi_ibsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ibsend_body(false, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_ibsend_body(false, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_ibsend_slow(false, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 void pmpi_ibsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ibsend_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_ibsend_body(true, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_ibsend_slow(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_iexscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iexscan_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Iexscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_iexscan_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_iexscan_body(prof, false, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 void mpi_iexscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iexscan_body(false, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_iexscan_body(false, true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    else
+        mpi_iexscan_slow(false, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 void pmpi_iexscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iexscan_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_iexscan_body(true, true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    else
+        mpi_iexscan_slow(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_igather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_igather_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Igather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Igather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Igather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Igather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_igather_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_igather_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 void mpi_igather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_igather_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_igather_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    else
+        mpi_igather_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 void pmpi_igather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_igather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_igather_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    else
+        mpi_igather_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_igatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_igatherv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Igatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_igatherv_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_igatherv_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
+}
 void mpi_igatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_igatherv_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_igatherv_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
+    else
+        mpi_igatherv_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
 }
 void pmpi_igatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_igatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_igatherv_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
+    else
+        mpi_igatherv_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_improbe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_improbe_body(bool prof, bool fast, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
     int c_flag = 0;
     MPI_Message c_message = (MPI_Message)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Improbe(*source, *tag, lmpif_Comm_fromint(*comm), &c_flag, &c_message, LMPIF_STATUS(status)) : MPI_Improbe(*source, *tag, lmpif_Comm_fromint(*comm), &c_flag, &c_message, LMPIF_STATUS(status));
+    rc = prof ? PMPI_Improbe(*source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_flag, &c_message, LMPIF_STATUS(status)) : MPI_Improbe(*source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_flag, &c_message, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_improbe_slow(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_improbe_body(prof, false, source, tag, comm, flag, message, status, ierror);
+}
 void mpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_improbe_body(false, source, tag, comm, flag, message, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_improbe_body(false, true, source, tag, comm, flag, message, status, ierror);
+    else
+        mpi_improbe_slow(false, source, tag, comm, flag, message, status, ierror);
 }
 void pmpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_improbe_body(true, source, tag, comm, flag, message, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_improbe_body(true, true, source, tag, comm, flag, message, status, ierror);
+    else
+        mpi_improbe_slow(true, source, tag, comm, flag, message, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_imrecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_imrecv_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
 {
-    MPI_Message c_message = lmpif_Message_fromint(*message);
+    MPI_Message c_message = LMPIF_FROMINT(fast, MPI_Message, Message, *message);
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Imrecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_message, &c_request) : MPI_Imrecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_message, &c_request);
+    rc = prof ? PMPI_Imrecv(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_message, &c_request) : MPI_Imrecv(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_message, &c_request);
     if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_imrecv_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_imrecv_body(prof, false, buf, count, datatype, message, request, ierror);
+}
 void mpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_imrecv_body(false, buf, count, datatype, message, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *message))
+        mpi_imrecv_body(false, true, buf, count, datatype, message, request, ierror);
+    else
+        mpi_imrecv_slow(false, buf, count, datatype, message, request, ierror);
 }
 void pmpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_imrecv_body(true, buf, count, datatype, message, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *message))
+        mpi_imrecv_body(true, true, buf, count, datatype, message, request, ierror);
+    else
+        mpi_imrecv_slow(true, buf, count, datatype, message, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ineighbor_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_allgather_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ineighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_ineighbor_allgather_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ineighbor_allgather_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 void mpi_ineighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ineighbor_allgather_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ineighbor_allgather_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    else
+        mpi_ineighbor_allgather_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 void pmpi_ineighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ineighbor_allgather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ineighbor_allgather_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    else
+        mpi_ineighbor_allgather_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ineighbor_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_allgatherv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ineighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_ineighbor_allgatherv_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ineighbor_allgatherv_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 void mpi_ineighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ineighbor_allgatherv_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ineighbor_allgatherv_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+    else
+        mpi_ineighbor_allgatherv_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 void pmpi_ineighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ineighbor_allgatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ineighbor_allgatherv_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+    else
+        mpi_ineighbor_allgatherv_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ineighbor_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoall_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ineighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_ineighbor_alltoall_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ineighbor_alltoall_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 void mpi_ineighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ineighbor_alltoall_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ineighbor_alltoall_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    else
+        mpi_ineighbor_alltoall_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 void pmpi_ineighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ineighbor_alltoall_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ineighbor_alltoall_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+    else
+        mpi_ineighbor_alltoall_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ineighbor_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoallv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ineighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_ineighbor_alltoallv_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ineighbor_alltoallv_body(prof, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+}
 void mpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ineighbor_alltoallv_body(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ineighbor_alltoallv_body(false, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+    else
+        mpi_ineighbor_alltoallv_slow(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 void pmpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ineighbor_alltoallv_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_ineighbor_alltoallv_body(true, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+    else
+        mpi_ineighbor_alltoallv_slow(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ineighbor_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ineighbor_alltoallw_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
@@ -3690,20 +5476,30 @@ static inline __attribute__((always_inline)) void mpi_ineighbor_alltoallw_body(b
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ineighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ineighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ineighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ineighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_ineighbor_alltoallw_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ineighbor_alltoallw_body(prof, false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+}
 void mpi_ineighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ineighbor_alltoallw_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_ineighbor_alltoallw_body(false, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+    else
+        mpi_ineighbor_alltoallw_slow(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 void pmpi_ineighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ineighbor_alltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_ineighbor_alltoallw_body(true, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+    else
+        mpi_ineighbor_alltoallw_slow(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_info_create_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
@@ -3724,7 +5520,7 @@ void pmpi_info_create_(MPI_Fint *info, MPI_Fint *ierror)
     mpi_info_create_body(true, info, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_info_delete_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *ierror, size_t key_len)
+static inline __attribute__((always_inline)) void mpi_info_delete_body(bool prof, bool fast, MPI_Fint *info, const char *key, MPI_Fint *ierror, size_t key_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
     if (!c_key) {
@@ -3734,57 +5530,87 @@ static inline __attribute__((always_inline)) void mpi_info_delete_body(bool prof
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_delete(lmpif_Info_fromint(*info), c_key) : MPI_Info_delete(lmpif_Info_fromint(*info), c_key);
+    rc = prof ? PMPI_Info_delete(LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_key) : MPI_Info_delete(LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_key);
     free(c_key);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_info_delete_slow(bool prof, MPI_Fint *info, const char *key, MPI_Fint *ierror, size_t key_len)
+{
+    mpi_info_delete_body(prof, false, info, key, ierror, key_len);
+}
 void mpi_info_delete_(MPI_Fint *info, const char *key, MPI_Fint *ierror, size_t key_len)
 {
-    mpi_info_delete_body(false, info, key, ierror, key_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_delete_body(false, true, info, key, ierror, key_len);
+    else
+        mpi_info_delete_slow(false, info, key, ierror, key_len);
 }
 void pmpi_info_delete_(MPI_Fint *info, const char *key, MPI_Fint *ierror, size_t key_len)
 {
-    mpi_info_delete_body(true, info, key, ierror, key_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_delete_body(true, true, info, key, ierror, key_len);
+    else
+        mpi_info_delete_slow(true, info, key, ierror, key_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_info_dup_body(bool prof, MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_info_dup_body(bool prof, bool fast, MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
 {
     MPI_Info c_newinfo = (MPI_Info)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_dup(lmpif_Info_fromint(*info), &c_newinfo) : MPI_Info_dup(lmpif_Info_fromint(*info), &c_newinfo);
+    rc = prof ? PMPI_Info_dup(LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_newinfo) : MPI_Info_dup(LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_newinfo);
     if (rc == MPI_SUCCESS) *newinfo = lmpif_Info_toint(c_newinfo);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_info_dup_slow(bool prof, MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
+{
+    mpi_info_dup_body(prof, false, info, newinfo, ierror);
+}
 void mpi_info_dup_(MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
 {
-    mpi_info_dup_body(false, info, newinfo, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_dup_body(false, true, info, newinfo, ierror);
+    else
+        mpi_info_dup_slow(false, info, newinfo, ierror);
 }
 void pmpi_info_dup_(MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
 {
-    mpi_info_dup_body(true, info, newinfo, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_dup_body(true, true, info, newinfo, ierror);
+    else
+        mpi_info_dup_slow(true, info, newinfo, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_info_free_body(bool prof, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_info_free_body(bool prof, bool fast, MPI_Fint *info, MPI_Fint *ierror)
 {
-    MPI_Info c_info = lmpif_Info_fromint(*info);
+    MPI_Info c_info = LMPIF_FROMINT(fast, MPI_Info, Info, *info);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Info_free(&c_info) : MPI_Info_free(&c_info);
     if (rc == MPI_SUCCESS) *info = lmpif_Info_toint(c_info);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_info_free_slow(bool prof, MPI_Fint *info, MPI_Fint *ierror)
+{
+    mpi_info_free_body(prof, false, info, ierror);
+}
 void mpi_info_free_(MPI_Fint *info, MPI_Fint *ierror)
 {
-    mpi_info_free_body(false, info, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_free_body(false, true, info, ierror);
+    else
+        mpi_info_free_slow(false, info, ierror);
 }
 void pmpi_info_free_(MPI_Fint *info, MPI_Fint *ierror)
 {
-    mpi_info_free_body(true, info, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_free_body(true, true, info, ierror);
+    else
+        mpi_info_free_slow(true, info, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_info_get_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
+static inline __attribute__((always_inline)) void mpi_info_get_body(bool prof, bool fast, MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
     char *c_value = lmpif_str_buf(value_len);
@@ -3797,39 +5623,59 @@ static inline __attribute__((always_inline)) void mpi_info_get_body(bool prof, M
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_get(lmpif_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag) : MPI_Info_get(lmpif_Info_fromint(*info), c_key, *valuelen, c_value, &c_flag);
+    rc = prof ? PMPI_Info_get(LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_key, *valuelen, c_value, &c_flag) : MPI_Info_get(LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_key, *valuelen, c_value, &c_flag);
     free(c_key);
     lmpif_str_out(c_value, value, value_len, rc == MPI_SUCCESS && c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_info_get_slow(bool prof, MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
+{
+    mpi_info_get_body(prof, false, info, key, valuelen, value, flag, ierror, key_len, value_len);
+}
 void mpi_info_get_(MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
-    mpi_info_get_body(false, info, key, valuelen, value, flag, ierror, key_len, value_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_get_body(false, true, info, key, valuelen, value, flag, ierror, key_len, value_len);
+    else
+        mpi_info_get_slow(false, info, key, valuelen, value, flag, ierror, key_len, value_len);
 }
 void pmpi_info_get_(MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
-    mpi_info_get_body(true, info, key, valuelen, value, flag, ierror, key_len, value_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_get_body(true, true, info, key, valuelen, value, flag, ierror, key_len, value_len);
+    else
+        mpi_info_get_slow(true, info, key, valuelen, value, flag, ierror, key_len, value_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_info_get_nkeys_body(bool prof, MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_info_get_nkeys_body(bool prof, bool fast, MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_get_nkeys(lmpif_Info_fromint(*info), nkeys) : MPI_Info_get_nkeys(lmpif_Info_fromint(*info), nkeys);
+    rc = prof ? PMPI_Info_get_nkeys(LMPIF_FROMINT(fast, MPI_Info, Info, *info), nkeys) : MPI_Info_get_nkeys(LMPIF_FROMINT(fast, MPI_Info, Info, *info), nkeys);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_info_get_nkeys_slow(bool prof, MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
+{
+    mpi_info_get_nkeys_body(prof, false, info, nkeys, ierror);
+}
 void mpi_info_get_nkeys_(MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
 {
-    mpi_info_get_nkeys_body(false, info, nkeys, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_get_nkeys_body(false, true, info, nkeys, ierror);
+    else
+        mpi_info_get_nkeys_slow(false, info, nkeys, ierror);
 }
 void pmpi_info_get_nkeys_(MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierror)
 {
-    mpi_info_get_nkeys_body(true, info, nkeys, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_get_nkeys_body(true, true, info, nkeys, ierror);
+    else
+        mpi_info_get_nkeys_slow(true, info, nkeys, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_info_get_nthkey_body(bool prof, MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ierror, size_t key_len)
+static inline __attribute__((always_inline)) void mpi_info_get_nthkey_body(bool prof, bool fast, MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ierror, size_t key_len)
 {
     char *c_key = lmpif_str_buf(key_len);
     if (!c_key) {
@@ -3839,21 +5685,31 @@ static inline __attribute__((always_inline)) void mpi_info_get_nthkey_body(bool 
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_get_nthkey(lmpif_Info_fromint(*info), *n, c_key) : MPI_Info_get_nthkey(lmpif_Info_fromint(*info), *n, c_key);
+    rc = prof ? PMPI_Info_get_nthkey(LMPIF_FROMINT(fast, MPI_Info, Info, *info), *n, c_key) : MPI_Info_get_nthkey(LMPIF_FROMINT(fast, MPI_Info, Info, *info), *n, c_key);
     lmpif_str_out(c_key, key, key_len, rc == MPI_SUCCESS);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_info_get_nthkey_slow(bool prof, MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ierror, size_t key_len)
+{
+    mpi_info_get_nthkey_body(prof, false, info, n, key, ierror, key_len);
+}
 void mpi_info_get_nthkey_(MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ierror, size_t key_len)
 {
-    mpi_info_get_nthkey_body(false, info, n, key, ierror, key_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_get_nthkey_body(false, true, info, n, key, ierror, key_len);
+    else
+        mpi_info_get_nthkey_slow(false, info, n, key, ierror, key_len);
 }
 void pmpi_info_get_nthkey_(MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ierror, size_t key_len)
 {
-    mpi_info_get_nthkey_body(true, info, n, key, ierror, key_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_get_nthkey_body(true, true, info, n, key, ierror, key_len);
+    else
+        mpi_info_get_nthkey_slow(true, info, n, key, ierror, key_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_info_get_valuelen_body(bool prof, MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len)
+static inline __attribute__((always_inline)) void mpi_info_get_valuelen_body(bool prof, bool fast, MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
     int c_flag = 0;
@@ -3864,22 +5720,32 @@ static inline __attribute__((always_inline)) void mpi_info_get_valuelen_body(boo
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_get_valuelen(lmpif_Info_fromint(*info), c_key, valuelen, &c_flag) : MPI_Info_get_valuelen(lmpif_Info_fromint(*info), c_key, valuelen, &c_flag);
+    rc = prof ? PMPI_Info_get_valuelen(LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_key, valuelen, &c_flag) : MPI_Info_get_valuelen(LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_key, valuelen, &c_flag);
     free(c_key);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_info_get_valuelen_slow(bool prof, MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len)
+{
+    mpi_info_get_valuelen_body(prof, false, info, key, valuelen, flag, ierror, key_len);
+}
 void mpi_info_get_valuelen_(MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len)
 {
-    mpi_info_get_valuelen_body(false, info, key, valuelen, flag, ierror, key_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_get_valuelen_body(false, true, info, key, valuelen, flag, ierror, key_len);
+    else
+        mpi_info_get_valuelen_slow(false, info, key, valuelen, flag, ierror, key_len);
 }
 void pmpi_info_get_valuelen_(MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len)
 {
-    mpi_info_get_valuelen_body(true, info, key, valuelen, flag, ierror, key_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_get_valuelen_body(true, true, info, key, valuelen, flag, ierror, key_len);
+    else
+        mpi_info_get_valuelen_slow(true, info, key, valuelen, flag, ierror, key_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_info_set_body(bool prof, MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierror, size_t key_len, size_t value_len)
+static inline __attribute__((always_inline)) void mpi_info_set_body(bool prof, bool fast, MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
     char *c_key = lmpif_str_in(key, key_len);
     char *c_value = lmpif_str_in(value, value_len);
@@ -3891,19 +5757,29 @@ static inline __attribute__((always_inline)) void mpi_info_set_body(bool prof, M
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Info_set(lmpif_Info_fromint(*info), c_key, c_value) : MPI_Info_set(lmpif_Info_fromint(*info), c_key, c_value);
+    rc = prof ? PMPI_Info_set(LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_key, c_value) : MPI_Info_set(LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_key, c_value);
     free(c_key);
     free(c_value);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_info_set_slow(bool prof, MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierror, size_t key_len, size_t value_len)
+{
+    mpi_info_set_body(prof, false, info, key, value, ierror, key_len, value_len);
+}
 void mpi_info_set_(MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
-    mpi_info_set_body(false, info, key, value, ierror, key_len, value_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_set_body(false, true, info, key, value, ierror, key_len, value_len);
+    else
+        mpi_info_set_slow(false, info, key, value, ierror, key_len, value_len);
 }
 void pmpi_info_set_(MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
-    mpi_info_set_body(true, info, key, value, ierror, key_len, value_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_info_set_body(true, true, info, key, value, ierror, key_len, value_len);
+    else
+        mpi_info_set_slow(true, info, key, value, ierror, key_len, value_len);
 }
 
 static inline __attribute__((always_inline)) void mpi_initialized_body(bool prof, MPI_Fint *flag, MPI_Fint *ierror)
@@ -3924,25 +5800,35 @@ void pmpi_initialized_(MPI_Fint *flag, MPI_Fint *ierror)
     mpi_initialized_body(true, flag, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_intercomm_create_body(bool prof, MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_intercomm_create_body(bool prof, bool fast, MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newintercomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Intercomm_create(lmpif_Comm_fromint(*local_comm), *local_leader, lmpif_Comm_fromint(*peer_comm), *remote_leader, *tag, &c_newintercomm) : MPI_Intercomm_create(lmpif_Comm_fromint(*local_comm), *local_leader, lmpif_Comm_fromint(*peer_comm), *remote_leader, *tag, &c_newintercomm);
+    rc = prof ? PMPI_Intercomm_create(LMPIF_FROMINT(fast, MPI_Comm, Comm, *local_comm), *local_leader, LMPIF_FROMINT(fast, MPI_Comm, Comm, *peer_comm), *remote_leader, *tag, &c_newintercomm) : MPI_Intercomm_create(LMPIF_FROMINT(fast, MPI_Comm, Comm, *local_comm), *local_leader, LMPIF_FROMINT(fast, MPI_Comm, Comm, *peer_comm), *remote_leader, *tag, &c_newintercomm);
     if (rc == MPI_SUCCESS) *newintercomm = lmpif_Comm_toint(c_newintercomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_intercomm_create_slow(bool prof, MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierror)
+{
+    mpi_intercomm_create_body(prof, false, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror);
+}
 void mpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierror)
 {
-    mpi_intercomm_create_body(false, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*local_comm | *peer_comm))
+        mpi_intercomm_create_body(false, true, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror);
+    else
+        mpi_intercomm_create_slow(false, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror);
 }
 void pmpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierror)
 {
-    mpi_intercomm_create_body(true, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*local_comm | *peer_comm))
+        mpi_intercomm_create_body(true, true, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror);
+    else
+        mpi_intercomm_create_slow(true, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_intercomm_create_from_groups_body(bool prof, MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
+static inline __attribute__((always_inline)) void mpi_intercomm_create_from_groups_body(bool prof, bool fast, MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
 {
     char *c_stringtag = lmpif_str_in(stringtag, stringtag_len);
     MPI_Comm c_newintercomm = (MPI_Comm)0;
@@ -3953,145 +5839,225 @@ static inline __attribute__((always_inline)) void mpi_intercomm_create_from_grou
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Intercomm_create_from_groups(lmpif_Group_fromint(*local_group), *local_leader, lmpif_Group_fromint(*remote_group), *remote_leader, c_stringtag, lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_newintercomm) : MPI_Intercomm_create_from_groups(lmpif_Group_fromint(*local_group), *local_leader, lmpif_Group_fromint(*remote_group), *remote_leader, c_stringtag, lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_newintercomm);
+    rc = prof ? PMPI_Intercomm_create_from_groups(LMPIF_FROMINT(fast, MPI_Group, Group, *local_group), *local_leader, LMPIF_FROMINT(fast, MPI_Group, Group, *remote_group), *remote_leader, c_stringtag, LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler), &c_newintercomm) : MPI_Intercomm_create_from_groups(LMPIF_FROMINT(fast, MPI_Group, Group, *local_group), *local_leader, LMPIF_FROMINT(fast, MPI_Group, Group, *remote_group), *remote_leader, c_stringtag, LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler), &c_newintercomm);
     free(c_stringtag);
     if (rc == MPI_SUCCESS) *newintercomm = lmpif_Comm_toint(c_newintercomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_intercomm_create_from_groups_slow(bool prof, MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
+{
+    mpi_intercomm_create_from_groups_body(prof, false, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror, stringtag_len);
+}
 void mpi_intercomm_create_from_groups_(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
 {
-    mpi_intercomm_create_from_groups_body(false, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror, stringtag_len);
+    if (LMPIF_ALL_PREDEFINED(*local_group | *remote_group | *info | *errhandler))
+        mpi_intercomm_create_from_groups_body(false, true, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror, stringtag_len);
+    else
+        mpi_intercomm_create_from_groups_slow(false, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror, stringtag_len);
 }
 void pmpi_intercomm_create_from_groups_(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, const char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
 {
-    mpi_intercomm_create_from_groups_body(true, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror, stringtag_len);
+    if (LMPIF_ALL_PREDEFINED(*local_group | *remote_group | *info | *errhandler))
+        mpi_intercomm_create_from_groups_body(true, true, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror, stringtag_len);
+    else
+        mpi_intercomm_create_from_groups_slow(true, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror, stringtag_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_intercomm_merge_body(bool prof, MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_intercomm_merge_body(bool prof, bool fast, MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierror)
 {
     MPI_Comm c_newintracomm = (MPI_Comm)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Intercomm_merge(lmpif_Comm_fromint(*intercomm), lmpif_from_logical(*high), &c_newintracomm) : MPI_Intercomm_merge(lmpif_Comm_fromint(*intercomm), lmpif_from_logical(*high), &c_newintracomm);
+    rc = prof ? PMPI_Intercomm_merge(LMPIF_FROMINT(fast, MPI_Comm, Comm, *intercomm), lmpif_from_logical(*high), &c_newintracomm) : MPI_Intercomm_merge(LMPIF_FROMINT(fast, MPI_Comm, Comm, *intercomm), lmpif_from_logical(*high), &c_newintracomm);
     if (rc == MPI_SUCCESS) *newintracomm = lmpif_Comm_toint(c_newintracomm);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_intercomm_merge_slow(bool prof, MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierror)
+{
+    mpi_intercomm_merge_body(prof, false, intercomm, high, newintracomm, ierror);
+}
 void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierror)
 {
-    mpi_intercomm_merge_body(false, intercomm, high, newintracomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*intercomm))
+        mpi_intercomm_merge_body(false, true, intercomm, high, newintracomm, ierror);
+    else
+        mpi_intercomm_merge_slow(false, intercomm, high, newintracomm, ierror);
 }
 void pmpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierror)
 {
-    mpi_intercomm_merge_body(true, intercomm, high, newintracomm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*intercomm))
+        mpi_intercomm_merge_body(true, true, intercomm, high, newintracomm, ierror);
+    else
+        mpi_intercomm_merge_slow(true, intercomm, high, newintracomm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_iprobe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iprobe_body(bool prof, bool fast, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iprobe(*source, *tag, lmpif_Comm_fromint(*comm), &c_flag, LMPIF_STATUS(status)) : MPI_Iprobe(*source, *tag, lmpif_Comm_fromint(*comm), &c_flag, LMPIF_STATUS(status));
+    rc = prof ? PMPI_Iprobe(*source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_flag, LMPIF_STATUS(status)) : MPI_Iprobe(*source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_flag, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_iprobe_slow(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_iprobe_body(prof, false, source, tag, comm, flag, status, ierror);
+}
 void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_iprobe_body(false, source, tag, comm, flag, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_iprobe_body(false, true, source, tag, comm, flag, status, ierror);
+    else
+        mpi_iprobe_slow(false, source, tag, comm, flag, status, ierror);
 }
 void pmpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_iprobe_body(true, source, tag, comm, flag, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_iprobe_body(true, true, source, tag, comm, flag, status, ierror);
+    else
+        mpi_iprobe_slow(true, source, tag, comm, flag, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_irecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_irecv_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Irecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Irecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Irecv(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Irecv(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_irecv_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_irecv_body(prof, false, buf, count, datatype, source, tag, comm, request, ierror);
 }
 void mpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_irecv_body(false, buf, count, datatype, source, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_irecv_body(false, true, buf, count, datatype, source, tag, comm, request, ierror);
+    else
+        mpi_irecv_slow(false, buf, count, datatype, source, tag, comm, request, ierror);
 }
 void pmpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_irecv_body(true, buf, count, datatype, source, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_irecv_body(true, true, buf, count, datatype, source, tag, comm, request, ierror);
+    else
+        mpi_irecv_slow(true, buf, count, datatype, source, tag, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ireduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ireduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_ireduce_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ireduce_body(prof, false, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
 }
 void mpi_ireduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ireduce_body(false, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_ireduce_body(false, true, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
+    else
+        mpi_ireduce_slow(false, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
 }
 void pmpi_ireduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ireduce_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_ireduce_body(true, true, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
+    else
+        mpi_ireduce_slow(true, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ireduce_scatter_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_scatter_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ireduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_ireduce_scatter_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ireduce_scatter_body(prof, false, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
 }
 void mpi_ireduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ireduce_scatter_body(false, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_ireduce_scatter_body(false, true, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
+    else
+        mpi_ireduce_scatter_slow(false, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
 }
 void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ireduce_scatter_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_ireduce_scatter_body(true, true, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
+    else
+        mpi_ireduce_scatter_slow(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ireduce_scatter_block_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ireduce_scatter_block_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ireduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_ireduce_scatter_block_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ireduce_scatter_block_body(prof, false, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
 }
 void mpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ireduce_scatter_block_body(false, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_ireduce_scatter_block_body(false, true, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
+    else
+        mpi_ireduce_scatter_block_slow(false, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
 }
 void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ireduce_scatter_block_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_ireduce_scatter_block_body(true, true, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
+    else
+        mpi_ireduce_scatter_block_slow(true, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_irsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_irsend_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Irsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Irsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Irsend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Irsend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_irsend_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_irsend_body(prof, false, buf, count, datatype, dest, tag, comm, request, ierror);
+}
 void mpi_irsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_irsend_body(false, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_irsend_body(false, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_irsend_slow(false, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 void pmpi_irsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_irsend_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_irsend_body(true, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_irsend_slow(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_is_thread_main_body(bool prof, MPI_Fint *flag, MPI_Fint *ierror)
@@ -4112,130 +6078,200 @@ void pmpi_is_thread_main_(MPI_Fint *flag, MPI_Fint *ierror)
     mpi_is_thread_main_body(true, flag, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_iscan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscan_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Iscan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_iscan_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_iscan_body(prof, false, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 void mpi_iscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iscan_body(false, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_iscan_body(false, true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    else
+        mpi_iscan_slow(false, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 void pmpi_iscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iscan_body(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_iscan_body(true, true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+    else
+        mpi_iscan_slow(true, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_iscatter_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscatter_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Iscatter(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_iscatter_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_iscatter_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 void mpi_iscatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iscatter_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_iscatter_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    else
+        mpi_iscatter_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 void pmpi_iscatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iscatter_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_iscatter_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    else
+        mpi_iscatter_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_iscatterv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_iscatterv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request) : MPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Iscatterv(LMPIF_BUF(sendbuf), sendcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_iscatterv_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_iscatterv_body(prof, false, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 void mpi_iscatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iscatterv_body(false, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_iscatterv_body(false, true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    else
+        mpi_iscatterv_slow(false, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 void pmpi_iscatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_iscatterv_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_iscatterv_body(true, true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+    else
+        mpi_iscatterv_slow(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_isend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isend_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Isend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Isend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Isend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_isend_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_isend_body(prof, false, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 void mpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_isend_body(false, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_isend_body(false, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_isend_slow(false, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 void pmpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_isend_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_isend_body(true, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_isend_slow(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_isendrecv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isendrecv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *source, *recvtag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Isendrecv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *source, *recvtag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_isendrecv_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_isendrecv_body(prof, false, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
 }
 void mpi_isendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_isendrecv_body(false, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_isendrecv_body(false, true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
+    else
+        mpi_isendrecv_slow(false, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
 }
 void pmpi_isendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_isendrecv_body(true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_isendrecv_body(true, true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
+    else
+        mpi_isendrecv_slow(true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_isendrecv_replace_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_isendrecv_replace_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Isendrecv_replace(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Isendrecv_replace(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Isendrecv_replace(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *sendtag, *source, *recvtag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Isendrecv_replace(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *sendtag, *source, *recvtag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_isendrecv_replace_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_isendrecv_replace_body(prof, false, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
 }
 void mpi_isendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_isendrecv_replace_body(false, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_isendrecv_replace_body(false, true, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
+    else
+        mpi_isendrecv_replace_slow(false, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
 }
 void pmpi_isendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_isendrecv_replace_body(true, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_isendrecv_replace_body(true, true, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
+    else
+        mpi_isendrecv_replace_slow(true, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_issend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_issend_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Issend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Issend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Issend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Issend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_issend_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_issend_body(prof, false, buf, count, datatype, dest, tag, comm, request, ierror);
+}
 void mpi_issend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_issend_body(false, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_issend_body(false, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_issend_slow(false, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 void pmpi_issend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_issend_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_issend_body(true, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_issend_slow(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_keyval_free_body(bool prof, MPI_Fint *keyval, MPI_Fint *ierror)
@@ -4254,7 +6290,7 @@ void pmpi_keyval_free_(MPI_Fint *keyval, MPI_Fint *ierror)
     mpi_keyval_free_body(true, keyval, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_lookup_name_body(bool prof, const char *service_name, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_lookup_name_body(bool prof, bool fast, const char *service_name, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
     char *c_service_name = lmpif_str_in(service_name, service_name_len);
     char *c_port_name = lmpif_str_buf(port_name_len);
@@ -4266,194 +6302,304 @@ static inline __attribute__((always_inline)) void mpi_lookup_name_body(bool prof
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Lookup_name(c_service_name, lmpif_Info_fromint(*info), c_port_name) : MPI_Lookup_name(c_service_name, lmpif_Info_fromint(*info), c_port_name);
+    rc = prof ? PMPI_Lookup_name(c_service_name, LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_port_name) : MPI_Lookup_name(c_service_name, LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_port_name);
     free(c_service_name);
     lmpif_str_out(c_port_name, port_name, port_name_len, rc == MPI_SUCCESS);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_lookup_name_slow(bool prof, const char *service_name, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
+{
+    mpi_lookup_name_body(prof, false, service_name, info, port_name, ierror, service_name_len, port_name_len);
+}
 void mpi_lookup_name_(const char *service_name, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
-    mpi_lookup_name_body(false, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_lookup_name_body(false, true, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    else
+        mpi_lookup_name_slow(false, service_name, info, port_name, ierror, service_name_len, port_name_len);
 }
 void pmpi_lookup_name_(const char *service_name, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
-    mpi_lookup_name_body(true, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_lookup_name_body(true, true, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    else
+        mpi_lookup_name_slow(true, service_name, info, port_name, ierror, service_name_len, port_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_mprobe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_mprobe_body(bool prof, bool fast, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
     MPI_Message c_message = (MPI_Message)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Mprobe(*source, *tag, lmpif_Comm_fromint(*comm), &c_message, LMPIF_STATUS(status)) : MPI_Mprobe(*source, *tag, lmpif_Comm_fromint(*comm), &c_message, LMPIF_STATUS(status));
+    rc = prof ? PMPI_Mprobe(*source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_message, LMPIF_STATUS(status)) : MPI_Mprobe(*source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_message, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_mprobe_slow(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_mprobe_body(prof, false, source, tag, comm, message, status, ierror);
 }
 void mpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_mprobe_body(false, source, tag, comm, message, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_mprobe_body(false, true, source, tag, comm, message, status, ierror);
+    else
+        mpi_mprobe_slow(false, source, tag, comm, message, status, ierror);
 }
 void pmpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_mprobe_body(true, source, tag, comm, message, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_mprobe_body(true, true, source, tag, comm, message, status, ierror);
+    else
+        mpi_mprobe_slow(true, source, tag, comm, message, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_mrecv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_mrecv_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
-    MPI_Message c_message = lmpif_Message_fromint(*message);
+    MPI_Message c_message = LMPIF_FROMINT(fast, MPI_Message, Message, *message);
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Mrecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_message, LMPIF_STATUS(status)) : MPI_Mrecv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), &c_message, LMPIF_STATUS(status));
+    rc = prof ? PMPI_Mrecv(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_message, LMPIF_STATUS(status)) : MPI_Mrecv(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), &c_message, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *message = lmpif_Message_toint(c_message);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_mrecv_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_mrecv_body(prof, false, buf, count, datatype, message, status, ierror);
+}
 void mpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_mrecv_body(false, buf, count, datatype, message, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *message))
+        mpi_mrecv_body(false, true, buf, count, datatype, message, status, ierror);
+    else
+        mpi_mrecv_slow(false, buf, count, datatype, message, status, ierror);
 }
 void pmpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_mrecv_body(true, buf, count, datatype, message, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *message))
+        mpi_mrecv_body(true, true, buf, count, datatype, message, status, ierror);
+    else
+        mpi_mrecv_slow(true, buf, count, datatype, message, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_neighbor_allgather_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgather_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Neighbor_allgather(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_neighbor_allgather_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_neighbor_allgather_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 void mpi_neighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_neighbor_allgather_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_neighbor_allgather_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    else
+        mpi_neighbor_allgather_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 void pmpi_neighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_neighbor_allgather_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_neighbor_allgather_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    else
+        mpi_neighbor_allgather_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_neighbor_allgather_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgather_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Neighbor_allgather_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_neighbor_allgather_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_neighbor_allgather_init_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 void mpi_neighbor_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_neighbor_allgather_init_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_neighbor_allgather_init_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    else
+        mpi_neighbor_allgather_init_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 void pmpi_neighbor_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_neighbor_allgather_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_neighbor_allgather_init_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    else
+        mpi_neighbor_allgather_init_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_neighbor_allgatherv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgatherv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Neighbor_allgatherv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_neighbor_allgatherv_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_neighbor_allgatherv_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 void mpi_neighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_neighbor_allgatherv_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_neighbor_allgatherv_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+    else
+        mpi_neighbor_allgatherv_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 void pmpi_neighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_neighbor_allgatherv_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_neighbor_allgatherv_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+    else
+        mpi_neighbor_allgatherv_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_neighbor_allgatherv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_allgatherv_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Neighbor_allgatherv_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_neighbor_allgatherv_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_neighbor_allgatherv_init_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 void mpi_neighbor_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_neighbor_allgatherv_init_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_neighbor_allgatherv_init_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+    else
+        mpi_neighbor_allgatherv_init_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 void pmpi_neighbor_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_neighbor_allgatherv_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_neighbor_allgatherv_init_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+    else
+        mpi_neighbor_allgatherv_init_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_neighbor_alltoall_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoall_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Neighbor_alltoall(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_neighbor_alltoall_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoall_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 void mpi_neighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoall_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_neighbor_alltoall_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    else
+        mpi_neighbor_alltoall_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 void pmpi_neighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoall_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_neighbor_alltoall_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+    else
+        mpi_neighbor_alltoall_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_neighbor_alltoall_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoall_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Neighbor_alltoall_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_neighbor_alltoall_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoall_init_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 void mpi_neighbor_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoall_init_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_neighbor_alltoall_init_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    else
+        mpi_neighbor_alltoall_init_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 void pmpi_neighbor_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoall_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_neighbor_alltoall_init_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+    else
+        mpi_neighbor_alltoall_init_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_neighbor_alltoallv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Neighbor_alltoallv(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_neighbor_alltoallv_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallv_body(prof, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 void mpi_neighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoallv_body(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_neighbor_alltoallv_body(false, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
+    else
+        mpi_neighbor_alltoallv_slow(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 void pmpi_neighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoallv_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_neighbor_alltoallv_body(true, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
+    else
+        mpi_neighbor_alltoallv_slow(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_neighbor_alltoallv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallv_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, lmpif_Type_fromint(*recvtype), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Neighbor_alltoallv_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), recvcounts, rdispls, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_neighbor_alltoallv_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallv_init_body(prof, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 void mpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoallv_init_body(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_neighbor_alltoallv_init_body(false, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+    else
+        mpi_neighbor_alltoallv_init_slow(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 void pmpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoallv_init_body(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_neighbor_alltoallv_init_body(true, true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+    else
+        mpi_neighbor_alltoallv_init_slow(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
@@ -4465,22 +6611,32 @@ static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_body(bo
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm)) : MPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Neighbor_alltoallw(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_neighbor_alltoallw_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallw_body(prof, false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+}
 void mpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoallw_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_neighbor_alltoallw_body(false, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+    else
+        mpi_neighbor_alltoallw_slow(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 void pmpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoallw_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_neighbor_alltoallw_body(true, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+    else
+        mpi_neighbor_alltoallw_slow(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Datatype *c_sendtypes = lmpif_handles_in(LMPIF_TYPE, sendtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), false), true);
     MPI_Datatype *c_recvtypes = lmpif_handles_in(LMPIF_TYPE, recvtypes, lmpif_neighbours(MPI_Comm_fromint(*comm), true), true);
@@ -4493,41 +6649,61 @@ static inline __attribute__((always_inline)) void mpi_neighbor_alltoallw_init_bo
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Neighbor_alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Neighbor_alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Neighbor_alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Neighbor_alltoallw_init(LMPIF_BUF(sendbuf), sendcounts, sdispls, c_sendtypes, LMPIF_BUF(recvbuf), recvcounts, rdispls, c_recvtypes, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     lmpif_handles_free(c_sendtypes);
     lmpif_handles_free(c_recvtypes);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_neighbor_alltoallw_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_neighbor_alltoallw_init_body(prof, false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+}
 void mpi_neighbor_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoallw_init_body(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_neighbor_alltoallw_init_body(false, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+    else
+        mpi_neighbor_alltoallw_init_slow(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 void pmpi_neighbor_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_neighbor_alltoallw_init_body(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm | *info))
+        mpi_neighbor_alltoallw_init_body(true, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+    else
+        mpi_neighbor_alltoallw_init_slow(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_op_commutative_body(bool prof, MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_op_commutative_body(bool prof, bool fast, MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
 {
     int c_commute = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Op_commutative(lmpif_Op_fromint(*op), &c_commute) : MPI_Op_commutative(lmpif_Op_fromint(*op), &c_commute);
+    rc = prof ? PMPI_Op_commutative(LMPIF_FROMINT(fast, MPI_Op, Op, *op), &c_commute) : MPI_Op_commutative(LMPIF_FROMINT(fast, MPI_Op, Op, *op), &c_commute);
     if (rc == MPI_SUCCESS) *commute = lmpif_to_logical(c_commute);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_op_commutative_slow(bool prof, MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
+{
+    mpi_op_commutative_body(prof, false, op, commute, ierror);
+}
 void mpi_op_commutative_(MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
 {
-    mpi_op_commutative_body(false, op, commute, ierror);
+    if (LMPIF_ALL_PREDEFINED(*op))
+        mpi_op_commutative_body(false, true, op, commute, ierror);
+    else
+        mpi_op_commutative_slow(false, op, commute, ierror);
 }
 void pmpi_op_commutative_(MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
 {
-    mpi_op_commutative_body(true, op, commute, ierror);
+    if (LMPIF_ALL_PREDEFINED(*op))
+        mpi_op_commutative_body(true, true, op, commute, ierror);
+    else
+        mpi_op_commutative_slow(true, op, commute, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_open_port_body(bool prof, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_open_port_body(bool prof, bool fast, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
     char *c_port_name = lmpif_str_buf(port_name_len);
     if (!c_port_name) {
@@ -4537,37 +6713,57 @@ static inline __attribute__((always_inline)) void mpi_open_port_body(bool prof, 
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Open_port(lmpif_Info_fromint(*info), c_port_name) : MPI_Open_port(lmpif_Info_fromint(*info), c_port_name);
+    rc = prof ? PMPI_Open_port(LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_port_name) : MPI_Open_port(LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_port_name);
     lmpif_str_out(c_port_name, port_name, port_name_len, rc == MPI_SUCCESS);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_open_port_slow(bool prof, MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
+{
+    mpi_open_port_body(prof, false, info, port_name, ierror, port_name_len);
+}
 void mpi_open_port_(MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
-    mpi_open_port_body(false, info, port_name, ierror, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_open_port_body(false, true, info, port_name, ierror, port_name_len);
+    else
+        mpi_open_port_slow(false, info, port_name, ierror, port_name_len);
 }
 void pmpi_open_port_(MPI_Fint *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
-    mpi_open_port_body(true, info, port_name, ierror, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_open_port_body(true, true, info, port_name, ierror, port_name_len);
+    else
+        mpi_open_port_slow(true, info, port_name, ierror, port_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_pack_body(bool prof, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pack_body(bool prof, bool fast, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pack(LMPIF_BUF(inbuf), *incount, lmpif_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position, lmpif_Comm_fromint(*comm)) : MPI_Pack(LMPIF_BUF(inbuf), *incount, lmpif_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Pack(LMPIF_BUF(inbuf), *incount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_BUF(outbuf), *outsize, position, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Pack(LMPIF_BUF(inbuf), *incount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_BUF(outbuf), *outsize, position, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_pack_slow(bool prof, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_pack_body(prof, false, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
 }
 void mpi_pack_(void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_pack_body(false, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_pack_body(false, true, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
+    else
+        mpi_pack_slow(false, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
 }
 void pmpi_pack_(void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Fint *outsize, MPI_Fint *position, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_pack_body(true, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_pack_body(true, true, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
+    else
+        mpi_pack_slow(true, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_pack_external_body(bool prof, const char *datarep, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_pack_external_body(bool prof, bool fast, const char *datarep, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
@@ -4577,21 +6773,31 @@ static inline __attribute__((always_inline)) void mpi_pack_external_body(bool pr
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, lmpif_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position) : MPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, lmpif_Type_fromint(*datatype), LMPIF_BUF(outbuf), *outsize, position);
+    rc = prof ? PMPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_BUF(outbuf), *outsize, position) : MPI_Pack_external(c_datarep, LMPIF_BUF(inbuf), *incount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_BUF(outbuf), *outsize, position);
     free(c_datarep);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_pack_external_slow(bool prof, const char *datarep, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
+{
+    mpi_pack_external_body(prof, false, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
 }
 void mpi_pack_external_(const char *datarep, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
 {
-    mpi_pack_external_body(false, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_pack_external_body(false, true, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
+    else
+        mpi_pack_external_slow(false, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
 }
 void pmpi_pack_external_(const char *datarep, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
 {
-    mpi_pack_external_body(true, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_pack_external_body(true, true, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
+    else
+        mpi_pack_external_slow(true, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_pack_external_size_body(bool prof, const char *datarep, MPI_Fint *incount, MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_pack_external_size_body(bool prof, bool fast, const char *datarep, MPI_Fint *incount, MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
@@ -4601,155 +6807,245 @@ static inline __attribute__((always_inline)) void mpi_pack_external_size_body(bo
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pack_external_size(c_datarep, *incount, lmpif_Type_fromint(*datatype), size) : MPI_Pack_external_size(c_datarep, *incount, lmpif_Type_fromint(*datatype), size);
+    rc = prof ? PMPI_Pack_external_size(c_datarep, *incount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), size) : MPI_Pack_external_size(c_datarep, *incount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), size);
     free(c_datarep);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_pack_external_size_slow(bool prof, const char *datarep, MPI_Fint *incount, MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
+{
+    mpi_pack_external_size_body(prof, false, datarep, incount, datatype, size, ierror, datarep_len);
+}
 void mpi_pack_external_size_(const char *datarep, MPI_Fint *incount, MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
 {
-    mpi_pack_external_size_body(false, datarep, incount, datatype, size, ierror, datarep_len);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_pack_external_size_body(false, true, datarep, incount, datatype, size, ierror, datarep_len);
+    else
+        mpi_pack_external_size_slow(false, datarep, incount, datatype, size, ierror, datarep_len);
 }
 void pmpi_pack_external_size_(const char *datarep, MPI_Fint *incount, MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
 {
-    mpi_pack_external_size_body(true, datarep, incount, datatype, size, ierror, datarep_len);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_pack_external_size_body(true, true, datarep, incount, datatype, size, ierror, datarep_len);
+    else
+        mpi_pack_external_size_slow(true, datarep, incount, datatype, size, ierror, datarep_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_pack_size_body(bool prof, MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pack_size_body(bool prof, bool fast, MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pack_size(*incount, lmpif_Type_fromint(*datatype), lmpif_Comm_fromint(*comm), size) : MPI_Pack_size(*incount, lmpif_Type_fromint(*datatype), lmpif_Comm_fromint(*comm), size);
+    rc = prof ? PMPI_Pack_size(*incount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), size) : MPI_Pack_size(*incount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_pack_size_slow(bool prof, MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
+{
+    mpi_pack_size_body(prof, false, incount, datatype, comm, size, ierror);
+}
 void mpi_pack_size_(MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_pack_size_body(false, incount, datatype, comm, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_pack_size_body(false, true, incount, datatype, comm, size, ierror);
+    else
+        mpi_pack_size_slow(false, incount, datatype, comm, size, ierror);
 }
 void pmpi_pack_size_(MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_pack_size_body(true, incount, datatype, comm, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_pack_size_body(true, true, incount, datatype, comm, size, ierror);
+    else
+        mpi_pack_size_slow(true, incount, datatype, comm, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_parrived_body(bool prof, MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_parrived_body(bool prof, bool fast, MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Parrived(lmpif_Request_fromint(*request), *partition, &c_flag) : MPI_Parrived(lmpif_Request_fromint(*request), *partition, &c_flag);
+    rc = prof ? PMPI_Parrived(LMPIF_FROMINT(fast, MPI_Request, Request, *request), *partition, &c_flag) : MPI_Parrived(LMPIF_FROMINT(fast, MPI_Request, Request, *request), *partition, &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_parrived_slow(bool prof, MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    mpi_parrived_body(prof, false, request, partition, flag, ierror);
+}
 void mpi_parrived_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    mpi_parrived_body(false, request, partition, flag, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_parrived_body(false, true, request, partition, flag, ierror);
+    else
+        mpi_parrived_slow(false, request, partition, flag, ierror);
 }
 void pmpi_parrived_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    mpi_parrived_body(true, request, partition, flag, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_parrived_body(true, true, request, partition, flag, ierror);
+    else
+        mpi_parrived_slow(true, request, partition, flag, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_pready_body(bool prof, MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pready_body(bool prof, bool fast, MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pready(*partition, lmpif_Request_fromint(*request)) : MPI_Pready(*partition, lmpif_Request_fromint(*request));
+    rc = prof ? PMPI_Pready(*partition, LMPIF_FROMINT(fast, MPI_Request, Request, *request)) : MPI_Pready(*partition, LMPIF_FROMINT(fast, MPI_Request, Request, *request));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_pready_slow(bool prof, MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_pready_body(prof, false, partition, request, ierror);
 }
 void mpi_pready_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_pready_body(false, partition, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_pready_body(false, true, partition, request, ierror);
+    else
+        mpi_pready_slow(false, partition, request, ierror);
 }
 void pmpi_pready_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_pready_body(true, partition, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_pready_body(true, true, partition, request, ierror);
+    else
+        mpi_pready_slow(true, partition, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_pready_list_body(bool prof, MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pready_list_body(bool prof, bool fast, MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pready_list(*length, array_of_partitions, lmpif_Request_fromint(*request)) : MPI_Pready_list(*length, array_of_partitions, lmpif_Request_fromint(*request));
+    rc = prof ? PMPI_Pready_list(*length, array_of_partitions, LMPIF_FROMINT(fast, MPI_Request, Request, *request)) : MPI_Pready_list(*length, array_of_partitions, LMPIF_FROMINT(fast, MPI_Request, Request, *request));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_pready_list_slow(bool prof, MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_pready_list_body(prof, false, length, array_of_partitions, request, ierror);
 }
 void mpi_pready_list_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_pready_list_body(false, length, array_of_partitions, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_pready_list_body(false, true, length, array_of_partitions, request, ierror);
+    else
+        mpi_pready_list_slow(false, length, array_of_partitions, request, ierror);
 }
 void pmpi_pready_list_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_pready_list_body(true, length, array_of_partitions, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_pready_list_body(true, true, length, array_of_partitions, request, ierror);
+    else
+        mpi_pready_list_slow(true, length, array_of_partitions, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_pready_range_body(bool prof, MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_pready_range_body(bool prof, bool fast, MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Pready_range(*partition_low, *partition_high, lmpif_Request_fromint(*request)) : MPI_Pready_range(*partition_low, *partition_high, lmpif_Request_fromint(*request));
+    rc = prof ? PMPI_Pready_range(*partition_low, *partition_high, LMPIF_FROMINT(fast, MPI_Request, Request, *request)) : MPI_Pready_range(*partition_low, *partition_high, LMPIF_FROMINT(fast, MPI_Request, Request, *request));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_pready_range_slow(bool prof, MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_pready_range_body(prof, false, partition_low, partition_high, request, ierror);
 }
 void mpi_pready_range_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_pready_range_body(false, partition_low, partition_high, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_pready_range_body(false, true, partition_low, partition_high, request, ierror);
+    else
+        mpi_pready_range_slow(false, partition_low, partition_high, request, ierror);
 }
 void pmpi_pready_range_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_pready_range_body(true, partition_low, partition_high, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_pready_range_body(true, true, partition_low, partition_high, request, ierror);
+    else
+        mpi_pready_range_slow(true, partition_low, partition_high, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_precv_init_body(bool prof, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_precv_init_body(bool prof, bool fast, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Precv_init(LMPIF_BUF(buf), *partitions, *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_precv_init_slow(bool prof, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_precv_init_body(prof, false, buf, partitions, count, datatype, source, tag, comm, info, request, ierror);
 }
 void mpi_precv_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_precv_init_body(false, buf, partitions, count, datatype, source, tag, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm | *info))
+        mpi_precv_init_body(false, true, buf, partitions, count, datatype, source, tag, comm, info, request, ierror);
+    else
+        mpi_precv_init_slow(false, buf, partitions, count, datatype, source, tag, comm, info, request, ierror);
 }
 void pmpi_precv_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_precv_init_body(true, buf, partitions, count, datatype, source, tag, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm | *info))
+        mpi_precv_init_body(true, true, buf, partitions, count, datatype, source, tag, comm, info, request, ierror);
+    else
+        mpi_precv_init_slow(true, buf, partitions, count, datatype, source, tag, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_probe_body(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_probe_body(bool prof, bool fast, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Probe(*source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Probe(*source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
+    rc = prof ? PMPI_Probe(*source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_STATUS(status)) : MPI_Probe(*source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_probe_slow(bool prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_probe_body(prof, false, source, tag, comm, status, ierror);
+}
 void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_probe_body(false, source, tag, comm, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_probe_body(false, true, source, tag, comm, status, ierror);
+    else
+        mpi_probe_slow(false, source, tag, comm, status, ierror);
 }
 void pmpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_probe_body(true, source, tag, comm, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_probe_body(true, true, source, tag, comm, status, ierror);
+    else
+        mpi_probe_slow(true, source, tag, comm, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_psend_init_body(bool prof, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_psend_init_body(bool prof, bool fast, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Psend_init(LMPIF_BUF(buf), *partitions, *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_psend_init_slow(bool prof, void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_psend_init_body(prof, false, buf, partitions, count, datatype, dest, tag, comm, info, request, ierror);
+}
 void mpi_psend_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_psend_init_body(false, buf, partitions, count, datatype, dest, tag, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm | *info))
+        mpi_psend_init_body(false, true, buf, partitions, count, datatype, dest, tag, comm, info, request, ierror);
+    else
+        mpi_psend_init_slow(false, buf, partitions, count, datatype, dest, tag, comm, info, request, ierror);
 }
 void pmpi_psend_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_psend_init_body(true, buf, partitions, count, datatype, dest, tag, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm | *info))
+        mpi_psend_init_body(true, true, buf, partitions, count, datatype, dest, tag, comm, info, request, ierror);
+    else
+        mpi_psend_init_slow(true, buf, partitions, count, datatype, dest, tag, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_publish_name_body(bool prof, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_publish_name_body(bool prof, bool fast, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
     char *c_service_name = lmpif_str_in(service_name, service_name_len);
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
@@ -4761,35 +7057,55 @@ static inline __attribute__((always_inline)) void mpi_publish_name_body(bool pro
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Publish_name(c_service_name, lmpif_Info_fromint(*info), c_port_name) : MPI_Publish_name(c_service_name, lmpif_Info_fromint(*info), c_port_name);
+    rc = prof ? PMPI_Publish_name(c_service_name, LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_port_name) : MPI_Publish_name(c_service_name, LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_port_name);
     free(c_service_name);
     free(c_port_name);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_publish_name_slow(bool prof, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
+{
+    mpi_publish_name_body(prof, false, service_name, info, port_name, ierror, service_name_len, port_name_len);
+}
 void mpi_publish_name_(const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
-    mpi_publish_name_body(false, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_publish_name_body(false, true, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    else
+        mpi_publish_name_slow(false, service_name, info, port_name, ierror, service_name_len, port_name_len);
 }
 void pmpi_publish_name_(const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
-    mpi_publish_name_body(true, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_publish_name_body(true, true, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    else
+        mpi_publish_name_slow(true, service_name, info, port_name, ierror, service_name_len, port_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_put_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_put_body(bool prof, bool fast, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Put(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win)) : MPI_Put(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Put(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Put(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_put_slow(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_put_body(prof, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
+}
 void mpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_put_body(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *win))
+        mpi_put_body(false, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
+    else
+        mpi_put_slow(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
 }
 void pmpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_put_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *win))
+        mpi_put_body(true, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
+    else
+        mpi_put_slow(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_query_thread_body(bool prof, MPI_Fint *provided, MPI_Fint *ierror)
@@ -4808,174 +7124,274 @@ void pmpi_query_thread_(MPI_Fint *provided, MPI_Fint *ierror)
     mpi_query_thread_body(true, provided, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_raccumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_raccumulate_body(bool prof, bool fast, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request) : MPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request);
+    rc = prof ? PMPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_request) : MPI_Raccumulate(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_raccumulate_slow(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_raccumulate_body(prof, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 void mpi_raccumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_raccumulate_body(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *op | *win))
+        mpi_raccumulate_body(false, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
+    else
+        mpi_raccumulate_slow(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 void pmpi_raccumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_raccumulate_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *op | *win))
+        mpi_raccumulate_body(true, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
+    else
+        mpi_raccumulate_slow(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_recv_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_recv_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Recv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Recv(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
+    rc = prof ? PMPI_Recv(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_STATUS(status)) : MPI_Recv(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_recv_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_recv_body(prof, false, buf, count, datatype, source, tag, comm, status, ierror);
 }
 void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_recv_body(false, buf, count, datatype, source, tag, comm, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_recv_body(false, true, buf, count, datatype, source, tag, comm, status, ierror);
+    else
+        mpi_recv_slow(false, buf, count, datatype, source, tag, comm, status, ierror);
 }
 void pmpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_recv_body(true, buf, count, datatype, source, tag, comm, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_recv_body(true, true, buf, count, datatype, source, tag, comm, status, ierror);
+    else
+        mpi_recv_slow(true, buf, count, datatype, source, tag, comm, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_recv_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_recv_init_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Recv_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Recv_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *source, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Recv_init(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Recv_init(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *source, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_recv_init_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_recv_init_body(prof, false, buf, count, datatype, source, tag, comm, request, ierror);
 }
 void mpi_recv_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_recv_init_body(false, buf, count, datatype, source, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_recv_init_body(false, true, buf, count, datatype, source, tag, comm, request, ierror);
+    else
+        mpi_recv_init_slow(false, buf, count, datatype, source, tag, comm, request, ierror);
 }
 void pmpi_recv_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_recv_init_body(true, buf, count, datatype, source, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_recv_init_body(true, true, buf, count, datatype, source, tag, comm, request, ierror);
+    else
+        mpi_recv_init_slow(true, buf, count, datatype, source, tag, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_reduce_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm)) : MPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Reduce(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_reduce_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_reduce_body(prof, false, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
 }
 void mpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_reduce_body(false, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_reduce_body(false, true, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
+    else
+        mpi_reduce_slow(false, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
 }
 void pmpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_reduce_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_reduce_body(true, true, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
+    else
+        mpi_reduce_slow(true, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_reduce_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_init_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Reduce_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_reduce_init_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_reduce_init_body(prof, false, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
 }
 void mpi_reduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_reduce_init_body(false, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_reduce_init_body(false, true, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
+    else
+        mpi_reduce_init_slow(false, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
 }
 void pmpi_reduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_reduce_init_body(true, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_reduce_init_body(true, true, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
+    else
+        mpi_reduce_init_slow(true, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_reduce_local_body(bool prof, void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_local_body(bool prof, bool fast, void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op)) : MPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op));
+    rc = prof ? PMPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op)) : MPI_Reduce_local(LMPIF_BUF(inbuf), LMPIF_BUF(inoutbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_reduce_local_slow(bool prof, void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
+{
+    mpi_reduce_local_body(prof, false, inbuf, inoutbuf, count, datatype, op, ierror);
 }
 void mpi_reduce_local_(void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
 {
-    mpi_reduce_local_body(false, inbuf, inoutbuf, count, datatype, op, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op))
+        mpi_reduce_local_body(false, true, inbuf, inoutbuf, count, datatype, op, ierror);
+    else
+        mpi_reduce_local_slow(false, inbuf, inoutbuf, count, datatype, op, ierror);
 }
 void pmpi_reduce_local_(void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierror)
 {
-    mpi_reduce_local_body(true, inbuf, inoutbuf, count, datatype, op, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op))
+        mpi_reduce_local_body(true, true, inbuf, inoutbuf, count, datatype, op, ierror);
+    else
+        mpi_reduce_local_slow(true, inbuf, inoutbuf, count, datatype, op, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_reduce_scatter_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Reduce_scatter(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_reduce_scatter_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_reduce_scatter_body(prof, false, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
 }
 void mpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_reduce_scatter_body(false, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_reduce_scatter_body(false, true, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
+    else
+        mpi_reduce_scatter_slow(false, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
 }
 void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_reduce_scatter_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_reduce_scatter_body(true, true, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
+    else
+        mpi_reduce_scatter_slow(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_reduce_scatter_block_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_block_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Reduce_scatter_block(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_reduce_scatter_block_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_reduce_scatter_block_body(prof, false, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
 }
 void mpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_reduce_scatter_block_body(false, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_reduce_scatter_block_body(false, true, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
+    else
+        mpi_reduce_scatter_block_slow(false, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
 }
 void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_reduce_scatter_block_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_reduce_scatter_block_body(true, true, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
+    else
+        mpi_reduce_scatter_block_slow(true, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_reduce_scatter_block_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_block_init_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Reduce_scatter_block_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_reduce_scatter_block_init_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_reduce_scatter_block_init_body(prof, false, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
 }
 void mpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_reduce_scatter_block_init_body(false, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_reduce_scatter_block_init_body(false, true, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
+    else
+        mpi_reduce_scatter_block_init_slow(false, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
 }
 void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_reduce_scatter_block_init_body(true, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_reduce_scatter_block_init_body(true, true, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
+    else
+        mpi_reduce_scatter_block_init_slow(true, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_reduce_scatter_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_reduce_scatter_init_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Reduce_scatter_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), recvcounts, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_reduce_scatter_init_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_reduce_scatter_init_body(prof, false, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
+}
 void mpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_reduce_scatter_init_body(false, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_reduce_scatter_init_body(false, true, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
+    else
+        mpi_reduce_scatter_init_slow(false, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
 }
 void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_reduce_scatter_init_body(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_reduce_scatter_init_body(true, true, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
+    else
+        mpi_reduce_scatter_init_slow(true, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_remove_error_class_body(bool prof, MPI_Fint *errorclass, MPI_Fint *ierror)
@@ -5026,40 +7442,60 @@ void pmpi_remove_error_string_(MPI_Fint *errorcode, MPI_Fint *ierror)
     mpi_remove_error_string_body(true, errorcode, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_request_free_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_request_free_body(bool prof, bool fast, MPI_Fint *request, MPI_Fint *ierror)
 {
-    MPI_Request c_request = lmpif_Request_fromint(*request);
+    MPI_Request c_request = LMPIF_FROMINT(fast, MPI_Request, Request, *request);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Request_free(&c_request) : MPI_Request_free(&c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_request_free_slow(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_request_free_body(prof, false, request, ierror);
+}
 void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_request_free_body(false, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_request_free_body(false, true, request, ierror);
+    else
+        mpi_request_free_slow(false, request, ierror);
 }
 void pmpi_request_free_(MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_request_free_body(true, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_request_free_body(true, true, request, ierror);
+    else
+        mpi_request_free_slow(true, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_request_get_status_body(bool prof, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_request_get_status_body(bool prof, bool fast, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Request_get_status(lmpif_Request_fromint(*request), &c_flag, LMPIF_STATUS(status)) : MPI_Request_get_status(lmpif_Request_fromint(*request), &c_flag, LMPIF_STATUS(status));
+    rc = prof ? PMPI_Request_get_status(LMPIF_FROMINT(fast, MPI_Request, Request, *request), &c_flag, LMPIF_STATUS(status)) : MPI_Request_get_status(LMPIF_FROMINT(fast, MPI_Request, Request, *request), &c_flag, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_request_get_status_slow(bool prof, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_request_get_status_body(prof, false, request, flag, status, ierror);
+}
 void mpi_request_get_status_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_request_get_status_body(false, request, flag, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_request_get_status_body(false, true, request, flag, status, ierror);
+    else
+        mpi_request_get_status_slow(false, request, flag, status, ierror);
 }
 void pmpi_request_get_status_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_request_get_status_body(true, request, flag, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_request_get_status_body(true, true, request, flag, status, ierror);
+    else
+        mpi_request_get_status_slow(true, request, flag, status, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_request_get_status_all_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
@@ -5143,381 +7579,601 @@ void pmpi_request_get_status_some_(MPI_Fint *incount, MPI_Fint *array_of_request
     mpi_request_get_status_some_body(true, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_rget_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rget_body(bool prof, bool fast, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Rget(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request) : MPI_Rget(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request);
+    rc = prof ? PMPI_Rget(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_request) : MPI_Rget(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_rget_slow(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_rget_body(prof, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 void mpi_rget_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_rget_body(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *win))
+        mpi_rget_body(false, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
+    else
+        mpi_rget_slow(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 void pmpi_rget_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_rget_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *win))
+        mpi_rget_body(true, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
+    else
+        mpi_rget_slow(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_rget_accumulate_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rget_accumulate_body(bool prof, bool fast, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, lmpif_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request) : MPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), LMPIF_BUF(result_addr), *result_count, lmpif_Type_fromint(*result_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Op_fromint(*op), lmpif_Win_fromint(*win), &c_request);
+    rc = prof ? PMPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), LMPIF_BUF(result_addr), *result_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *result_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_request) : MPI_Rget_accumulate(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), LMPIF_BUF(result_addr), *result_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *result_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_rget_accumulate_slow(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_rget_accumulate_body(prof, false, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 void mpi_rget_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_rget_accumulate_body(false, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *result_datatype | *target_datatype | *op | *win))
+        mpi_rget_accumulate_body(false, true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
+    else
+        mpi_rget_accumulate_slow(false, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 void pmpi_rget_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_rget_accumulate_body(true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *result_datatype | *target_datatype | *op | *win))
+        mpi_rget_accumulate_body(true, true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
+    else
+        mpi_rget_accumulate_slow(true, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_rput_body(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rput_body(bool prof, bool fast, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Rput(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request) : MPI_Rput(LMPIF_BUF(origin_addr), *origin_count, lmpif_Type_fromint(*origin_datatype), *target_rank, *target_disp, *target_count, lmpif_Type_fromint(*target_datatype), lmpif_Win_fromint(*win), &c_request);
+    rc = prof ? PMPI_Rput(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_request) : MPI_Rput(LMPIF_BUF(origin_addr), *origin_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *origin_datatype), *target_rank, *target_disp, *target_count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *target_datatype), LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_rput_slow(bool prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_rput_body(prof, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 void mpi_rput_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_rput_body(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *win))
+        mpi_rput_body(false, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
+    else
+        mpi_rput_slow(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 void pmpi_rput_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_rput_body(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*origin_datatype | *target_datatype | *win))
+        mpi_rput_body(true, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
+    else
+        mpi_rput_slow(true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_rsend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rsend_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Rsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Rsend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Rsend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Rsend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_rsend_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_rsend_body(prof, false, buf, count, datatype, dest, tag, comm, ierror);
 }
 void mpi_rsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_rsend_body(false, buf, count, datatype, dest, tag, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_rsend_body(false, true, buf, count, datatype, dest, tag, comm, ierror);
+    else
+        mpi_rsend_slow(false, buf, count, datatype, dest, tag, comm, ierror);
 }
 void pmpi_rsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_rsend_body(true, buf, count, datatype, dest, tag, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_rsend_body(true, true, buf, count, datatype, dest, tag, comm, ierror);
+    else
+        mpi_rsend_slow(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_rsend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_rsend_init_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Rsend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Rsend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Rsend_init(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Rsend_init(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_rsend_init_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_rsend_init_body(prof, false, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 void mpi_rsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_rsend_init_body(false, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_rsend_init_body(false, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_rsend_init_slow(false, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 void pmpi_rsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_rsend_init_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_rsend_init_body(true, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_rsend_init_slow(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_scan_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scan_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm)) : MPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Scan(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_scan_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_scan_body(prof, false, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 void mpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_scan_body(false, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_scan_body(false, true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    else
+        mpi_scan_slow(false, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 void pmpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_scan_body(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm))
+        mpi_scan_body(true, true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+    else
+        mpi_scan_slow(true, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_scan_init_body(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scan_init_body(bool prof, bool fast, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, lmpif_Type_fromint(*datatype), lmpif_Op_fromint(*op), lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Scan_init(LMPIF_BUF(sendbuf), LMPIF_BUF(recvbuf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Op, Op, *op), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_scan_init_slow(bool prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_scan_init_body(prof, false, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 void mpi_scan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_scan_init_body(false, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_scan_init_body(false, true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    else
+        mpi_scan_init_slow(false, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 void pmpi_scan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_scan_init_body(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *op | *comm | *info))
+        mpi_scan_init_body(true, true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+    else
+        mpi_scan_init_slow(true, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_scatter_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatter_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm)) : MPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Scatter(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_scatter_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_scatter_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 void mpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_scatter_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_scatter_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    else
+        mpi_scatter_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 void pmpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_scatter_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_scatter_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    else
+        mpi_scatter_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_scatter_init_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatter_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Scatter_init(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_scatter_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_scatter_init_body(prof, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 void mpi_scatter_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_scatter_init_body(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_scatter_init_body(false, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    else
+        mpi_scatter_init_slow(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 void pmpi_scatter_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_scatter_init_body(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_scatter_init_body(true, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    else
+        mpi_scatter_init_slow(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_scatterv_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatterv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm)) : MPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Scatterv(LMPIF_BUF(sendbuf), sendcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_scatterv_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_scatterv_body(prof, false, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 void mpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_scatterv_body(false, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_scatterv_body(false, true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    else
+        mpi_scatterv_slow(false, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 void pmpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_scatterv_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_scatterv_body(true, true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+    else
+        mpi_scatterv_slow(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_scatterv_init_body(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_scatterv_init_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request) : MPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, lmpif_Type_fromint(*sendtype), LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *root, lmpif_Comm_fromint(*comm), lmpif_Info_fromint(*info), &c_request);
+    rc = prof ? PMPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request) : MPI_Scatterv_init(LMPIF_BUF(sendbuf), sendcounts, displs, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *root, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_FROMINT(fast, MPI_Info, Info, *info), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_scatterv_init_slow(bool prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_scatterv_init_body(prof, false, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 void mpi_scatterv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_scatterv_init_body(false, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_scatterv_init_body(false, true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    else
+        mpi_scatterv_init_slow(false, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 void pmpi_scatterv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_scatterv_init_body(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm | *info))
+        mpi_scatterv_init_body(true, true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+    else
+        mpi_scatterv_init_slow(true, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_send_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_send_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Send(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Send(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Send(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Send(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_send_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_send_body(prof, false, buf, count, datatype, dest, tag, comm, ierror);
+}
 void mpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_send_body(false, buf, count, datatype, dest, tag, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_send_body(false, true, buf, count, datatype, dest, tag, comm, ierror);
+    else
+        mpi_send_slow(false, buf, count, datatype, dest, tag, comm, ierror);
 }
 void pmpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_send_body(true, buf, count, datatype, dest, tag, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_send_body(true, true, buf, count, datatype, dest, tag, comm, ierror);
+    else
+        mpi_send_slow(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_send_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_send_init_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Send_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Send_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Send_init(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Send_init(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_send_init_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_send_init_body(prof, false, buf, count, datatype, dest, tag, comm, request, ierror);
+}
 void mpi_send_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_send_init_body(false, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_send_init_body(false, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_send_init_slow(false, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 void pmpi_send_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_send_init_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_send_init_body(true, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_send_init_slow(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_sendrecv_body(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_sendrecv_body(bool prof, bool fast, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, lmpif_Type_fromint(*sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, lmpif_Type_fromint(*recvtype), *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
+    rc = prof ? PMPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *source, *recvtag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_STATUS(status)) : MPI_Sendrecv(LMPIF_BUF(sendbuf), *sendcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *sendtype), *dest, *sendtag, LMPIF_BUF(recvbuf), *recvcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *recvtype), *source, *recvtag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_sendrecv_slow(bool prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_sendrecv_body(prof, false, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror);
 }
 void mpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_sendrecv_body(false, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_sendrecv_body(false, true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror);
+    else
+        mpi_sendrecv_slow(false, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror);
 }
 void pmpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_sendrecv_body(true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*sendtype | *recvtype | *comm))
+        mpi_sendrecv_body(true, true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror);
+    else
+        mpi_sendrecv_slow(true, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_sendrecv_replace_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_sendrecv_replace_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Sendrecv_replace(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status)) : MPI_Sendrecv_replace(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *sendtag, *source, *recvtag, lmpif_Comm_fromint(*comm), LMPIF_STATUS(status));
+    rc = prof ? PMPI_Sendrecv_replace(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *sendtag, *source, *recvtag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_STATUS(status)) : MPI_Sendrecv_replace(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *sendtag, *source, *recvtag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), LMPIF_STATUS(status));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_sendrecv_replace_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_sendrecv_replace_body(prof, false, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
 }
 void mpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_sendrecv_replace_body(false, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_sendrecv_replace_body(false, true, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
+    else
+        mpi_sendrecv_replace_slow(false, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
 }
 void pmpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_sendrecv_replace_body(true, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_sendrecv_replace_body(true, true, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
+    else
+        mpi_sendrecv_replace_slow(true, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_attach_buffer_body(bool prof, MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_attach_buffer_body(bool prof, bool fast, MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_attach_buffer(lmpif_Session_fromint(*session), LMPIF_BUF(buffer), *size) : MPI_Session_attach_buffer(lmpif_Session_fromint(*session), LMPIF_BUF(buffer), *size);
+    rc = prof ? PMPI_Session_attach_buffer(LMPIF_FROMINT(fast, MPI_Session, Session, *session), LMPIF_BUF(buffer), *size) : MPI_Session_attach_buffer(LMPIF_FROMINT(fast, MPI_Session, Session, *session), LMPIF_BUF(buffer), *size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_session_attach_buffer_slow(bool prof, MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
+{
+    mpi_session_attach_buffer_body(prof, false, session, buffer, size, ierror);
 }
 void mpi_session_attach_buffer_(MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_session_attach_buffer_body(false, session, buffer, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_attach_buffer_body(false, true, session, buffer, size, ierror);
+    else
+        mpi_session_attach_buffer_slow(false, session, buffer, size, ierror);
 }
 void pmpi_session_attach_buffer_(MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_session_attach_buffer_body(true, session, buffer, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_attach_buffer_body(true, true, session, buffer, size, ierror);
+    else
+        mpi_session_attach_buffer_slow(true, session, buffer, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_call_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_call_errhandler_body(bool prof, bool fast, MPI_Fint *session, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_call_errhandler(lmpif_Session_fromint(*session), *errorcode) : MPI_Session_call_errhandler(lmpif_Session_fromint(*session), *errorcode);
+    rc = prof ? PMPI_Session_call_errhandler(LMPIF_FROMINT(fast, MPI_Session, Session, *session), *errorcode) : MPI_Session_call_errhandler(LMPIF_FROMINT(fast, MPI_Session, Session, *session), *errorcode);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_session_call_errhandler_slow(bool prof, MPI_Fint *session, MPI_Fint *errorcode, MPI_Fint *ierror)
+{
+    mpi_session_call_errhandler_body(prof, false, session, errorcode, ierror);
 }
 void mpi_session_call_errhandler_(MPI_Fint *session, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    mpi_session_call_errhandler_body(false, session, errorcode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_call_errhandler_body(false, true, session, errorcode, ierror);
+    else
+        mpi_session_call_errhandler_slow(false, session, errorcode, ierror);
 }
 void pmpi_session_call_errhandler_(MPI_Fint *session, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    mpi_session_call_errhandler_body(true, session, errorcode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_call_errhandler_body(true, true, session, errorcode, ierror);
+    else
+        mpi_session_call_errhandler_slow(true, session, errorcode, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_detach_buffer_body(bool prof, MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_detach_buffer_body(bool prof, bool fast, MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_detach_buffer(lmpif_Session_fromint(*session), LMPIF_BUF(buffer_addr), size) : MPI_Session_detach_buffer(lmpif_Session_fromint(*session), LMPIF_BUF(buffer_addr), size);
+    rc = prof ? PMPI_Session_detach_buffer(LMPIF_FROMINT(fast, MPI_Session, Session, *session), LMPIF_BUF(buffer_addr), size) : MPI_Session_detach_buffer(LMPIF_FROMINT(fast, MPI_Session, Session, *session), LMPIF_BUF(buffer_addr), size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_session_detach_buffer_slow(bool prof, MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+    mpi_session_detach_buffer_body(prof, false, session, buffer_addr, size, ierror);
+}
 void mpi_session_detach_buffer_(MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_session_detach_buffer_body(false, session, buffer_addr, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_detach_buffer_body(false, true, session, buffer_addr, size, ierror);
+    else
+        mpi_session_detach_buffer_slow(false, session, buffer_addr, size, ierror);
 }
 void pmpi_session_detach_buffer_(MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_session_detach_buffer_body(true, session, buffer_addr, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_detach_buffer_body(true, true, session, buffer_addr, size, ierror);
+    else
+        mpi_session_detach_buffer_slow(true, session, buffer_addr, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_finalize_body(bool prof, MPI_Fint *session, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_finalize_body(bool prof, bool fast, MPI_Fint *session, MPI_Fint *ierror)
 {
-    MPI_Session c_session = lmpif_Session_fromint(*session);
+    MPI_Session c_session = LMPIF_FROMINT(fast, MPI_Session, Session, *session);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Session_finalize(&c_session) : MPI_Session_finalize(&c_session);
     if (rc == MPI_SUCCESS) *session = lmpif_Session_toint(c_session);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_session_finalize_slow(bool prof, MPI_Fint *session, MPI_Fint *ierror)
+{
+    mpi_session_finalize_body(prof, false, session, ierror);
+}
 void mpi_session_finalize_(MPI_Fint *session, MPI_Fint *ierror)
 {
-    mpi_session_finalize_body(false, session, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_finalize_body(false, true, session, ierror);
+    else
+        mpi_session_finalize_slow(false, session, ierror);
 }
 void pmpi_session_finalize_(MPI_Fint *session, MPI_Fint *ierror)
 {
-    mpi_session_finalize_body(true, session, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_finalize_body(true, true, session, ierror);
+    else
+        mpi_session_finalize_slow(true, session, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_flush_buffer_body(bool prof, MPI_Fint *session, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_flush_buffer_body(bool prof, bool fast, MPI_Fint *session, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_flush_buffer(lmpif_Session_fromint(*session)) : MPI_Session_flush_buffer(lmpif_Session_fromint(*session));
+    rc = prof ? PMPI_Session_flush_buffer(LMPIF_FROMINT(fast, MPI_Session, Session, *session)) : MPI_Session_flush_buffer(LMPIF_FROMINT(fast, MPI_Session, Session, *session));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_session_flush_buffer_slow(bool prof, MPI_Fint *session, MPI_Fint *ierror)
+{
+    mpi_session_flush_buffer_body(prof, false, session, ierror);
+}
 void mpi_session_flush_buffer_(MPI_Fint *session, MPI_Fint *ierror)
 {
-    mpi_session_flush_buffer_body(false, session, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_flush_buffer_body(false, true, session, ierror);
+    else
+        mpi_session_flush_buffer_slow(false, session, ierror);
 }
 void pmpi_session_flush_buffer_(MPI_Fint *session, MPI_Fint *ierror)
 {
-    mpi_session_flush_buffer_body(true, session, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_flush_buffer_body(true, true, session, ierror);
+    else
+        mpi_session_flush_buffer_slow(true, session, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_get_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_get_errhandler_body(bool prof, bool fast, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_get_errhandler(lmpif_Session_fromint(*session), &c_errhandler) : MPI_Session_get_errhandler(lmpif_Session_fromint(*session), &c_errhandler);
+    rc = prof ? PMPI_Session_get_errhandler(LMPIF_FROMINT(fast, MPI_Session, Session, *session), &c_errhandler) : MPI_Session_get_errhandler(LMPIF_FROMINT(fast, MPI_Session, Session, *session), &c_errhandler);
     if (rc == MPI_SUCCESS) *errhandler = lmpif_Errhandler_toint(c_errhandler);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_session_get_errhandler_slow(bool prof, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    mpi_session_get_errhandler_body(prof, false, session, errhandler, ierror);
+}
 void mpi_session_get_errhandler_(MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_session_get_errhandler_body(false, session, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_get_errhandler_body(false, true, session, errhandler, ierror);
+    else
+        mpi_session_get_errhandler_slow(false, session, errhandler, ierror);
 }
 void pmpi_session_get_errhandler_(MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_session_get_errhandler_body(true, session, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_get_errhandler_body(true, true, session, errhandler, ierror);
+    else
+        mpi_session_get_errhandler_slow(true, session, errhandler, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_get_info_body(bool prof, MPI_Fint *session, MPI_Fint *info_used, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_get_info_body(bool prof, bool fast, MPI_Fint *session, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_get_info(lmpif_Session_fromint(*session), &c_info_used) : MPI_Session_get_info(lmpif_Session_fromint(*session), &c_info_used);
+    rc = prof ? PMPI_Session_get_info(LMPIF_FROMINT(fast, MPI_Session, Session, *session), &c_info_used) : MPI_Session_get_info(LMPIF_FROMINT(fast, MPI_Session, Session, *session), &c_info_used);
     if (rc == MPI_SUCCESS) *info_used = lmpif_Info_toint(c_info_used);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_session_get_info_slow(bool prof, MPI_Fint *session, MPI_Fint *info_used, MPI_Fint *ierror)
+{
+    mpi_session_get_info_body(prof, false, session, info_used, ierror);
+}
 void mpi_session_get_info_(MPI_Fint *session, MPI_Fint *info_used, MPI_Fint *ierror)
 {
-    mpi_session_get_info_body(false, session, info_used, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_get_info_body(false, true, session, info_used, ierror);
+    else
+        mpi_session_get_info_slow(false, session, info_used, ierror);
 }
 void pmpi_session_get_info_(MPI_Fint *session, MPI_Fint *info_used, MPI_Fint *ierror)
 {
-    mpi_session_get_info_body(true, session, info_used, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_get_info_body(true, true, session, info_used, ierror);
+    else
+        mpi_session_get_info_slow(true, session, info_used, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_get_nth_pset_body(bool prof, MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror, size_t pset_name_len)
+static inline __attribute__((always_inline)) void mpi_session_get_nth_pset_body(bool prof, bool fast, MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror, size_t pset_name_len)
 {
     char *c_pset_name = lmpif_str_buf(pset_name_len);
     if (!c_pset_name) {
@@ -5527,37 +8183,57 @@ static inline __attribute__((always_inline)) void mpi_session_get_nth_pset_body(
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_get_nth_pset(lmpif_Session_fromint(*session), lmpif_Info_fromint(*info), *n, pset_len, c_pset_name) : MPI_Session_get_nth_pset(lmpif_Session_fromint(*session), lmpif_Info_fromint(*info), *n, pset_len, c_pset_name);
+    rc = prof ? PMPI_Session_get_nth_pset(LMPIF_FROMINT(fast, MPI_Session, Session, *session), LMPIF_FROMINT(fast, MPI_Info, Info, *info), *n, pset_len, c_pset_name) : MPI_Session_get_nth_pset(LMPIF_FROMINT(fast, MPI_Session, Session, *session), LMPIF_FROMINT(fast, MPI_Info, Info, *info), *n, pset_len, c_pset_name);
     lmpif_str_out(c_pset_name, pset_name, pset_name_len, rc == MPI_SUCCESS);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_session_get_nth_pset_slow(bool prof, MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror, size_t pset_name_len)
+{
+    mpi_session_get_nth_pset_body(prof, false, session, info, n, pset_len, pset_name, ierror, pset_name_len);
+}
 void mpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror, size_t pset_name_len)
 {
-    mpi_session_get_nth_pset_body(false, session, info, n, pset_len, pset_name, ierror, pset_name_len);
+    if (LMPIF_ALL_PREDEFINED(*session | *info))
+        mpi_session_get_nth_pset_body(false, true, session, info, n, pset_len, pset_name, ierror, pset_name_len);
+    else
+        mpi_session_get_nth_pset_slow(false, session, info, n, pset_len, pset_name, ierror, pset_name_len);
 }
 void pmpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror, size_t pset_name_len)
 {
-    mpi_session_get_nth_pset_body(true, session, info, n, pset_len, pset_name, ierror, pset_name_len);
+    if (LMPIF_ALL_PREDEFINED(*session | *info))
+        mpi_session_get_nth_pset_body(true, true, session, info, n, pset_len, pset_name, ierror, pset_name_len);
+    else
+        mpi_session_get_nth_pset_slow(true, session, info, n, pset_len, pset_name, ierror, pset_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_get_num_psets_body(bool prof, MPI_Fint *session, MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_get_num_psets_body(bool prof, bool fast, MPI_Fint *session, MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_get_num_psets(lmpif_Session_fromint(*session), lmpif_Info_fromint(*info), npset_names) : MPI_Session_get_num_psets(lmpif_Session_fromint(*session), lmpif_Info_fromint(*info), npset_names);
+    rc = prof ? PMPI_Session_get_num_psets(LMPIF_FROMINT(fast, MPI_Session, Session, *session), LMPIF_FROMINT(fast, MPI_Info, Info, *info), npset_names) : MPI_Session_get_num_psets(LMPIF_FROMINT(fast, MPI_Session, Session, *session), LMPIF_FROMINT(fast, MPI_Info, Info, *info), npset_names);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_session_get_num_psets_slow(bool prof, MPI_Fint *session, MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierror)
+{
+    mpi_session_get_num_psets_body(prof, false, session, info, npset_names, ierror);
+}
 void mpi_session_get_num_psets_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierror)
 {
-    mpi_session_get_num_psets_body(false, session, info, npset_names, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session | *info))
+        mpi_session_get_num_psets_body(false, true, session, info, npset_names, ierror);
+    else
+        mpi_session_get_num_psets_slow(false, session, info, npset_names, ierror);
 }
 void pmpi_session_get_num_psets_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierror)
 {
-    mpi_session_get_num_psets_body(true, session, info, npset_names, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session | *info))
+        mpi_session_get_num_psets_body(true, true, session, info, npset_names, ierror);
+    else
+        mpi_session_get_num_psets_slow(true, session, info, npset_names, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_get_pset_info_body(bool prof, MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierror, size_t pset_name_len)
+static inline __attribute__((always_inline)) void mpi_session_get_pset_info_body(bool prof, bool fast, MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierror, size_t pset_name_len)
 {
     char *c_pset_name = lmpif_str_in(pset_name, pset_name_len);
     MPI_Info c_info = (MPI_Info)0;
@@ -5568,123 +8244,193 @@ static inline __attribute__((always_inline)) void mpi_session_get_pset_info_body
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_get_pset_info(lmpif_Session_fromint(*session), c_pset_name, &c_info) : MPI_Session_get_pset_info(lmpif_Session_fromint(*session), c_pset_name, &c_info);
+    rc = prof ? PMPI_Session_get_pset_info(LMPIF_FROMINT(fast, MPI_Session, Session, *session), c_pset_name, &c_info) : MPI_Session_get_pset_info(LMPIF_FROMINT(fast, MPI_Session, Session, *session), c_pset_name, &c_info);
     free(c_pset_name);
     if (rc == MPI_SUCCESS) *info = lmpif_Info_toint(c_info);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_session_get_pset_info_slow(bool prof, MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierror, size_t pset_name_len)
+{
+    mpi_session_get_pset_info_body(prof, false, session, pset_name, info, ierror, pset_name_len);
+}
 void mpi_session_get_pset_info_(MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierror, size_t pset_name_len)
 {
-    mpi_session_get_pset_info_body(false, session, pset_name, info, ierror, pset_name_len);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_get_pset_info_body(false, true, session, pset_name, info, ierror, pset_name_len);
+    else
+        mpi_session_get_pset_info_slow(false, session, pset_name, info, ierror, pset_name_len);
 }
 void pmpi_session_get_pset_info_(MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierror, size_t pset_name_len)
 {
-    mpi_session_get_pset_info_body(true, session, pset_name, info, ierror, pset_name_len);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_get_pset_info_body(true, true, session, pset_name, info, ierror, pset_name_len);
+    else
+        mpi_session_get_pset_info_slow(true, session, pset_name, info, ierror, pset_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_iflush_buffer_body(bool prof, MPI_Fint *session, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_iflush_buffer_body(bool prof, bool fast, MPI_Fint *session, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_iflush_buffer(lmpif_Session_fromint(*session), &c_request) : MPI_Session_iflush_buffer(lmpif_Session_fromint(*session), &c_request);
+    rc = prof ? PMPI_Session_iflush_buffer(LMPIF_FROMINT(fast, MPI_Session, Session, *session), &c_request) : MPI_Session_iflush_buffer(LMPIF_FROMINT(fast, MPI_Session, Session, *session), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_session_iflush_buffer_slow(bool prof, MPI_Fint *session, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_session_iflush_buffer_body(prof, false, session, request, ierror);
+}
 void mpi_session_iflush_buffer_(MPI_Fint *session, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_session_iflush_buffer_body(false, session, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_iflush_buffer_body(false, true, session, request, ierror);
+    else
+        mpi_session_iflush_buffer_slow(false, session, request, ierror);
 }
 void pmpi_session_iflush_buffer_(MPI_Fint *session, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_session_iflush_buffer_body(true, session, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session))
+        mpi_session_iflush_buffer_body(true, true, session, request, ierror);
+    else
+        mpi_session_iflush_buffer_slow(true, session, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_init_body(bool prof, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_init_body(bool prof, bool fast, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierror)
 {
     MPI_Session c_session = (MPI_Session)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_init(lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_session) : MPI_Session_init(lmpif_Info_fromint(*info), lmpif_Errhandler_fromint(*errhandler), &c_session);
+    rc = prof ? PMPI_Session_init(LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler), &c_session) : MPI_Session_init(LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler), &c_session);
     if (rc == MPI_SUCCESS) *session = lmpif_Session_toint(c_session);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_session_init_slow(bool prof, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierror)
+{
+    mpi_session_init_body(prof, false, info, errhandler, session, ierror);
+}
 void mpi_session_init_(MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierror)
 {
-    mpi_session_init_body(false, info, errhandler, session, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *errhandler))
+        mpi_session_init_body(false, true, info, errhandler, session, ierror);
+    else
+        mpi_session_init_slow(false, info, errhandler, session, ierror);
 }
 void pmpi_session_init_(MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierror)
 {
-    mpi_session_init_body(true, info, errhandler, session, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *errhandler))
+        mpi_session_init_body(true, true, info, errhandler, session, ierror);
+    else
+        mpi_session_init_slow(true, info, errhandler, session, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_session_set_errhandler_body(bool prof, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_session_set_errhandler_body(bool prof, bool fast, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Session_set_errhandler(lmpif_Session_fromint(*session), lmpif_Errhandler_fromint(*errhandler)) : MPI_Session_set_errhandler(lmpif_Session_fromint(*session), lmpif_Errhandler_fromint(*errhandler));
+    rc = prof ? PMPI_Session_set_errhandler(LMPIF_FROMINT(fast, MPI_Session, Session, *session), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler)) : MPI_Session_set_errhandler(LMPIF_FROMINT(fast, MPI_Session, Session, *session), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_session_set_errhandler_slow(bool prof, MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    mpi_session_set_errhandler_body(prof, false, session, errhandler, ierror);
 }
 void mpi_session_set_errhandler_(MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_session_set_errhandler_body(false, session, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session | *errhandler))
+        mpi_session_set_errhandler_body(false, true, session, errhandler, ierror);
+    else
+        mpi_session_set_errhandler_slow(false, session, errhandler, ierror);
 }
 void pmpi_session_set_errhandler_(MPI_Fint *session, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_session_set_errhandler_body(true, session, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*session | *errhandler))
+        mpi_session_set_errhandler_body(true, true, session, errhandler, ierror);
+    else
+        mpi_session_set_errhandler_slow(true, session, errhandler, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ssend_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ssend_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ssend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm)) : MPI_Ssend(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Ssend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Ssend(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_ssend_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_ssend_body(prof, false, buf, count, datatype, dest, tag, comm, ierror);
+}
 void mpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_ssend_body(false, buf, count, datatype, dest, tag, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_ssend_body(false, true, buf, count, datatype, dest, tag, comm, ierror);
+    else
+        mpi_ssend_slow(false, buf, count, datatype, dest, tag, comm, ierror);
 }
 void pmpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_ssend_body(true, buf, count, datatype, dest, tag, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_ssend_body(true, true, buf, count, datatype, dest, tag, comm, ierror);
+    else
+        mpi_ssend_slow(true, buf, count, datatype, dest, tag, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_ssend_init_body(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_ssend_init_body(bool prof, bool fast, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request c_request = (MPI_Request)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Ssend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request) : MPI_Ssend_init(LMPIF_BUF(buf), *count, lmpif_Type_fromint(*datatype), *dest, *tag, lmpif_Comm_fromint(*comm), &c_request);
+    rc = prof ? PMPI_Ssend_init(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request) : MPI_Ssend_init(LMPIF_BUF(buf), *count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *dest, *tag, LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_ssend_init_slow(bool prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_ssend_init_body(prof, false, buf, count, datatype, dest, tag, comm, request, ierror);
+}
 void mpi_ssend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ssend_init_body(false, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_ssend_init_body(false, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_ssend_init_slow(false, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 void pmpi_ssend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_ssend_init_body(true, buf, count, datatype, dest, tag, comm, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_ssend_init_body(true, true, buf, count, datatype, dest, tag, comm, request, ierror);
+    else
+        mpi_ssend_init_slow(true, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_start_body(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_start_body(bool prof, bool fast, MPI_Fint *request, MPI_Fint *ierror)
 {
-    MPI_Request c_request = lmpif_Request_fromint(*request);
+    MPI_Request c_request = LMPIF_FROMINT(fast, MPI_Request, Request, *request);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Start(&c_request) : MPI_Start(&c_request);
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_start_slow(bool prof, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpi_start_body(prof, false, request, ierror);
+}
 void mpi_start_(MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_start_body(false, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_start_body(false, true, request, ierror);
+    else
+        mpi_start_slow(false, request, ierror);
 }
 void pmpi_start_(MPI_Fint *request, MPI_Fint *ierror)
 {
-    mpi_start_body(true, request, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_start_body(true, true, request, ierror);
+    else
+        mpi_start_slow(true, request, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_startall_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierror)
@@ -5776,36 +8522,56 @@ void pmpi_status_set_cancelled_(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierr
     mpi_status_set_cancelled_body(true, status, flag, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_status_set_elements_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_set_elements_body(bool prof, bool fast, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Status_set_elements(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), *count) : MPI_Status_set_elements(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), *count);
+    rc = prof ? PMPI_Status_set_elements(LMPIF_STATUS(status), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *count) : MPI_Status_set_elements(LMPIF_STATUS(status), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *count);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_status_set_elements_slow(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
+{
+    mpi_status_set_elements_body(prof, false, status, datatype, count, ierror);
 }
 void mpi_status_set_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
-    mpi_status_set_elements_body(false, status, datatype, count, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_status_set_elements_body(false, true, status, datatype, count, ierror);
+    else
+        mpi_status_set_elements_slow(false, status, datatype, count, ierror);
 }
 void pmpi_status_set_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
-    mpi_status_set_elements_body(true, status, datatype, count, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_status_set_elements_body(true, true, status, datatype, count, ierror);
+    else
+        mpi_status_set_elements_slow(true, status, datatype, count, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_status_set_elements_x_body(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_status_set_elements_x_body(bool prof, bool fast, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Status_set_elements_x(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), *count) : MPI_Status_set_elements_x(LMPIF_STATUS(status), lmpif_Type_fromint(*datatype), *count);
+    rc = prof ? PMPI_Status_set_elements_x(LMPIF_STATUS(status), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *count) : MPI_Status_set_elements_x(LMPIF_STATUS(status), LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *count);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_status_set_elements_x_slow(bool prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+{
+    mpi_status_set_elements_x_body(prof, false, status, datatype, count, ierror);
+}
 void mpi_status_set_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
-    mpi_status_set_elements_x_body(false, status, datatype, count, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_status_set_elements_x_body(false, true, status, datatype, count, ierror);
+    else
+        mpi_status_set_elements_x_slow(false, status, datatype, count, ierror);
 }
 void pmpi_status_set_elements_x_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
 {
-    mpi_status_set_elements_x_body(true, status, datatype, count, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_status_set_elements_x_body(true, true, status, datatype, count, ierror);
+    else
+        mpi_status_set_elements_x_slow(true, status, datatype, count, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_status_set_error_body(bool prof, MPI_Fint *status, MPI_Fint *err, MPI_Fint *ierror)
@@ -5856,9 +8622,9 @@ void pmpi_status_set_tag_(MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierror)
     mpi_status_set_tag_body(true, status, tag, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_test_body(bool prof, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_test_body(bool prof, bool fast, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
-    MPI_Request c_request = lmpif_Request_fromint(*request);
+    MPI_Request c_request = LMPIF_FROMINT(fast, MPI_Request, Request, *request);
     int c_flag = 0;
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Test(&c_request, &c_flag, LMPIF_STATUS(status)) : MPI_Test(&c_request, &c_flag, LMPIF_STATUS(status));
@@ -5867,13 +8633,23 @@ static inline __attribute__((always_inline)) void mpi_test_body(bool prof, MPI_F
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_test_slow(bool prof, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_test_body(prof, false, request, flag, status, ierror);
+}
 void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_test_body(false, request, flag, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_test_body(false, true, request, flag, status, ierror);
+    else
+        mpi_test_slow(false, request, flag, status, ierror);
 }
 void pmpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_test_body(true, request, flag, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_test_body(true, true, request, flag, status, ierror);
+    else
+        mpi_test_slow(true, request, flag, status, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_test_cancelled_body(bool prof, MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
@@ -5978,74 +8754,114 @@ void pmpi_testsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *ou
     mpi_testsome_body(true, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_topo_test_body(bool prof, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_topo_test_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Topo_test(lmpif_Comm_fromint(*comm), status) : MPI_Topo_test(lmpif_Comm_fromint(*comm), status);
+    rc = prof ? PMPI_Topo_test(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), status) : MPI_Topo_test(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), status);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_topo_test_slow(bool prof, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_topo_test_body(prof, false, comm, status, ierror);
+}
 void mpi_topo_test_(MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_topo_test_body(false, comm, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_topo_test_body(false, true, comm, status, ierror);
+    else
+        mpi_topo_test_slow(false, comm, status, ierror);
 }
 void pmpi_topo_test_(MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_topo_test_body(true, comm, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpi_topo_test_body(true, true, comm, status, ierror);
+    else
+        mpi_topo_test_slow(true, comm, status, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_commit_body(bool prof, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_commit_body(bool prof, bool fast, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    MPI_Datatype c_datatype = lmpif_Type_fromint(*datatype);
+    MPI_Datatype c_datatype = LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Type_commit(&c_datatype) : MPI_Type_commit(&c_datatype);
     if (rc == MPI_SUCCESS) *datatype = lmpif_Type_toint(c_datatype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_commit_slow(bool prof, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    mpi_type_commit_body(prof, false, datatype, ierror);
+}
 void mpi_type_commit_(MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_type_commit_body(false, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_commit_body(false, true, datatype, ierror);
+    else
+        mpi_type_commit_slow(false, datatype, ierror);
 }
 void pmpi_type_commit_(MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_type_commit_body(true, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_commit_body(true, true, datatype, ierror);
+    else
+        mpi_type_commit_slow(true, datatype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_contiguous_body(bool prof, MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_contiguous_body(bool prof, bool fast, MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_contiguous(*count, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_contiguous(*count, lmpif_Type_fromint(*oldtype), &c_newtype);
+    rc = prof ? PMPI_Type_contiguous(*count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype) : MPI_Type_contiguous(*count, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_type_contiguous_slow(bool prof, MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    mpi_type_contiguous_body(prof, false, count, oldtype, newtype, ierror);
 }
 void mpi_type_contiguous_(MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_contiguous_body(false, count, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_contiguous_body(false, true, count, oldtype, newtype, ierror);
+    else
+        mpi_type_contiguous_slow(false, count, oldtype, newtype, ierror);
 }
 void pmpi_type_contiguous_(MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_contiguous_body(true, count, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_contiguous_body(true, true, count, oldtype, newtype, ierror);
+    else
+        mpi_type_contiguous_slow(true, count, oldtype, newtype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_create_darray_body(bool prof, MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Fint *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_darray_body(bool prof, bool fast, MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Fint *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, lmpif_Type_fromint(*oldtype), &c_newtype);
+    rc = prof ? PMPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype) : MPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_create_darray_slow(bool prof, MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Fint *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    mpi_type_create_darray_body(prof, false, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror);
+}
 void mpi_type_create_darray_(MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Fint *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_darray_body(false, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_darray_body(false, true, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror);
+    else
+        mpi_type_create_darray_slow(false, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror);
 }
 void pmpi_type_create_darray_(MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Fint *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_darray_body(true, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_darray_body(true, true, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror);
+    else
+        mpi_type_create_darray_slow(true, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_type_create_f90_complex_body(bool prof, MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
@@ -6102,94 +8918,144 @@ void pmpi_type_create_f90_real_(MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI
     mpi_type_create_f90_real_body(true, p, r, newtype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_create_hindexed_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_hindexed_body(bool prof, bool fast, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    rc = prof ? PMPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype) : MPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_type_create_hindexed_slow(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    mpi_type_create_hindexed_body(prof, false, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
 }
 void mpi_type_create_hindexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_hindexed_body(false, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_hindexed_body(false, true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+    else
+        mpi_type_create_hindexed_slow(false, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
 }
 void pmpi_type_create_hindexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_hindexed_body(true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_hindexed_body(true, true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+    else
+        mpi_type_create_hindexed_slow(true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_create_hindexed_block_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_hindexed_block_body(bool prof, bool fast, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    rc = prof ? PMPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype) : MPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_type_create_hindexed_block_slow(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    mpi_type_create_hindexed_block_body(prof, false, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 void mpi_type_create_hindexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_hindexed_block_body(false, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_hindexed_block_body(false, true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+    else
+        mpi_type_create_hindexed_block_slow(false, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 void pmpi_type_create_hindexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_hindexed_block_body(true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_hindexed_block_body(true, true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+    else
+        mpi_type_create_hindexed_block_slow(true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_create_hvector_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_hvector_body(bool prof, bool fast, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_hvector(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_hvector(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype);
+    rc = prof ? PMPI_Type_create_hvector(*count, *blocklength, *stride, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype) : MPI_Type_create_hvector(*count, *blocklength, *stride, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_type_create_hvector_slow(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    mpi_type_create_hvector_body(prof, false, count, blocklength, stride, oldtype, newtype, ierror);
 }
 void mpi_type_create_hvector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_hvector_body(false, count, blocklength, stride, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_hvector_body(false, true, count, blocklength, stride, oldtype, newtype, ierror);
+    else
+        mpi_type_create_hvector_slow(false, count, blocklength, stride, oldtype, newtype, ierror);
 }
 void pmpi_type_create_hvector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_hvector_body(true, count, blocklength, stride, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_hvector_body(true, true, count, blocklength, stride, oldtype, newtype, ierror);
+    else
+        mpi_type_create_hvector_slow(true, count, blocklength, stride, oldtype, newtype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_create_indexed_block_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_indexed_block_body(bool prof, bool fast, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    rc = prof ? PMPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype) : MPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_type_create_indexed_block_slow(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    mpi_type_create_indexed_block_body(prof, false, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 void mpi_type_create_indexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_indexed_block_body(false, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_indexed_block_body(false, true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+    else
+        mpi_type_create_indexed_block_slow(false, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 void pmpi_type_create_indexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_indexed_block_body(true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_indexed_block_body(true, true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+    else
+        mpi_type_create_indexed_block_slow(true, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_create_resized_body(bool prof, MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_resized_body(bool prof, bool fast, MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_resized(lmpif_Type_fromint(*oldtype), *lb, *extent, &c_newtype) : MPI_Type_create_resized(lmpif_Type_fromint(*oldtype), *lb, *extent, &c_newtype);
+    rc = prof ? PMPI_Type_create_resized(LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), *lb, *extent, &c_newtype) : MPI_Type_create_resized(LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), *lb, *extent, &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_create_resized_slow(bool prof, MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    mpi_type_create_resized_body(prof, false, oldtype, lb, extent, newtype, ierror);
+}
 void mpi_type_create_resized_(MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_resized_body(false, oldtype, lb, extent, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_resized_body(false, true, oldtype, lb, extent, newtype, ierror);
+    else
+        mpi_type_create_resized_slow(false, oldtype, lb, extent, newtype, ierror);
 }
 void pmpi_type_create_resized_(MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_resized_body(true, oldtype, lb, extent, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_resized_body(true, true, oldtype, lb, extent, newtype, ierror);
+    else
+        mpi_type_create_resized_slow(true, oldtype, lb, extent, newtype, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_type_create_struct_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierror)
@@ -6218,74 +9084,114 @@ void pmpi_type_create_struct_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, 
     mpi_type_create_struct_body(true, count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_create_subarray_body(bool prof, MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_Fint *array_of_subsizes, MPI_Fint *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_create_subarray_body(bool prof, bool fast, MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_Fint *array_of_subsizes, MPI_Fint *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, lmpif_Type_fromint(*oldtype), &c_newtype);
+    rc = prof ? PMPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype) : MPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_type_create_subarray_slow(bool prof, MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_Fint *array_of_subsizes, MPI_Fint *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    mpi_type_create_subarray_body(prof, false, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror);
 }
 void mpi_type_create_subarray_(MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_Fint *array_of_subsizes, MPI_Fint *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_subarray_body(false, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_subarray_body(false, true, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror);
+    else
+        mpi_type_create_subarray_slow(false, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror);
 }
 void pmpi_type_create_subarray_(MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_Fint *array_of_subsizes, MPI_Fint *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_create_subarray_body(true, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_create_subarray_body(true, true, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror);
+    else
+        mpi_type_create_subarray_slow(true, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_delete_attr_body(bool prof, MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_delete_attr_body(bool prof, bool fast, MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_delete_attr(lmpif_Type_fromint(*datatype), *type_keyval) : MPI_Type_delete_attr(lmpif_Type_fromint(*datatype), *type_keyval);
+    rc = prof ? PMPI_Type_delete_attr(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *type_keyval) : MPI_Type_delete_attr(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *type_keyval);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_delete_attr_slow(bool prof, MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
+{
+    mpi_type_delete_attr_body(prof, false, datatype, type_keyval, ierror);
+}
 void mpi_type_delete_attr_(MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
 {
-    mpi_type_delete_attr_body(false, datatype, type_keyval, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_delete_attr_body(false, true, datatype, type_keyval, ierror);
+    else
+        mpi_type_delete_attr_slow(false, datatype, type_keyval, ierror);
 }
 void pmpi_type_delete_attr_(MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
 {
-    mpi_type_delete_attr_body(true, datatype, type_keyval, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_delete_attr_body(true, true, datatype, type_keyval, ierror);
+    else
+        mpi_type_delete_attr_slow(true, datatype, type_keyval, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_dup_body(bool prof, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_dup_body(bool prof, bool fast, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_dup(lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_dup(lmpif_Type_fromint(*oldtype), &c_newtype);
+    rc = prof ? PMPI_Type_dup(LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype) : MPI_Type_dup(LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_dup_slow(bool prof, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    mpi_type_dup_body(prof, false, oldtype, newtype, ierror);
+}
 void mpi_type_dup_(MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_dup_body(false, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_dup_body(false, true, oldtype, newtype, ierror);
+    else
+        mpi_type_dup_slow(false, oldtype, newtype, ierror);
 }
 void pmpi_type_dup_(MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_dup_body(true, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_dup_body(true, true, oldtype, newtype, ierror);
+    else
+        mpi_type_dup_slow(true, oldtype, newtype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_free_body(bool prof, MPI_Fint *datatype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_free_body(bool prof, bool fast, MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    MPI_Datatype c_datatype = lmpif_Type_fromint(*datatype);
+    MPI_Datatype c_datatype = LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Type_free(&c_datatype) : MPI_Type_free(&c_datatype);
     if (rc == MPI_SUCCESS) *datatype = lmpif_Type_toint(c_datatype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_free_slow(bool prof, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    mpi_type_free_body(prof, false, datatype, ierror);
+}
 void mpi_type_free_(MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_type_free_body(false, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_free_body(false, true, datatype, ierror);
+    else
+        mpi_type_free_slow(false, datatype, ierror);
 }
 void pmpi_type_free_(MPI_Fint *datatype, MPI_Fint *ierror)
 {
-    mpi_type_free_body(true, datatype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_free_body(true, true, datatype, ierror);
+    else
+        mpi_type_free_slow(true, datatype, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_type_free_keyval_body(bool prof, MPI_Fint *type_keyval, MPI_Fint *ierror)
@@ -6304,7 +9210,7 @@ void pmpi_type_free_keyval_(MPI_Fint *type_keyval, MPI_Fint *ierror)
     mpi_type_free_keyval_body(true, type_keyval, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_get_contents_body(bool prof, MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fint *max_addresses, MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_contents_body(bool prof, bool fast, MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fint *max_addresses, MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
 {
     MPI_Datatype *c_array_of_datatypes = lmpif_handles_in(LMPIF_TYPE, array_of_datatypes, *max_datatypes, false);
     if (!c_array_of_datatypes) {
@@ -6314,70 +9220,110 @@ static inline __attribute__((always_inline)) void mpi_type_get_contents_body(boo
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_contents(lmpif_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes) : MPI_Type_get_contents(lmpif_Type_fromint(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes);
+    rc = prof ? PMPI_Type_get_contents(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes) : MPI_Type_get_contents(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes);
     lmpif_handles_out(LMPIF_TYPE, c_array_of_datatypes, array_of_datatypes, *max_datatypes);
     lmpif_handles_free(c_array_of_datatypes);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_get_contents_slow(bool prof, MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fint *max_addresses, MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
+{
+    mpi_type_get_contents_body(prof, false, datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, ierror);
+}
 void mpi_type_get_contents_(MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fint *max_addresses, MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
 {
-    mpi_type_get_contents_body(false, datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_contents_body(false, true, datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, ierror);
+    else
+        mpi_type_get_contents_slow(false, datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, ierror);
 }
 void pmpi_type_get_contents_(MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fint *max_addresses, MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
 {
-    mpi_type_get_contents_body(true, datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_contents_body(true, true, datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, ierror);
+    else
+        mpi_type_get_contents_slow(true, datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_get_envelope_body(bool prof, MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_envelope_body(bool prof, bool fast, MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_envelope(lmpif_Type_fromint(*datatype), num_integers, num_addresses, num_datatypes, combiner) : MPI_Type_get_envelope(lmpif_Type_fromint(*datatype), num_integers, num_addresses, num_datatypes, combiner);
+    rc = prof ? PMPI_Type_get_envelope(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), num_integers, num_addresses, num_datatypes, combiner) : MPI_Type_get_envelope(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), num_integers, num_addresses, num_datatypes, combiner);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_type_get_envelope_slow(bool prof, MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
+{
+    mpi_type_get_envelope_body(prof, false, datatype, num_integers, num_addresses, num_datatypes, combiner, ierror);
 }
 void mpi_type_get_envelope_(MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
 {
-    mpi_type_get_envelope_body(false, datatype, num_integers, num_addresses, num_datatypes, combiner, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_envelope_body(false, true, datatype, num_integers, num_addresses, num_datatypes, combiner, ierror);
+    else
+        mpi_type_get_envelope_slow(false, datatype, num_integers, num_addresses, num_datatypes, combiner, ierror);
 }
 void pmpi_type_get_envelope_(MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
 {
-    mpi_type_get_envelope_body(true, datatype, num_integers, num_addresses, num_datatypes, combiner, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_envelope_body(true, true, datatype, num_integers, num_addresses, num_datatypes, combiner, ierror);
+    else
+        mpi_type_get_envelope_slow(true, datatype, num_integers, num_addresses, num_datatypes, combiner, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_get_extent_body(bool prof, MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_extent_body(bool prof, bool fast, MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_extent(lmpif_Type_fromint(*datatype), lb, extent) : MPI_Type_get_extent(lmpif_Type_fromint(*datatype), lb, extent);
+    rc = prof ? PMPI_Type_get_extent(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), lb, extent) : MPI_Type_get_extent(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), lb, extent);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_type_get_extent_slow(bool prof, MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
+{
+    mpi_type_get_extent_body(prof, false, datatype, lb, extent, ierror);
 }
 void mpi_type_get_extent_(MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
 {
-    mpi_type_get_extent_body(false, datatype, lb, extent, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_extent_body(false, true, datatype, lb, extent, ierror);
+    else
+        mpi_type_get_extent_slow(false, datatype, lb, extent, ierror);
 }
 void pmpi_type_get_extent_(MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
 {
-    mpi_type_get_extent_body(true, datatype, lb, extent, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_extent_body(true, true, datatype, lb, extent, ierror);
+    else
+        mpi_type_get_extent_slow(true, datatype, lb, extent, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_get_extent_x_body(bool prof, MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_extent_x_body(bool prof, bool fast, MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_extent_x(lmpif_Type_fromint(*datatype), lb, extent) : MPI_Type_get_extent_x(lmpif_Type_fromint(*datatype), lb, extent);
+    rc = prof ? PMPI_Type_get_extent_x(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), lb, extent) : MPI_Type_get_extent_x(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), lb, extent);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_get_extent_x_slow(bool prof, MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
+{
+    mpi_type_get_extent_x_body(prof, false, datatype, lb, extent, ierror);
+}
 void mpi_type_get_extent_x_(MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
 {
-    mpi_type_get_extent_x_body(false, datatype, lb, extent, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_extent_x_body(false, true, datatype, lb, extent, ierror);
+    else
+        mpi_type_get_extent_x_slow(false, datatype, lb, extent, ierror);
 }
 void pmpi_type_get_extent_x_(MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
 {
-    mpi_type_get_extent_x_body(true, datatype, lb, extent, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_extent_x_body(true, true, datatype, lb, extent, ierror);
+    else
+        mpi_type_get_extent_x_slow(true, datatype, lb, extent, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_get_name_body(bool prof, MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t type_name_len)
+static inline __attribute__((always_inline)) void mpi_type_get_name_body(bool prof, bool fast, MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t type_name_len)
 {
     char *c_type_name = lmpif_str_buf(type_name_len);
     if (!c_type_name) {
@@ -6387,86 +9333,136 @@ static inline __attribute__((always_inline)) void mpi_type_get_name_body(bool pr
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_name(lmpif_Type_fromint(*datatype), c_type_name, resultlen) : MPI_Type_get_name(lmpif_Type_fromint(*datatype), c_type_name, resultlen);
+    rc = prof ? PMPI_Type_get_name(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), c_type_name, resultlen) : MPI_Type_get_name(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), c_type_name, resultlen);
     lmpif_str_out(c_type_name, type_name, type_name_len, rc == MPI_SUCCESS);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_get_name_slow(bool prof, MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t type_name_len)
+{
+    mpi_type_get_name_body(prof, false, datatype, type_name, resultlen, ierror, type_name_len);
+}
 void mpi_type_get_name_(MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t type_name_len)
 {
-    mpi_type_get_name_body(false, datatype, type_name, resultlen, ierror, type_name_len);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_name_body(false, true, datatype, type_name, resultlen, ierror, type_name_len);
+    else
+        mpi_type_get_name_slow(false, datatype, type_name, resultlen, ierror, type_name_len);
 }
 void pmpi_type_get_name_(MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t type_name_len)
 {
-    mpi_type_get_name_body(true, datatype, type_name, resultlen, ierror, type_name_len);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_name_body(true, true, datatype, type_name, resultlen, ierror, type_name_len);
+    else
+        mpi_type_get_name_slow(true, datatype, type_name, resultlen, ierror, type_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_get_true_extent_body(bool prof, MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_true_extent_body(bool prof, bool fast, MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_true_extent(lmpif_Type_fromint(*datatype), true_lb, true_extent) : MPI_Type_get_true_extent(lmpif_Type_fromint(*datatype), true_lb, true_extent);
+    rc = prof ? PMPI_Type_get_true_extent(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), true_lb, true_extent) : MPI_Type_get_true_extent(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), true_lb, true_extent);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_type_get_true_extent_slow(bool prof, MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierror)
+{
+    mpi_type_get_true_extent_body(prof, false, datatype, true_lb, true_extent, ierror);
 }
 void mpi_type_get_true_extent_(MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierror)
 {
-    mpi_type_get_true_extent_body(false, datatype, true_lb, true_extent, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_true_extent_body(false, true, datatype, true_lb, true_extent, ierror);
+    else
+        mpi_type_get_true_extent_slow(false, datatype, true_lb, true_extent, ierror);
 }
 void pmpi_type_get_true_extent_(MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierror)
 {
-    mpi_type_get_true_extent_body(true, datatype, true_lb, true_extent, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_true_extent_body(true, true, datatype, true_lb, true_extent, ierror);
+    else
+        mpi_type_get_true_extent_slow(true, datatype, true_lb, true_extent, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_get_true_extent_x_body(bool prof, MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_true_extent_x_body(bool prof, bool fast, MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_true_extent_x(lmpif_Type_fromint(*datatype), true_lb, true_extent) : MPI_Type_get_true_extent_x(lmpif_Type_fromint(*datatype), true_lb, true_extent);
+    rc = prof ? PMPI_Type_get_true_extent_x(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), true_lb, true_extent) : MPI_Type_get_true_extent_x(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), true_lb, true_extent);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_get_true_extent_x_slow(bool prof, MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
+{
+    mpi_type_get_true_extent_x_body(prof, false, datatype, true_lb, true_extent, ierror);
+}
 void mpi_type_get_true_extent_x_(MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
 {
-    mpi_type_get_true_extent_x_body(false, datatype, true_lb, true_extent, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_true_extent_x_body(false, true, datatype, true_lb, true_extent, ierror);
+    else
+        mpi_type_get_true_extent_x_slow(false, datatype, true_lb, true_extent, ierror);
 }
 void pmpi_type_get_true_extent_x_(MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
 {
-    mpi_type_get_true_extent_x_body(true, datatype, true_lb, true_extent, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_get_true_extent_x_body(true, true, datatype, true_lb, true_extent, ierror);
+    else
+        mpi_type_get_true_extent_x_slow(true, datatype, true_lb, true_extent, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_get_value_index_body(bool prof, MPI_Fint *value_type, MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_get_value_index_body(bool prof, bool fast, MPI_Fint *value_type, MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierror)
 {
     MPI_Datatype c_pair_type = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_get_value_index(lmpif_Type_fromint(*value_type), lmpif_Type_fromint(*index_type), &c_pair_type) : MPI_Type_get_value_index(lmpif_Type_fromint(*value_type), lmpif_Type_fromint(*index_type), &c_pair_type);
+    rc = prof ? PMPI_Type_get_value_index(LMPIF_FROMINT(fast, MPI_Datatype, Type, *value_type), LMPIF_FROMINT(fast, MPI_Datatype, Type, *index_type), &c_pair_type) : MPI_Type_get_value_index(LMPIF_FROMINT(fast, MPI_Datatype, Type, *value_type), LMPIF_FROMINT(fast, MPI_Datatype, Type, *index_type), &c_pair_type);
     if (rc == MPI_SUCCESS) *pair_type = lmpif_Type_toint(c_pair_type);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_get_value_index_slow(bool prof, MPI_Fint *value_type, MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierror)
+{
+    mpi_type_get_value_index_body(prof, false, value_type, index_type, pair_type, ierror);
+}
 void mpi_type_get_value_index_(MPI_Fint *value_type, MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierror)
 {
-    mpi_type_get_value_index_body(false, value_type, index_type, pair_type, ierror);
+    if (LMPIF_ALL_PREDEFINED(*value_type | *index_type))
+        mpi_type_get_value_index_body(false, true, value_type, index_type, pair_type, ierror);
+    else
+        mpi_type_get_value_index_slow(false, value_type, index_type, pair_type, ierror);
 }
 void pmpi_type_get_value_index_(MPI_Fint *value_type, MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierror)
 {
-    mpi_type_get_value_index_body(true, value_type, index_type, pair_type, ierror);
+    if (LMPIF_ALL_PREDEFINED(*value_type | *index_type))
+        mpi_type_get_value_index_body(true, true, value_type, index_type, pair_type, ierror);
+    else
+        mpi_type_get_value_index_slow(true, value_type, index_type, pair_type, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_indexed_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_indexed_body(bool prof, bool fast, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, lmpif_Type_fromint(*oldtype), &c_newtype);
+    rc = prof ? PMPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype) : MPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_indexed_slow(bool prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    mpi_type_indexed_body(prof, false, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+}
 void mpi_type_indexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_indexed_body(false, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_indexed_body(false, true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+    else
+        mpi_type_indexed_slow(false, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
 }
 void pmpi_type_indexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_indexed_body(true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_indexed_body(true, true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+    else
+        mpi_type_indexed_slow(true, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_type_match_size_body(bool prof, MPI_Fint *typeclass, MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierror)
@@ -6487,7 +9483,7 @@ void pmpi_type_match_size_(MPI_Fint *typeclass, MPI_Fint *size, MPI_Fint *dataty
     mpi_type_match_size_body(true, typeclass, size, datatype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_set_name_body(bool prof, MPI_Fint *datatype, const char *type_name, MPI_Fint *ierror, size_t type_name_len)
+static inline __attribute__((always_inline)) void mpi_type_set_name_body(bool prof, bool fast, MPI_Fint *datatype, const char *type_name, MPI_Fint *ierror, size_t type_name_len)
 {
     char *c_type_name = lmpif_str_in(type_name, type_name_len);
     if (!c_type_name) {
@@ -6497,87 +9493,137 @@ static inline __attribute__((always_inline)) void mpi_type_set_name_body(bool pr
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_set_name(lmpif_Type_fromint(*datatype), c_type_name) : MPI_Type_set_name(lmpif_Type_fromint(*datatype), c_type_name);
+    rc = prof ? PMPI_Type_set_name(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), c_type_name) : MPI_Type_set_name(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), c_type_name);
     free(c_type_name);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_set_name_slow(bool prof, MPI_Fint *datatype, const char *type_name, MPI_Fint *ierror, size_t type_name_len)
+{
+    mpi_type_set_name_body(prof, false, datatype, type_name, ierror, type_name_len);
+}
 void mpi_type_set_name_(MPI_Fint *datatype, const char *type_name, MPI_Fint *ierror, size_t type_name_len)
 {
-    mpi_type_set_name_body(false, datatype, type_name, ierror, type_name_len);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_set_name_body(false, true, datatype, type_name, ierror, type_name_len);
+    else
+        mpi_type_set_name_slow(false, datatype, type_name, ierror, type_name_len);
 }
 void pmpi_type_set_name_(MPI_Fint *datatype, const char *type_name, MPI_Fint *ierror, size_t type_name_len)
 {
-    mpi_type_set_name_body(true, datatype, type_name, ierror, type_name_len);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_set_name_body(true, true, datatype, type_name, ierror, type_name_len);
+    else
+        mpi_type_set_name_slow(true, datatype, type_name, ierror, type_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_size_body(bool prof, MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_size_body(bool prof, bool fast, MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_size(lmpif_Type_fromint(*datatype), size) : MPI_Type_size(lmpif_Type_fromint(*datatype), size);
+    rc = prof ? PMPI_Type_size(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), size) : MPI_Type_size(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_type_size_slow(bool prof, MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
+{
+    mpi_type_size_body(prof, false, datatype, size, ierror);
 }
 void mpi_type_size_(MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_type_size_body(false, datatype, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_size_body(false, true, datatype, size, ierror);
+    else
+        mpi_type_size_slow(false, datatype, size, ierror);
 }
 void pmpi_type_size_(MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
 {
-    mpi_type_size_body(true, datatype, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_size_body(true, true, datatype, size, ierror);
+    else
+        mpi_type_size_slow(true, datatype, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_size_x_body(bool prof, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_size_x_body(bool prof, bool fast, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_size_x(lmpif_Type_fromint(*datatype), size) : MPI_Type_size_x(lmpif_Type_fromint(*datatype), size);
+    rc = prof ? PMPI_Type_size_x(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), size) : MPI_Type_size_x(LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_size_x_slow(bool prof, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
+{
+    mpi_type_size_x_body(prof, false, datatype, size, ierror);
+}
 void mpi_type_size_x_(MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
-    mpi_type_size_x_body(false, datatype, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_size_x_body(false, true, datatype, size, ierror);
+    else
+        mpi_type_size_x_slow(false, datatype, size, ierror);
 }
 void pmpi_type_size_x_(MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
-    mpi_type_size_x_body(true, datatype, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_type_size_x_body(true, true, datatype, size, ierror);
+    else
+        mpi_type_size_x_slow(true, datatype, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_type_vector_body(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_type_vector_body(bool prof, bool fast, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype c_newtype = (MPI_Datatype)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Type_vector(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype) : MPI_Type_vector(*count, *blocklength, *stride, lmpif_Type_fromint(*oldtype), &c_newtype);
+    rc = prof ? PMPI_Type_vector(*count, *blocklength, *stride, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype) : MPI_Type_vector(*count, *blocklength, *stride, LMPIF_FROMINT(fast, MPI_Datatype, Type, *oldtype), &c_newtype);
     if (rc == MPI_SUCCESS) *newtype = lmpif_Type_toint(c_newtype);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_type_vector_slow(bool prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    mpi_type_vector_body(prof, false, count, blocklength, stride, oldtype, newtype, ierror);
+}
 void mpi_type_vector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_vector_body(false, count, blocklength, stride, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_vector_body(false, true, count, blocklength, stride, oldtype, newtype, ierror);
+    else
+        mpi_type_vector_slow(false, count, blocklength, stride, oldtype, newtype, ierror);
 }
 void pmpi_type_vector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    mpi_type_vector_body(true, count, blocklength, stride, oldtype, newtype, ierror);
+    if (LMPIF_ALL_PREDEFINED(*oldtype))
+        mpi_type_vector_body(true, true, count, blocklength, stride, oldtype, newtype, ierror);
+    else
+        mpi_type_vector_slow(true, count, blocklength, stride, oldtype, newtype, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_unpack_body(bool prof, void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_unpack_body(bool prof, bool fast, void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, lmpif_Type_fromint(*datatype), lmpif_Comm_fromint(*comm)) : MPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, lmpif_Type_fromint(*datatype), lmpif_Comm_fromint(*comm));
+    rc = prof ? PMPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm)) : MPI_Unpack(LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_unpack_slow(bool prof, void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    mpi_unpack_body(prof, false, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
+}
 void mpi_unpack_(void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_unpack_body(false, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_unpack_body(false, true, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
+    else
+        mpi_unpack_slow(false, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
 }
 void pmpi_unpack_(void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
-    mpi_unpack_body(true, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
+    if (LMPIF_ALL_PREDEFINED(*datatype | *comm))
+        mpi_unpack_body(true, true, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
+    else
+        mpi_unpack_slow(true, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_unpack_external_body(bool prof, const char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
+static inline __attribute__((always_inline)) void mpi_unpack_external_body(bool prof, bool fast, const char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
     char *c_datarep = lmpif_str_in(datarep, datarep_len);
     if (!c_datarep) {
@@ -6587,21 +9633,31 @@ static inline __attribute__((always_inline)) void mpi_unpack_external_body(bool 
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, lmpif_Type_fromint(*datatype)) : MPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, lmpif_Type_fromint(*datatype));
+    rc = prof ? PMPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype)) : MPI_Unpack_external(c_datarep, LMPIF_BUF(inbuf), *insize, position, LMPIF_BUF(outbuf), *outcount, LMPIF_FROMINT(fast, MPI_Datatype, Type, *datatype));
     free(c_datarep);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_unpack_external_slow(bool prof, const char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
+{
+    mpi_unpack_external_body(prof, false, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
+}
 void mpi_unpack_external_(const char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
-    mpi_unpack_external_body(false, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_unpack_external_body(false, true, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
+    else
+        mpi_unpack_external_slow(false, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
 }
 void pmpi_unpack_external_(const char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf, MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
-    mpi_unpack_external_body(true, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
+    if (LMPIF_ALL_PREDEFINED(*datatype))
+        mpi_unpack_external_body(true, true, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
+    else
+        mpi_unpack_external_slow(true, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_unpublish_name_body(bool prof, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
+static inline __attribute__((always_inline)) void mpi_unpublish_name_body(bool prof, bool fast, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
     char *c_service_name = lmpif_str_in(service_name, service_name_len);
     char *c_port_name = lmpif_str_in(port_name, port_name_len);
@@ -6613,37 +9669,57 @@ static inline __attribute__((always_inline)) void mpi_unpublish_name_body(bool p
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Unpublish_name(c_service_name, lmpif_Info_fromint(*info), c_port_name) : MPI_Unpublish_name(c_service_name, lmpif_Info_fromint(*info), c_port_name);
+    rc = prof ? PMPI_Unpublish_name(c_service_name, LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_port_name) : MPI_Unpublish_name(c_service_name, LMPIF_FROMINT(fast, MPI_Info, Info, *info), c_port_name);
     free(c_service_name);
     free(c_port_name);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_unpublish_name_slow(bool prof, const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
+{
+    mpi_unpublish_name_body(prof, false, service_name, info, port_name, ierror, service_name_len, port_name_len);
+}
 void mpi_unpublish_name_(const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
-    mpi_unpublish_name_body(false, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_unpublish_name_body(false, true, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    else
+        mpi_unpublish_name_slow(false, service_name, info, port_name, ierror, service_name_len, port_name_len);
 }
 void pmpi_unpublish_name_(const char *service_name, MPI_Fint *info, const char *port_name, MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
 {
-    mpi_unpublish_name_body(true, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    if (LMPIF_ALL_PREDEFINED(*info))
+        mpi_unpublish_name_body(true, true, service_name, info, port_name, ierror, service_name_len, port_name_len);
+    else
+        mpi_unpublish_name_slow(true, service_name, info, port_name, ierror, service_name_len, port_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_wait_body(bool prof, MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_wait_body(bool prof, bool fast, MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
 {
-    MPI_Request c_request = lmpif_Request_fromint(*request);
+    MPI_Request c_request = LMPIF_FROMINT(fast, MPI_Request, Request, *request);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Wait(&c_request, LMPIF_STATUS(status)) : MPI_Wait(&c_request, LMPIF_STATUS(status));
     if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_wait_slow(bool prof, MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
+{
+    mpi_wait_body(prof, false, request, status, ierror);
+}
 void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_wait_body(false, request, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_wait_body(false, true, request, status, ierror);
+    else
+        mpi_wait_slow(false, request, status, ierror);
 }
 void pmpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
 {
-    mpi_wait_body(true, request, status, ierror);
+    if (LMPIF_ALL_PREDEFINED(*request))
+        mpi_wait_body(true, true, request, status, ierror);
+    else
+        mpi_wait_slow(true, request, status, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_waitall_body(bool prof, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
@@ -6726,270 +9802,432 @@ void pmpi_waitsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *ou
     mpi_waitsome_body(true, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_allocate_body(bool prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_allocate_body(bool prof, bool fast, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_allocate(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win);
+    rc = prof ? PMPI_Win_allocate(*size, *disp_unit, LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), baseptr, &c_win) : MPI_Win_allocate(*size, *disp_unit, LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), baseptr, &c_win);
     if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_allocate_slow(bool prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_allocate_body(prof, false, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 void mpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_allocate_body(false, size, disp_unit, info, comm, baseptr, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_allocate_body(false, true, size, disp_unit, info, comm, baseptr, win, ierror);
+    else
+        mpi_win_allocate_slow(false, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 void pmpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_allocate_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_allocate_body(true, true, size, disp_unit, info, comm, baseptr, win, ierror);
+    else
+        mpi_win_allocate_slow(true, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 void mpi_win_allocate_cptr_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_allocate_body(false, size, disp_unit, info, comm, baseptr, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_allocate_body(false, true, size, disp_unit, info, comm, baseptr, win, ierror);
+    else
+        mpi_win_allocate_slow(false, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 void pmpi_win_allocate_cptr_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_allocate_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_allocate_body(true, true, size, disp_unit, info, comm, baseptr, win, ierror);
+    else
+        mpi_win_allocate_slow(true, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_allocate_shared_body(bool prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_allocate_shared_body(bool prof, bool fast, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_allocate_shared(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win) : MPI_Win_allocate_shared(*size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), baseptr, &c_win);
+    rc = prof ? PMPI_Win_allocate_shared(*size, *disp_unit, LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), baseptr, &c_win) : MPI_Win_allocate_shared(*size, *disp_unit, LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), baseptr, &c_win);
     if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_allocate_shared_slow(bool prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_allocate_shared_body(prof, false, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 void mpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_allocate_shared_body(false, size, disp_unit, info, comm, baseptr, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_allocate_shared_body(false, true, size, disp_unit, info, comm, baseptr, win, ierror);
+    else
+        mpi_win_allocate_shared_slow(false, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 void pmpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_allocate_shared_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_allocate_shared_body(true, true, size, disp_unit, info, comm, baseptr, win, ierror);
+    else
+        mpi_win_allocate_shared_slow(true, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 void mpi_win_allocate_shared_cptr_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_allocate_shared_body(false, size, disp_unit, info, comm, baseptr, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_allocate_shared_body(false, true, size, disp_unit, info, comm, baseptr, win, ierror);
+    else
+        mpi_win_allocate_shared_slow(false, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 void pmpi_win_allocate_shared_cptr_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_allocate_shared_body(true, size, disp_unit, info, comm, baseptr, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_allocate_shared_body(true, true, size, disp_unit, info, comm, baseptr, win, ierror);
+    else
+        mpi_win_allocate_shared_slow(true, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_attach_body(bool prof, MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_attach_body(bool prof, bool fast, MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_attach(lmpif_Win_fromint(*win), LMPIF_BUF(base), *size) : MPI_Win_attach(lmpif_Win_fromint(*win), LMPIF_BUF(base), *size);
+    rc = prof ? PMPI_Win_attach(LMPIF_FROMINT(fast, MPI_Win, Win, *win), LMPIF_BUF(base), *size) : MPI_Win_attach(LMPIF_FROMINT(fast, MPI_Win, Win, *win), LMPIF_BUF(base), *size);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_attach_slow(bool prof, MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierror)
+{
+    mpi_win_attach_body(prof, false, win, base, size, ierror);
 }
 void mpi_win_attach_(MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierror)
 {
-    mpi_win_attach_body(false, win, base, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_attach_body(false, true, win, base, size, ierror);
+    else
+        mpi_win_attach_slow(false, win, base, size, ierror);
 }
 void pmpi_win_attach_(MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierror)
 {
-    mpi_win_attach_body(true, win, base, size, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_attach_body(true, true, win, base, size, ierror);
+    else
+        mpi_win_attach_slow(true, win, base, size, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_call_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_call_errhandler_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_call_errhandler(lmpif_Win_fromint(*win), *errorcode) : MPI_Win_call_errhandler(lmpif_Win_fromint(*win), *errorcode);
+    rc = prof ? PMPI_Win_call_errhandler(LMPIF_FROMINT(fast, MPI_Win, Win, *win), *errorcode) : MPI_Win_call_errhandler(LMPIF_FROMINT(fast, MPI_Win, Win, *win), *errorcode);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_call_errhandler_slow(bool prof, MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ierror)
+{
+    mpi_win_call_errhandler_body(prof, false, win, errorcode, ierror);
 }
 void mpi_win_call_errhandler_(MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    mpi_win_call_errhandler_body(false, win, errorcode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_call_errhandler_body(false, true, win, errorcode, ierror);
+    else
+        mpi_win_call_errhandler_slow(false, win, errorcode, ierror);
 }
 void pmpi_win_call_errhandler_(MPI_Fint *win, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
-    mpi_win_call_errhandler_body(true, win, errorcode, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_call_errhandler_body(true, true, win, errorcode, ierror);
+    else
+        mpi_win_call_errhandler_slow(true, win, errorcode, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_complete_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_complete_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_complete(lmpif_Win_fromint(*win)) : MPI_Win_complete(lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_complete(LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_complete(LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_complete_slow(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_complete_body(prof, false, win, ierror);
 }
 void mpi_win_complete_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_complete_body(false, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_complete_body(false, true, win, ierror);
+    else
+        mpi_win_complete_slow(false, win, ierror);
 }
 void pmpi_win_complete_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_complete_body(true, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_complete_body(true, true, win, ierror);
+    else
+        mpi_win_complete_slow(true, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_create_body(bool prof, void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_create_body(bool prof, bool fast, void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win) : MPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win);
+    rc = prof ? PMPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_win) : MPI_Win_create(LMPIF_BUF(base), *size, *disp_unit, LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_win);
     if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_create_slow(bool prof, void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_create_body(prof, false, base, size, disp_unit, info, comm, win, ierror);
 }
 void mpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_create_body(false, base, size, disp_unit, info, comm, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_create_body(false, true, base, size, disp_unit, info, comm, win, ierror);
+    else
+        mpi_win_create_slow(false, base, size, disp_unit, info, comm, win, ierror);
 }
 void pmpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_create_body(true, base, size, disp_unit, info, comm, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_create_body(true, true, base, size, disp_unit, info, comm, win, ierror);
+    else
+        mpi_win_create_slow(true, base, size, disp_unit, info, comm, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_create_dynamic_body(bool prof, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_create_dynamic_body(bool prof, bool fast, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
     MPI_Win c_win = (MPI_Win)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_create_dynamic(lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win) : MPI_Win_create_dynamic(lmpif_Info_fromint(*info), lmpif_Comm_fromint(*comm), &c_win);
+    rc = prof ? PMPI_Win_create_dynamic(LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_win) : MPI_Win_create_dynamic(LMPIF_FROMINT(fast, MPI_Info, Info, *info), LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_win);
     if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_create_dynamic_slow(bool prof, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_create_dynamic_body(prof, false, info, comm, win, ierror);
+}
 void mpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_create_dynamic_body(false, info, comm, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_create_dynamic_body(false, true, info, comm, win, ierror);
+    else
+        mpi_win_create_dynamic_slow(false, info, comm, win, ierror);
 }
 void pmpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_create_dynamic_body(true, info, comm, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*info | *comm))
+        mpi_win_create_dynamic_body(true, true, info, comm, win, ierror);
+    else
+        mpi_win_create_dynamic_slow(true, info, comm, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_delete_attr_body(bool prof, MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_delete_attr_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_delete_attr(lmpif_Win_fromint(*win), *win_keyval) : MPI_Win_delete_attr(lmpif_Win_fromint(*win), *win_keyval);
+    rc = prof ? PMPI_Win_delete_attr(LMPIF_FROMINT(fast, MPI_Win, Win, *win), *win_keyval) : MPI_Win_delete_attr(LMPIF_FROMINT(fast, MPI_Win, Win, *win), *win_keyval);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_delete_attr_slow(bool prof, MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
+{
+    mpi_win_delete_attr_body(prof, false, win, win_keyval, ierror);
 }
 void mpi_win_delete_attr_(MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
 {
-    mpi_win_delete_attr_body(false, win, win_keyval, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_delete_attr_body(false, true, win, win_keyval, ierror);
+    else
+        mpi_win_delete_attr_slow(false, win, win_keyval, ierror);
 }
 void pmpi_win_delete_attr_(MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
 {
-    mpi_win_delete_attr_body(true, win, win_keyval, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_delete_attr_body(true, true, win, win_keyval, ierror);
+    else
+        mpi_win_delete_attr_slow(true, win, win_keyval, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_detach_body(bool prof, MPI_Fint *win, void *base, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_detach_body(bool prof, bool fast, MPI_Fint *win, void *base, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_detach(lmpif_Win_fromint(*win), LMPIF_BUF(base)) : MPI_Win_detach(lmpif_Win_fromint(*win), LMPIF_BUF(base));
+    rc = prof ? PMPI_Win_detach(LMPIF_FROMINT(fast, MPI_Win, Win, *win), LMPIF_BUF(base)) : MPI_Win_detach(LMPIF_FROMINT(fast, MPI_Win, Win, *win), LMPIF_BUF(base));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_detach_slow(bool prof, MPI_Fint *win, void *base, MPI_Fint *ierror)
+{
+    mpi_win_detach_body(prof, false, win, base, ierror);
 }
 void mpi_win_detach_(MPI_Fint *win, void *base, MPI_Fint *ierror)
 {
-    mpi_win_detach_body(false, win, base, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_detach_body(false, true, win, base, ierror);
+    else
+        mpi_win_detach_slow(false, win, base, ierror);
 }
 void pmpi_win_detach_(MPI_Fint *win, void *base, MPI_Fint *ierror)
 {
-    mpi_win_detach_body(true, win, base, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_detach_body(true, true, win, base, ierror);
+    else
+        mpi_win_detach_slow(true, win, base, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_fence_body(bool prof, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_fence_body(bool prof, bool fast, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_fence(*assert, lmpif_Win_fromint(*win)) : MPI_Win_fence(*assert, lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_fence(*assert, LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_fence(*assert, LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_fence_slow(bool prof, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_fence_body(prof, false, assert, win, ierror);
 }
 void mpi_win_fence_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_fence_body(false, assert, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_fence_body(false, true, assert, win, ierror);
+    else
+        mpi_win_fence_slow(false, assert, win, ierror);
 }
 void pmpi_win_fence_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_fence_body(true, assert, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_fence_body(true, true, assert, win, ierror);
+    else
+        mpi_win_fence_slow(true, assert, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_flush_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_flush_body(bool prof, bool fast, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_flush(*rank, lmpif_Win_fromint(*win)) : MPI_Win_flush(*rank, lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_flush(*rank, LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_flush(*rank, LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_flush_slow(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_flush_body(prof, false, rank, win, ierror);
 }
 void mpi_win_flush_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_flush_body(false, rank, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_flush_body(false, true, rank, win, ierror);
+    else
+        mpi_win_flush_slow(false, rank, win, ierror);
 }
 void pmpi_win_flush_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_flush_body(true, rank, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_flush_body(true, true, rank, win, ierror);
+    else
+        mpi_win_flush_slow(true, rank, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_flush_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_flush_all_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_flush_all(lmpif_Win_fromint(*win)) : MPI_Win_flush_all(lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_flush_all(LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_flush_all(LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_flush_all_slow(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_flush_all_body(prof, false, win, ierror);
 }
 void mpi_win_flush_all_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_flush_all_body(false, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_flush_all_body(false, true, win, ierror);
+    else
+        mpi_win_flush_all_slow(false, win, ierror);
 }
 void pmpi_win_flush_all_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_flush_all_body(true, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_flush_all_body(true, true, win, ierror);
+    else
+        mpi_win_flush_all_slow(true, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_flush_local_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_flush_local_body(bool prof, bool fast, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_flush_local(*rank, lmpif_Win_fromint(*win)) : MPI_Win_flush_local(*rank, lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_flush_local(*rank, LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_flush_local(*rank, LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_flush_local_slow(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_flush_local_body(prof, false, rank, win, ierror);
 }
 void mpi_win_flush_local_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_flush_local_body(false, rank, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_flush_local_body(false, true, rank, win, ierror);
+    else
+        mpi_win_flush_local_slow(false, rank, win, ierror);
 }
 void pmpi_win_flush_local_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_flush_local_body(true, rank, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_flush_local_body(true, true, rank, win, ierror);
+    else
+        mpi_win_flush_local_slow(true, rank, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_flush_local_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_flush_local_all_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_flush_local_all(lmpif_Win_fromint(*win)) : MPI_Win_flush_local_all(lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_flush_local_all(LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_flush_local_all(LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_flush_local_all_slow(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_flush_local_all_body(prof, false, win, ierror);
+}
 void mpi_win_flush_local_all_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_flush_local_all_body(false, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_flush_local_all_body(false, true, win, ierror);
+    else
+        mpi_win_flush_local_all_slow(false, win, ierror);
 }
 void pmpi_win_flush_local_all_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_flush_local_all_body(true, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_flush_local_all_body(true, true, win, ierror);
+    else
+        mpi_win_flush_local_all_slow(true, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_free_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_free_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *ierror)
 {
-    MPI_Win c_win = lmpif_Win_fromint(*win);
+    MPI_Win c_win = LMPIF_FROMINT(fast, MPI_Win, Win, *win);
     int rc = MPI_SUCCESS;
     rc = prof ? PMPI_Win_free(&c_win) : MPI_Win_free(&c_win);
     if (rc == MPI_SUCCESS) *win = lmpif_Win_toint(c_win);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_free_slow(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_free_body(prof, false, win, ierror);
+}
 void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_free_body(false, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_free_body(false, true, win, ierror);
+    else
+        mpi_win_free_slow(false, win, ierror);
 }
 void pmpi_win_free_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_free_body(true, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_free_body(true, true, win, ierror);
+    else
+        mpi_win_free_slow(true, win, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpi_win_free_keyval_body(bool prof, MPI_Fint *win_keyval, MPI_Fint *ierror)
@@ -7008,61 +10246,91 @@ void pmpi_win_free_keyval_(MPI_Fint *win_keyval, MPI_Fint *ierror)
     mpi_win_free_keyval_body(true, win_keyval, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_get_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_get_errhandler_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     MPI_Errhandler c_errhandler = (MPI_Errhandler)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_get_errhandler(lmpif_Win_fromint(*win), &c_errhandler) : MPI_Win_get_errhandler(lmpif_Win_fromint(*win), &c_errhandler);
+    rc = prof ? PMPI_Win_get_errhandler(LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_errhandler) : MPI_Win_get_errhandler(LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_errhandler);
     if (rc == MPI_SUCCESS) *errhandler = lmpif_Errhandler_toint(c_errhandler);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_get_errhandler_slow(bool prof, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    mpi_win_get_errhandler_body(prof, false, win, errhandler, ierror);
+}
 void mpi_win_get_errhandler_(MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_win_get_errhandler_body(false, win, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_get_errhandler_body(false, true, win, errhandler, ierror);
+    else
+        mpi_win_get_errhandler_slow(false, win, errhandler, ierror);
 }
 void pmpi_win_get_errhandler_(MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_win_get_errhandler_body(true, win, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_get_errhandler_body(true, true, win, errhandler, ierror);
+    else
+        mpi_win_get_errhandler_slow(true, win, errhandler, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_get_group_body(bool prof, MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_get_group_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
 {
     MPI_Group c_group = (MPI_Group)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_get_group(lmpif_Win_fromint(*win), &c_group) : MPI_Win_get_group(lmpif_Win_fromint(*win), &c_group);
+    rc = prof ? PMPI_Win_get_group(LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_group) : MPI_Win_get_group(LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_group);
     if (rc == MPI_SUCCESS) *group = lmpif_Group_toint(c_group);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_get_group_slow(bool prof, MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
+{
+    mpi_win_get_group_body(prof, false, win, group, ierror);
+}
 void mpi_win_get_group_(MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
 {
-    mpi_win_get_group_body(false, win, group, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_get_group_body(false, true, win, group, ierror);
+    else
+        mpi_win_get_group_slow(false, win, group, ierror);
 }
 void pmpi_win_get_group_(MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
 {
-    mpi_win_get_group_body(true, win, group, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_get_group_body(true, true, win, group, ierror);
+    else
+        mpi_win_get_group_slow(true, win, group, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_get_info_body(bool prof, MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_get_info_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
 {
     MPI_Info c_info_used = (MPI_Info)0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_get_info(lmpif_Win_fromint(*win), &c_info_used) : MPI_Win_get_info(lmpif_Win_fromint(*win), &c_info_used);
+    rc = prof ? PMPI_Win_get_info(LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_info_used) : MPI_Win_get_info(LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_info_used);
     if (rc == MPI_SUCCESS) *info_used = lmpif_Info_toint(c_info_used);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_get_info_slow(bool prof, MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
+{
+    mpi_win_get_info_body(prof, false, win, info_used, ierror);
+}
 void mpi_win_get_info_(MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
 {
-    mpi_win_get_info_body(false, win, info_used, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_get_info_body(false, true, win, info_used, ierror);
+    else
+        mpi_win_get_info_slow(false, win, info_used, ierror);
 }
 void pmpi_win_get_info_(MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
 {
-    mpi_win_get_info_body(true, win, info_used, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_get_info_body(true, true, win, info_used, ierror);
+    else
+        mpi_win_get_info_slow(true, win, info_used, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_get_name_body(bool prof, MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t win_name_len)
+static inline __attribute__((always_inline)) void mpi_win_get_name_body(bool prof, bool fast, MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t win_name_len)
 {
     char *c_win_name = lmpif_str_buf(win_name_len);
     if (!c_win_name) {
@@ -7072,101 +10340,161 @@ static inline __attribute__((always_inline)) void mpi_win_get_name_body(bool pro
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_get_name(lmpif_Win_fromint(*win), c_win_name, resultlen) : MPI_Win_get_name(lmpif_Win_fromint(*win), c_win_name, resultlen);
+    rc = prof ? PMPI_Win_get_name(LMPIF_FROMINT(fast, MPI_Win, Win, *win), c_win_name, resultlen) : MPI_Win_get_name(LMPIF_FROMINT(fast, MPI_Win, Win, *win), c_win_name, resultlen);
     lmpif_str_out(c_win_name, win_name, win_name_len, rc == MPI_SUCCESS);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_get_name_slow(bool prof, MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t win_name_len)
+{
+    mpi_win_get_name_body(prof, false, win, win_name, resultlen, ierror, win_name_len);
+}
 void mpi_win_get_name_(MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t win_name_len)
 {
-    mpi_win_get_name_body(false, win, win_name, resultlen, ierror, win_name_len);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_get_name_body(false, true, win, win_name, resultlen, ierror, win_name_len);
+    else
+        mpi_win_get_name_slow(false, win, win_name, resultlen, ierror, win_name_len);
 }
 void pmpi_win_get_name_(MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierror, size_t win_name_len)
 {
-    mpi_win_get_name_body(true, win, win_name, resultlen, ierror, win_name_len);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_get_name_body(true, true, win, win_name, resultlen, ierror, win_name_len);
+    else
+        mpi_win_get_name_slow(true, win, win_name, resultlen, ierror, win_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_lock_body(bool prof, MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_lock_body(bool prof, bool fast, MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_lock(*lock_type, *rank, *assert, lmpif_Win_fromint(*win)) : MPI_Win_lock(*lock_type, *rank, *assert, lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_lock(*lock_type, *rank, *assert, LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_lock(*lock_type, *rank, *assert, LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_lock_slow(bool prof, MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_lock_body(prof, false, lock_type, rank, assert, win, ierror);
 }
 void mpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_lock_body(false, lock_type, rank, assert, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_lock_body(false, true, lock_type, rank, assert, win, ierror);
+    else
+        mpi_win_lock_slow(false, lock_type, rank, assert, win, ierror);
 }
 void pmpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_lock_body(true, lock_type, rank, assert, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_lock_body(true, true, lock_type, rank, assert, win, ierror);
+    else
+        mpi_win_lock_slow(true, lock_type, rank, assert, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_lock_all_body(bool prof, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_lock_all_body(bool prof, bool fast, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_lock_all(*assert, lmpif_Win_fromint(*win)) : MPI_Win_lock_all(*assert, lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_lock_all(*assert, LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_lock_all(*assert, LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_lock_all_slow(bool prof, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_lock_all_body(prof, false, assert, win, ierror);
 }
 void mpi_win_lock_all_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_lock_all_body(false, assert, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_lock_all_body(false, true, assert, win, ierror);
+    else
+        mpi_win_lock_all_slow(false, assert, win, ierror);
 }
 void pmpi_win_lock_all_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_lock_all_body(true, assert, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_lock_all_body(true, true, assert, win, ierror);
+    else
+        mpi_win_lock_all_slow(true, assert, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_post_body(bool prof, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_post_body(bool prof, bool fast, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_post(lmpif_Group_fromint(*group), *assert, lmpif_Win_fromint(*win)) : MPI_Win_post(lmpif_Group_fromint(*group), *assert, lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_post(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *assert, LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_post(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *assert, LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_post_slow(bool prof, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_post_body(prof, false, group, assert, win, ierror);
 }
 void mpi_win_post_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_post_body(false, group, assert, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group | *win))
+        mpi_win_post_body(false, true, group, assert, win, ierror);
+    else
+        mpi_win_post_slow(false, group, assert, win, ierror);
 }
 void pmpi_win_post_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_post_body(true, group, assert, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group | *win))
+        mpi_win_post_body(true, true, group, assert, win, ierror);
+    else
+        mpi_win_post_slow(true, group, assert, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_set_errhandler_body(bool prof, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_set_errhandler_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_set_errhandler(lmpif_Win_fromint(*win), lmpif_Errhandler_fromint(*errhandler)) : MPI_Win_set_errhandler(lmpif_Win_fromint(*win), lmpif_Errhandler_fromint(*errhandler));
+    rc = prof ? PMPI_Win_set_errhandler(LMPIF_FROMINT(fast, MPI_Win, Win, *win), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler)) : MPI_Win_set_errhandler(LMPIF_FROMINT(fast, MPI_Win, Win, *win), LMPIF_FROMINT(fast, MPI_Errhandler, Errhandler, *errhandler));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_set_errhandler_slow(bool prof, MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    mpi_win_set_errhandler_body(prof, false, win, errhandler, ierror);
 }
 void mpi_win_set_errhandler_(MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_win_set_errhandler_body(false, win, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win | *errhandler))
+        mpi_win_set_errhandler_body(false, true, win, errhandler, ierror);
+    else
+        mpi_win_set_errhandler_slow(false, win, errhandler, ierror);
 }
 void pmpi_win_set_errhandler_(MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
 {
-    mpi_win_set_errhandler_body(true, win, errhandler, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win | *errhandler))
+        mpi_win_set_errhandler_body(true, true, win, errhandler, ierror);
+    else
+        mpi_win_set_errhandler_slow(true, win, errhandler, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_set_info_body(bool prof, MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_set_info_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_set_info(lmpif_Win_fromint(*win), lmpif_Info_fromint(*info)) : MPI_Win_set_info(lmpif_Win_fromint(*win), lmpif_Info_fromint(*info));
+    rc = prof ? PMPI_Win_set_info(LMPIF_FROMINT(fast, MPI_Win, Win, *win), LMPIF_FROMINT(fast, MPI_Info, Info, *info)) : MPI_Win_set_info(LMPIF_FROMINT(fast, MPI_Win, Win, *win), LMPIF_FROMINT(fast, MPI_Info, Info, *info));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_set_info_slow(bool prof, MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
+{
+    mpi_win_set_info_body(prof, false, win, info, ierror);
+}
 void mpi_win_set_info_(MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
 {
-    mpi_win_set_info_body(false, win, info, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win | *info))
+        mpi_win_set_info_body(false, true, win, info, ierror);
+    else
+        mpi_win_set_info_slow(false, win, info, ierror);
 }
 void pmpi_win_set_info_(MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierror)
 {
-    mpi_win_set_info_body(true, win, info, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win | *info))
+        mpi_win_set_info_body(true, true, win, info, ierror);
+    else
+        mpi_win_set_info_slow(true, win, info, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_set_name_body(bool prof, MPI_Fint *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
+static inline __attribute__((always_inline)) void mpi_win_set_name_body(bool prof, bool fast, MPI_Fint *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
 {
     char *c_win_name = lmpif_str_in(win_name, win_name_len);
     if (!c_win_name) {
@@ -7176,140 +10504,226 @@ static inline __attribute__((always_inline)) void mpi_win_set_name_body(bool pro
         return;
     }
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_set_name(lmpif_Win_fromint(*win), c_win_name) : MPI_Win_set_name(lmpif_Win_fromint(*win), c_win_name);
+    rc = prof ? PMPI_Win_set_name(LMPIF_FROMINT(fast, MPI_Win, Win, *win), c_win_name) : MPI_Win_set_name(LMPIF_FROMINT(fast, MPI_Win, Win, *win), c_win_name);
     free(c_win_name);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_set_name_slow(bool prof, MPI_Fint *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
+{
+    mpi_win_set_name_body(prof, false, win, win_name, ierror, win_name_len);
+}
 void mpi_win_set_name_(MPI_Fint *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
 {
-    mpi_win_set_name_body(false, win, win_name, ierror, win_name_len);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_set_name_body(false, true, win, win_name, ierror, win_name_len);
+    else
+        mpi_win_set_name_slow(false, win, win_name, ierror, win_name_len);
 }
 void pmpi_win_set_name_(MPI_Fint *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
 {
-    mpi_win_set_name_body(true, win, win_name, ierror, win_name_len);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_set_name_body(true, true, win, win_name, ierror, win_name_len);
+    else
+        mpi_win_set_name_slow(true, win, win_name, ierror, win_name_len);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_shared_query_body(bool prof, MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_shared_query_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_shared_query(lmpif_Win_fromint(*win), *rank, size, disp_unit, baseptr) : MPI_Win_shared_query(lmpif_Win_fromint(*win), *rank, size, disp_unit, baseptr);
+    rc = prof ? PMPI_Win_shared_query(LMPIF_FROMINT(fast, MPI_Win, Win, *win), *rank, size, disp_unit, baseptr) : MPI_Win_shared_query(LMPIF_FROMINT(fast, MPI_Win, Win, *win), *rank, size, disp_unit, baseptr);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_shared_query_slow(bool prof, MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
+{
+    mpi_win_shared_query_body(prof, false, win, rank, size, disp_unit, baseptr, ierror);
 }
 void mpi_win_shared_query_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
-    mpi_win_shared_query_body(false, win, rank, size, disp_unit, baseptr, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_shared_query_body(false, true, win, rank, size, disp_unit, baseptr, ierror);
+    else
+        mpi_win_shared_query_slow(false, win, rank, size, disp_unit, baseptr, ierror);
 }
 void pmpi_win_shared_query_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
-    mpi_win_shared_query_body(true, win, rank, size, disp_unit, baseptr, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_shared_query_body(true, true, win, rank, size, disp_unit, baseptr, ierror);
+    else
+        mpi_win_shared_query_slow(true, win, rank, size, disp_unit, baseptr, ierror);
 }
 void mpi_win_shared_query_cptr_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
-    mpi_win_shared_query_body(false, win, rank, size, disp_unit, baseptr, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_shared_query_body(false, true, win, rank, size, disp_unit, baseptr, ierror);
+    else
+        mpi_win_shared_query_slow(false, win, rank, size, disp_unit, baseptr, ierror);
 }
 void pmpi_win_shared_query_cptr_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
-    mpi_win_shared_query_body(true, win, rank, size, disp_unit, baseptr, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_shared_query_body(true, true, win, rank, size, disp_unit, baseptr, ierror);
+    else
+        mpi_win_shared_query_slow(true, win, rank, size, disp_unit, baseptr, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_start_body(bool prof, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_start_body(bool prof, bool fast, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_start(lmpif_Group_fromint(*group), *assert, lmpif_Win_fromint(*win)) : MPI_Win_start(lmpif_Group_fromint(*group), *assert, lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_start(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *assert, LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_start(LMPIF_FROMINT(fast, MPI_Group, Group, *group), *assert, LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_start_slow(bool prof, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_start_body(prof, false, group, assert, win, ierror);
 }
 void mpi_win_start_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_start_body(false, group, assert, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group | *win))
+        mpi_win_start_body(false, true, group, assert, win, ierror);
+    else
+        mpi_win_start_slow(false, group, assert, win, ierror);
 }
 void pmpi_win_start_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_start_body(true, group, assert, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*group | *win))
+        mpi_win_start_body(true, true, group, assert, win, ierror);
+    else
+        mpi_win_start_slow(true, group, assert, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_sync_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_sync_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_sync(lmpif_Win_fromint(*win)) : MPI_Win_sync(lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_sync(LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_sync(LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_sync_slow(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_sync_body(prof, false, win, ierror);
+}
 void mpi_win_sync_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_sync_body(false, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_sync_body(false, true, win, ierror);
+    else
+        mpi_win_sync_slow(false, win, ierror);
 }
 void pmpi_win_sync_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_sync_body(true, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_sync_body(true, true, win, ierror);
+    else
+        mpi_win_sync_slow(true, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_test_body(bool prof, MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_test_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
 {
     int c_flag = 0;
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_test(lmpif_Win_fromint(*win), &c_flag) : MPI_Win_test(lmpif_Win_fromint(*win), &c_flag);
+    rc = prof ? PMPI_Win_test(LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_flag) : MPI_Win_test(LMPIF_FROMINT(fast, MPI_Win, Win, *win), &c_flag);
     if (rc == MPI_SUCCESS) *flag = lmpif_to_logical(c_flag);
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_test_slow(bool prof, MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    mpi_win_test_body(prof, false, win, flag, ierror);
+}
 void mpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    mpi_win_test_body(false, win, flag, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_test_body(false, true, win, flag, ierror);
+    else
+        mpi_win_test_slow(false, win, flag, ierror);
 }
 void pmpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    mpi_win_test_body(true, win, flag, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_test_body(true, true, win, flag, ierror);
+    else
+        mpi_win_test_slow(true, win, flag, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_unlock_body(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_unlock_body(bool prof, bool fast, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_unlock(*rank, lmpif_Win_fromint(*win)) : MPI_Win_unlock(*rank, lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_unlock(*rank, LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_unlock(*rank, LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_unlock_slow(bool prof, MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_unlock_body(prof, false, rank, win, ierror);
 }
 void mpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_unlock_body(false, rank, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_unlock_body(false, true, rank, win, ierror);
+    else
+        mpi_win_unlock_slow(false, rank, win, ierror);
 }
 void pmpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_unlock_body(true, rank, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_unlock_body(true, true, rank, win, ierror);
+    else
+        mpi_win_unlock_slow(true, rank, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_unlock_all_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_unlock_all_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_unlock_all(lmpif_Win_fromint(*win)) : MPI_Win_unlock_all(lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_unlock_all(LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_unlock_all(LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpi_win_unlock_all_slow(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_unlock_all_body(prof, false, win, ierror);
 }
 void mpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_unlock_all_body(false, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_unlock_all_body(false, true, win, ierror);
+    else
+        mpi_win_unlock_all_slow(false, win, ierror);
 }
 void pmpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_unlock_all_body(true, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_unlock_all_body(true, true, win, ierror);
+    else
+        mpi_win_unlock_all_slow(true, win, ierror);
 }
 
-static inline __attribute__((always_inline)) void mpi_win_wait_body(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+static inline __attribute__((always_inline)) void mpi_win_wait_body(bool prof, bool fast, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    rc = prof ? PMPI_Win_wait(lmpif_Win_fromint(*win)) : MPI_Win_wait(lmpif_Win_fromint(*win));
+    rc = prof ? PMPI_Win_wait(LMPIF_FROMINT(fast, MPI_Win, Win, *win)) : MPI_Win_wait(LMPIF_FROMINT(fast, MPI_Win, Win, *win));
     if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
         *ierror = rc;
 }
+static __attribute__((noinline, cold)) void mpi_win_wait_slow(bool prof, MPI_Fint *win, MPI_Fint *ierror)
+{
+    mpi_win_wait_body(prof, false, win, ierror);
+}
 void mpi_win_wait_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_wait_body(false, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_wait_body(false, true, win, ierror);
+    else
+        mpi_win_wait_slow(false, win, ierror);
 }
 void pmpi_win_wait_(MPI_Fint *win, MPI_Fint *ierror)
 {
-    mpi_win_wait_body(true, win, ierror);
+    if (LMPIF_ALL_PREDEFINED(*win))
+        mpi_win_wait_body(true, true, win, ierror);
+    else
+        mpi_win_wait_slow(true, win, ierror);
 }
 
 static inline __attribute__((always_inline)) double mpi_wtick_body(bool prof)
