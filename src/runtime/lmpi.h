@@ -258,6 +258,7 @@ static inline void lmpi_lock_leave(int locked)
     }
     if (LMPI_UNLIKELY(atomic_load_explicit(&lmpi_wait_local_sleepers, memory_order_relaxed)))
         lmpi_wait_after_call();
+    lmpi_wait_leave_call();
     lmpi_wait_kick();
 }
 

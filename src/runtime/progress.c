@@ -65,6 +65,8 @@ void lmpi_wait_after_call(void)
 #define CONTENDED_NS 10000000u
 #define LONG_WAIT_NS 2000000u
 static _Thread_local uint64_t wait_start, idle_since, contended_until;
+/* armed to let a rank sharing our processor in (wait.h, the hand-off) */
+static _Thread_local bool handing_off;
 
 /* Sends waiting for a cell of a foreign inbox are the one wake-up nobody
  * signals (the inbox's owner does not know who waits): they look again
@@ -76,6 +78,7 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
     unsigned n = (*count)++;
     if (n == 0) {
         lmpi_wait_disarm();
+        handing_off = false;
         lmpi_wait_kick(); /* a word we wrote may be awaited */
         wait_start = idle_since = lmpi_now_ns();
         /* a process we just woke may be queued on this core: let it run
@@ -90,6 +93,7 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
          * condition since; look at the transports once more, then sleep */
         if (lmpi_progress_poll() > 0) {
             lmpi_wait_disarm();
+            handing_off = false;
             *count = 0;
             return;
         }
@@ -102,7 +106,12 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
             max_sleep_ns = FOREIGN_CELL_RETRY_NS;
         lmpi_wait_sleep(max_sleep_ns);
         lmpi_lock_resume(suspended);
-        return; /* (idle_since stays: with nothing new, sleep again at once) */
+        if (handing_off) {
+            /* the rank we let in has run: spin again before anything else */
+            handing_off = false;
+            idle_since = lmpi_now_ns();
+        }
+        return; /* (otherwise idle_since stays: with nothing new, sleep again at once) */
     }
     uint64_t budget = (uint64_t)lmpi_config.spin_time * 1000u;
     if (budget > 0) {
@@ -114,7 +123,19 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
          * waiter polls for itself) */
         if (lmpi_rt.thread_multiple && lmpi_lock_held && n >= 100)
             lmpi_lock_yield();
-        if ((n & 63) != 0 || lmpi_now_ns() - idle_since < budget)
+        if ((n & 63) != 0)
+            return;
+        /* a local rank runnable on our processor: let it in (wait.h) */
+        if (!lmpi_rt.thread_multiple && lmpi_wait_core_shared()) {
+            if (lmpi_wait_move_away())
+                return;
+            if (lmpi_tr_sleep_ok() && lmpi_wait_arm(word_wait))
+                handing_off = true;
+            else
+                lmpi_lock_yield();
+            return;
+        }
+        if (lmpi_now_ns() - idle_since < budget)
             return;
     }
     uint64_t now = lmpi_now_ns();

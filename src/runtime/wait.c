@@ -22,8 +22,15 @@ static struct {
     lmpi_wait_word *(*word_of)(int local);
     int nlocal;
     lmpi_wait_word *inbox;
-    _Atomic uint64_t sleeps, wakes_sent, kicks;
+    /* the hand-off (wait.h): NULL until the segment has its table */
+    _Atomic int32_t *my_wait_cpu;
+    _Atomic int32_t *(*wait_cpu_of)(int local);
+    _Atomic uint32_t *cpu_slots;
+    int ncpus, me;
+    _Atomic uint64_t sleeps, wakes_sent, kicks, handoffs, moves;
 } wt;
+
+bool lmpi_wait_cpu_published;
 
 /* What this thread armed: 0, or LMPI_WAIT_ARMED with LMPI_WAIT_WORD. */
 static _Thread_local uint32_t armed;
@@ -49,6 +56,114 @@ void lmpi_wait_attach_node(lmpi_wait_word *mine, _Atomic uint32_t *word_sleepers
     lmpi_wait_word_sleepers = word_sleepers;
 }
 
+void lmpi_wait_attach_cpus(_Atomic int32_t *my_wait_cpu, _Atomic int32_t *(*wait_cpu_of)(int local),
+                           _Atomic uint32_t *cpu_slots, int ncpus, int me)
+{
+    wt.my_wait_cpu = my_wait_cpu;
+    wt.wait_cpu_of = wait_cpu_of;
+    wt.cpu_slots = cpu_slots;
+    wt.ncpus = ncpus;
+    wt.me = me;
+}
+
+bool lmpi_wait_core_shared(void)
+{
+    if (!wt.cpu_slots)
+        return false;
+    int cpu = sched_getcpu(); /* glibc reads it from rseq: no system call */
+    if (cpu < 0 || cpu >= wt.ncpus)
+        return false;
+    if (atomic_load_explicit(wt.my_wait_cpu, memory_order_relaxed) != cpu + 1)
+        atomic_store_explicit(wt.my_wait_cpu, cpu + 1, memory_order_relaxed);
+    lmpi_wait_cpu_published = true;
+    _Atomic uint32_t *slot = &wt.cpu_slots[cpu];
+    uint32_t last = atomic_load_explicit(slot, memory_order_relaxed);
+    if (last == (uint32_t)wt.me + 1)
+        return false;
+    /* we are the latest waiter here: a rank that lets us in finds us */
+    atomic_store_explicit(slot, (uint32_t)wt.me + 1, memory_order_relaxed);
+    if (last == 0 || (int)last > wt.nlocal)
+        return false;
+    /* the one before us: still waiting on this processor, and awake (not
+     * armed), so runnable here and not running */
+    int r = (int)last - 1;
+    if (atomic_load_explicit(wt.wait_cpu_of(r), memory_order_relaxed) != cpu + 1 ||
+        atomic_load_explicit(wt.word_of(r), memory_order_relaxed) != 0)
+        return false;
+    atomic_fetch_add_explicit(&wt.handoffs, 1, memory_order_relaxed);
+    return true;
+}
+
+/* Moving away (wait.h): when this thread last tried, and the processors
+ * it may run on, read at each try (a rank bound to one processor by
+ * --bind-to core, a user's taskset or the application never moves). */
+#define MOVE_INTERVAL_NS 20000000u
+static _Thread_local struct {
+    cpu_set_t allowed;
+    uint64_t last_ns;
+} mv;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A processor we may use on which no local rank waits (its slot names
+ * nobody, or a rank now elsewhere), looking from the one after ours. */
+static int free_cpu(int cur)
+{
+    for (int i = 1; i < wt.ncpus && i < CPU_SETSIZE; i++) {
+        int c = (cur + i) % wt.ncpus;
+        if (!CPU_ISSET(c, &mv.allowed))
+            continue;
+        uint32_t s = atomic_load_explicit(&wt.cpu_slots[c], memory_order_relaxed);
+        if (s == 0 || (int)s > wt.nlocal ||
+            atomic_load_explicit(wt.wait_cpu_of((int)s - 1), memory_order_relaxed) != c + 1)
+            return c;
+    }
+    return -1;
+}
+
+bool lmpi_wait_move_away(void)
+{
+    if (!wt.cpu_slots)
+        return false;
+    uint64_t t = now_ns();
+    if (mv.last_ns && t - mv.last_ns < MOVE_INTERVAL_NS)
+        return false;
+    mv.last_ns = t;
+    if (sched_getaffinity(0, sizeof(mv.allowed), &mv.allowed) != 0 || CPU_COUNT(&mv.allowed) < 2)
+        return false;
+    int cur = sched_getcpu();
+    int to = cur < 0 ? -1 : free_cpu(cur);
+    if (to < 0)
+        return false;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(to, &one);
+    /* pinning moves us at once; the mask given back lets the scheduler
+     * balance again from there */
+    if (sched_setaffinity(0, sizeof(one), &one) != 0)
+        return false;
+    sched_setaffinity(0, sizeof(mv.allowed), &mv.allowed);
+    atomic_fetch_add_explicit(&wt.moves, 1, memory_order_relaxed);
+    int now_cpu = sched_getcpu();
+    if (now_cpu >= 0 && now_cpu < wt.ncpus) {
+        atomic_store_explicit(wt.my_wait_cpu, now_cpu + 1, memory_order_relaxed);
+        atomic_store_explicit(&wt.cpu_slots[now_cpu], (uint32_t)wt.me + 1, memory_order_relaxed);
+    }
+    return true;
+}
+
+void lmpi_wait_unpublish_cpu(void)
+{
+    lmpi_wait_cpu_published = false;
+    if (wt.my_wait_cpu)
+        atomic_store_explicit(wt.my_wait_cpu, 0, memory_order_relaxed);
+}
+
 void lmpi_wait_attach_inbox(lmpi_wait_word *inbox) { wt.inbox = inbox; }
 
 void lmpi_wait_detach(void)
@@ -58,6 +173,10 @@ void lmpi_wait_detach(void)
     wt.inbox = NULL;
     wt.word_of = NULL;
     wt.nlocal = 0;
+    lmpi_wait_unpublish_cpu();
+    wt.my_wait_cpu = NULL;
+    wt.wait_cpu_of = NULL;
+    wt.cpu_slots = NULL;
     lmpi_wait_word_sleepers = &no_segment_sleepers;
 }
 
@@ -178,5 +297,6 @@ void lmpi_wait_sleep(uint64_t timeout_ns)
 
 lmpi_wait_stats lmpi_wait_get_stats(void)
 {
-    return (lmpi_wait_stats){atomic_load(&wt.sleeps), atomic_load(&wt.wakes_sent), atomic_load(&wt.kicks)};
+    return (lmpi_wait_stats){atomic_load(&wt.sleeps), atomic_load(&wt.wakes_sent), atomic_load(&wt.kicks),
+                             atomic_load(&wt.handoffs), atomic_load(&wt.moves)};
 }

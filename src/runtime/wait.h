@@ -41,6 +41,12 @@ void lmpi_wait_init(void);
  * the way to reach every local rank's word (for kicks). */
 void lmpi_wait_attach_node(lmpi_wait_word *mine, _Atomic uint32_t *word_sleepers,
                            lmpi_wait_word *(*word_of)(int local), int nlocal);
+/* Sharing a core with a local rank (the hand-off, below): where this rank
+ * publishes the processor it waits on (+1; 0: not waiting), the same for every
+ * local rank, and the node's table of one slot per processor naming the
+ * local rank (+1) that last published a wait there. */
+void lmpi_wait_attach_cpus(_Atomic int32_t *my_wait_cpu, _Atomic int32_t *(*wait_cpu_of)(int local),
+                           _Atomic uint32_t *cpu_slots, int ncpus, int me);
 /* The bridge's inbox word: foreign senders wake it (futex_waitv on both). */
 void lmpi_wait_attach_inbox(lmpi_wait_word *inbox);
 void lmpi_wait_detach(void);
@@ -90,9 +96,32 @@ void lmpi_wait_disarm(void);
  * would keep it off.) */
 bool lmpi_wait_take_woke(void);
 
+/* The hand-off.  Two ranks of a node that the scheduler put on one
+ * processor cannot both run: a waiter that spins there only delays the
+ * rank it waits for, by its whole spin budget per message (the 50 us mode
+ * of issue 40).  At each clock read of its spin a waiter publishes its
+ * processor and asks whether another local rank waits, awake, on the same
+ * one; that rank is then runnable but not running (we are), so the waiter
+ * sleeps on its word at once and lets it in.  Published until the MPI
+ * call's exit (lmpi_wait_leave_call). */
+bool lmpi_wait_core_shared(void);
+/* Before handing off: move this thread to a processor of its affinity
+ * mask on which no local rank waits (pinned there for an instant, then
+ * the mask given back), at most every 20 ms; false where it cannot (bound
+ * to one processor, none free).  A hand-off keeps two ranks on one
+ * processor comfortable enough that the scheduler never separates them. */
+bool lmpi_wait_move_away(void);
+extern bool lmpi_wait_cpu_published;
+void lmpi_wait_unpublish_cpu(void);
+static inline void lmpi_wait_leave_call(void)
+{
+    if (__builtin_expect(lmpi_wait_cpu_published, 0))
+        lmpi_wait_unpublish_cpu();
+}
+
 /* Counters for the showcase, tests and bench (process-wide). */
 typedef struct {
-    uint64_t sleeps, wakes_sent, kicks;
+    uint64_t sleeps, wakes_sent, kicks, handoffs, moves;
 } lmpi_wait_stats;
 lmpi_wait_stats lmpi_wait_get_stats(void);
 

@@ -1,8 +1,10 @@
 /* The event-driven wait (src/runtime/wait.c) between two processes: a
  * ping-pong in which each side sleeps whenever the other has not answered,
  * so a lost wake-up hangs the test (ctest's timeout fails it); word waits
- * woken by kicks; timed sleeps; and a sender that pays no system call when
- * nobody sleeps. */
+ * woken by kicks; timed sleeps; a sender that pays no system call when
+ * nobody sleeps; and the hand-off's verdict (a local rank waiting awake on
+ * our processor) and move (to a processor where no local rank waits). */
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,90 @@ typedef struct {
 static shared *sh;
 
 static lmpi_wait_word *word_of(int r) { return &sh->words[r]; }
+
+/* the hand-off's segment: two ranks' published processors, the slots */
+static _Atomic int32_t wait_cpus[2];
+static _Atomic uint32_t cpu_slots[CPU_SETSIZE];
+static _Atomic int32_t *wait_cpu_of(int r) { return &wait_cpus[r]; }
+
+static void handoff(void)
+{
+    int ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+    cpu_set_t all, one;
+    CHECK(sched_getaffinity(0, sizeof(all), &all) == 0);
+    /* on one processor, as the scheduler may put two ranks */
+    int cpu = sched_getcpu();
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    CHECK(sched_setaffinity(0, sizeof(one), &one) == 0);
+    lmpi_wait_attach_cpus(&wait_cpus[0], wait_cpu_of, cpu_slots, ncpus, 0);
+
+    /* nobody else waits here: we publish ourselves and spin on */
+    CHECK(!lmpi_wait_core_shared());
+    CHECK(wait_cpus[0] == cpu + 1 && cpu_slots[cpu] == 1 && lmpi_wait_cpu_published);
+    CHECK(!lmpi_wait_core_shared()); /* (still only us) */
+
+    /* rank 1 waits on our processor, awake: it is runnable and not running */
+    atomic_store(&wait_cpus[1], cpu + 1);
+    atomic_store(&cpu_slots[cpu], 2);
+    atomic_store(&sh->words[1], 0);
+    uint64_t before = lmpi_wait_get_stats().handoffs;
+    CHECK(lmpi_wait_core_shared());
+    CHECK(cpu_slots[cpu] == 1); /* it finds us when it lets us in */
+    CHECK(lmpi_wait_get_stats().handoffs == before + 1);
+
+    /* asleep (armed), or waiting elsewhere, or out of its wait: no hand-off */
+    atomic_store(&cpu_slots[cpu], 2);
+    atomic_store(&sh->words[1], LMPI_WAIT_ARMED);
+    CHECK(!lmpi_wait_core_shared());
+    atomic_store(&sh->words[1], 0);
+    atomic_store(&cpu_slots[cpu], 2);
+    atomic_store(&wait_cpus[1], cpu + 2);
+    CHECK(!lmpi_wait_core_shared());
+    atomic_store(&cpu_slots[cpu], 2);
+    atomic_store(&wait_cpus[1], 0);
+    CHECK(!lmpi_wait_core_shared());
+
+    /* the call's exit unpublishes */
+    lmpi_wait_leave_call();
+    CHECK(wait_cpus[0] == 0 && !lmpi_wait_cpu_published);
+
+    /* bound to one processor: never moves */
+    CHECK(!lmpi_wait_move_away());
+    CHECK(sched_setaffinity(0, sizeof(all), &all) == 0);
+    lmpi_wait_detach();
+    lmpi_wait_attach_node(&sh->words[0], &sh->word_sleepers, word_of, 2);
+    printf("hand-off: verdicts as expected on cpu %d\n", cpu);
+}
+
+/* In a fresh process (the move's state is per thread and remembers the
+ * mask): with two or more processors allowed, a move lands on another one
+ * whose slot names no waiter, the mask is given back, and a second move
+ * within 20 ms is refused. */
+static void move_side(int me, long unused)
+{
+    (void)me;
+    (void)unused;
+    int ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+    cpu_set_t all, after;
+    CHECK(sched_getaffinity(0, sizeof(all), &all) == 0);
+    if (CPU_COUNT(&all) < 2) {
+        puts("move: skipped (one processor allowed)");
+        return;
+    }
+    lmpi_wait_attach_cpus(&wait_cpus[0], wait_cpu_of, cpu_slots, ncpus, 0);
+    usleep(25000); /* past the parent's refused try (the fork copied its time) */
+    int from = sched_getcpu();
+    CHECK(lmpi_wait_move_away());
+    int to = sched_getcpu();
+    CHECK(to != from);
+    CHECK(sched_getaffinity(0, sizeof(after), &after) == 0 && CPU_EQUAL(&after, &all));
+    CHECK(wait_cpus[0] == to + 1 && cpu_slots[to] == 1);
+    CHECK(!lmpi_wait_move_away()); /* at most every 20 ms */
+    CHECK(lmpi_wait_get_stats().moves == 1);
+    printf("move: cpu %d -> %d\n", from, to);
+    fflush(stdout);
+}
 
 static uint64_t now_ns(void)
 {
@@ -134,6 +220,12 @@ int main(void)
     CHECK(!lmpi_wait_armed());
     CHECK(slept >= 1500000 && slept < 1000000000);
     CHECK(atomic_load(&sh->words[0]) == 0);
+
+    /* 6. the hand-off's verdicts, and moving away (in a child: per thread) */
+    handoff();
+    memset((void *)cpu_slots, 0, sizeof(cpu_slots));
+    p = fork_side(move_side, 0);
+    join(p);
 
     /* 5. a wake before the sleep is not lost: the sleep returns at once */
     CHECK(lmpi_wait_arm(false));

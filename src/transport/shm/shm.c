@@ -57,6 +57,10 @@ typedef struct {
     uint32_t bitmap_words;
     uint64_t size;
     uint64_t off_ranks, off_bitmaps, off_fastboxes, off_cells;
+    /* one slot per processor: the local rank (+1) that last waited there
+     * (runtime/wait.h, the hand-off) */
+    uint64_t off_cpu_slots;
+    uint32_t ncpus;
     _Atomic uint32_t attached;
     /* the pool for collectives' shared areas: POOL_UNIT units, a bit each
      * (set: taken), first fit under a spin lock */
@@ -75,7 +79,8 @@ typedef struct {
     lmpi_shmq freeq;
     _Atomic int32_t pid;
     lmpi_wait_word sleep; /* the futex word this rank sleeps on (runtime/wait.h) */
-    char pad[56];
+    _Atomic int32_t wait_cpu; /* the processor it waits on, +1; 0: not waiting (the hand-off) */
+    char pad[52];
     _Atomic uint64_t link_free; /* emulated node uplink (first rank of a node): busy until, ns */
 } rank_area;
 
@@ -140,6 +145,8 @@ static _Atomic uint64_t *bitmap_of(int rank)
 
 static lmpi_wait_word *sleep_word_of(int rank) { return &shm.ranks[rank].sleep; }
 
+static _Atomic int32_t *wait_cpu_of(int rank) { return &shm.ranks[rank].wait_cpu; }
+
 static fastbox_header *fastbox(int dst, int src)
 {
     return (fastbox_header *)(shm.base + shm.hdr->off_fastboxes + ((size_t)dst * shm.n + (size_t)src) * FB_SIZE);
@@ -168,6 +175,10 @@ static void layout(seg_header *h, int n)
     size_t off = align_up(sizeof(seg_header), 4096);
     h->off_ranks = off;
     off = align_up(off + (size_t)n * sizeof(rank_area), 64);
+    long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+    h->ncpus = ncpus > 0 ? (uint32_t)ncpus : 1;
+    h->off_cpu_slots = off;
+    off = align_up(off + (size_t)h->ncpus * sizeof(uint32_t), 64);
     h->off_bitmaps = off;
     off = align_up(off + (size_t)n * align_up((size_t)h->bitmap_words * 8, 64), 4096);
     h->off_fastboxes = off;
@@ -357,6 +368,8 @@ lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job
     shm.ranks = (rank_area *)(shm.base + shm.hdr->off_ranks);
     atomic_store(&shm.ranks[me].pid, (int32_t)getpid());
     lmpi_wait_attach_node(&shm.ranks[me].sleep, &shm.hdr->word_sleepers, sleep_word_of, n);
+    lmpi_wait_attach_cpus(&shm.ranks[me].wait_cpu, wait_cpu_of,
+                          (_Atomic uint32_t *)(shm.base + shm.hdr->off_cpu_slots), (int)shm.hdr->ncpus, me);
     if (atomic_fetch_add(&shm.hdr->attached, 1) + 1 == (uint32_t)nlocal && name[0])
         shm_unlink(name); /* everyone is in: the name is no longer needed */
 
