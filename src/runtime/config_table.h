@@ -170,6 +170,15 @@
       "and spins again; after 2 ms without progress it sleeps until woken. 0 yields at every "    \
       "idle poll, which oversubscribed runs need. "                                               \
       "Unset, it is 0 when the node's ranks outnumber its online cores.")                        \
+    X(sched_slice, "LMPI_SCHED_SLICE", INT, "100",                                               \
+      "Microseconds of the time slice each rank asks the kernel for (EEVDF custom slices, "        \
+      "Linux 6.12+; ignored before): a rank woken by its message then preempts a busy process "    \
+      "at once instead of waiting out that process's slice; its processor share is unchanged. "  \
+      "0 keeps the kernel's default.")                                                            \
+    X(wait_handoff, "LMPI_WAIT_HANDOFF", BOOL, "1",                                               \
+      "A spinning wait that finds another rank of its node waiting on the same processor "       \
+      "(runnable, not running) moves to a processor where none waits, or else sleeps at once "    \
+      "and lets it in (src/runtime/README.md, \"Waiting\"). 0: it spins its LMPI_SPIN_TIME first.") \
     X(rma_fence, "LMPI_RMA_FENCE", STRING, "barrier",                                              \
       "Window fences: barrier (completion counters and one barrier, O(1) memory) or "              \
       "reduce_scatter (operations wait for the closing fence, a reduce-scatter of per-target "    \

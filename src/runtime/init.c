@@ -243,6 +243,7 @@ static lmpi_status start_runtime(int required, int *provided)
     if (open_early)
         lmpi_tr_net_open_early(info.rank, info.size);
     lmpi_wait_init();
+    lmpi_wait_set_slice((unsigned)lmpi_config.sched_slice);
     st = lmpi_shm_init(info.rank, info.size, leader, nlocal, info.kvsname);
     if (st == LMPI_OK && net)
         st = lmpi_tr_net_connect(); /* after shm's PMI barrier: every address is published */

@@ -69,7 +69,8 @@ static uint64_t read_topo(int which)
 static uint64_t read_wait(int which)
 {
     lmpi_wait_stats w = lmpi_wait_get_stats();
-    return which == 0 ? w.sleeps : which == 1 ? w.wakes_sent : w.kicks;
+    uint64_t v[] = {w.sleeps, w.wakes_sent, w.kicks, w.handoffs, w.moves};
+    return v[which];
 }
 static uint64_t read_comms(int a) { (void)a; return (uint64_t)lmpi_comm_live(); }
 static uint64_t read_rankmap_tables(int a) { (void)a; return (uint64_t)lmpi_rankmap_table_bytes(); }
@@ -133,6 +134,10 @@ static const pvar_def pvars[] = {
     {"lmpi_wait_wakes", "sleeping processes or threads this process woke", MPI_T_PVAR_CLASS_COUNTER, read_wait, 1},
     {"lmpi_wait_kicks", "writes of shared words that found ranks asleep in a word wait", MPI_T_PVAR_CLASS_COUNTER,
      read_wait, 2},
+    {"lmpi_wait_handoffs", "waits that found a local rank waiting on their processor and slept to let it in",
+     MPI_T_PVAR_CLASS_COUNTER, read_wait, 3},
+    {"lmpi_wait_moves", "waits that found a local rank waiting on their processor and moved to a free one",
+     MPI_T_PVAR_CLASS_COUNTER, read_wait, 4},
     {"lmpi_comms", "communicators alive (user and internal, not the predefined ones)", MPI_T_PVAR_CLASS_LEVEL,
      read_comms, 0},
     {"lmpi_rankmaps_direct", "rank maps (communicators and groups) in direct mode", MPI_T_PVAR_CLASS_LEVEL,

@@ -126,7 +126,7 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
         if ((n & 63) != 0)
             return;
         /* a local rank runnable on our processor: let it in (wait.h) */
-        if (!lmpi_rt.thread_multiple && lmpi_wait_core_shared()) {
+        if (lmpi_config.wait_handoff && !lmpi_rt.thread_multiple && lmpi_wait_core_shared()) {
             if (lmpi_wait_move_away())
                 return;
             if (lmpi_tr_sleep_ok() && lmpi_wait_arm(word_wait))

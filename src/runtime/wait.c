@@ -5,6 +5,7 @@
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +46,26 @@ void lmpi_wait_init(void)
     wt.membarrier = have > 0 && (have & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
                     syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
     lmpi_wait_sender_fence = !wt.membarrier;
+}
+
+/* struct sched_attr of <linux/sched/types.h>, which glibc does not
+ * declare; the fields up to sched_period are all the kernel needs */
+struct lmpi_sched_attr {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+bool lmpi_wait_set_slice(unsigned slice_us)
+{
+    if (slice_us == 0 || sched_getscheduler(0) != SCHED_OTHER) /* batch, idle, real-time: the user's choice */
+        return false;
+    struct lmpi_sched_attr a = {.size = sizeof a, .sched_policy = SCHED_OTHER};
+    a.sched_nice = getpriority(PRIO_PROCESS, 0); /* keep the user's nice */
+    a.sched_runtime = (uint64_t)slice_us * 1000u;
+    return syscall(SYS_sched_setattr, 0, &a, 0) == 0;
 }
 
 void lmpi_wait_attach_node(lmpi_wait_word *mine, _Atomic uint32_t *word_sleepers,

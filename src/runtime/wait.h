@@ -37,6 +37,13 @@ extern _Atomic uint32_t *lmpi_wait_word_sleepers;
 extern _Atomic uint32_t lmpi_wait_local_sleepers;
 
 void lmpi_wait_init(void);
+/* Ask the scheduler for a time slice of SLICE_US for the calling thread
+ * (EEVDF's custom slices, Linux 6.12 and later; older kernels ignore it).
+ * A task with a shorter slice gets an earlier deadline, so a rank woken by
+ * its message preempts a busy process at once instead of waiting out that
+ * process's slice (3 ms by default); the processor share stays the same.
+ * False where refused or SLICE_US is 0. */
+bool lmpi_wait_set_slice(unsigned slice_us);
 /* The segment's words: this rank's own, the node's word-sleeper count, and
  * the way to reach every local rank's word (for kicks). */
 void lmpi_wait_attach_node(lmpi_wait_word *mine, _Atomic uint32_t *word_sleepers,
