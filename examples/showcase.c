@@ -589,6 +589,8 @@ static void waiting(void)
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_T_pvar_session_create(&pv_session);
     MPI_T_pvar_handle sleeps = pvar_handle("lmpi_wait_sleeps", MPI_T_PVAR_CLASS_COUNTER);
+    MPI_T_pvar_handle moves = pvar_handle("lmpi_wait_moves", MPI_T_PVAR_CLASS_COUNTER);
+    MPI_T_pvar_handle handoffs = pvar_handle("lmpi_wait_handoffs", MPI_T_PVAR_CLASS_COUNTER);
     if (size > 1 && rank <= 1) {
         int v = 0;
         if (rank == 1) { /* computes (here: sleeps) 300 ms outside MPI, then answers */
@@ -608,9 +610,15 @@ static void waiting(void)
                    "sleep(s) in the kernel, woken by the message itself (no timer: MPICH and Open MPI poll the\n"
                    "whole time; LeanMPI spins 50 us and yields, then sleeps once 2 ms have passed without progress)\n",
                    waited * 1e3, cpu * 1e3, pvar_read(sleeps) - s0);
+            printf("(a spinning wait that finds another rank of this node waiting on its processor moves to a\n"
+                   "free one, or lets it in at once: %llu moves and %llu hand-offs here; LMPI_WAIT_HANDOFF; with more\n"
+                   "ranks than cores waits do not spin, so there are none)\n",
+                   pvar_read(moves), pvar_read(handoffs));
         }
     }
     MPI_T_pvar_handle_free(pv_session, &sleeps);
+    MPI_T_pvar_handle_free(pv_session, &moves);
+    MPI_T_pvar_handle_free(pv_session, &handoffs);
     MPI_T_pvar_session_free(&pv_session);
     MPI_T_finalize();
 }
