@@ -611,9 +611,9 @@ static void waiting(void)
                    "whole time; LeanMPI spins 50 us and yields, then sleeps once 2 ms have passed without progress)\n",
                    waited * 1e3, cpu * 1e3, pvar_read(sleeps) - s0);
             printf("(a spinning wait that finds another rank of this node waiting on its processor moves to a\n"
-                   "free one, or lets it in at once: %llu moves and %llu hand-offs here; LMPI_WAIT_HANDOFF; with more\n"
-                   "ranks than cores waits do not spin, so there are none)\n",
-                   pvar_read(moves), pvar_read(handoffs));
+                   "free one, or lets it in at once: %llu such waits here, %llu of them moved; LMPI_WAIT_HANDOFF; with\n"
+                   "more ranks than cores waits do not spin, so there are none)\n",
+                   pvar_read(handoffs), pvar_read(moves));
         }
     }
     MPI_T_pvar_handle_free(pv_session, &sleeps);

@@ -73,6 +73,16 @@ static _Thread_local bool handing_off;
  * every millisecond. */
 #define FOREIGN_CELL_RETRY_NS 1000000u
 
+/* Arm for a sleep at the next idle poll; where nothing would wake us (no
+ * segment, the network cannot be watched), let others run instead. */
+static bool arm_or_yield(bool word_wait)
+{
+    if (lmpi_tr_sleep_ok() && lmpi_wait_arm(word_wait))
+        return true;
+    lmpi_lock_yield();
+    return false;
+}
+
 static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
 {
     unsigned n = (*count)++;
@@ -127,12 +137,8 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
             return;
         /* a local rank runnable on our processor: let it in (wait.h) */
         if (lmpi_config.wait_handoff && !lmpi_rt.thread_multiple && lmpi_wait_core_shared()) {
-            if (lmpi_wait_move_away())
-                return;
-            if (lmpi_tr_sleep_ok() && lmpi_wait_arm(word_wait))
-                handing_off = true;
-            else
-                lmpi_lock_yield();
+            if (!lmpi_wait_move_away())
+                handing_off = arm_or_yield(word_wait);
             return;
         }
         if (lmpi_now_ns() - idle_since < budget)
@@ -151,8 +157,7 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
         idle_since = lmpi_now_ns();
         return;
     }
-    if (!lmpi_tr_sleep_ok() || !lmpi_wait_arm(word_wait))
-        lmpi_lock_yield(); /* nothing would wake us: let others run */
+    arm_or_yield(word_wait);
 }
 
 void lmpi_progress_idle(unsigned *count) { idle(count, false, 0); }

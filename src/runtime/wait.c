@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/lmpi.h"
 #include "runtime/wait.h"
 
 bool lmpi_wait_sender_fence = true; /* until membarrier is known to work */
@@ -124,13 +125,6 @@ static _Thread_local struct {
     uint64_t last_ns;
 } mv;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A processor we may use on which no local rank waits (its slot names
  * nobody, or a rank now elsewhere), looking from the one after ours. */
 static int free_cpu(int cur)
@@ -151,7 +145,7 @@ bool lmpi_wait_move_away(void)
 {
     if (!wt.cpu_slots)
         return false;
-    uint64_t t = now_ns();
+    uint64_t t = lmpi_now_ns();
     if (mv.last_ns && t - mv.last_ns < MOVE_INTERVAL_NS)
         return false;
     mv.last_ns = t;

@@ -41,7 +41,8 @@ void lmpi_wait_init(void);
  * (EEVDF's custom slices, Linux 6.12 and later; older kernels ignore it).
  * A task with a shorter slice gets an earlier deadline, so a rank woken by
  * its message preempts a busy process at once instead of waiting out that
- * process's slice (3 ms by default); the processor share stays the same.
+ * process's slice (1.4 ms by default on this 2-core machine); the
+ * processor share stays the same.
  * False where refused or SLICE_US is 0. */
 bool lmpi_wait_set_slice(unsigned slice_us);
 /* The segment's words: this rank's own, the node's word-sleeper count, and
