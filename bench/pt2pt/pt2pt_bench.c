@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "iterations.h"
+
 #define WINDOW 64
 
 static int rank, size;
@@ -33,15 +35,6 @@ static double mono(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int iterations(long bytes, int base)
-{
-    if (bytes >= 1 << 20)
-        return base / 50 > 20 ? base / 50 : 20;
-    if (bytes >= 1 << 16)
-        return base / 10;
-    return base;
 }
 
 /* One ping-pong point: half the round trip, in microseconds. */

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "iterations.h"
+
 static void die(const char *what)
 {
     perror(what);
@@ -93,15 +95,6 @@ static void serve(const char *port)
         full(fd, buf + sizeof len, len, 0);
         full(fd, buf, sizeof len + len, 1); /* the header comes back too: 0 bytes still make a round trip */
     }
-}
-
-static int iterations(long bytes, int base)
-{
-    if (bytes >= 1 << 20)
-        return base / 50 > 20 ? base / 50 : 20;
-    if (bytes >= 1 << 16)
-        return base / 10;
-    return base;
 }
 
 static void client(const char *host, const char *port, long maxbytes)
