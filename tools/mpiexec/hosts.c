@@ -430,8 +430,21 @@ void read_host(int h)
         for (int r = 0; r < job.nprocs; r++)
             if (job.ranks[r].host == h && !job.ranks[r].exited)
                 all = false;
-        if (!all)
+        if (!all && job.ft && !job.failed) {
+            /* --with-ft ulfm: its ranks count as failed, the others go on */
+            fprintf(stderr, "mpiexec: lost the connection to host %s (its proxy or the host is gone); the job goes "
+                            "on without its ranks (--with-ft ulfm)\n", ho->name);
+            if (!job.ft_exit_code)
+                job.ft_exit_code = 1;
+            for (int r = 0; r < job.nprocs; r++)
+                if (job.ranks[r].host == h && !job.ranks[r].exited) {
+                    job.ranks[r].exited = true;
+                    job.running--;
+                    post_failure(r);
+                }
+        } else if (!all) {
             fail(1, "lost the connection to host %s (its proxy or the host is gone)", ho->name);
+        }
         host_lost(h);
         return;
     }

@@ -16,6 +16,8 @@
  * shared-memory segment name is removed from /dev/shm. */
 #include "mpiexec.h"
 
+#include "transport/shm/notice.h"
+
 mpiexec_state job;
 
 static void launcher_ended(pid_t pid, int status);
@@ -106,6 +108,21 @@ void fail(int code, const char *fmt, ...)
 }
 
 
+/* --with-ft ulfm: a failure is reported and the job goes on; the first
+ * one's status is still mpiexec's exit status at the end. */
+static void survive(int code, const char *fmt, ...)
+{
+    if (!job.ft_exit_code)
+        job.ft_exit_code = code ? code : 1;
+    va_list ap;
+    va_start(ap, fmt);
+    fflush(stdout);
+    fprintf(stderr, "mpiexec: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "; the job goes on without it (--with-ft ulfm)\n");
+    va_end(ap);
+}
+
 /* ---- children ------------------------------------------------------------ */
 /* Read what an exited rank still had in flight on its PMI socket: an abort
  * request must be seen before the exit it caused. */
@@ -137,15 +154,40 @@ void rank_ended(int r, int status)
     int pid = (int)rk->pid;
     if (job.verbose)
         fprintf(stderr, "mpiexec: %s (pid %d%s) ended with wait status 0x%x\n", who(r), pid, where, status);
+    void (*report)(int, const char *, ...) = job.ft && !job.failed ? survive : fail;
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
-        fail(128 + sig, "%s (pid %d%s) was killed by signal %d (%s)", who(r), pid, where, sig, strsignal(sig));
+        report(128 + sig, "%s (pid %d%s) was killed by signal %d (%s)", who(r), pid, where, sig, strsignal(sig));
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        fail(WEXITSTATUS(status), "%s (pid %d%s) exited with status %d", who(r), pid, where, WEXITSTATUS(status));
+        report(WEXITSTATUS(status), "%s (pid %d%s) exited with status %d", who(r), pid, where, WEXITSTATUS(status));
     } else if (rk->pmi_inited && !rk->finalized) {
         /* the others would wait for it forever */
-        fail(1, "%s (pid %d%s) exited with status 0 without calling MPI_Finalize", who(r), pid, where);
+        report(1, "%s (pid %d%s) exited with status 0 without calling MPI_Finalize", who(r), pid, where);
+    } else {
+        return;
     }
+    if (report == survive)
+        post_failure(r);
+}
+
+/* --with-ft ulfm: the failed process's bit on its job's notice boards, here
+ * and on every host of the job (src/transport/shm/notice.h).  Posting
+ * wakes every sleeping rank; each sees the failure at its next idle poll. */
+void post_failure(int p)
+{
+    rank_t *rk = &job.ranks[p];
+    job_t *jb = &job.jobs[rk->job];
+    jb->nfailed++;
+    if (rk->in_barrier) { /* a barrier no longer waits for it */
+        rk->in_barrier = false;
+        jb->barrier_count--;
+    }
+    if (jb->seg_fd > 0)
+        lmpi_notice_post_fd(jb->seg_fd, rk->rank);
+    for (int h = 0; h < job.nhosts; h++)
+        if (job.hosts[h].ctl_fd >= 0 && job.hosts[h].job == rk->job)
+            lmpi_proxy_send(job.hosts[h].ctl_fd, "failed %d\n", rk->rank);
+    barrier_check(jb);
 }
 
 
@@ -212,6 +254,8 @@ int main(int argc, char **argv)
 
     int sfd = lmpi_launch_signalfd();
     signal(SIGPIPE, SIG_IGN);
+    if (job.ft) /* the ranks' MPIX_FT, and the proxies post failures of their own */
+        setenv("LMPI_FT", "1", 1);
 
     if (job.nameserver.host[0]) {
         /* jobs that share a name server may run on other hosts: processes
@@ -358,5 +402,5 @@ int main(int argc, char **argv)
     cleanup_shm();
     free(pfd);
     free(owner);
-    return job.failed ? job.exit_code : 0;
+    return job.failed ? job.exit_code : job.ft_exit_code;
 }

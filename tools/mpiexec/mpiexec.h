@@ -127,6 +127,11 @@ typedef struct {
     int *kv_index;
     size_t kv_index_cap; /* a power of two, at least twice n_kvs */
     int barrier_count;
+    /* --with-ft ulfm: the job's segment here (a memfd, kept to post
+     * failures on its notice board: src/transport/shm/notice.h); 0 (never
+     * a segment: our stdin) when it has none */
+    int seg_fd;
+    int nfailed; /* its processes that failed: barriers no longer wait for them */
 } job_t;
 
 typedef struct {
@@ -154,6 +159,10 @@ typedef struct {
     double kill_deadline;
     bool sigkill_sent;
     bool verbose;
+    /* --with-ft ulfm / -disable-auto-cleanup: a failed rank does not stop
+     * the job; the survivors are told (post_failure) */
+    bool ft;
+    int ft_exit_code; /* the first failure's status, returned at the end */
     /* placement (--network, --pattern, --map-by, --bind-to) */
     const char *network, *pattern, *map_by, *bind_to;
     int cores;
@@ -195,6 +204,9 @@ void die(const char *fmt, ...);
 const char *who(int p);
 void fail(int code, const char *fmt, ...);
 void rank_ended(int r, int status);
+/* --with-ft ulfm: tell every survivor of process p's job that p failed */
+void post_failure(int p);
+void barrier_check(job_t *jb);
 
 /* options.c */
 void add_env(const char *name, const char *value);

@@ -28,6 +28,8 @@ static void help(FILE *out, int status)
             "  --iface NAME            the interface the hosts reach mpiexec on (default: the one\n"
             "                          routing to the first host)\n"
             "  -v, --verbose           report launch and exit of each rank (and the placement)\n"
+            "  --with-ft ulfm          keep the job running when a rank fails and tell the others\n"
+            "                          (MPIX_ fault tolerance; also -disable-auto-cleanup)\n"
             "  --network SPEC|FILE     model the nodes: torus:8x16x32, mesh:4x4, flat:16 or a\n"
             "                          description file (docs/mapping.md); ranks run here, each on\n"
             "                          its virtual node\n"
@@ -298,6 +300,16 @@ int parse_args(int argc, char **argv)
                 usage();
             if (lmpi_ns_parse(argv[++i], &job.nameserver, err, sizeof(err)) != 0)
                 die("%s %s", a, err);
+        } else if (!strcmp(a, "--with-ft") || !strcmp(a, "-with-ft") || !strncmp(a, "--with-ft=", 10)) {
+            const char *v = !strncmp(a, "--with-ft=", 10) ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v)
+                usage();
+            if (!strcmp(v, "ulfm") || !strcmp(v, "mpi"))
+                job.ft = true;
+            else if (strcmp(v, "none") != 0)
+                die("--with-ft %s: only ulfm (or none) is known", v);
+        } else if (!strcmp(a, "-disable-auto-cleanup") || !strcmp(a, "--disable-auto-cleanup")) {
+            job.ft = true;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             job.verbose = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "-help")) {

@@ -275,7 +275,9 @@ void launch_job(int j, const app_t *apps, int napps, bool spawned)
         }
         free(argv);
     }
-    if (seg >= 0)
+    if (seg > 0 && job.ft)
+        jb->seg_fd = seg; /* failures are posted there (post_failure) */
+    else if (seg >= 0)
         close(seg);
 }
 

@@ -140,6 +140,20 @@ __attribute__((format(printf, 2, 3))) static void complain(int r, const char *fm
     fputc('\n', stderr);
 }
 
+/* A barrier completes when every process of the job that has not failed
+ * (--with-ft ulfm) entered it; a failure may complete it too. */
+void barrier_check(job_t *jb)
+{
+    if (jb->barrier_count == 0 || jb->barrier_count < jb->n - jb->nfailed)
+        return;
+    for (int i = jb->first; i < jb->first + jb->n; i++) {
+        if (job.ranks[i].in_barrier && job.ranks[i].pmi_fd >= 0)
+            pmi_reply(&job.ranks[i], "cmd=barrier_out rc=0");
+        job.ranks[i].in_barrier = false;
+    }
+    jb->barrier_count = 0;
+}
+
 static void pmi_command(int r, const char *line)
 {
     rank_t *rk = &job.ranks[r];
@@ -207,14 +221,7 @@ static void pmi_command(int r, const char *line)
             rk->in_barrier = true;
             jb->barrier_count++;
         }
-        if (jb->barrier_count == jb->n) {
-            for (int i = jb->first; i < jb->first + jb->n; i++) {
-                job.ranks[i].in_barrier = false;
-                if (job.ranks[i].pmi_fd >= 0)
-                    pmi_reply(&job.ranks[i], "cmd=barrier_out rc=0");
-            }
-            jb->barrier_count = 0;
-        }
+        barrier_check(jb);
     } else if (!strcmp(cmd, "finalize")) {
         rk->finalized = true;
         pmi_reply(rk, "cmd=finalize_ack rc=0");

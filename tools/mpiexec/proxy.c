@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "proxy.h"
+#include "transport/shm/notice.h"
 
 static _Noreturn void proxy_die(int host, const char *fmt, ...)
 {
@@ -282,8 +283,17 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
             close(fds[s]);
         lmpi_proxy_send(ctl, "pid %d %d\n", ranks[i].rank, (int)pid);
     }
-    if (seg >= 0)
+    /* --with-ft ulfm (LMPI_FT in the ranks' environment): the segment stays
+     * open to post failures on its notice board, ours at once, the other
+     * hosts' when mpiexec relays them ("failed R") */
+    bool ft = false;
+    for (int e = 0; e < nenv; e++)
+        if (!strcmp(env[e], "LMPI_FT=1"))
+            ft = true;
+    if (seg >= 0 && !ft) {
         close(seg);
+        seg = -1;
+    }
 
     /* watch the ranks and the line to mpiexec */
     int left = nr;
@@ -305,14 +315,18 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
                     if (ranks[i].pid == pid && !ranks[i].exited) {
                         ranks[i].exited = true;
                         left--;
+                        if (seg >= 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+                            lmpi_notice_post_fd(seg, ranks[i].job_rank);
                         lmpi_proxy_send(ctl, "exit %d %d\n", ranks[i].rank, status);
                     }
         }
         if (p[0].revents) {
             if (lmpi_proxy_read_line(ctl, line, sizeof(line)) < 0)
                 break; /* mpiexec is gone */
-            int sig;
-            if (sscanf(line, "kill %d", &sig) == 1)
+            int sig, failed;
+            if (sscanf(line, "failed %d", &failed) == 1 && seg >= 0)
+                lmpi_notice_post_fd(seg, failed);
+            else if (sscanf(line, "kill %d", &sig) == 1)
                 for (int i = 0; i < nr; i++)
                     if (!ranks[i].exited)
                         kill(-ranks[i].pid, sig);

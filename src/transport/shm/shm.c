@@ -2,6 +2,7 @@
  *
  * Layout (offsets from the segment base):
  *   header            sizes, attach counter
+ *   notice board      failed processes, posted by the launcher (notice.h)
  *   rank areas        per rank: receive queue, free-cell queue, pid
  *   pending bitmaps   per receiver: one bit per sender with a full fast box
  *   fast boxes        per (receiver, sender) pair: one slot for tiny messages
@@ -37,6 +38,7 @@
 #include "runtime/config.h"
 #include "runtime/wait.h"
 #include "transport/shm/bridge.h"
+#include "transport/shm/notice.h"
 #include "transport/shm/queue.h"
 #include "transport/shm/shm.h"
 #include "transport/transport.h"
@@ -73,6 +75,8 @@ typedef struct {
 } seg_header;
 
 #define POOL_UNIT 1024
+
+_Static_assert(sizeof(seg_header) <= LMPI_NOTICE_OFFSET, "the notice board follows the header");
 
 typedef struct {
     lmpi_shmq recvq;
@@ -172,7 +176,7 @@ static void layout(seg_header *h, int n)
     h->nranks = (uint32_t)n;
     h->ncells = cells_per_rank(n);
     h->bitmap_words = (uint32_t)((n + 63) / 64);
-    size_t off = align_up(sizeof(seg_header), 4096);
+    size_t off = align_up(LMPI_NOTICE_OFFSET + lmpi_notice_bytes(n), 4096);
     h->off_ranks = off;
     off = align_up(off + (size_t)n * sizeof(rank_area), 64);
     long ncpus = sysconf(_SC_NPROCESSORS_CONF);
@@ -208,7 +212,13 @@ static void format_segment(void)
         }
     }
     atomic_store_explicit(&h->attached, 0, memory_order_relaxed);
+    lmpi_notice *nb = lmpi_notice_of(shm.base);
+    nb->world = (uint32_t)shm.n;
+    nb->nwords = (uint32_t)shm.n;
+    nb->off_words = h->off_ranks + offsetof(rank_area, sleep);
+    nb->word_stride = sizeof(rank_area);
     atomic_thread_fence(memory_order_release);
+    nb->magic = LMPI_NOTICE_MAGIC;
     h->magic = SEG_MAGIC;
 }
 
@@ -478,6 +488,11 @@ void *lmpi_shm_at(uint64_t off) { return shm.base + off; }
 size_t lmpi_shm_segment_size(void)
 {
     return shm.size;
+}
+
+const lmpi_notice *lmpi_shm_notice(void)
+{
+    return shm.base && shm.base != MAP_FAILED ? lmpi_notice_of(shm.base) : NULL;
 }
 
 size_t lmpi_shm_eager_max(void)

@@ -2,6 +2,7 @@
 #define LMPI_SHM_H
 
 #include "runtime/lmpi.h"
+#include "transport/shm/notice.h"
 
 /* Create (the node's first rank, leader) or attach the node's segment, with
  * room for the n world ranks of job `job` of which nlocal are on this node;
@@ -17,6 +18,9 @@ void lmpi_shm_finalize(void);
  * it from now on. */
 lmpi_status lmpi_shm_bridge_open(const char *kvsname, int rank);
 size_t lmpi_shm_segment_size(void);
+/* The segment's notice board of failed processes (notice.h); NULL without
+ * a segment. */
+const lmpi_notice *lmpi_shm_notice(void);
 /* Emulated links between the emulated nodes of this machine (node_of: the
  * node of each local rank): LMPI_VNODE_LINK. */
 void lmpi_shm_emulate_links(const int *node_of, int n, double lat_us, double gbytes_per_s);
