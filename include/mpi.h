@@ -255,8 +255,13 @@ enum {
     MPI_T_ERR_PVAR_NO_STARTSTOP        = 1017,
     MPI_T_ERR_PVAR_NO_ATOMIC           = 1018,
     MPI_ERR_LASTCODE                   = 0x3fff,
-    /* Buffer Address Constants */
+    /* Fault tolerance: User-Level Failure Mitigation's error classes (MPIX_, src/ft) */
 };
+#define MPIX_ERR_PROC_FAILED           101
+#define MPIX_ERR_PROC_FAILED_PENDING   102
+#define MPIX_ERR_REVOKED               103
+
+/* Buffer Address Constants */
 #define MPI_BOTTOM                     ((void*)0)
 #define MPI_IN_PLACE                   ((void*)1)
 #define MPI_BUFFER_AUTOMATIC           ((void*)2)
@@ -1202,6 +1207,16 @@ int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const
 int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info);
 int MPI_T_source_get_num(int *num_sources);
 int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
+int MPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set);
 int PMPI_Abi_get_fortran_info(MPI_Info *info);
 int PMPI_Abi_get_info(MPI_Info *info);
@@ -1890,6 +1905,16 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, cons
 int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info);
 int PMPI_T_source_get_num(int *num_sources);
 int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
+int PMPIX_Comm_revoke(MPI_Comm comm);
+int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
+int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 
 /* MPI-1 functions and constants MPI 3.0 removed, mapped onto their MPI-2
  * replacements (as MPICH keeps them); define LMPI_NO_REMOVED_FUNCTIONS

@@ -57,11 +57,17 @@ class Param:
 
 class Func:
     def __init__(self, line):
-        m = re.match(r'^(.*?)\s*\b(MPI_\w+)\((.*)\)\s*(.*)$', line)
+        m = re.match(r'^(.*?)\s*\b(MPIX?_\w+)\((.*)\)\s*(.*)$', line)
         self.ret, self.name, params, flags = m.groups()
         self.flags = set(flags.split())
         self.params = [Param(p.strip()) for p in split_top(params)] if params.strip() else []
-        self.short = self.name[4:]
+        # MPIX_: extensions (fault tolerance), named MPIX_x and PMPIX_x
+        self.prefix = self.name[:self.name.index('_') + 1]
+        self.short = self.name[len(self.prefix):]
+
+    def entry(self, prefix, large=False):
+        """The entry point's name under prefix 'MPI_' or 'PMPI_'."""
+        return prefix.replace('MPI_', self.prefix) + self.short + ('_c' if large else '')
 
     def has(self, flag):
         return flag in self.flags
@@ -222,7 +228,7 @@ def gen_header(funcs, consts):
 
 
 def proto(f, large, prefix, name=None):
-    n = name or (prefix + f.short + ('_c' if large else ''))
+    n = name or f.entry(prefix, large)
     ps = ', '.join(p.decl(large) for p in f.params) or 'void'
     return '%s %s(%s)' % (f.ret, n, ps)
 
@@ -381,9 +387,26 @@ def file_handle(f):
     return None
 
 
+# Calls that communicate over their communicator: MPIX_ERR_REVOKED once it
+# is revoked (User-Level Failure Mitigation).  Local calls (rank, size,
+# attributes, names, error handlers, free) and the recovery calls (MPIX_)
+# still work.
+REVOCABLE = re.compile(r'^(I?[BSR]?send|Send_init|[BSR]send_init|I?recv|Recv_init|I?sendrecv(_replace)?|'
+                       r'I?m?probe|P(send|recv)_init|I?barrier|I?bcast|I?(all)?gather(v)?|I?scatter(v)?|'
+                       r'I?alltoall[vw]?|I?(all)?reduce(_scatter(_block)?)?|I?(ex)?scan|I?neighbor_\w+|'
+                       r'\w+_init|Comm_i?dup(_with_info)?|Comm_split(_type)?|Comm_create(_group)?|'
+                       r'Intercomm_create|Intercomm_merge|Cart_create|Cart_sub|Graph_create|'
+                       r'Dist_graph_create(_adjacent)?|Comm_spawn(_multiple)?|Comm_accept|Comm_connect|'
+                       r'Win_create(_dynamic)?|Win_allocate(_shared)?|File_open)$', re.IGNORECASE)
+
+
+def revocable(f):
+    return f.prefix == 'MPI_' and bool(REVOCABLE.match(f.short))
+
+
 def gen_wrapper(f, large):
-    pub = 'PMPI_' + f.short + ('_c' if large else '')
-    mpi = 'MPI_' + f.short + ('_c' if large else '')
+    pub = f.entry('PMPI_', large)
+    mpi = f.entry('MPI_', large)
     out = []
     sig = proto(f, large, 'PMPI_')
     out.append(sig)
@@ -437,6 +460,11 @@ def gen_wrapper(f, large):
     if comm:
         out.append('    if (!errh_comm)')
         out.append('        errh_comm = lmpi_comm_from_handle(%s);' % comm.name)
+    if comm and revocable(f):
+        # a revoked communicator answers MPIX_ERR_REVOKED (src/ft): one
+        # load of a field the call reads anyway
+        out.append('    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))')
+        out.append('        return lmpi_binding_error(fn, "%s", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));' % comm.name)
     # widened pointer temporaries for the int/Aint variant
     post = []
     for p in f.params:

@@ -18,6 +18,7 @@
 lmpi_comm lmpi_comm_builtin[LMPI_COMM_BUILTIN_COUNT];
 
 static int64_t live_comms;
+lmpi_comm *lmpi_comm_live_list;
 int64_t lmpi_comm_live(void) { return live_comms; }
 
 /* ---- context ids ------------------------------------------------------------
@@ -74,6 +75,10 @@ lmpi_comm *lmpi_comm_alloc(const lmpi_rankmap *map, int rank, uint32_t ctx)
     init_fields(c, ctx, rank);
     c->handle = (MPI_Comm)c;
     live_comms++;
+    c->live_next = lmpi_comm_live_list;
+    if (lmpi_comm_live_list)
+        lmpi_comm_live_list->live_prev = c;
+    lmpi_comm_live_list = c;
     return c;
 }
 
@@ -112,6 +117,12 @@ void lmpi_comm_destroy(lmpi_comm *c)
     release_contents(c);
     if (c->errh)
         lmpi_errhandler_release(c->errh);
+    if (c->live_prev)
+        c->live_prev->live_next = c->live_next;
+    else if (lmpi_comm_live_list == c)
+        lmpi_comm_live_list = c->live_next;
+    if (c->live_next)
+        c->live_next->live_prev = c->live_prev;
     c->magic = 0;
     lmpi_obj_free(c, sizeof(*c), LMPI_MEM_COMM);
     live_comms--;

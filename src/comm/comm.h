@@ -41,7 +41,12 @@ typedef struct lmpi_info lmpi_info;
 
 /* FIXED_TAG: a temporary communicator whose internal collectives all use
  * the tag in coll_seq (agreements among a group's members only). */
-typedef enum { LMPI_COMM_PREDEFINED = 1, LMPI_COMM_INTERNAL = 2, LMPI_COMM_FIXED_TAG = 4 } lmpi_comm_flags;
+typedef enum {
+    LMPI_COMM_PREDEFINED = 1,
+    LMPI_COMM_INTERNAL = 2,
+    LMPI_COMM_FIXED_TAG = 4,
+    LMPI_COMM_REVOKED = 8, /* MPIX_Comm_revoke: every call but recovery fails (src/ft) */
+} lmpi_comm_flags;
 
 typedef struct lmpi_coll_area lmpi_coll_area;
 
@@ -73,7 +78,17 @@ struct lmpi_comm {
     lmpi_coll_area *coll_area;
     struct lmpi_bsend_buffer *bsend; /* MPI_Comm_attach_buffer (NULL: none) */
     struct lmpi_vtopo *topo;         /* process topology (NULL: none; shared with duplicates) */
+    /* fault tolerance (src/ft): failed members acknowledged (a prefix of
+     * the failures in the order this process learnt them), agreements run */
+    uint32_t ft_acked;
+    uint32_t ft_agree_seq;
+    /* every live communicator, for a revoke naming its context id */
+    lmpi_comm *live_prev, *live_next;
 };
+
+/* The live communicators (lmpi_comm_alloc to lmpi_comm_destroy; not the
+ * predefined ones) in no particular order. */
+extern lmpi_comm *lmpi_comm_live_list;
 
 #define LMPI_COMM_BUILTIN_BASE 0x100u
 #define LMPI_COMM_BUILTIN_COUNT 3u
@@ -132,6 +147,10 @@ typedef struct lmpi_group {
     lmpi_rankmap map;
 } lmpi_group;
 
+/* A new intracommunicator over map (copied) with context id ctx, the
+ * parent's error handler, node communicators built (MPIX_Comm_shrink). */
+lmpi_status lmpi_comm_new_from_map(lmpi_comm *parent, const lmpi_rankmap *map, int rank, uint32_t ctx,
+                                   lmpi_comm **out);
 lmpi_status lmpi_group_from_handle(MPI_Group h, lmpi_group **out, const char *what);
 /* A new group over the map (copied); MPI_GROUP_EMPTY for size 0. */
 lmpi_status lmpi_group_new(const lmpi_rankmap *map, MPI_Group *out);

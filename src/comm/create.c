@@ -61,6 +61,12 @@ static lmpi_status finish_new(lmpi_comm *parent, const lmpi_rankmap *map, int ra
     return LMPI_OK;
 }
 
+lmpi_status lmpi_comm_new_from_map(lmpi_comm *parent, const lmpi_rankmap *map, int rank, uint32_t ctx,
+                                   lmpi_comm **out)
+{
+    return finish_new(parent, map, rank, ctx, out);
+}
+
 /* ---- dup ---------------------------------------------------------------- */
 
 static lmpi_status dup_finish(lmpi_comm *comm, uint32_t ctx, lmpi_info *info, lmpi_comm *c)

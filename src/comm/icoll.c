@@ -40,12 +40,12 @@ void lmpi_icoll_post_recv(lmpi_request *r, lmpi_comm *c, uint32_t ctx, int tag, 
 
 lmpi_status lmpi_icoll_finish_recv(lmpi_request *r)
 {
-    lmpi_progress_wait_flag(&r->complete);
+    lmpi_request_wait(r); /* (a failure or a revoke may end it: src/ft) */
     if (LMPI_UNLIKELY(r->status.MPI_ERROR == MPI_ERR_TRUNCATE)) {
         lmpi_err_detail("a collective's message is longer than expected (mismatched counts?)");
         return LMPI_ERR_TRUNCATE;
     }
-    return LMPI_OK;
+    return r->status.MPI_ERROR == MPI_SUCCESS ? LMPI_OK : lmpi_pt2pt_status_error(&r->status);
 }
 
 lmpi_status lmpi_icoll_recv(lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int src)

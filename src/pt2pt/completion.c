@@ -8,6 +8,7 @@
 
 #include "binding/gen/impl.h"
 #include "datatype/datatype.h"
+#include "ft/ft.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/errhandler.h"
 #include "runtime/config.h"
@@ -17,7 +18,8 @@ bool lmpi_request_done(lmpi_request *r)
     switch (r->kind) {
     case LMPI_REQ_SEND:
     case LMPI_REQ_RECV:
-        return r->complete;
+        /* after a failure or a revoke: may it still complete? */
+        return r->complete || (LMPI_UNLIKELY(lmpi_ft_active) && lmpi_ft_request_check(r));
     case LMPI_REQ_PERSISTENT:
         return !r->active || !r->child[0] || lmpi_request_done(r->child[0]);
     case LMPI_REQ_COMPOUND:
@@ -58,11 +60,21 @@ static void empty_status(MPI_Status *s)
     lmpi_status_set_cancelled(s, 0);
 }
 
-static lmpi_status status_error(const MPI_Status *s)
+lmpi_status lmpi_pt2pt_status_error(const MPI_Status *s)
 {
-    if (s->MPI_ERROR == MPI_ERR_TRUNCATE) {
+    switch (s->MPI_ERROR) {
+    case MPI_ERR_TRUNCATE:
         lmpi_err_detail("the message is longer than the receive buffer");
         return LMPI_ERR_TRUNCATE;
+    case MPIX_ERR_PROC_FAILED: /* src/ft */
+        lmpi_err_detail("the process on the other side failed");
+        return LMPI_ERR_PROC_FAILED;
+    case MPIX_ERR_PROC_FAILED_PENDING:
+        lmpi_err_detail("a process that could have sent it failed (acknowledge with MPIX_Comm_ack_failed)");
+        return LMPI_ERR_PROC_FAILED_PENDING;
+    case MPIX_ERR_REVOKED:
+        lmpi_err_detail("the communicator was revoked while the request was pending");
+        return LMPI_ERR_REVOKED;
     }
     return LMPI_OK;
 }
@@ -92,6 +104,7 @@ static void peek_status(lmpi_request *r, MPI_Status *s)
     case LMPI_REQ_SEND:
         empty_status(s);
         lmpi_status_set_cancelled(s, lmpi_status_cancelled(&r->status));
+        s->MPI_ERROR = r->status.MPI_ERROR; /* 0, or why it failed (src/ft) */
         return;
     default:
         empty_status(s);
@@ -115,7 +128,7 @@ static lmpi_status finish_request(lmpi_request *r, MPI_Status *status, MPI_Reque
         return q != LMPI_OK ? q : f;
     }
     peek_status(r, s);
-    lmpi_status err = status_error(s);
+    lmpi_status err = lmpi_pt2pt_status_error(s);
     switch (r->kind) {
     case LMPI_REQ_SCHED:
         err = r->sched_error;

@@ -211,13 +211,11 @@ lmpi_status lmpi_impl_Recv(void *buf, MPI_Count count, lmpi_datatype *datatype, 
     lmpi_request r;
     lmpi_pt2pt_recv_init(&r, (void *)lmpi_dt_contig_ptr(buf, datatype), bytes, source, tag, comm, comm->context_id);
     lmpi_pt2pt_recv_start(&r);
-    lmpi_progress_wait_flag(&r.complete);
+    lmpi_request_wait(&r); /* (a failure or a revoke may end it: src/ft) */
     if (status != MPI_STATUS_IGNORE)
         *status = r.status;
-    if (LMPI_UNLIKELY(r.status.MPI_ERROR == MPI_ERR_TRUNCATE)) {
-        lmpi_err_detail("the message is longer than the receive buffer");
-        return LMPI_ERR_TRUNCATE;
-    }
+    if (LMPI_UNLIKELY(r.status.MPI_ERROR != MPI_SUCCESS))
+        return lmpi_pt2pt_status_error(&r.status);
     return LMPI_OK;
 }
 

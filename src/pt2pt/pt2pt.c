@@ -17,6 +17,7 @@
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
 #include "datatype/datatype.h"
+#include "ft/ft.h"
 #include "match/match.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
@@ -753,6 +754,9 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
         return;
     case LMPI_PKT_NET:
         lmpi_tr_net_packet(src, h, payload, len);
+        return;
+    case LMPI_PKT_FT:
+        lmpi_ft_packet(src, h, payload, len);
         return;
     default:
         lmpi_abort_job(MPI_ERR_INTERN, "corrupt packet from the shared-memory transport");

@@ -36,6 +36,9 @@ void lmpi_pt2pt_recv_start(lmpi_request *r);
 bool lmpi_pt2pt_try_send(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm, uint32_t ctx);
 /* Wait for a send or receive request, copy its status, release it. */
 lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status);
+/* The error a done request's status carries (truncation; a failure or a
+ * revoke: src/ft), LMPI_OK for none. */
+lmpi_status lmpi_pt2pt_status_error(const MPI_Status *s);
 int lmpi_pt2pt_progress_outbox(void);
 /* One packet (payload copied when it has to wait), in order behind
  * everything this process sent before: one-sided operations in messages

@@ -13,6 +13,7 @@
 #include "coll/sched.h"
 #include "comm/comm.h"
 #include "datatype/datatype.h"
+#include "ft/ft.h"
 #include "match/match.h"
 #include "pmi/pmi.h"
 #include "pt2pt/pt2pt.h"
@@ -253,6 +254,8 @@ static lmpi_status start_runtime(int required, int *provided)
      * only now: the network's opening threads (lmpi_tr_net_start, _early)
      * read the environment (libfabric's getenv) until they are joined. */
     unsetenv("LMPI_SHM_FD");
+    if (st == LMPI_OK)
+        lmpi_ft_init(); /* the segment's notice board of failures (src/ft) */
     if (st == LMPI_OK && lmpi_config.vnode_link && *lmpi_config.vnode_link) {
         double lat, bw;
         if (sscanf(lmpi_config.vnode_link, "%lf:%lf", &lat, &bw) == 2 && lat >= 0 && bw > 0) {
@@ -402,9 +405,11 @@ static lmpi_status end_runtime(void)
     if (lmpi_config.memory_report)
         memory_report();
     lmpi_bsend_finalize();
-    lmpi_status st = lmpi_impl_Barrier(lmpi_comm_world);
+    /* with failures survivable (src/ft), an agreement: it ends whoever failed */
+    lmpi_status st = lmpi_ft_enabled ? lmpi_ft_finalize_barrier() : lmpi_impl_Barrier(lmpi_comm_world);
     if (st != LMPI_OK)
         return st;
+    lmpi_ft_finalize();
     lmpi_rt.thread_multiple = false;
     lmpi_dpm_finalize();
     lmpi_tr_net_stop(); /* joins the introducer first */

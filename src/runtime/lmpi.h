@@ -103,6 +103,10 @@
     X(ERR_SESSION, MPI_ERR_SESSION, "invalid session")                             \
     X(ERR_ERRHANDLER, MPI_ERR_ERRHANDLER, "invalid error handler")                 \
     X(ERR_ABI, MPI_ERR_ABI, "ABI mismatch")                                        \
+    X(ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED, "a process taking part failed")      \
+    X(ERR_PROC_FAILED_PENDING, MPIX_ERR_PROC_FAILED_PENDING,                       \
+      "a process that could match failed; the request is pending")                \
+    X(ERR_REVOKED, MPIX_ERR_REVOKED, "the communicator was revoked")              \
     X(T_ERR_NOT_INITIALIZED, MPI_T_ERR_NOT_INITIALIZED, "MPI_T is not initialized") \
     X(T_ERR_INVALID_INDEX, MPI_T_ERR_INVALID_INDEX, "invalid MPI_T variable index") \
     X(T_ERR_INVALID_HANDLE, MPI_T_ERR_INVALID_HANDLE, "invalid MPI_T handle")      \

@@ -26,6 +26,7 @@ typedef enum {
     LMPI_PKT_PULLED,       /* local, from the transport: an asynchronous pull into rreq is done */
     LMPI_PKT_RMA,          /* a one-sided operation carried in messages (rma/am.c; tag: what) */
     LMPI_PKT_NET,          /* the network transport's own: connecting on first use (ofi.c; tag: what) */
+    LMPI_PKT_FT,           /* fault tolerance: a revoke, a step of an agreement (src/ft; tag: what) */
 } lmpi_pkt_type;
 
 /* flags: SYNC: the sender waits for the match; PACKED: an announced message

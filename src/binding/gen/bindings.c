@@ -262,6 +262,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allgather ? lmpi_impl_Allgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -289,6 +291,8 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allgather ? lmpi_impl_Allgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -317,6 +321,8 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allgather_init ? lmpi_impl_Allgather_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -345,6 +351,8 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allgather_init ? lmpi_impl_Allgather_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -372,6 +380,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allgatherv ? lmpi_impl_Allgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -399,6 +409,8 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allgatherv ? lmpi_impl_Allgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -427,6 +439,8 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allgatherv_init ? lmpi_impl_Allgatherv_init(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -455,6 +469,8 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allgatherv_init ? lmpi_impl_Allgatherv_init(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -501,6 +517,8 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allreduce ? lmpi_impl_Allreduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -531,6 +549,8 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allreduce ? lmpi_impl_Allreduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -562,6 +582,8 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allreduce_init ? lmpi_impl_Allreduce_init(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -593,6 +615,8 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, M
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Allreduce_init ? lmpi_impl_Allreduce_init(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -620,6 +644,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoall ? lmpi_impl_Alltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -647,6 +673,8 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoall ? lmpi_impl_Alltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -675,6 +703,8 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoall_init ? lmpi_impl_Alltoall_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -703,6 +733,8 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoall_init ? lmpi_impl_Alltoall_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -730,6 +762,8 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoallv ? lmpi_impl_Alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -757,6 +791,8 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoallv ? lmpi_impl_Alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -785,6 +821,8 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoallv_init ? lmpi_impl_Alltoallv_init(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -813,6 +851,8 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoallv_init ? lmpi_impl_Alltoallv_init(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -838,6 +878,8 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoallw ? lmpi_impl_Alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -863,6 +905,8 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoallw ? lmpi_impl_Alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -889,6 +933,8 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoallw_init ? lmpi_impl_Alltoallw_init(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -915,6 +961,8 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Alltoallw_init ? lmpi_impl_Alltoallw_init(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1014,6 +1062,8 @@ int PMPI_Barrier(MPI_Comm comm)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Barrier ? lmpi_impl_Barrier(comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1040,6 +1090,8 @@ int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Barrier_init ? lmpi_impl_Barrier_init(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1068,6 +1120,8 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Bcast ? lmpi_impl_Bcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1096,6 +1150,8 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Bcast ? lmpi_impl_Bcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1125,6 +1181,8 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Bcast_init ? lmpi_impl_Bcast_init(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1154,6 +1212,8 @@ int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Bcast_init ? lmpi_impl_Bcast_init(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1192,6 +1252,8 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Bsend ? lmpi_impl_Bsend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1230,6 +1292,8 @@ int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Bsend ? lmpi_impl_Bsend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1270,6 +1334,8 @@ int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Bsend_init ? lmpi_impl_Bsend_init(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1310,6 +1376,8 @@ int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Bsend_init ? lmpi_impl_Bsend_init(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1490,6 +1558,8 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm_old);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm_old", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Cart_create ? lmpi_impl_Cart_create(comm_old_obj ? comm_old_obj : lmpi_comm_from_handle(comm_old), ndims, dims, periods, reorder, comm_cart) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1620,6 +1690,8 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Cart_sub ? lmpi_impl_Cart_sub(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), remain_dims, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1690,6 +1762,8 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_accept ? lmpi_impl_Comm_accept(port_name, info, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1817,6 +1891,8 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_connect ? lmpi_impl_Comm_connect(port_name, info, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1843,6 +1919,8 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_create ? lmpi_impl_Comm_create(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), group, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -1911,6 +1989,8 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_create_group ? lmpi_impl_Comm_create_group(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), group, tag, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2055,6 +2135,8 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_dup ? lmpi_impl_Comm_dup(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2081,6 +2163,8 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_dup_with_info ? lmpi_impl_Comm_dup_with_info(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2317,6 +2401,8 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_idup ? lmpi_impl_Comm_idup(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), newcomm, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2345,6 +2431,8 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MP
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_idup_with_info ? lmpi_impl_Comm_idup_with_info(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, newcomm, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2619,6 +2707,8 @@ int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info in
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_spawn ? lmpi_impl_Comm_spawn(command, argv, maxprocs, info, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), intercomm, array_of_errcodes) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2649,6 +2739,8 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_spawn_multiple ? lmpi_impl_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), intercomm, array_of_errcodes) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2675,6 +2767,8 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_split ? lmpi_impl_Comm_split(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), color, key, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2701,6 +2795,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_split_type ? lmpi_impl_Comm_split_type(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), split_type, key, info, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2790,6 +2886,8 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm_old);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm_old", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Dist_graph_create ? lmpi_impl_Dist_graph_create(comm_old_obj ? comm_old_obj : lmpi_comm_from_handle(comm_old), n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2816,6 +2914,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm_old);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm_old", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Dist_graph_create_adjacent ? lmpi_impl_Dist_graph_create_adjacent(comm_old_obj ? comm_old_obj : lmpi_comm_from_handle(comm_old), indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2960,6 +3060,8 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Exscan ? lmpi_impl_Exscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -2990,6 +3092,8 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Exscan ? lmpi_impl_Exscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -3021,6 +3125,8 @@ int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Exscan_init ? lmpi_impl_Exscan_init(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -3052,6 +3158,8 @@ int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Exscan_init ? lmpi_impl_Exscan_init(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -3999,6 +4107,8 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_File_open ? lmpi_impl_File_open(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), filename, amode, info, fh) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -5275,6 +5385,8 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Gather ? lmpi_impl_Gather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -5304,6 +5416,8 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Gather ? lmpi_impl_Gather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -5334,6 +5448,8 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Gather_init ? lmpi_impl_Gather_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -5364,6 +5480,8 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Gather_init ? lmpi_impl_Gather_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -5393,6 +5511,8 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Gatherv ? lmpi_impl_Gatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -5422,6 +5542,8 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Gatherv ? lmpi_impl_Gatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -5452,6 +5574,8 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Gatherv_init ? lmpi_impl_Gatherv_init(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -5482,6 +5606,8 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Gatherv_init ? lmpi_impl_Gatherv_init(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -5845,6 +5971,8 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm_old);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm_old", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Graph_create ? lmpi_impl_Graph_create(comm_old_obj ? comm_old_obj : lmpi_comm_from_handle(comm_old), nnodes, indx, edges, reorder, comm_graph) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6295,6 +6423,8 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iallgather ? lmpi_impl_Iallgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6324,6 +6454,8 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iallgather ? lmpi_impl_Iallgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6353,6 +6485,8 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iallgatherv ? lmpi_impl_Iallgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6382,6 +6516,8 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iallgatherv ? lmpi_impl_Iallgatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6414,6 +6550,8 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iallreduce ? lmpi_impl_Iallreduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6446,6 +6584,8 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iallreduce ? lmpi_impl_Iallreduce(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6475,6 +6615,8 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ialltoall ? lmpi_impl_Ialltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6504,6 +6646,8 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ialltoall ? lmpi_impl_Ialltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6533,6 +6677,8 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ialltoallv ? lmpi_impl_Ialltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6562,6 +6708,8 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ialltoallv ? lmpi_impl_Ialltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6589,6 +6737,8 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ialltoallw ? lmpi_impl_Ialltoallw(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6616,6 +6766,8 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ialltoallw ? lmpi_impl_Ialltoallw(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6643,6 +6795,8 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ibarrier ? lmpi_impl_Ibarrier(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6673,6 +6827,8 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ibcast ? lmpi_impl_Ibcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6703,6 +6859,8 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ibcast ? lmpi_impl_Ibcast(buffer, count, datatype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6743,6 +6901,8 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ibsend ? lmpi_impl_Ibsend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6783,6 +6943,8 @@ int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ibsend ? lmpi_impl_Ibsend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6815,6 +6977,8 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iexscan ? lmpi_impl_Iexscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6847,6 +7011,8 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iexscan ? lmpi_impl_Iexscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6878,6 +7044,8 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Igather ? lmpi_impl_Igather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6909,6 +7077,8 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Igather ? lmpi_impl_Igather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6940,6 +7110,8 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Igatherv ? lmpi_impl_Igatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -6971,6 +7143,8 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Igatherv ? lmpi_impl_Igatherv(sendbuf, sendcount, sendtype_obj, recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7003,6 +7177,8 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Improbe ? lmpi_impl_Improbe(source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), flag, message, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
@@ -7105,6 +7281,8 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ineighbor_allgather ? lmpi_impl_Ineighbor_allgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7146,6 +7324,8 @@ int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ineighbor_allgather ? lmpi_impl_Ineighbor_allgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7183,6 +7363,8 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ineighbor_allgatherv ? lmpi_impl_Ineighbor_allgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7220,6 +7402,8 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ineighbor_allgatherv ? lmpi_impl_Ineighbor_allgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7261,6 +7445,8 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ineighbor_alltoall ? lmpi_impl_Ineighbor_alltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7302,6 +7488,8 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ineighbor_alltoall ? lmpi_impl_Ineighbor_alltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7335,6 +7523,8 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ineighbor_alltoallv ? lmpi_impl_Ineighbor_alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7368,6 +7558,8 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ineighbor_alltoallv ? lmpi_impl_Ineighbor_alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7395,6 +7587,8 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ineighbor_alltoallw ? lmpi_impl_Ineighbor_alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 4 }, sdispls, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 4 }, rdispls, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7422,6 +7616,8 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ineighbor_alltoallw ? lmpi_impl_Ineighbor_alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 8 }, sdispls, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 8 }, rdispls, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7691,6 +7887,8 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(local_comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "local_comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Intercomm_create ? lmpi_impl_Intercomm_create(local_comm_obj ? local_comm_obj : lmpi_comm_from_handle(local_comm), local_leader, peer_comm_obj ? peer_comm_obj : lmpi_comm_from_handle(peer_comm), remote_leader, tag, newintercomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7737,6 +7935,8 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(intercomm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "intercomm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Intercomm_merge ? lmpi_impl_Intercomm_merge(intercomm_obj ? intercomm_obj : lmpi_comm_from_handle(intercomm), high, newintracomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7767,6 +7967,8 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iprobe ? lmpi_impl_Iprobe(source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), flag, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
@@ -7810,6 +8012,8 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Irecv ? lmpi_impl_Irecv(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7850,6 +8054,8 @@ int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Irecv ? lmpi_impl_Irecv(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7880,6 +8086,8 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ireduce ? lmpi_impl_Ireduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7910,6 +8118,8 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ireduce ? lmpi_impl_Ireduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7940,6 +8150,8 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ireduce_scatter ? lmpi_impl_Ireduce_scatter(sendbuf, recvbuf, (lmpi_iarray){ recvcounts, 4 }, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -7970,6 +8182,8 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ireduce_scatter ? lmpi_impl_Ireduce_scatter(sendbuf, recvbuf, (lmpi_iarray){ recvcounts, 8 }, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8002,6 +8216,8 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ireduce_scatter_block ? lmpi_impl_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8034,6 +8250,8 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ireduce_scatter_block ? lmpi_impl_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8074,6 +8292,8 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Irsend ? lmpi_impl_Irsend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8114,6 +8334,8 @@ int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Irsend ? lmpi_impl_Irsend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8166,6 +8388,8 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iscan ? lmpi_impl_Iscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8198,6 +8422,8 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iscan ? lmpi_impl_Iscan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8229,6 +8455,8 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iscatter ? lmpi_impl_Iscatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8260,6 +8488,8 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iscatter ? lmpi_impl_Iscatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8291,6 +8521,8 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iscatterv ? lmpi_impl_Iscatterv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ displs, 4 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8322,6 +8554,8 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Iscatterv ? lmpi_impl_Iscatterv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ displs, 8 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8362,6 +8596,8 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Isend ? lmpi_impl_Isend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8402,6 +8638,8 @@ int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Isend ? lmpi_impl_Isend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8456,6 +8694,8 @@ int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Isendrecv ? lmpi_impl_Isendrecv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), dest, sendtag, recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8510,6 +8750,8 @@ int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Isendrecv ? lmpi_impl_Isendrecv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), dest, sendtag, recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8554,6 +8796,8 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Isendrecv_replace ? lmpi_impl_Isendrecv_replace(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, sendtag, source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8598,6 +8842,8 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Isendrecv_replace ? lmpi_impl_Isendrecv_replace(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, sendtag, source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8638,6 +8884,8 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Issend ? lmpi_impl_Issend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8678,6 +8926,8 @@ int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Issend ? lmpi_impl_Issend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8764,6 +9014,8 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Mprobe ? lmpi_impl_Mprobe(source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), message, status) : LMPI_ERR_UNSUPPORTED_OPERATION;
@@ -8866,6 +9118,8 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_allgather ? lmpi_impl_Neighbor_allgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8905,6 +9159,8 @@ int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_allgather ? lmpi_impl_Neighbor_allgather(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8945,6 +9201,8 @@ int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatyp
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_allgather_init ? lmpi_impl_Neighbor_allgather_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -8985,6 +9243,8 @@ int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_allgather_init ? lmpi_impl_Neighbor_allgather_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9020,6 +9280,8 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_allgatherv ? lmpi_impl_Neighbor_allgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9055,6 +9317,8 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_allgatherv ? lmpi_impl_Neighbor_allgatherv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9091,6 +9355,8 @@ int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_allgatherv_init ? lmpi_impl_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ displs, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9127,6 +9393,8 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_allgatherv_init ? lmpi_impl_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ displs, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9166,6 +9434,8 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoall ? lmpi_impl_Neighbor_alltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9205,6 +9475,8 @@ int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoall ? lmpi_impl_Neighbor_alltoall(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9245,6 +9517,8 @@ int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoall_init ? lmpi_impl_Neighbor_alltoall_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9285,6 +9559,8 @@ int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoall_init ? lmpi_impl_Neighbor_alltoall_init(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9316,6 +9592,8 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoallv ? lmpi_impl_Neighbor_alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9347,6 +9625,8 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoallv ? lmpi_impl_Neighbor_alltoallv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9379,6 +9659,8 @@ int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], co
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoallv_init ? lmpi_impl_Neighbor_alltoallv_init(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ sdispls, 4 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 4 }, (lmpi_iarray){ rdispls, 4 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9411,6 +9693,8 @@ int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcoun
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoallv_init ? lmpi_impl_Neighbor_alltoallv_init(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ sdispls, 8 }, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), recvbuf, (lmpi_iarray){ recvcounts, 8 }, (lmpi_iarray){ rdispls, 8 }, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9436,6 +9720,8 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoallw ? lmpi_impl_Neighbor_alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 4 }, sdispls, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 4 }, rdispls, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9461,6 +9747,8 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoallw ? lmpi_impl_Neighbor_alltoallw(sendbuf, (lmpi_iarray){ sendcounts, 8 }, sdispls, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 8 }, rdispls, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9487,6 +9775,8 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], co
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoallw_init ? lmpi_impl_Neighbor_alltoallw_init(sendbuf, (lmpi_iarray){ sendcounts, 4 }, sdispls, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 4 }, rdispls, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9513,6 +9803,8 @@ int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcoun
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Neighbor_alltoallw_init ? lmpi_impl_Neighbor_alltoallw_init(sendbuf, (lmpi_iarray){ sendcounts, 8 }, sdispls, sendtypes, recvbuf, (lmpi_iarray){ recvcounts, 8 }, rdispls, recvtypes, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -9973,6 +10265,8 @@ int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dat
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Precv_init ? lmpi_impl_Precv_init(buf, partitions, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10001,6 +10295,8 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Probe ? lmpi_impl_Probe(source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
@@ -10044,6 +10340,8 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Psend_init ? lmpi_impl_Psend_init(buf, partitions, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10242,6 +10540,8 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Recv ? lmpi_impl_Recv(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
@@ -10283,6 +10583,8 @@ int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Recv ? lmpi_impl_Recv(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
@@ -10326,6 +10628,8 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Recv_init ? lmpi_impl_Recv_init(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10366,6 +10670,8 @@ int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sour
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Recv_init ? lmpi_impl_Recv_init(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), source, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10394,6 +10700,8 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce ? lmpi_impl_Reduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10422,6 +10730,8 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce ? lmpi_impl_Reduce(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10451,6 +10761,8 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce_init ? lmpi_impl_Reduce_init(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10480,6 +10792,8 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce_init ? lmpi_impl_Reduce_init(sendbuf, recvbuf, count, datatype_obj, op, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10558,6 +10872,8 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce_scatter ? lmpi_impl_Reduce_scatter(sendbuf, recvbuf, (lmpi_iarray){ recvcounts, 4 }, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10586,6 +10902,8 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce_scatter ? lmpi_impl_Reduce_scatter(sendbuf, recvbuf, (lmpi_iarray){ recvcounts, 8 }, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10616,6 +10934,8 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce_scatter_block ? lmpi_impl_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10646,6 +10966,8 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce_scatter_block ? lmpi_impl_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10677,6 +10999,8 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce_scatter_block_init ? lmpi_impl_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10708,6 +11032,8 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce_scatter_block_init ? lmpi_impl_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10737,6 +11063,8 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce_scatter_init ? lmpi_impl_Reduce_scatter_init(sendbuf, recvbuf, (lmpi_iarray){ recvcounts, 4 }, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -10766,6 +11094,8 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Reduce_scatter_init ? lmpi_impl_Reduce_scatter_init(sendbuf, recvbuf, (lmpi_iarray){ recvcounts, 8 }, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11190,6 +11520,8 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Rsend ? lmpi_impl_Rsend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11228,6 +11560,8 @@ int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Rsend ? lmpi_impl_Rsend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11268,6 +11602,8 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Rsend_init ? lmpi_impl_Rsend_init(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11308,6 +11644,8 @@ int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Rsend_init ? lmpi_impl_Rsend_init(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11338,6 +11676,8 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scan ? lmpi_impl_Scan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11368,6 +11708,8 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scan ? lmpi_impl_Scan(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11399,6 +11741,8 @@ int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scan_init ? lmpi_impl_Scan_init(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11430,6 +11774,8 @@ int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scan_init ? lmpi_impl_Scan_init(sendbuf, recvbuf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), op, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11459,6 +11805,8 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scatter ? lmpi_impl_Scatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11488,6 +11836,8 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scatter ? lmpi_impl_Scatter(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11518,6 +11868,8 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scatter_init ? lmpi_impl_Scatter_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11548,6 +11900,8 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scatter_init ? lmpi_impl_Scatter_init(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11577,6 +11931,8 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scatterv ? lmpi_impl_Scatterv(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ displs, 4 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11606,6 +11962,8 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scatterv ? lmpi_impl_Scatterv(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ displs, 8 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11636,6 +11994,8 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scatterv_init ? lmpi_impl_Scatterv_init(sendbuf, (lmpi_iarray){ sendcounts, 4 }, (lmpi_iarray){ displs, 4 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11666,6 +12026,8 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Scatterv_init ? lmpi_impl_Scatterv_init(sendbuf, (lmpi_iarray){ sendcounts, 8 }, (lmpi_iarray){ displs, 8 }, sendtype_obj, recvbuf, recvcount, recvtype_obj, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11704,6 +12066,8 @@ int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int t
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Send ? lmpi_impl_Send(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11742,6 +12106,8 @@ int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Send ? lmpi_impl_Send(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11782,6 +12148,8 @@ int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Send_init ? lmpi_impl_Send_init(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11822,6 +12190,8 @@ int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Send_init ? lmpi_impl_Send_init(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -11874,6 +12244,8 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Sendrecv ? lmpi_impl_Sendrecv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), dest, sendtag, recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
@@ -11929,6 +12301,8 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Sendrecv ? lmpi_impl_Sendrecv(sendbuf, sendcount, sendtype_obj ? sendtype_obj : lmpi_datatype_from_handle(sendtype), dest, sendtag, recvbuf, recvcount, recvtype_obj ? recvtype_obj : lmpi_datatype_from_handle(recvtype), source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
@@ -11974,6 +12348,8 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Sendrecv_replace ? lmpi_impl_Sendrecv_replace(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, sendtag, source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
@@ -12019,6 +12395,8 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int status_error = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Sendrecv_replace ? lmpi_impl_Sendrecv_replace(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, sendtag, source, recvtag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), status) : LMPI_ERR_UNSUPPORTED_OPERATION;
@@ -12343,6 +12721,8 @@ int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ssend ? lmpi_impl_Ssend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -12381,6 +12761,8 @@ int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ssend ? lmpi_impl_Ssend(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -12421,6 +12803,8 @@ int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ssend_init ? lmpi_impl_Ssend_init(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -12461,6 +12845,8 @@ int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Ssend_init ? lmpi_impl_Ssend_init(buf, count, datatype_obj ? datatype_obj : lmpi_datatype_from_handle(datatype), dest, tag, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -14356,6 +14742,8 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Win_allocate ? lmpi_impl_Win_allocate(size, disp_unit, info, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), baseptr, win) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -14382,6 +14770,8 @@ int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Co
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Win_allocate ? lmpi_impl_Win_allocate(size, disp_unit, info, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), baseptr, win) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -14408,6 +14798,8 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Win_allocate_shared ? lmpi_impl_Win_allocate_shared(size, disp_unit, info, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), baseptr, win) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -14434,6 +14826,8 @@ int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Win_allocate_shared ? lmpi_impl_Win_allocate_shared(size, disp_unit, info, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), baseptr, win) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -14508,6 +14902,8 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Win_create ? lmpi_impl_Win_create(base, size, disp_unit, info, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), win) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -14534,6 +14930,8 @@ int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Win_create ? lmpi_impl_Win_create(base, size, disp_unit, info, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), win) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -14560,6 +14958,8 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
     }
     if (!errh_comm)
         errh_comm = lmpi_comm_from_handle(comm);
+    if (LMPI_UNLIKELY(errh_comm && (errh_comm->flags & LMPI_COMM_REVOKED)))
+        return lmpi_binding_error(fn, "comm", LMPI_ERR_REVOKED, lmpi_errh_for(errh_comm, 1));
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Win_create_dynamic ? lmpi_impl_Win_create_dynamic(info, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), win) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
@@ -16446,6 +16846,266 @@ int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 }
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak, alias("PMPI_Type_ub")));
 
+int PMPIX_Comm_revoke(MPI_Comm comm)
+{
+    static const char fn[] = "MPIX_Comm_revoke";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Comm_revoke ? lmpi_impl_Comm_revoke(comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPIX_Comm_revoke(MPI_Comm comm) __attribute__((weak, alias("PMPIX_Comm_revoke")));
+
+int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
+{
+    static const char fn[] = "MPIX_Comm_is_revoked";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+        st = lmpi_check_ptr(flag);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "flag", st, lmpi_errh_for(errh_comm, 1));
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Comm_is_revoked ? lmpi_impl_Comm_is_revoked(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), flag) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) __attribute__((weak, alias("PMPIX_Comm_is_revoked")));
+
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPIX_Comm_shrink";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+        st = lmpi_check_ptr(newcomm);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "newcomm", st, lmpi_errh_for(errh_comm, 1));
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Comm_shrink ? lmpi_impl_Comm_shrink(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak, alias("PMPIX_Comm_shrink")));
+
+int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    static const char fn[] = "MPIX_Comm_ishrink";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+        st = lmpi_check_ptr(newcomm);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "newcomm", st, lmpi_errh_for(errh_comm, 1));
+        st = lmpi_check_ptr(request);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Comm_ishrink ? lmpi_impl_Comm_ishrink(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), newcomm, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) __attribute__((weak, alias("PMPIX_Comm_ishrink")));
+
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag)
+{
+    static const char fn[] = "MPIX_Comm_agree";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+        st = lmpi_check_ptr(flag);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "flag", st, lmpi_errh_for(errh_comm, 1));
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Comm_agree ? lmpi_impl_Comm_agree(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), flag) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPIX_Comm_agree(MPI_Comm comm, int *flag) __attribute__((weak, alias("PMPIX_Comm_agree")));
+
+int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
+{
+    static const char fn[] = "MPIX_Comm_iagree";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+        st = lmpi_check_ptr(flag);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "flag", st, lmpi_errh_for(errh_comm, 1));
+        st = lmpi_check_ptr(request);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "request", st, lmpi_errh_for(errh_comm, 1));
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Comm_iagree ? lmpi_impl_Comm_iagree(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), flag, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) __attribute__((weak, alias("PMPIX_Comm_iagree")));
+
+int PMPIX_Comm_failure_ack(MPI_Comm comm)
+{
+    static const char fn[] = "MPIX_Comm_failure_ack";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Comm_failure_ack ? lmpi_impl_Comm_failure_ack(comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPIX_Comm_failure_ack(MPI_Comm comm) __attribute__((weak, alias("PMPIX_Comm_failure_ack")));
+
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
+{
+    static const char fn[] = "MPIX_Comm_failure_get_acked";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+        st = lmpi_check_ptr(failedgrp);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "failedgrp", st, lmpi_errh_for(errh_comm, 1));
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Comm_failure_get_acked ? lmpi_impl_Comm_failure_get_acked(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), failedgrp) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp) __attribute__((weak, alias("PMPIX_Comm_failure_get_acked")));
+
+int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp)
+{
+    static const char fn[] = "MPIX_Comm_get_failed";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+        st = lmpi_check_ptr(failedgrp);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "failedgrp", st, lmpi_errh_for(errh_comm, 1));
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Comm_get_failed ? lmpi_impl_Comm_get_failed(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), failedgrp) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp) __attribute__((weak, alias("PMPIX_Comm_get_failed")));
+
+int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
+{
+    static const char fn[] = "MPIX_Comm_ack_failed";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    lmpi_comm *comm_obj = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_comm(comm, &comm_obj);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1));
+        errh_comm = comm_obj;
+        st = lmpi_check_ptr(num_acked);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "num_acked", st, lmpi_errh_for(errh_comm, 1));
+    }
+    if (!errh_comm)
+        errh_comm = lmpi_comm_from_handle(comm);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Comm_ack_failed ? lmpi_impl_Comm_ack_failed(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), num_to_ack, num_acked) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    return MPI_SUCCESS;
+}
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) __attribute__((weak, alias("PMPIX_Comm_ack_failed")));
+
 /* Every MPI function and its implementation (NULL: not implemented yet). */
 const lmpi_function_entry lmpi_functions[] = {
     {"MPI_Abi_get_fortran_booleans", (lmpi_generic_fn)lmpi_impl_Abi_get_fortran_booleans},
@@ -17146,5 +17806,15 @@ const lmpi_function_entry lmpi_functions[] = {
     {"MPI_Type_lb", (lmpi_generic_fn)lmpi_impl_Type_lb},
     {"MPI_Type_struct", (lmpi_generic_fn)lmpi_impl_Type_struct},
     {"MPI_Type_ub", (lmpi_generic_fn)lmpi_impl_Type_ub},
+    {"MPIX_Comm_revoke", (lmpi_generic_fn)lmpi_impl_Comm_revoke},
+    {"MPIX_Comm_is_revoked", (lmpi_generic_fn)lmpi_impl_Comm_is_revoked},
+    {"MPIX_Comm_shrink", (lmpi_generic_fn)lmpi_impl_Comm_shrink},
+    {"MPIX_Comm_ishrink", (lmpi_generic_fn)lmpi_impl_Comm_ishrink},
+    {"MPIX_Comm_agree", (lmpi_generic_fn)lmpi_impl_Comm_agree},
+    {"MPIX_Comm_iagree", (lmpi_generic_fn)lmpi_impl_Comm_iagree},
+    {"MPIX_Comm_failure_ack", (lmpi_generic_fn)lmpi_impl_Comm_failure_ack},
+    {"MPIX_Comm_failure_get_acked", (lmpi_generic_fn)lmpi_impl_Comm_failure_get_acked},
+    {"MPIX_Comm_get_failed", (lmpi_generic_fn)lmpi_impl_Comm_get_failed},
+    {"MPIX_Comm_ack_failed", (lmpi_generic_fn)lmpi_impl_Comm_ack_failed},
     {NULL, NULL},
 };

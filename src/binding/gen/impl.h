@@ -548,4 +548,14 @@ __attribute__((weak)) lmpi_status lmpi_impl_Type_hvector(int count, int blocklen
 __attribute__((weak)) lmpi_status lmpi_impl_Type_lb(lmpi_datatype *datatype, MPI_Aint *displacement);
 __attribute__((weak)) lmpi_status lmpi_impl_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype);
 __attribute__((weak)) lmpi_status lmpi_impl_Type_ub(lmpi_datatype *datatype, MPI_Aint *displacement);
+__attribute__((weak)) lmpi_status lmpi_impl_Comm_revoke(lmpi_comm *comm);
+__attribute__((weak)) lmpi_status lmpi_impl_Comm_is_revoked(lmpi_comm *comm, int *flag);
+__attribute__((weak)) lmpi_status lmpi_impl_Comm_shrink(lmpi_comm *comm, MPI_Comm *newcomm);
+__attribute__((weak)) lmpi_status lmpi_impl_Comm_ishrink(lmpi_comm *comm, MPI_Comm *newcomm, MPI_Request *request);
+__attribute__((weak)) lmpi_status lmpi_impl_Comm_agree(lmpi_comm *comm, int *flag);
+__attribute__((weak)) lmpi_status lmpi_impl_Comm_iagree(lmpi_comm *comm, int *flag, MPI_Request *request);
+__attribute__((weak)) lmpi_status lmpi_impl_Comm_failure_ack(lmpi_comm *comm);
+__attribute__((weak)) lmpi_status lmpi_impl_Comm_failure_get_acked(lmpi_comm *comm, MPI_Group *failedgrp);
+__attribute__((weak)) lmpi_status lmpi_impl_Comm_get_failed(lmpi_comm *comm, MPI_Group *failedgrp);
+__attribute__((weak)) lmpi_status lmpi_impl_Comm_ack_failed(lmpi_comm *comm, int num_to_ack, int *num_acked);
 #endif

@@ -1,0 +1,302 @@
+/* Fault tolerance: what a process knows of failures, how requests end when
+ * one keeps them from completing, and revoking a communicator (README.md
+ * in this folder).  Agreement and shrink are in agree.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "binding/gen/impl.h"
+#include "comm/comm.h"
+#include "ft/ft.h"
+#include "ft/ft_internal.h"
+#include "match/match.h"
+#include "pt2pt/pt2pt.h"
+#include "transport/shm/notice.h"
+#include "transport/shm/shm.h"
+
+bool lmpi_ft_enabled;
+bool lmpi_ft_active;
+static _Atomic uint32_t no_board_epoch;
+_Atomic uint32_t *lmpi_ft_epoch_word = &no_board_epoch;
+uint32_t lmpi_ft_epoch_seen;
+
+/* The failures this process learnt, in the order it learnt them (the order
+ * MPIX_Comm_get_failed reports and MPIX_Comm_ack_failed acknowledges), and
+ * the same as a bitmap over the job's ranks. */
+static struct {
+    const lmpi_notice *board;
+    int world;
+    uint64_t *bits;
+    int *order;
+    int n;
+} known;
+
+void lmpi_ft_init(void)
+{
+    const char *e = getenv("LMPI_FT");
+    lmpi_ft_enabled = e && e[0] == '1';
+    known.board = lmpi_shm_notice();
+    if (!lmpi_ft_enabled || !known.board)
+        return;
+    known.world = (int)known.board->world;
+    known.bits = lmpi_calloc((size_t)(known.world + 63) / 64, 8, LMPI_MEM_OTHER);
+    known.order = lmpi_calloc((size_t)known.world, sizeof(int), LMPI_MEM_OTHER);
+    if (!known.bits || !known.order)
+        return; /* without room to remember failures they stay unseen */
+    lmpi_ft_epoch_word = (_Atomic uint32_t *)&known.board->epoch;
+    lmpi_ft_epoch_seen = 0;
+    lmpi_ft_notice(); /* a rank may have failed before we got here */
+}
+
+void lmpi_ft_finalize(void)
+{
+    lmpi_ft_agree_forget_all();
+    lmpi_ft_epoch_word = &no_board_epoch;
+    lmpi_ft_epoch_seen = 0;
+    lmpi_free(known.bits);
+    lmpi_free(known.order);
+    memset(&known, 0, sizeof(known));
+    lmpi_ft_active = false;
+}
+
+void lmpi_ft_notice(void)
+{
+    if (!known.board) {
+        lmpi_ft_epoch_seen = atomic_load(lmpi_ft_epoch_word);
+        return;
+    }
+    lmpi_ft_epoch_seen = atomic_load_explicit(&known.board->epoch, memory_order_acquire);
+    int before = known.n;
+    for (int w = 0; w < (known.world + 63) / 64; w++) {
+        uint64_t fresh = atomic_load_explicit(&known.board->failed[w], memory_order_acquire) & ~known.bits[w];
+        while (fresh) {
+            int b = __builtin_ctzll(fresh);
+            fresh &= fresh - 1;
+            known.bits[w] |= 1ull << b;
+            known.order[known.n++] = w * 64 + b;
+        }
+    }
+    if (known.n > before) {
+        lmpi_ft_active = true;
+        lmpi_ft_agree_failures_changed();
+    }
+}
+
+bool lmpi_ft_failed(int world_rank)
+{
+    return known.bits && world_rank >= 0 && world_rank < known.world && (known.bits[world_rank / 64] >> (world_rank % 64) & 1);
+}
+
+int lmpi_ft_nfailed(void) { return known.n; }
+
+/* The ranks of c that failed, in the order we learnt of them: count, and
+ * (out non-NULL) the ranks.  O(failures x log size) with a rank map that
+ * finds ranks; the maps of our own job all do. */
+int lmpi_ft_comm_failed(const lmpi_comm *c, int *out)
+{
+    int n = 0;
+    if (c->map.pgid != 0) /* other groups' processes: their launcher's board, not ours */
+        return 0;
+    for (int i = 0; i < known.n; i++) {
+        int r = lmpi_rankmap_find(&c->map, (lmpi_gpid){0, (uint32_t)known.order[i]});
+        if (r >= 0) {
+            if (out)
+                out[n] = r;
+            n++;
+        }
+    }
+    return n;
+}
+
+static bool comm_has_unacked_failure(const lmpi_comm *c)
+{
+    return known.n > 0 && (uint32_t)lmpi_ft_comm_failed(c, NULL) > c->ft_acked;
+}
+
+static void end_request(lmpi_request *r, int error_class)
+{
+    r->status.MPI_ERROR = error_class;
+    r->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    r->status.MPI_TAG = MPI_ANY_TAG;
+    lmpi_status_set_bytes(&r->status, 0);
+    r->proto = LMPI_PROTO_NONE;
+    r->complete = 1;
+    if (r->internal)
+        lmpi_request_free(r);
+}
+
+bool lmpi_ft_request_check(lmpi_request *r)
+{
+    lmpi_comm *c = r->comm;
+    if (!c || r->complete)
+        return false;
+    bool revoked = (c->flags & LMPI_COMM_REVOKED) != 0;
+    if (r->kind == LMPI_REQ_RECV) {
+        if (!r->mq)
+            return false; /* matched: its data is on the way (or was: a stream from a failed sender stalls) */
+        int cls;
+        if (revoked)
+            cls = MPIX_ERR_REVOKED;
+        else if (r->rank == MPI_ANY_SOURCE && comm_has_unacked_failure(c))
+            cls = MPIX_ERR_PROC_FAILED_PENDING;
+        else if (r->rank >= 0 && lmpi_ft_failed(lmpi_comm_world_rank(c, r->rank)))
+            cls = MPIX_ERR_PROC_FAILED;
+        else
+            return false;
+        lmpi_match_cancel(r->mq, &r->mqi);
+        r->mq = NULL;
+        end_request(r, cls);
+        return true;
+    }
+    if (r->kind == LMPI_REQ_SEND && (r->proto == LMPI_PROTO_RNDV_WAIT || r->proto == LMPI_PROTO_SYNC_WAIT) &&
+        r->peer >= 0 && lmpi_ft_failed(r->peer)) {
+        /* the receiver is gone: no FIN or ACK will come */
+        end_request(r, MPIX_ERR_PROC_FAILED);
+        return true;
+    }
+    return false;
+}
+
+/* ---- revoke -----------------------------------------------------------------
+ * A reliable broadcast: the revoker sends REVOKE to every member, and every
+ * member that learns of it first forwards it to the members 1, 2, 4, ...
+ * ranks after itself, so the notice reaches every survivor even when the
+ * revoker fails half-way (the survivors of a circulant graph stay
+ * connected).  Duplicates are dropped: a communicator is revoked once. */
+static lmpi_comm *comm_of_ctx(uint32_t ctx)
+{
+    if (lmpi_comm_world->context_id == ctx)
+        return lmpi_comm_world;
+    if (lmpi_comm_self->context_id == ctx)
+        return lmpi_comm_self;
+    for (lmpi_comm *c = lmpi_comm_live_list; c; c = c->live_next)
+        if (c->context_id == ctx && !(c->flags & LMPI_COMM_INTERNAL))
+            return c;
+    return NULL;
+}
+
+void lmpi_ft_send(lmpi_comm *c, int rank, const lmpi_pkt_hdr *h, const void *payload, size_t len)
+{
+    int w = lmpi_comm_world_rank(c, rank);
+    if (lmpi_ft_failed(w))
+        return; /* its cells would never come back */
+    lmpi_pt2pt_send_packet(w, h, payload, len);
+}
+
+static void revoke_local(lmpi_comm *c, bool forward)
+{
+    if (c->flags & LMPI_COMM_REVOKED)
+        return;
+    c->flags |= LMPI_COMM_REVOKED;
+    if (c->local_comm)
+        c->local_comm->flags |= LMPI_COMM_REVOKED;
+    lmpi_ft_active = true;
+    if (!forward)
+        return;
+    lmpi_pkt_hdr h = {.type = LMPI_PKT_FT, .tag = LMPI_FT_REVOKE, .rank = c->rank, .ctx = c->context_id};
+    if (c->is_inter) { /* the remote group hears it from us; our own group from the local side */
+        for (int r = 0; r < c->peer_size; r++)
+            lmpi_ft_send(c, r, &h, NULL, 0);
+        return;
+    }
+    for (int d = 1; d < c->size; d *= 2)
+        lmpi_ft_send(c, (c->rank + d) % c->size, &h, NULL, 0);
+}
+
+lmpi_status lmpi_impl_Comm_revoke(lmpi_comm *comm)
+{
+    if (comm == lmpi_comm_self || (comm->flags & LMPI_COMM_PREDEFINED && comm != lmpi_comm_world)) {
+        if (comm != lmpi_comm_world && comm != lmpi_comm_self) {
+            lmpi_err_detail("MPI_COMM_NULL cannot be revoked");
+            return LMPI_ERR_COMM;
+        }
+    }
+    bool first = !(comm->flags & LMPI_COMM_REVOKED);
+    revoke_local(comm, true);
+    if (first && !comm->is_inter) /* every member forwards once; we started it: reach everyone directly too */
+        for (int r = 0; r < comm->size; r++)
+            if (r != comm->rank)
+                lmpi_ft_send(comm, r, &(lmpi_pkt_hdr){.type = LMPI_PKT_FT, .tag = LMPI_FT_REVOKE,
+                                                       .rank = comm->rank, .ctx = comm->context_id},
+                             NULL, 0);
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_impl_Comm_is_revoked(lmpi_comm *comm, int *flag)
+{
+    lmpi_ft_poll();
+    lmpi_progress_poll(); /* a revoke on its way is seen */
+    *flag = (comm->flags & LMPI_COMM_REVOKED) != 0;
+    return LMPI_OK;
+}
+
+void lmpi_ft_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
+{
+    (void)src;
+    if (h->tag == LMPI_FT_REVOKE) {
+        lmpi_comm *c = comm_of_ctx(h->ctx);
+        if (c)
+            revoke_local(c, true);
+        return;
+    }
+    lmpi_ft_agree_packet(h, payload, len);
+}
+
+/* ---- what failed, and acknowledging it ------------------------------------- */
+
+static lmpi_status failed_group(lmpi_comm *c, int upto, MPI_Group *out)
+{
+    lmpi_ft_poll();
+    int n = lmpi_ft_comm_failed(c, NULL);
+    if (upto >= 0 && upto < n)
+        n = upto;
+    if (n == 0) {
+        *out = MPI_GROUP_EMPTY;
+        return LMPI_OK;
+    }
+    int *ranks = lmpi_malloc((size_t)lmpi_ft_comm_failed(c, NULL) * sizeof(int), LMPI_MEM_OTHER);
+    lmpi_gpid *g = lmpi_malloc((size_t)n * sizeof(lmpi_gpid), LMPI_MEM_OTHER);
+    if (!ranks || !g) {
+        lmpi_free(ranks);
+        lmpi_free(g);
+        return LMPI_ERR_NO_MEM;
+    }
+    lmpi_ft_comm_failed(c, ranks);
+    for (int i = 0; i < n; i++)
+        g[i] = lmpi_rankmap_gpid(&c->map, ranks[i]);
+    lmpi_status st = lmpi_group_from_gpids(g, n, out);
+    lmpi_free(ranks);
+    lmpi_free(g);
+    return st;
+}
+
+lmpi_status lmpi_impl_Comm_get_failed(lmpi_comm *comm, MPI_Group *failedgrp)
+{
+    return failed_group(comm, -1, failedgrp);
+}
+
+lmpi_status lmpi_impl_Comm_ack_failed(lmpi_comm *comm, int num_to_ack, int *num_acked)
+{
+    if (num_to_ack < 0) {
+        lmpi_err_detail("num_to_ack is %d: it must not be negative", num_to_ack);
+        return LMPI_ERR_ARG;
+    }
+    lmpi_ft_poll();
+    int n = lmpi_ft_comm_failed(comm, NULL);
+    if ((uint32_t)num_to_ack > comm->ft_acked)
+        comm->ft_acked = (uint32_t)(num_to_ack < n ? num_to_ack : n);
+    *num_acked = (int)comm->ft_acked;
+    return LMPI_OK;
+}
+
+/* The older names (Open MPI 4's): acknowledge everything known, and the
+ * group acknowledged. */
+lmpi_status lmpi_impl_Comm_failure_ack(lmpi_comm *comm)
+{
+    int acked;
+    return lmpi_impl_Comm_ack_failed(comm, INT32_MAX, &acked);
+}
+
+lmpi_status lmpi_impl_Comm_failure_get_acked(lmpi_comm *comm, MPI_Group *failedgrp)
+{
+    return failed_group(comm, (int)comm->ft_acked, failedgrp);
+}

@@ -1,0 +1,54 @@
+/* Fault tolerance: User-Level Failure Mitigation (MPIX_Comm_revoke, _shrink,
+ * _agree, _get_failed, _ack_failed; README.md in this folder).
+ *
+ * Under `mpiexec --with-ft ulfm` (LMPI_FT=1) the launcher posts failed
+ * processes on the node segment's notice board (transport/shm/notice.h)
+ * and wakes every sleeper.  A rank looks at the board's epoch when a wait
+ * of its goes idle (lmpi_ft_poll), learns the new failures, and from then
+ * on requests are checked when a wait looks at them (lmpi_request_done):
+ * one that can no longer complete ends with MPIX_ERR_PROC_FAILED,
+ * MPIX_ERR_PROC_FAILED_PENDING or MPIX_ERR_REVOKED.  Without a failure or
+ * a revoke nothing of this runs: the check is one predicted branch on
+ * paths that already wait. */
+#ifndef LMPI_FT_H
+#define LMPI_FT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/request.h"
+#include "transport/transport.h"
+
+/* Launched with --with-ft ulfm: failures are survivable. */
+extern bool lmpi_ft_enabled;
+/* A failure or a revoke is known: waits check their requests. */
+extern bool lmpi_ft_active;
+/* The notice board's epoch (a zero of our own without a board). */
+extern _Atomic uint32_t *lmpi_ft_epoch_word;
+extern uint32_t lmpi_ft_epoch_seen;
+
+/* After the segment exists: watch its notice board when enabled. */
+void lmpi_ft_init(void);
+void lmpi_ft_finalize(void);
+/* The board's epoch moved: learn the new failures. */
+void lmpi_ft_notice(void);
+static inline void lmpi_ft_poll(void)
+{
+    if (__builtin_expect(atomic_load_explicit(lmpi_ft_epoch_word, memory_order_relaxed) != lmpi_ft_epoch_seen, 0))
+        lmpi_ft_notice();
+}
+/* Has this world rank (of our job) failed, as far as we know? */
+bool lmpi_ft_failed(int world_rank);
+/* Failures known so far (they only grow). */
+int lmpi_ft_nfailed(void);
+/* A send or receive that a failure or a revoke keeps from completing:
+ * completes it with the error and returns true. */
+bool lmpi_ft_request_check(lmpi_request *r);
+/* An LMPI_PKT_FT packet (a revoke, a step of an agreement). */
+void lmpi_ft_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len);
+/* MPI_Finalize's barrier when failures are survivable: an agreement over
+ * MPI_COMM_WORLD, which ends whoever failed. */
+lmpi_status lmpi_ft_finalize_barrier(void);
+
+#endif

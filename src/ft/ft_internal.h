@@ -1,0 +1,26 @@
+/* Between ft.c and agree.c. */
+#ifndef LMPI_FT_INTERNAL_H
+#define LMPI_FT_INTERNAL_H
+
+#include "comm/comm.h"
+#include "ft/ft.h"
+
+/* LMPI_PKT_FT's tags: what the packet is */
+enum {
+    LMPI_FT_REVOKE = 1, /* ctx: the communicator revoked */
+    LMPI_FT_CONTRIB,    /* an agreement's contribution, to its coordinator */
+    LMPI_FT_DECIDE,     /* the coordinator's decision, to every member */
+    LMPI_FT_QUERY,      /* a new coordinator asks: decided, or your contribution again */
+};
+
+/* The ranks of c that failed, in the order this process learnt of them
+ * (out NULL: just the count). */
+int lmpi_ft_comm_failed(const lmpi_comm *c, int *out);
+/* A packet to rank of c, unless it is known to have failed. */
+void lmpi_ft_send(lmpi_comm *c, int rank, const lmpi_pkt_hdr *h, const void *payload, size_t len);
+/* agree.c: new failures are known (coordinators change, waits end) */
+void lmpi_ft_agree_failures_changed(void);
+void lmpi_ft_agree_packet(const lmpi_pkt_hdr *h, const void *payload, size_t len);
+void lmpi_ft_agree_forget_all(void);
+
+#endif

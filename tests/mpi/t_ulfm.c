@@ -1,0 +1,238 @@
+/* User-Level Failure Mitigation under mpiexec --with-ft ulfm: one rank is
+ * killed (SIGKILL) while the others wait on it, and the survivors see the
+ * right error class, revoke, shrink, agree and finish a computation on the
+ * shrunken communicator.
+ *
+ *   t_ulfm basic       no failure: revoke, agree, shrink and the queries
+ *   t_ulfm kill        (4+ ranks) rank 2 dies while rank 0 waits in
+ *                      MPI_Recv from it, rank 1 in MPI_Recv(MPI_ANY_SOURCE)
+ *                      and the others in MPI_Wait on an MPI_Irecv from it
+ *   t_ulfm agree_kill  (4+ ranks) rank 0, the agreement's coordinator, dies
+ *                      during MPIX_Comm_agree: the others still agree */
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpitest.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static int error_class(int code)
+{
+    int cls;
+    MPI_Error_class(code, &cls);
+    return cls;
+}
+
+/* Everyone alive: revoke, shrink to the survivors, check the result with an
+ * allreduce over the new communicator and agree on a flag. */
+static void recover(MPI_Comm comm, int dead, int expect_size)
+{
+    int rank, flag;
+    MPI_Comm_rank(comm, &rank);
+    MPIX_Comm_revoke(comm);
+    MPIX_Comm_is_revoked(comm, &flag);
+    CHECK_EQ(flag, 1);
+    CHECK_EQ(error_class(MPI_Barrier(comm)), MPIX_ERR_REVOKED);
+    CHECK_EQ(error_class(MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm)), MPIX_ERR_REVOKED);
+    MPI_Comm small;
+    CHECK_EQ(MPIX_Comm_shrink(comm, &small), MPI_SUCCESS);
+    int size, srank;
+    MPI_Comm_size(small, &size);
+    MPI_Comm_rank(small, &srank);
+    CHECK_EQ(size, expect_size);
+    CHECK_EQ(srank, dead >= 0 && rank > dead ? rank - 1 : rank);
+    /* the old ranks of the survivors, summed on the new communicator */
+    int sum = 0, want = 0;
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, small);
+    for (int r = 0; r < expect_size + (dead >= 0); r++)
+        want += r == dead ? 0 : r;
+    CHECK_EQ(sum, want);
+    int bits = ~(1 << srank);
+    CHECK_EQ(MPIX_Comm_agree(small, &bits), MPI_SUCCESS);
+    CHECK_EQ(bits, ~((1 << size) - 1));
+    MPI_Comm_free(&small);
+}
+
+static void basic(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int flag = 1;
+    MPIX_Comm_is_revoked(comm, &flag);
+    CHECK_EQ(flag, 0);
+    MPI_Group g;
+    MPIX_Comm_get_failed(comm, &g);
+    int gs;
+    MPI_Group_size(g, &gs);
+    CHECK_EQ(gs, 0);
+    MPI_Group_free(&g);
+    int acked = -1;
+    MPIX_Comm_ack_failed(comm, size, &acked);
+    CHECK_EQ(acked, 0);
+    /* agreements in a row, each the AND of everyone's flags */
+    for (int i = 0; i < 5; i++) {
+        int v = rank == i % size ? 0x6 : 0x7;
+        CHECK_EQ(MPIX_Comm_agree(comm, &v), MPI_SUCCESS);
+        CHECK_EQ(v, 0x6);
+    }
+    MPI_Request req;
+    int v = rank + 1;
+    MPIX_Comm_iagree(comm, &v, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    CHECK_EQ(v, size == 1 ? 1 : 0);
+    recover(comm, -1, size);
+    MPI_Comm_free(&comm);
+}
+
+static void kill_one(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const int dead = 2;
+    int buf = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now();
+    if (rank == dead) {
+        usleep(100000);
+        raise(SIGKILL);
+    }
+    int rc;
+    if (rank == 0) {
+        rc = MPI_Recv(&buf, 1, MPI_INT, dead, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
+        printf("detected: %.1f ms after the barrier (the kill came 100 ms after it)\n", (now() - t0) * 1e3);
+    } else if (rank == 1) {
+        rc = MPI_Recv(&buf, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED_PENDING);
+        MPI_Group g;
+        MPIX_Comm_get_failed(MPI_COMM_WORLD, &g);
+        int n, wr;
+        MPI_Group_size(g, &n);
+        CHECK_EQ(n, 1);
+        MPI_Group wg;
+        MPI_Comm_group(MPI_COMM_WORLD, &wg);
+        int zero = 0;
+        MPI_Group_translate_ranks(g, 1, &zero, wg, &wr);
+        CHECK_EQ(wr, dead);
+        MPI_Group_free(&g);
+        MPI_Group_free(&wg);
+        int acked;
+        MPIX_Comm_ack_failed(MPI_COMM_WORLD, 1, &acked);
+        CHECK_EQ(acked, 1);
+    } else {
+        MPI_Request req;
+        MPI_Irecv(&buf, 1, MPI_INT, dead, 0, MPI_COMM_WORLD, &req);
+        MPI_Status st;
+        rc = MPI_Wait(&req, &st);
+        CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
+        /* a new operation with the failed process fails at once */
+        rc = MPI_Send(&buf, 1, MPI_INT, dead, 0, MPI_COMM_WORLD);
+        CHECK(rc == MPI_SUCCESS || error_class(rc) == MPIX_ERR_PROC_FAILED);
+    }
+    /* a blocking receive from a live rank ends when the communicator is
+     * revoked: rank 0 revokes, the others wait on it */
+    if (rank != 0) {
+        rc = MPI_Recv(&buf, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK_EQ(error_class(rc), MPIX_ERR_REVOKED);
+    } else {
+        usleep(20000);
+    }
+    recover(MPI_COMM_WORLD, dead, size - 1);
+}
+
+/* Rank 0, the coordinator, dies having sent the decision to rank 1 only
+ * (LMPI_FT_INJECT, set before MPI_Init): rank 1 returns with it, and the
+ * others must decide the same value through the next coordinator. */
+static void coord_kill(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int v = 0xff & ~(1 << rank);
+    MPIX_Comm_agree(MPI_COMM_WORLD, &v); /* rank 0 dies in here */
+    int acked;
+    MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
+    MPI_Comm small;
+    CHECK_EQ(MPIX_Comm_shrink(MPI_COMM_WORLD, &small), MPI_SUCCESS);
+    int lo, hi;
+    MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_BAND, small);
+    MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_BOR, small);
+    CHECK_EQ(lo, hi); /* everyone decided the same */
+    int want = 0xff;
+    for (int r = 0; r < size && r < 8; r++)
+        want &= ~(1 << r);
+    CHECK_EQ(v, want); /* rank 0 had contributed before it died */
+    MPI_Comm_free(&small);
+}
+
+static void agree_kill(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) { /* the coordinator: dies before everyone arrived */
+        raise(SIGKILL);
+    }
+    if (rank == 1)
+        usleep(50000);
+    int v = 0xff & ~(1 << rank);
+    int rc = MPIX_Comm_agree(MPI_COMM_WORLD, &v);
+    /* the agreement names a failure nobody acknowledged */
+    CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
+    int want = 0xff;
+    for (int r = 1; r < size; r++)
+        want &= ~(1 << r);
+    CHECK_EQ(v & ~1, want & ~1); /* rank 0's flag may or may not have counted */
+    int acked;
+    MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
+    CHECK_EQ(acked, 1);
+    v = 1;
+    CHECK_EQ(MPIX_Comm_agree(MPI_COMM_WORLD, &v), MPI_SUCCESS);
+    CHECK_EQ(v, 1);
+    MPI_Comm small;
+    CHECK_EQ(MPIX_Comm_shrink(MPI_COMM_WORLD, &small), MPI_SUCCESS);
+    int ssize;
+    MPI_Comm_size(small, &ssize);
+    CHECK_EQ(ssize, size - 1);
+    MPI_Comm_free(&small);
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "basic";
+    const char *pr = getenv("PMI_RANK");
+    if (!strcmp(what, "coord_kill") && pr && !strcmp(pr, "0"))
+        setenv("LMPI_FT_INJECT", "coord:1", 1);
+    MPI_Init(&argc, &argv);
+    if (!strcmp(what, "coord_kill"))
+        coord_kill();
+    else if (!strcmp(what, "kill"))
+        kill_one();
+    else if (!strcmp(what, "agree_kill"))
+        agree_kill();
+    else
+        basic();
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Finalize();
+    if (mpitest_failures)
+        fprintf(stderr, "t_ulfm %s: rank %d: %d failure(s)\n", what, rank, mpitest_failures);
+    else if (rank == 0 || (rank == 1 && strcmp(what, "basic")))
+        printf("t_ulfm %s: ok\n", what);
+    return mpitest_failures != 0;
+}
