@@ -38,6 +38,15 @@ static inline void lmpi_ft_poll(void)
     if (__builtin_expect(atomic_load_explicit(lmpi_ft_epoch_word, memory_order_relaxed) != lmpi_ft_epoch_seen, 0))
         lmpi_ft_notice();
 }
+/* The same, true when there was news (the caller looks at its condition
+ * again before it sleeps). */
+static inline bool lmpi_ft_epoch_moved(void)
+{
+    if (__builtin_expect(atomic_load_explicit(lmpi_ft_epoch_word, memory_order_seq_cst) == lmpi_ft_epoch_seen, 1))
+        return false;
+    lmpi_ft_notice();
+    return true;
+}
 /* Has this world rank (of our job) failed, as far as we know? */
 bool lmpi_ft_failed(int world_rank);
 /* Failures known so far (they only grow). */

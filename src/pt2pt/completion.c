@@ -41,6 +41,19 @@ bool lmpi_request_done(lmpi_request *r)
 void lmpi_request_wait(lmpi_request *r)
 {
     unsigned idle = 0;
+    if (r->kind == LMPI_REQ_SEND || r->kind == LMPI_REQ_RECV) {
+        /* the blocking calls' loop: the flag, and a failure's check (src/ft)
+         * only on idle polls */
+        while (!r->complete) {
+            if (lmpi_progress_poll() > 0)
+                idle = 0;
+            else if (LMPI_UNLIKELY(lmpi_ft_active) && lmpi_ft_request_check(r))
+                return;
+            else
+                lmpi_progress_idle(&idle);
+        }
+        return;
+    }
     while (!lmpi_request_done(r)) {
         if (lmpi_progress_poll() > 0)
             idle = 0;

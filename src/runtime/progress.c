@@ -86,7 +86,6 @@ static bool arm_or_yield(bool word_wait)
 
 static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
 {
-    lmpi_ft_poll(); /* a failure posted (src/ft): one load of a line nobody writes */
     unsigned n = (*count)++;
     if (n == 0) {
         lmpi_wait_disarm();
@@ -102,8 +101,11 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
     }
     if (lmpi_wait_armed()) {
         /* armed at the previous idle poll: the caller has looked at its
-         * condition since; look at the transports once more, then sleep */
-        if (lmpi_progress_poll() > 0) {
+         * condition since; look at the transports once more, then sleep.
+         * A failure posted (src/ft) sends the caller back to its condition
+         * (the launcher bumps the epoch before it wakes the words: one of
+         * us sees the other). */
+        if (lmpi_ft_epoch_moved() || lmpi_progress_poll() > 0) {
             lmpi_wait_disarm();
             handing_off = false;
             *count = 0;
@@ -137,6 +139,7 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
             lmpi_lock_yield();
         if ((n & 63) != 0)
             return;
+        lmpi_ft_poll(); /* a failure posted (src/ft): one load of a line nobody writes */
         /* a local rank runnable on our processor: let it in (wait.h) */
         if (lmpi_config.wait_handoff && !lmpi_rt.thread_multiple && lmpi_wait_core_shared()) {
             if (!lmpi_wait_move_away())
@@ -146,6 +149,7 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
         if (lmpi_now_ns() - idle_since < budget)
             return;
     }
+    lmpi_ft_poll();
     uint64_t now = lmpi_now_ns();
     if (now - wait_start < LONG_WAIT_NS) {
         if (now < contended_until) {
