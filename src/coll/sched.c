@@ -4,6 +4,7 @@
 
 #include "coll/calls.h"
 #include "coll/sched.h"
+#include "ft/ft.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
 
@@ -391,9 +392,26 @@ static bool start_round(lmpi_sched *s)
     return true;
 }
 
+/* A failure of a member or a revoke (src/ft): every message of the
+ * schedule still waiting is given up and no further round starts; each
+ * member waiting in it sees the same failure and ends too. */
+static void give_up(lmpi_sched *s, lmpi_status e)
+{
+    int cls = lmpi_status_class(e);
+    for (int i = 0; i < s->nactive; i++)
+        if (s->active[i])
+            lmpi_ft_abandon(s->active[i], cls);
+    if (s->error == LMPI_OK)
+        s->error = e;
+    s->pos = s->n;
+}
+
 /* Advance without blocking; true when the schedule has finished. */
 static bool advance(lmpi_sched *s)
 {
+    lmpi_status broken;
+    if (LMPI_UNLIKELY(lmpi_ft_active) && s->pos <= s->n && (broken = lmpi_ft_comm_broken(s->comm)) != LMPI_OK)
+        give_up(s, broken);
     for (;;) {
         for (int i = 0; i < s->nactive; i++)
             if (s->active[i] && !lmpi_request_done(s->active[i]))

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "coll/sched.h"
+#include "ft/ft.h"
 #include "coll/shmcoll.h"
 #include "coll/steps.h"
 #include "coll/short.h"
@@ -97,15 +98,21 @@ static size_t area_bytes(int k, size_t slot)
     return sizeof(area_header) + (size_t)k * LINE + (size_t)DEPTH * (1 + (size_t)k) * (LINE + slot);
 }
 
-#define WAIT_UNTIL(cond)                                        \
-    do {                                                        \
-        unsigned idle_ = 0;                                     \
-        while (!(cond)) {                                       \
-            if (lmpi_progress_poll() > 0)                       \
-                idle_ = 0;                                      \
-            else                                                \
-                lmpi_progress_idle_word(&idle_);                \
-        }                                                       \
+/* Wait for a word of the area; a failure of a member or a revoke (src/ft)
+ * ends the enclosing call with its error. */
+#define WAIT_UNTIL(c, cond)                                                         \
+    do {                                                                            \
+        unsigned idle_ = 0;                                                         \
+        while (!(cond)) {                                                           \
+            if (lmpi_progress_poll() > 0) {                                         \
+                idle_ = 0;                                                          \
+            } else {                                                                \
+                lmpi_status broken_;                                                \
+                if (LMPI_UNLIKELY(lmpi_ft_active) && (broken_ = lmpi_ft_comm_broken(c)) != LMPI_OK) \
+                    return broken_;                                                 \
+                lmpi_progress_idle_word(&idle_);                                    \
+            }                                                                       \
+        }                                                                           \
     } while (0)
 
 static size_t slot_limit(void)
@@ -239,11 +246,12 @@ static uint64_t least_done(area_header *h)
 
 /* Before writing ring position seq % DEPTH: every member is done with the
  * call that used it before (DEPTH or more call numbers back). */
-static void wait_ring(lmpi_coll_area *a, uint64_t seq)
+static lmpi_status wait_ring(lmpi_comm *c, lmpi_coll_area *a, uint64_t seq)
 {
     if (a->all_done + DEPTH >= seq)
-        return;
-    WAIT_UNTIL((a->all_done = least_done(a->h)) + DEPTH >= seq);
+        return LMPI_OK;
+    WAIT_UNTIL(c, (a->all_done = least_done(a->h)) + DEPTH >= seq);
+    return LMPI_OK;
 }
 
 void lmpi_coll_shm_detach(lmpi_comm *c)
@@ -287,7 +295,7 @@ lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, 
     mark_done(h, me, seq - 1);
     if (me != root) {
         flag_line *f = in_flag(h, me, seq);
-        wait_ring(c->coll_area, seq);
+        LMPI_TRY(wait_ring(c, c->coll_area, seq));
         if (bytes)
             memcpy(slot_of(h, me, seq), mine, bytes);
         atomic_store_explicit(&f->stamp, seq, memory_order_release);
@@ -306,7 +314,7 @@ lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, 
         const char *x = mine;
         flag_line *f = in_flag(h, i, seq);
         if (i != root) {
-            WAIT_UNTIL(atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);
+            WAIT_UNTIL(c, atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);
             x = slot_of(h, i, seq);
         }
         if (op && i == k - 1 && x != acc)
@@ -327,14 +335,14 @@ lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt,
     mark_done(h, c->rank, seq - 1);
     flag_line *f = out_flag(h, seq);
     if (c->rank == root) {
-        wait_ring(c->coll_area, seq);
+        LMPI_TRY(wait_ring(c, c->coll_area, seq));
         if (bytes)
             memcpy(out_buf(h, seq), p, bytes);
         atomic_store_explicit(&f->stamp, seq, memory_order_release);
         lmpi_wait_kick(); /* the readers may sleep (runtime/wait.h) */
         return LMPI_OK;
     }
-    WAIT_UNTIL(atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);
+    WAIT_UNTIL(c, atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);
     if (bytes)
         memcpy(p, out_buf(h, seq), bytes);
     return LMPI_OK;

@@ -151,6 +151,9 @@ typedef struct lmpi_group {
  * parent's error handler, node communicators built (MPIX_Comm_shrink). */
 lmpi_status lmpi_comm_new_from_map(lmpi_comm *parent, const lmpi_rankmap *map, int rank, uint32_t ctx,
                                    lmpi_comm **out);
+/* The same for an intercommunicator: the remote group's map and ours. */
+lmpi_status lmpi_comm_new_inter(lmpi_comm *parent, const lmpi_rankmap *remote, const lmpi_rankmap *local, int rank,
+                                uint32_t ctx, lmpi_comm **out);
 lmpi_status lmpi_group_from_handle(MPI_Group h, lmpi_group **out, const char *what);
 /* A new group over the map (copied); MPI_GROUP_EMPTY for size 0. */
 lmpi_status lmpi_group_new(const lmpi_rankmap *map, MPI_Group *out);

@@ -67,6 +67,27 @@ lmpi_status lmpi_comm_new_from_map(lmpi_comm *parent, const lmpi_rankmap *map, i
     return finish_new(parent, map, rank, ctx, out);
 }
 
+lmpi_status lmpi_comm_new_inter(lmpi_comm *parent, const lmpi_rankmap *remote, const lmpi_rankmap *local, int rank,
+                                uint32_t ctx, lmpi_comm **out)
+{
+    lmpi_comm *c;
+    LMPI_TRY(finish_new(parent, remote, rank, ctx, &c));
+    c->is_inter = 1;
+    c->size = local->size; /* c was made over the remote group's map */
+    c->peer_size = remote->size;
+    c->local_map = lmpi_malloc(sizeof(*c->local_map), LMPI_MEM_COMM);
+    if (c->local_map) {
+        lmpi_rankmap_copy(c->local_map, local);
+        c->local_comm = lmpi_comm_alloc(c->local_map, rank, ctx + LMPI_CTX_LOCAL);
+    }
+    if (!c->local_map || !c->local_comm) {
+        lmpi_comm_destroy(c);
+        return LMPI_ERR_NO_MEM;
+    }
+    *out = c;
+    return LMPI_OK;
+}
+
 /* ---- dup ---------------------------------------------------------------- */
 
 static lmpi_status dup_finish(lmpi_comm *comm, uint32_t ctx, lmpi_info *info, lmpi_comm *c)

@@ -41,6 +41,11 @@ typedef struct agreement {
     struct agreement *next;
     uint32_t ctx;
     int size, words;
+    /* the members, as world ranks: the communicator's order, or for an
+     * intercommunicator both groups sorted by world rank (the same order
+     * on both sides); bit i of every bitmap below is members[i] */
+    int *members;
+    int me;
     uint32_t seq;        /* the instance this process runs next, or runs */
     bool running;        /* called, not decided */
     bool decided;        /* seq is decided (maybe before we called: a forwarded decision) */
@@ -84,21 +89,49 @@ static stashed *stash(const lmpi_pkt_hdr *h, const void *payload, size_t len)
     return s;
 }
 
-static agreement *find(uint32_t ctx, int size)
+static int by_value(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+/* Who takes part in agreements over c, and which of them we are. */
+static int *members_of(lmpi_comm *c, int *n, int *me)
+{
+    int local = c->size, remote = c->is_inter ? c->peer_size : 0;
+    int *m = lmpi_malloc((size_t)(local + remote) * sizeof(int), LMPI_MEM_COMM);
+    if (!m)
+        return NULL;
+    lmpi_comm *lc = c->is_inter ? c->local_comm : c;
+    for (int r = 0; r < local; r++)
+        m[r] = lmpi_comm_world_rank(lc, r);
+    for (int r = 0; r < remote; r++)
+        m[local + r] = lmpi_comm_world_rank(c, r);
+    *n = local + remote;
+    int mine = m[c->rank];
+    if (remote)
+        qsort(m, (size_t)*n, sizeof(int), by_value);
+    for (*me = 0; m[*me] != mine; (*me)++)
+        ;
+    return m;
+}
+
+static agreement *find(uint32_t ctx, lmpi_comm *c)
 {
     for (agreement *a = all; a; a = a->next)
         if (a->ctx == ctx)
             return a;
-    if (size <= 0)
+    if (!c)
         return NULL;
     agreement *a = lmpi_calloc(1, sizeof(*a), LMPI_MEM_COMM);
     if (!a)
         return NULL;
     a->ctx = ctx;
-    a->size = size;
-    a->words = (size + 63) / 64;
-    a->got = lmpi_calloc((size_t)a->words * 4, 8, LMPI_MEM_COMM);
+    a->members = members_of(c, &a->size, &a->me);
+    a->words = (a->size + 63) / 64;
+    a->got = a->members ? lmpi_calloc((size_t)a->words * 4, 8, LMPI_MEM_COMM) : NULL;
     if (!a->got) {
+        lmpi_free(a->members);
         lmpi_free(a);
         return NULL;
     }
@@ -142,6 +175,7 @@ void lmpi_ft_agree_forget_all(void)
             lmpi_free(s);
         }
         lmpi_free(a->got);
+        lmpi_free(a->members);
         lmpi_free(a);
     }
 }
@@ -155,41 +189,41 @@ static lmpi_comm *comm_of(uint32_t ctx)
 {
     if (lmpi_comm_world->context_id == ctx)
         return lmpi_comm_world;
+    if (lmpi_comm_self->context_id == ctx)
+        return lmpi_comm_self;
     for (lmpi_comm *c = lmpi_comm_live_list; c; c = c->live_next)
-        if (c->context_id == ctx && !c->is_inter)
+        if (c->context_id == ctx && !(c->flags & LMPI_COMM_INTERNAL))
             return c;
     return NULL;
 }
 
-static void send_values(lmpi_comm *c, int to, int what, uint32_t seq, int flag, uint32_t ctx, const uint64_t *bits,
-                        int words)
+static bool member_failed(const agreement *a, int i) { return lmpi_ft_failed(a->members[i]); }
+
+static void send_values(agreement *a, int to, int what, uint32_t seq, int flag, uint32_t ctx, const uint64_t *bits)
 {
-    lmpi_pkt_hdr h = {.type = LMPI_PKT_FT, .tag = what, .rank = c->rank, .ctx = c->context_id, .len = seq,
+    if (member_failed(a, to))
+        return; /* its cells would never come back */
+    lmpi_pkt_hdr h = {.type = LMPI_PKT_FT, .tag = what, .rank = a->me, .ctx = a->ctx, .len = seq,
                       .addr = (uint64_t)(uint32_t)flag, .sreq = ctx};
-    lmpi_ft_send(c, to, &h, bits, bits ? (size_t)words * 8 : 0);
+    lmpi_pt2pt_send_packet(a->members[to], &h, bits, bits ? (size_t)a->words * 8 : 0);
 }
 
-static int lowest_alive(lmpi_comm *c)
+static int lowest_alive(const agreement *a)
 {
-    for (int r = 0; r < c->size; r++)
-        if (!lmpi_ft_failed(lmpi_comm_world_rank(c, r)))
-            return r;
-    return c->rank;
+    for (int i = 0; i < a->size; i++)
+        if (!member_failed(a, i))
+            return i;
+    return a->me;
 }
 
 /* The failed members we know of, into bits. */
-static void add_known_failed(lmpi_comm *c, uint64_t *bits)
+static void add_known_failed(const agreement *a, uint64_t *bits)
 {
-    int n = lmpi_ft_comm_failed(c, NULL);
-    if (!n)
+    if (!lmpi_ft_nfailed())
         return;
-    int *r = lmpi_malloc((size_t)n * sizeof(int), LMPI_MEM_OTHER);
-    if (!r)
-        return;
-    lmpi_ft_comm_failed(c, r);
-    for (int i = 0; i < n; i++)
-        set_bit(bits, r[i]);
-    lmpi_free(r);
+    for (int i = 0; i < a->size; i++)
+        if (member_failed(a, i))
+            set_bit(bits, i);
 }
 
 static void take(agreement *a, int flag, uint32_t ctx, const uint64_t *bits, size_t len, int from)
@@ -210,17 +244,17 @@ static void decide(agreement *a, int flag, uint32_t ctx, const uint64_t *bits)
     memcpy(a->d_bits, bits, (size_t)a->words * 8);
 }
 
-static void handle(agreement *a, lmpi_comm *c, const lmpi_pkt_hdr *h, const void *payload, size_t len);
+static void handle(agreement *a, const lmpi_pkt_hdr *h, const void *payload, size_t len);
 
 /* Handle the kept packets of the instance we are at now. */
-static void replay(agreement *a, lmpi_comm *c)
+static void replay(agreement *a)
 {
     stashed *s = a->later, **keep = &a->later;
     a->later = NULL;
     while (s) {
         stashed *n = s->next;
         if ((uint32_t)s->h.len == a->seq) {
-            handle(a, c, &s->h, s->payload, s->len);
+            handle(a, &s->h, s->payload, s->len);
             lmpi_free(s);
         } else {
             s->next = NULL;
@@ -232,7 +266,7 @@ static void replay(agreement *a, lmpi_comm *c)
 }
 
 /* Move on to the next instance, replaying what waited for it. */
-static void next_instance(agreement *a, lmpi_comm *c)
+static void next_instance(agreement *a)
 {
     a->have_last = true;
     a->last_flag = a->d_flag;
@@ -245,10 +279,10 @@ static void next_instance(agreement *a, lmpi_comm *c)
     a->ctxmax = 0;
     memset(a->got, 0, (size_t)a->words * 8);
     memset(a->fbits, 0, (size_t)a->words * 8);
-    replay(a, c);
+    replay(a);
 }
 
-static void handle(agreement *a, lmpi_comm *c, const lmpi_pkt_hdr *h, const void *payload, size_t len)
+static void handle(agreement *a, const lmpi_pkt_hdr *h, const void *payload, size_t len)
 {
     uint32_t seq = (uint32_t)h->len;
     int flag = (int)(uint32_t)h->addr;
@@ -256,7 +290,7 @@ static void handle(agreement *a, lmpi_comm *c, const lmpi_pkt_hdr *h, const void
     const uint64_t *bits = payload;
     if (seq + 1 == a->seq && a->have_last) { /* an instance we finished: tell the asker how it ended */
         if (h->tag == LMPI_FT_CONTRIB || h->tag == LMPI_FT_QUERY)
-            send_values(c, h->rank, LMPI_FT_DECIDE, seq, a->last_flag, a->last_ctx, a->last_bits, a->words);
+            send_values(a, h->rank, LMPI_FT_DECIDE, seq, a->last_flag, a->last_ctx, a->last_bits);
         return;
     }
     if (seq != a->seq) {
@@ -272,7 +306,7 @@ static void handle(agreement *a, lmpi_comm *c, const lmpi_pkt_hdr *h, const void
     switch (h->tag) {
     case LMPI_FT_CONTRIB:
         if (a->decided)
-            send_values(c, h->rank, LMPI_FT_DECIDE, seq, a->d_flag, a->d_ctx, a->d_bits, a->words);
+            send_values(a, h->rank, LMPI_FT_DECIDE, seq, a->d_flag, a->d_ctx, a->d_bits);
         else
             take(a, flag, ctx, bits, len, h->rank);
         return;
@@ -282,11 +316,11 @@ static void handle(agreement *a, lmpi_comm *c, const lmpi_pkt_hdr *h, const void
         return;
     case LMPI_FT_QUERY:
         if (a->decided)
-            send_values(c, h->rank, LMPI_FT_DECIDE, seq, a->d_flag, a->d_ctx, a->d_bits, a->words);
+            send_values(a, h->rank, LMPI_FT_DECIDE, seq, a->d_flag, a->d_ctx, a->d_bits);
         else if (a->running) { /* the asker is our coordinator now */
             a->coord = h->rank;
-            add_known_failed(c, a->fbits);
-            send_values(c, h->rank, LMPI_FT_CONTRIB, seq, a->my_flag, a->my_ctx, a->fbits, a->words);
+            add_known_failed(a, a->fbits);
+            send_values(a, h->rank, LMPI_FT_CONTRIB, seq, a->my_flag, a->my_ctx, a->fbits);
         }
         return;
     }
@@ -304,10 +338,10 @@ void lmpi_ft_agree_packet(const lmpi_pkt_hdr *h, const void *payload, size_t len
         }
         return;
     }
-    agreement *a = find(h->ctx, c->size);
+    agreement *a = find(h->ctx, c);
     if (a) {
-        replay(a, c);
-        handle(a, c, h, payload, len);
+        replay(a);
+        handle(a, h, payload, len);
     }
 }
 
@@ -318,26 +352,26 @@ void lmpi_ft_agree_failures_changed(void)
 }
 
 /* Drive a running agreement; true once decided. */
-static bool advance(agreement *a, lmpi_comm *c)
+static bool advance(agreement *a)
 {
     lmpi_ft_poll();
     if (a->decided)
         return true;
     int nf = lmpi_ft_nfailed();
-    int coord = lowest_alive(c);
-    if (coord == c->rank) {
-        if (a->coord != c->rank) {
+    int coord = lowest_alive(a);
+    if (coord == a->me) {
+        if (a->coord != a->me) {
             /* coordinator now: by a failure if someone else was before */
             if (a->coord >= 0)
-                for (int r = 0; r < c->size; r++)
-                    if (r != c->rank)
-                        send_values(c, r, LMPI_FT_QUERY, a->seq, 0, 0, NULL, 0);
-            a->coord = c->rank;
+                for (int r = 0; r < a->size; r++)
+                    if (r != a->me)
+                        send_values(a, r, LMPI_FT_QUERY, a->seq, 0, 0, NULL);
+            a->coord = a->me;
         }
-        for (int r = 0; r < c->size; r++)
-            if (!bit(a->got, r) && !lmpi_ft_failed(lmpi_comm_world_rank(c, r)))
+        for (int r = 0; r < a->size; r++)
+            if (!bit(a->got, r) && !member_failed(a, r))
                 return false; /* still waiting for a living member */
-        add_known_failed(c, a->fbits);
+        add_known_failed(a, a->fbits);
         decide(a, a->flag, a->ctxmax, a->fbits);
         /* the tests' failure in the middle: LMPI_FT_INJECT=coord:K, the
          * coordinator of a first agreement dies having told K members */
@@ -347,11 +381,11 @@ static bool advance(agreement *a, lmpi_comm *c)
             inject = e && !strncmp(e, "coord:", 6) ? atoi(e + 6) : -1;
         }
         int told = 0;
-        for (int r = 0; r < c->size; r++)
-            if (r != c->rank) {
+        for (int r = 0; r < a->size; r++)
+            if (r != a->me) {
                 if (inject >= 0 && a->seq == 0 && told == inject)
                     raise(SIGKILL);
-                send_values(c, r, LMPI_FT_DECIDE, a->seq, a->d_flag, a->d_ctx, a->d_bits, a->words);
+                send_values(a, r, LMPI_FT_DECIDE, a->seq, a->d_flag, a->d_ctx, a->d_bits);
                 told++;
             }
         return true;
@@ -359,8 +393,8 @@ static bool advance(agreement *a, lmpi_comm *c)
     if (a->coord != coord || nf != a->seen_failures) {
         /* first, or our coordinator failed: (again) to the lowest survivor */
         uint64_t *mine = a->fbits; /* not a coordinator: fbits holds what we know */
-        add_known_failed(c, mine);
-        send_values(c, coord, LMPI_FT_CONTRIB, a->seq, a->my_flag, a->my_ctx, mine, a->words);
+        add_known_failed(a, mine);
+        send_values(a, coord, LMPI_FT_CONTRIB, a->seq, a->my_flag, a->my_ctx, mine);
         a->coord = coord;
         a->seen_failures = nf;
     }
@@ -376,29 +410,67 @@ typedef struct {
     MPI_Comm *newcomm;  /* shrink: where the new communicator goes */
 } agree_call;
 
+/* The index of world rank w among the members (-1: none). */
+static int member_index(const agreement *a, int w)
+{
+    for (int i = 0; i < a->size; i++)
+        if (a->members[i] == w)
+            return i;
+    return -1;
+}
+
+/* The members of one group of the communicator (gc: whose ranks they are,
+ * map: their map) that the decision leaves alive, as a new map, and where
+ * `rank` of the group lands in it (-1 when not given or gone). */
+static lmpi_status survivors(const agreement *a, lmpi_comm *gc, const lmpi_rankmap *map, int size, int rank,
+                             lmpi_rankmap *out, int *newrank)
+{
+    lmpi_gpid *g = lmpi_malloc((size_t)(size ? size : 1) * sizeof(lmpi_gpid), LMPI_MEM_OTHER);
+    if (!g)
+        return LMPI_ERR_NO_MEM;
+    int n = 0;
+    *newrank = -1;
+    for (int r = 0; r < size; r++) {
+        int i = member_index(a, lmpi_comm_world_rank(gc, r));
+        if (i >= 0 && bit(a->d_bits, i))
+            continue;
+        if (r == rank)
+            *newrank = n;
+        g[n++] = lmpi_rankmap_gpid(map, r);
+    }
+    bool ok = lmpi_rankmap_from_gpids(out, g, n);
+    lmpi_free(g);
+    return ok ? LMPI_OK : LMPI_ERR_NO_MEM;
+}
+
 static lmpi_status finish_shrink(agree_call *s)
 {
     agreement *a = s->a;
-    lmpi_comm *c = s->comm;
-    int n = 0, me = -1;
-    lmpi_gpid *g = lmpi_malloc((size_t)c->size * sizeof(lmpi_gpid), LMPI_MEM_OTHER);
-    if (!g)
-        return LMPI_ERR_NO_MEM;
-    for (int r = 0; r < c->size; r++)
-        if (!bit(a->d_bits, r)) {
-            if (r == c->rank)
-                me = n;
-            g[n++] = lmpi_rankmap_gpid(&c->map, r);
+    lmpi_comm *c = s->comm, *nc;
+    lmpi_comm *lc = c->is_inter ? c->local_comm : c;
+    lmpi_rankmap local, remote;
+    int me, unused;
+    LMPI_TRY(survivors(a, lc, &lc->map, lc->size, c->rank, &local, &me));
+    lmpi_status st = LMPI_OK;
+    if (c->is_inter) {
+        st = survivors(a, c, &c->map, c->peer_size, -1, &remote, &unused);
+        if (st != LMPI_OK) {
+            lmpi_rankmap_release(&local);
+            return st;
         }
-    lmpi_rankmap map;
-    bool ok = lmpi_rankmap_from_gpids(&map, g, n);
-    lmpi_free(g);
-    if (!ok)
-        return LMPI_ERR_NO_MEM;
+    }
     lmpi_ctx_advance(a->d_ctx);
-    lmpi_comm *nc;
-    lmpi_status st = lmpi_comm_new_from_map(c, &map, me, a->d_ctx, &nc);
-    lmpi_rankmap_release(&map);
+    if (me < 0) {
+        lmpi_err_detail("this process is among the failed of the agreement");
+        st = LMPI_ERR_INTERN;
+    } else if (c->is_inter) {
+        st = lmpi_comm_new_inter(c, &remote, &local, me, a->d_ctx, &nc);
+    } else {
+        st = lmpi_comm_new_from_map(c, &local, me, a->d_ctx, &nc);
+    }
+    lmpi_rankmap_release(&local);
+    if (c->is_inter)
+        lmpi_rankmap_release(&remote);
     if (st != LMPI_OK)
         return st;
     *s->newcomm = nc->handle;
@@ -408,7 +480,7 @@ static lmpi_status finish_shrink(agree_call *s)
 static bool call_advance(lmpi_request *r)
 {
     agree_call *s = r->sched;
-    if (!advance(s->a, s->comm))
+    if (!advance(s->a))
         return false;
     agreement *a = s->a;
     if (s->newcomm) {
@@ -426,7 +498,7 @@ static bool call_advance(lmpi_request *r)
             r->sched_error = LMPI_ERR_PROC_FAILED;
         }
     }
-    next_instance(a, s->comm);
+    next_instance(a);
     return true;
 }
 
@@ -438,11 +510,11 @@ static void call_free(lmpi_request *r)
 
 static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_request **out)
 {
-    if (comm->is_inter) {
-        lmpi_err_detail("intercommunicators are not supported by agreement and shrink yet");
+    if (comm->map.pgid != 0 || (comm->local_map && comm->local_map->pgid != 0)) {
+        lmpi_err_detail("agreement and shrink between process groups (spawned, connected) are not supported yet");
         return LMPI_ERR_UNSUPPORTED_OPERATION;
     }
-    agreement *a = find(comm->context_id, comm->size);
+    agreement *a = find(comm->context_id, comm);
     agree_call *s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COMM);
     lmpi_request *r = lmpi_request_alloc(LMPI_REQ_SCHED);
     if (!a || !s || !r) {
@@ -457,7 +529,7 @@ static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_req
         lmpi_err_detail("an agreement or shrink on this communicator is still running");
         return LMPI_ERR_PENDING;
     }
-    replay(a, comm);
+    replay(a);
     comm->ft_agree_seq++;
     s->a = a;
     s->comm = comm;
@@ -466,7 +538,7 @@ static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_req
     a->running = true;
     a->my_flag = flag ? *flag : ~0;
     a->my_ctx = lmpi_ctx_next();
-    take(a, a->my_flag, a->my_ctx, a->fbits, 0, comm->rank);
+    take(a, a->my_flag, a->my_ctx, a->fbits, 0, a->me);
     a->seen_failures = -1;
     r->comm = comm;
     r->sched = s;

@@ -156,6 +156,32 @@ bool lmpi_ft_request_check(lmpi_request *r)
     return false;
 }
 
+lmpi_status lmpi_ft_comm_broken(const lmpi_comm *c)
+{
+    if (c->flags & LMPI_COMM_REVOKED) {
+        lmpi_err_detail("the communicator was revoked");
+        return LMPI_ERR_REVOKED;
+    }
+    if (known.n && lmpi_ft_comm_failed(c, NULL) > 0) {
+        lmpi_err_detail("a member of the communicator failed (MPIX_Comm_shrink makes one of the survivors)");
+        return LMPI_ERR_PROC_FAILED;
+    }
+    return LMPI_OK;
+}
+
+void lmpi_ft_abandon(lmpi_request *r, int error_class)
+{
+    if (r->complete || (r->kind != LMPI_REQ_SEND && r->kind != LMPI_REQ_RECV))
+        return;
+    if (r->kind == LMPI_REQ_RECV && r->mq) {
+        lmpi_match_cancel(r->mq, &r->mqi);
+        r->mq = NULL;
+    } else {
+        r->abandoned = true;
+    }
+    end_request(r, error_class);
+}
+
 /* ---- revoke -----------------------------------------------------------------
  * A reliable broadcast: the revoker sends REVOKE to every member, and every
  * member that learns of it first forwards it to the members 1, 2, 4, ...

@@ -54,6 +54,14 @@ int lmpi_ft_nfailed(void);
 /* A send or receive that a failure or a revoke keeps from completing:
  * completes it with the error and returns true. */
 bool lmpi_ft_request_check(lmpi_request *r);
+/* Can an operation over all of c (a collective) still complete?  LMPI_OK,
+ * or LMPI_ERR_REVOKED / LMPI_ERR_PROC_FAILED (a member failed). */
+lmpi_status lmpi_ft_comm_broken(const lmpi_comm *c);
+/* Give up on an active send or receive of an operation a failure broke:
+ * it completes with ERROR_CLASS now.  One that no packet can name any more
+ * (a receive not yet matched) is simply taken back; any other is marked
+ * abandoned (late packets for it are dropped, it is never reused). */
+void lmpi_ft_abandon(lmpi_request *r, int error_class);
 /* An LMPI_PKT_FT packet (a revoke, a step of an agreement). */
 void lmpi_ft_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len);
 /* MPI_Finalize's barrier when failures are survivable: an agreement over

@@ -258,6 +258,8 @@ static lmpi_request *req_of(uint64_t id)
 
 static void complete_send(lmpi_request *r)
 {
+    if (LMPI_UNLIKELY(r->abandoned))
+        return; /* ended by src/ft already */
     r->proto = LMPI_PROTO_NONE;
     if (LMPI_UNLIKELY(r->cancel_pending)) { /* done when the receiver answers */
         r->sent = true;
@@ -333,6 +335,8 @@ static void outbox_push(out_kind kind, int dest, const lmpi_pkt_hdr *hdr, lmpi_r
 static bool outbox_try(outbox_entry *e)
 {
     lmpi_request *r = e->req;
+    if (LMPI_UNLIKELY(r && r->abandoned))
+        return true; /* given up after a failure (src/ft): its buffer may be gone */
     switch (e->kind) {
     case OUT_PACKET:
         return lmpi_tr_send_pkt(e->dest, &e->hdr, e->plen ? e->payload : NULL, e->plen) == LMPI_OK;
@@ -630,6 +634,8 @@ static void take_back(int src, const lmpi_pkt_hdr *h)
 
 static void cancel_answered(lmpi_request *r, bool cancelled)
 {
+    if (LMPI_UNLIKELY(r->abandoned))
+        return;
     r->cancel_pending = false;
     if (cancelled) {
         lmpi_status_set_cancelled(&r->status, 1);
@@ -720,11 +726,14 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
         lmpi_pkt_hdr fin = {.type = LMPI_PKT_FIN, .sreq = r->remote_req};
         lmpi_pkt_hdr done = {.rank = r->status.MPI_SOURCE, .tag = r->status.MPI_TAG, .len = r->offset};
         send_control(r->peer, &fin);
-        finish_recv(r, &done, r->offset < r->bytes ? r->offset : r->bytes);
+        if (LMPI_LIKELY(!r->abandoned))
+            finish_recv(r, &done, r->offset < r->bytes ? r->offset : r->bytes);
         return;
     }
     case LMPI_PKT_CTS: {
         lmpi_request *r = req_of(h->sreq);
+        if (LMPI_UNLIKELY(r->abandoned))
+            return; /* src/ft: its buffer may be gone */
         r->proto = LMPI_PROTO_STREAMING;
         r->offset = 0;
         lmpi_pkt_hdr d = {.type = LMPI_PKT_DATA, .rreq = h->rreq, .len = r->bytes};
@@ -733,6 +742,8 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
     }
     case LMPI_PKT_DATA: {
         lmpi_request *r = req_of(h->rreq);
+        if (LMPI_UNLIKELY(r->abandoned))
+            return; /* src/ft: its buffer may be gone */
         size_t off = (size_t)h->addr;
         if (off < r->bytes) {
             size_t n = len < r->bytes - off ? len : r->bytes - off;
@@ -779,6 +790,7 @@ void lmpi_pt2pt_recv_init(lmpi_request *r, void *buf, size_t bytes, int source, 
     r->peer = -1;
     r->mode = LMPI_MODE_RECV;
     r->internal = false;
+    r->abandoned = false; /* (requests on the stack start uninitialized) */
     r->mq = NULL;
     r->dt = NULL; /* a non-contiguous type is attached after this */
     r->user_buf = NULL;

@@ -27,6 +27,8 @@ lmpi_request *lmpi_request_alloc(lmpi_req_kind kind)
 
 void lmpi_request_free(lmpi_request *r)
 {
+    if (LMPI_UNLIKELY(r->abandoned))
+        return; /* a late packet may still name it (src/ft) */
     /* a send or receive of a non-contiguous type holds its type (released
      * here too when it completed without a Wait: MPI_Request_free), and a
      * persistent request holds the type it was made with */

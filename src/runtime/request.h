@@ -78,6 +78,10 @@ struct lmpi_request {
     lmpi_status sched_error;
     bool persistent; /* a persistent collective: kept after completion, run again by MPI_Start */
     struct lmpi_greq *greq; /* generalized requests: the user's callbacks (src/pt2pt/grequest.c) */
+    /* given up after a failure (src/ft): packets that still name it are
+     * dropped, and it never goes back to the pool (one leaks per request
+     * a failure strands) */
+    bool abandoned;
 };
 
 #define lmpi_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))

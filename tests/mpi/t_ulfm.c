@@ -8,7 +8,12 @@
  *                      MPI_Recv from it, rank 1 in MPI_Recv(MPI_ANY_SOURCE)
  *                      and the others in MPI_Wait on an MPI_Irecv from it
  *   t_ulfm agree_kill  (4+ ranks) rank 0, the agreement's coordinator, dies
- *                      during MPIX_Comm_agree: the others still agree */
+ *                      during MPIX_Comm_agree: the others still agree
+ *   t_ulfm coord_kill  (4+ ranks) the coordinator dies having told one member
+ *   t_ulfm coll_kill   (4+ ranks) rank 2 dies in the middle of a loop of
+ *                      collectives (shared-memory allreduce, 64 KiB bcast
+ *                      over point-to-point, barrier, ibarrier): every
+ *                      survivor's collective ends with an error, none hangs */
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -178,6 +183,48 @@ static void coord_kill(void)
     MPI_Comm_free(&small);
 }
 
+static void coll_kill(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const int dead = 2;
+    static char big[65536];
+    int rc = MPI_SUCCESS, i, failed_at = -1;
+    for (i = 0; i < 4000 && rc == MPI_SUCCESS; i++) {
+        if (rank == dead && i == 400)
+            raise(SIGKILL);
+        int v = 1, sum = 0;
+        MPI_Request req;
+        switch (i % 4) {
+        case 0:
+            rc = MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            if (rc == MPI_SUCCESS)
+                CHECK_EQ(sum, size);
+            break;
+        case 1:
+            rc = MPI_Bcast(big, sizeof(big), MPI_BYTE, i % size, MPI_COMM_WORLD);
+            break;
+        case 2:
+            rc = MPI_Barrier(MPI_COMM_WORLD);
+            break;
+        case 3:
+            rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+            break;
+        }
+        if (rc != MPI_SUCCESS)
+            failed_at = i;
+    }
+    CHECK(rc != MPI_SUCCESS);
+    CHECK(failed_at >= 399);
+    int cls = error_class(rc);
+    CHECK(cls == MPIX_ERR_PROC_FAILED || cls == MPIX_ERR_REVOKED);
+    recover(MPI_COMM_WORLD, dead, size - 1);
+}
+
 static void agree_kill(void)
 {
     int rank, size;
@@ -221,6 +268,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     if (!strcmp(what, "coord_kill"))
         coord_kill();
+    else if (!strcmp(what, "coll_kill"))
+        coll_kill();
     else if (!strcmp(what, "kill"))
         kill_one();
     else if (!strcmp(what, "agree_kill"))

@@ -30,10 +30,20 @@ if [ ! -f "$src/mpi4py-$version.tar.gz" ]; then
     echo "mpi4py.sh: fetching mpi4py $version's source from PyPI (once; kept in $src)"
     "$venv/bin/pip" download -q --no-deps --no-binary :all: -d "$src" "mpi4py==$version" || skip "cannot download mpi4py"
 fi
-if ! "$venv/bin/python" -c "import mpi4py" 2>/dev/null; then
+# mpi4py built against the standard ABI (MPI_ABI_VERSION) enables its
+# User-Level Failure Mitigation wrappers only for the MPICH and Open MPI it
+# recognises; its own PyMPI_HAVE_MPIX_ macros (src/lib-mpi/mpiulfm.h) tell it
+# that ours are there (src/ft), so test_ulfm.py runs instead of skipping.
+ulfm=""
+for f in ERR_REVOKED ERR_PROC_FAILED ERR_PROC_FAILED_PENDING Comm_revoke Comm_is_revoked Comm_agree \
+         Comm_iagree Comm_shrink Comm_ishrink Comm_get_failed Comm_ack_failed; do
+    ulfm="$ulfm -DPyMPI_HAVE_MPIX_$f=1"
+done
+# (a build from before these flags cannot revoke: built again)
+if ! "$venv/bin/python" -c "from mpi4py import MPI; MPI.COMM_SELF.Dup().Revoke()" 2>/dev/null; then
     "$venv/bin/pip" install -q setuptools wheel 'Cython>=3.0.1' || skip "cannot install Cython"
-    MPICC="$b/bin/mpicc" "$venv/bin/pip" install -q --no-build-isolation --no-binary mpi4py \
-        "$src/mpi4py-$version.tar.gz" || exit 1
+    CFLAGS="$ulfm" MPICC="$b/bin/mpicc" "$venv/bin/pip" install -q --force-reinstall --no-deps --no-build-isolation \
+        --no-binary mpi4py "$src/mpi4py-$version.tar.gz" || exit 1
 fi
 if [ ! -f "$src/mpi4py-$version/test/main.py" ]; then
     (cd "$src" && tar xzf "mpi4py-$version.tar.gz") || exit 1
