@@ -261,8 +261,10 @@ lmpi_status lmpi_comm_node_comms(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roo
         } else if (lmpi_rankmap_derive(&nm, m, idx, n)) {
             c->node = lmpi_comm_alloc(&nm, my_local, c->context_id + LMPI_CTX_NODE);
             lmpi_rankmap_release(&nm);
-            if (c->node)
+            if (c->node) {
                 c->node->flags = LMPI_COMM_INTERNAL;
+                c->node->ft_parent = c;
+            }
             else
                 st = LMPI_ERR_NO_MEM;
         } else {
@@ -272,8 +274,10 @@ lmpi_status lmpi_comm_node_comms(lmpi_comm *c, lmpi_comm **node, lmpi_comm **roo
             if (lmpi_rankmap_derive(&rm, m, ridx, nr)) {
                 c->roots = lmpi_comm_alloc(&rm, my_root, c->context_id + LMPI_CTX_ROOTS);
                 lmpi_rankmap_release(&rm);
-                if (c->roots)
+                if (c->roots) {
                     c->roots->flags = LMPI_COMM_INTERNAL;
+                    c->roots->ft_parent = c;
+                }
                 else
                     st = LMPI_ERR_NO_MEM;
             } else {

@@ -84,6 +84,9 @@ struct lmpi_comm {
     uint32_t ft_agree_seq;
     /* every live communicator, for a revoke naming its context id */
     lmpi_comm *live_prev, *live_next;
+    /* an internal communicator's (node, roots, local group): the one it
+     * serves, broken when that one is (src/ft) */
+    lmpi_comm *ft_parent;
 };
 
 /* The live communicators (lmpi_comm_alloc to lmpi_comm_destroy; not the
@@ -151,8 +154,9 @@ typedef struct lmpi_group {
  * parent's error handler, node communicators built (MPIX_Comm_shrink). */
 lmpi_status lmpi_comm_new_from_map(lmpi_comm *parent, const lmpi_rankmap *map, int rank, uint32_t ctx,
                                    lmpi_comm **out);
-/* The same for an intercommunicator: the remote group's map and ours. */
-lmpi_status lmpi_comm_new_inter(lmpi_comm *parent, const lmpi_rankmap *remote, const lmpi_rankmap *local, int rank,
+/* The same for an intercommunicator: our group's map and our rank in it,
+ * the remote group's map. */
+lmpi_status lmpi_comm_new_inter(lmpi_comm *parent, const lmpi_rankmap *lmap, int lrank, const lmpi_rankmap *rmap,
                                 uint32_t ctx, lmpi_comm **out);
 lmpi_status lmpi_group_from_handle(MPI_Group h, lmpi_group **out, const char *what);
 /* A new group over the map (copied); MPI_GROUP_EMPTY for size 0. */

@@ -67,27 +67,6 @@ lmpi_status lmpi_comm_new_from_map(lmpi_comm *parent, const lmpi_rankmap *map, i
     return finish_new(parent, map, rank, ctx, out);
 }
 
-lmpi_status lmpi_comm_new_inter(lmpi_comm *parent, const lmpi_rankmap *remote, const lmpi_rankmap *local, int rank,
-                                uint32_t ctx, lmpi_comm **out)
-{
-    lmpi_comm *c;
-    LMPI_TRY(finish_new(parent, remote, rank, ctx, &c));
-    c->is_inter = 1;
-    c->size = local->size; /* c was made over the remote group's map */
-    c->peer_size = remote->size;
-    c->local_map = lmpi_malloc(sizeof(*c->local_map), LMPI_MEM_COMM);
-    if (c->local_map) {
-        lmpi_rankmap_copy(c->local_map, local);
-        c->local_comm = lmpi_comm_alloc(c->local_map, rank, ctx + LMPI_CTX_LOCAL);
-    }
-    if (!c->local_map || !c->local_comm) {
-        lmpi_comm_destroy(c);
-        return LMPI_ERR_NO_MEM;
-    }
-    *out = c;
-    return LMPI_OK;
-}
-
 /* ---- dup ---------------------------------------------------------------- */
 
 static lmpi_status dup_finish(lmpi_comm *comm, uint32_t ctx, lmpi_info *info, lmpi_comm *c)
@@ -104,6 +83,7 @@ static lmpi_status dup_finish(lmpi_comm *comm, uint32_t ctx, lmpi_info *info, lm
         c->local_comm = lmpi_comm_alloc(c->local_map, c->rank, ctx + LMPI_CTX_LOCAL);
         if (!c->local_comm)
             return LMPI_ERR_NO_MEM;
+        c->local_comm->ft_parent = c;
     }
     if (info) {
         c->info = lmpi_info_copy(info);
@@ -670,8 +650,8 @@ static uint64_t group_key(uint32_t pgid) { return lmpi_bridge_group_key(lmpi_dpm
 
 /* An intercommunicator from its two maps (copied), this process's rank in
  * the local one, and the agreed id; errhandler from `parent`. */
-static lmpi_status inter_from_maps(lmpi_comm *parent, const lmpi_rankmap *lmap, int lrank, const lmpi_rankmap *rmap,
-                                   uint32_t ctx, lmpi_comm **out)
+lmpi_status lmpi_comm_new_inter(lmpi_comm *parent, const lmpi_rankmap *lmap, int lrank, const lmpi_rankmap *rmap,
+                                uint32_t ctx, lmpi_comm **out)
 {
     lmpi_comm *c;
     lmpi_status st = finish_new(parent, rmap, lrank, ctx, &c);
@@ -685,6 +665,8 @@ static lmpi_status inter_from_maps(lmpi_comm *parent, const lmpi_rankmap *lmap, 
         lmpi_rankmap_copy(c->local_map, lmap);
     if (c->local_map)
         c->local_comm = lmpi_comm_alloc(c->local_map, c->rank, ctx + LMPI_CTX_LOCAL);
+    if (c->local_comm)
+        c->local_comm->ft_parent = c;
     if (!c->local_map || !c->local_comm) {
         lmpi_comm_destroy(c);
         return LMPI_ERR_NO_MEM;
@@ -801,7 +783,7 @@ lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_c
     lmpi_comm *c = NULL;
     if (st == LMPI_OK) {
         lmpi_ctx_advance((uint32_t)info[0]);
-        st = inter_from_maps(local, lm, local->rank, &rmap, (uint32_t)info[0], &c);
+        st = lmpi_comm_new_inter(local, lm, local->rank, &rmap, (uint32_t)info[0], &c);
     }
     if (have_map)
         lmpi_rankmap_release(&rmap);
@@ -1069,7 +1051,7 @@ static lmpi_status inter_split(lmpi_comm *comm, int color, int key, MPI_Comm *ne
         goto out;
     }
     lmpi_comm *c;
-    st = inter_from_maps(comm, &lmap, me, &rmap, ctx, &c);
+    st = lmpi_comm_new_inter(comm, &lmap, me, &rmap, ctx, &c);
     lmpi_rankmap_release(&lmap);
     lmpi_rankmap_release(&rmap);
     if (st == LMPI_OK)
@@ -1132,7 +1114,7 @@ static lmpi_status inter_create(lmpi_comm *comm, lmpi_group *g, MPI_Comm *newcom
         goto out;
     }
     lmpi_comm *c;
-    st = inter_from_maps(comm, &lmap, g->rank, &rmap, ctx, &c);
+    st = lmpi_comm_new_inter(comm, &lmap, g->rank, &rmap, ctx, &c);
     lmpi_rankmap_release(&lmap);
     lmpi_rankmap_release(&rmap);
     if (st == LMPI_OK)

@@ -464,7 +464,7 @@ static lmpi_status finish_shrink(agree_call *s)
         lmpi_err_detail("this process is among the failed of the agreement");
         st = LMPI_ERR_INTERN;
     } else if (c->is_inter) {
-        st = lmpi_comm_new_inter(c, &remote, &local, me, a->d_ctx, &nc);
+        st = lmpi_comm_new_inter(c, &local, me, &remote, a->d_ctx, &nc);
     } else {
         st = lmpi_comm_new_from_map(c, &local, me, a->d_ctx, &nc);
     }

@@ -58,6 +58,8 @@ void lmpi_ft_finalize(void)
     lmpi_ft_active = false;
 }
 
+static void revokes_resend(void);
+
 void lmpi_ft_notice(void)
 {
     if (!known.board) {
@@ -77,6 +79,7 @@ void lmpi_ft_notice(void)
     }
     if (known.n > before) {
         lmpi_ft_active = true;
+        revokes_resend(); /* a revoker may have failed half-way */
         lmpi_ft_agree_failures_changed();
     }
 }
@@ -158,13 +161,17 @@ bool lmpi_ft_request_check(lmpi_request *r)
 
 lmpi_status lmpi_ft_comm_broken(const lmpi_comm *c)
 {
-    if (c->flags & LMPI_COMM_REVOKED) {
-        lmpi_err_detail("the communicator was revoked");
-        return LMPI_ERR_REVOKED;
-    }
-    if (known.n && lmpi_ft_comm_failed(c, NULL) > 0) {
-        lmpi_err_detail("a member of the communicator failed (MPIX_Comm_shrink makes one of the survivors)");
-        return LMPI_ERR_PROC_FAILED;
+    /* an internal communicator (node, roots, local group) is broken with
+     * the one it serves: a node's ranks wait for a root that gave up */
+    for (; c; c = c->ft_parent) {
+        if (c->flags & LMPI_COMM_REVOKED) {
+            lmpi_err_detail("the communicator was revoked");
+            return LMPI_ERR_REVOKED;
+        }
+        if (known.n && lmpi_ft_comm_failed(c, NULL) > 0) {
+            lmpi_err_detail("a member of the communicator failed (MPIX_Comm_shrink makes one of the survivors)");
+            return LMPI_ERR_PROC_FAILED;
+        }
     }
     return LMPI_OK;
 }
@@ -183,11 +190,12 @@ void lmpi_ft_abandon(lmpi_request *r, int error_class)
 }
 
 /* ---- revoke -----------------------------------------------------------------
- * A reliable broadcast: the revoker sends REVOKE to every member, and every
- * member that learns of it first forwards it to the members 1, 2, 4, ...
- * ranks after itself, so the notice reaches every survivor even when the
- * revoker fails half-way (the survivors of a circulant graph stay
- * connected).  Duplicates are dropped: a communicator is revoked once. */
+ * The revoker sends REVOKE to every member of both groups.  That is
+ * reliable unless it fails half-way; so whenever a failure is noticed,
+ * every process that knows of a revoke sends it again to every member
+ * (revokes_resend): the notice reaches every survivor as long as
+ * one that knew survives, and a failure-free revoke costs n - 1 packets.
+ * Duplicates are dropped: a communicator is revoked once. */
 static lmpi_comm *comm_of_ctx(uint32_t ctx)
 {
     if (lmpi_comm_world->context_id == ctx)
@@ -208,42 +216,43 @@ void lmpi_ft_send(lmpi_comm *c, int rank, const lmpi_pkt_hdr *h, const void *pay
     lmpi_pt2pt_send_packet(w, h, payload, len);
 }
 
-static void revoke_local(lmpi_comm *c, bool forward)
+static void revoke_local(lmpi_comm *c)
 {
-    if (c->flags & LMPI_COMM_REVOKED)
-        return;
     c->flags |= LMPI_COMM_REVOKED;
     if (c->local_comm)
         c->local_comm->flags |= LMPI_COMM_REVOKED;
     lmpi_ft_active = true;
-    if (!forward)
-        return;
+}
+
+/* REVOKE to every member but us: the remote group of an intercommunicator
+ * too. */
+static void revoke_send_all(lmpi_comm *c)
+{
     lmpi_pkt_hdr h = {.type = LMPI_PKT_FT, .tag = LMPI_FT_REVOKE, .rank = c->rank, .ctx = c->context_id};
-    if (c->is_inter) { /* the remote group hears it from us; our own group from the local side */
+    lmpi_comm *lc = c->is_inter ? c->local_comm : c;
+    for (int r = 0; r < lc->size; r++)
+        if (r != c->rank)
+            lmpi_ft_send(lc, r, &h, NULL, 0);
+    if (c->is_inter)
         for (int r = 0; r < c->peer_size; r++)
             lmpi_ft_send(c, r, &h, NULL, 0);
-        return;
-    }
-    for (int d = 1; d < c->size; d *= 2)
-        lmpi_ft_send(c, (c->rank + d) % c->size, &h, NULL, 0);
+}
+
+static void revokes_resend(void)
+{
+    if (lmpi_comm_world->flags & LMPI_COMM_REVOKED)
+        revoke_send_all(lmpi_comm_world);
+    for (lmpi_comm *c = lmpi_comm_live_list; c; c = c->live_next)
+        if ((c->flags & (LMPI_COMM_REVOKED | LMPI_COMM_INTERNAL)) == LMPI_COMM_REVOKED)
+            revoke_send_all(c);
 }
 
 lmpi_status lmpi_impl_Comm_revoke(lmpi_comm *comm)
 {
-    if (comm == lmpi_comm_self || (comm->flags & LMPI_COMM_PREDEFINED && comm != lmpi_comm_world)) {
-        if (comm != lmpi_comm_world && comm != lmpi_comm_self) {
-            lmpi_err_detail("MPI_COMM_NULL cannot be revoked");
-            return LMPI_ERR_COMM;
-        }
+    if (!(comm->flags & LMPI_COMM_REVOKED)) {
+        revoke_local(comm);
+        revoke_send_all(comm);
     }
-    bool first = !(comm->flags & LMPI_COMM_REVOKED);
-    revoke_local(comm, true);
-    if (first && !comm->is_inter) /* every member forwards once; we started it: reach everyone directly too */
-        for (int r = 0; r < comm->size; r++)
-            if (r != comm->rank)
-                lmpi_ft_send(comm, r, &(lmpi_pkt_hdr){.type = LMPI_PKT_FT, .tag = LMPI_FT_REVOKE,
-                                                       .rank = comm->rank, .ctx = comm->context_id},
-                             NULL, 0);
     return LMPI_OK;
 }
 
@@ -261,7 +270,7 @@ void lmpi_ft_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t 
     if (h->tag == LMPI_FT_REVOKE) {
         lmpi_comm *c = comm_of_ctx(h->ctx);
         if (c)
-            revoke_local(c, true);
+            revoke_local(c);
         return;
     }
     lmpi_ft_agree_packet(h, payload, len);

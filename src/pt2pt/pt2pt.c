@@ -337,6 +337,15 @@ static bool outbox_try(outbox_entry *e)
     lmpi_request *r = e->req;
     if (LMPI_UNLIKELY(r && r->abandoned))
         return true; /* given up after a failure (src/ft): its buffer may be gone */
+    if (LMPI_UNLIKELY(lmpi_ft_active) && lmpi_ft_failed(e->dest)) {
+        /* the destination failed (src/ft): the packet would wait forever,
+         * and everything queued behind it */
+        if (r && e->kind != OUT_PACKET) {
+            r->status.MPI_ERROR = MPIX_ERR_PROC_FAILED;
+            complete_send(r);
+        }
+        return true;
+    }
     switch (e->kind) {
     case OUT_PACKET:
         return lmpi_tr_send_pkt(e->dest, &e->hdr, e->plen ? e->payload : NULL, e->plen) == LMPI_OK;

@@ -527,7 +527,9 @@ static _Thread_local lmpi_comm *request_comm;
 
 void lmpi_err_blame_comm(lmpi_comm *c)
 {
-    if (!request_comm)
+    /* an internal communicator (a collective's node or roots part) is not
+     * the user's: the call's own communicator keeps the blame */
+    if (!request_comm && !(c->flags & LMPI_COMM_INTERNAL))
         request_comm = c;
 }
 

@@ -34,9 +34,10 @@ static int error_class(int code)
     return cls;
 }
 
-/* Everyone alive: revoke, shrink to the survivors, check the result with an
- * allreduce over the new communicator and agree on a flag. */
-static void recover(MPI_Comm comm, int dead, int expect_size)
+/* Everyone alive: revoke, shrink to the survivors (ranks dead .. dead +
+ * ndead - 1 failed), check the result with an allreduce over the new
+ * communicator and agree on a flag. */
+static void recover_many(MPI_Comm comm, int dead, int ndead, int expect_size)
 {
     int rank, flag;
     MPI_Comm_rank(comm, &rank);
@@ -51,17 +52,49 @@ static void recover(MPI_Comm comm, int dead, int expect_size)
     MPI_Comm_size(small, &size);
     MPI_Comm_rank(small, &srank);
     CHECK_EQ(size, expect_size);
-    CHECK_EQ(srank, dead >= 0 && rank > dead ? rank - 1 : rank);
+    CHECK_EQ(srank, dead >= 0 && rank >= dead + ndead ? rank - ndead : rank);
     /* the old ranks of the survivors, summed on the new communicator */
     int sum = 0, want = 0;
     MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, small);
-    for (int r = 0; r < expect_size + (dead >= 0); r++)
-        want += r == dead ? 0 : r;
+    for (int r = 0; r < expect_size + (dead >= 0 ? ndead : 0); r++)
+        want += dead >= 0 && r >= dead && r < dead + ndead ? 0 : r;
     CHECK_EQ(sum, want);
     int bits = ~(1 << srank);
     CHECK_EQ(MPIX_Comm_agree(small, &bits), MPI_SUCCESS);
     CHECK_EQ(bits, ~((1 << size) - 1));
     MPI_Comm_free(&small);
+}
+
+static void recover(MPI_Comm comm, int dead, int expect_size) { recover_many(comm, dead, 1, expect_size); }
+
+/* A whole host goes (run with 2 ranks on each of 2 hosts): rank 2 kills its
+ * host's proxy, whose ranks die with it (PR_SET_PDEATHSIG); ranks 0 and 1
+ * wait in MPI_Recv from rank 3 and must see it fail. */
+static void host_kill(void)
+{
+    int rank, size, buf;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now();
+    if (rank >= 2) {
+        if (rank == 2) {
+            usleep(100000);
+            kill(getppid(), SIGKILL);
+        }
+        for (;;)
+            pause();
+    }
+    int rc = MPI_Recv(&buf, 1, MPI_INT, 3, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    /* (rank 1 may hear of rank 0's revoke in recover first) */
+    CHECK(error_class(rc) == MPIX_ERR_PROC_FAILED || (rank == 1 && error_class(rc) == MPIX_ERR_REVOKED));
+    if (rank == 0)
+        printf("detected: %.1f ms after the barrier (the kill came 100 ms after it)\n", (now() - t0) * 1e3);
+    int acked;
+    MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
+    CHECK_EQ(acked, 2);
+    recover_many(MPI_COMM_WORLD, 2, 2, size - 2);
 }
 
 static void basic(void)
@@ -270,6 +303,8 @@ int main(int argc, char **argv)
         coord_kill();
     else if (!strcmp(what, "coll_kill"))
         coll_kill();
+    else if (!strcmp(what, "host_kill"))
+        host_kill();
     else if (!strcmp(what, "kill"))
         kill_one();
     else if (!strcmp(what, "agree_kill"))

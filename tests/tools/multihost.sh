@@ -17,6 +17,9 @@
 #   kill_host    SIGKILL of every process of the second host (its proxy too)
 #   kill_spawned_host  the same where the job has spawned children on both hosts
 #   kill_mpiexec SIGKILL of mpiexec
+#   ulfm         --with-ft ulfm across 2 hosts x 2 ranks: t_ulfm's kill, coll_kill,
+#                agree_kill and coord_kill, and host_kill (the second host's proxy
+#                and ranks all die): the survivors recover, nothing is left
 #   bad_secret   a connection without the job's secret is refused, the job goes on
 #   bad_input    an unreachable host, a failing launcher-exec, FI_PROVIDER=nonsense
 # Every case checks the exit status and the message, and that no process of
@@ -240,6 +243,18 @@ for case in "$@"; do
         left t_faults
         echo "case $case: exit status $st, every process gone $(since "$t0") s after the kill"
         continue
+        ;;
+    ulfm)
+        for c in kill coll_kill agree_kill coord_kill host_kill; do
+            t1=$(now)
+            $M --with-ft ulfm --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_ulfm" $c >"$out" 2>&1
+            st=$?
+            grep -q "t_ulfm $c: ok" "$out" || bad "ulfm $c: no survivor finished (exit status $st): $(tail -5 "$out")"
+            ! grep -q "failure(s)" "$out" || bad "ulfm $c: a survivor's checks failed: $(grep -v '^mpiexec' "$out" | tail -5)"
+            grep -q "the job goes on without" "$out" || bad "ulfm $c: mpiexec did not report the failure"
+            left t_ulfm
+            echo "case ulfm $c: exit status $st in $(since "$t1") s; $(grep -h '^detected' "$out")"
+        done
         ;;
     bad_secret)
         $M -v --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_faults" sleep >"$out" 2>"$err" &

@@ -536,6 +536,13 @@ lmpi_status lmpi_ofi_open(int me, int n, const int *node_of)
 {
     setup(me, n);
     const char *when = lmpi_config.ofi_connect ? lmpi_config.ofi_connect : "first-use";
+    /* Surviving failures (mpiexec --with-ft ulfm, src/ft): first-use
+     * connections go through a node's first rank, and after its failure
+     * nobody could reach the node's other ranks any more.  Unless the user
+     * chose, every rank connects at start-up. */
+    const char *ft = getenv("LMPI_FT");
+    if (ft && ft[0] == '1' && !getenv("LMPI_OFI_CONNECT"))
+        when = "all";
     bool first_use = strcmp(when, "first-use") == 0;
     if (!first_use && strcmp(when, "all") != 0) {
         lmpi_err_detail("LMPI_OFI_CONNECT=%s: expected first-use or all", when);
