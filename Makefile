@@ -29,6 +29,8 @@ demo: build
 		$(BUILD)/examples/showcase stencil
 	@if [ -x $(BUILD)/examples/fortran_sections ]; then $(BUILD)/bin/mpiexec -n 2 $(BUILD)/examples/fortran_sections; \
 	else echo "== 10. Fortran: skipped (no Fortran compiler when LeanMPI was built)"; fi
+	@echo "== 11. Surviving a failure: rank 2 of 4 is killed; the others revoke, shrink, roll back to a buddy's checkpoint"
+	-$(BUILD)/bin/mpiexec --with-ft ulfm -n 4 $(BUILD)/examples/ulfm_solver 2 25
 	LMPI_MEMORY_REPORT=1 $(BUILD)/bin/mpiexec -n 4 --network torus:2x2 --cores 2 --pattern 2d-nn:2x2:box \
 		--map-by auto $(BUILD)/examples/showcase
 

@@ -183,20 +183,6 @@ void lmpi_ft_agree_forget_all(void)
 static bool bit(const uint64_t *b, int i) { return b[i / 64] >> (i % 64) & 1; }
 static void set_bit(uint64_t *b, int i) { b[i / 64] |= 1ull << (i % 64); }
 
-/* The communicator an agreement runs over, found by its context id among
- * the live ones (packets name the context only). */
-static lmpi_comm *comm_of(uint32_t ctx)
-{
-    if (lmpi_comm_world->context_id == ctx)
-        return lmpi_comm_world;
-    if (lmpi_comm_self->context_id == ctx)
-        return lmpi_comm_self;
-    for (lmpi_comm *c = lmpi_comm_live_list; c; c = c->live_next)
-        if (c->context_id == ctx && !(c->flags & LMPI_COMM_INTERNAL))
-            return c;
-    return NULL;
-}
-
 static bool member_failed(const agreement *a, int i) { return lmpi_ft_failed(a->members[i]); }
 
 static void send_values(agreement *a, int to, int what, uint32_t seq, int flag, uint32_t ctx, const uint64_t *bits)
@@ -328,7 +314,7 @@ static void handle(agreement *a, const lmpi_pkt_hdr *h, const void *payload, siz
 
 void lmpi_ft_agree_packet(const lmpi_pkt_hdr *h, const void *payload, size_t len)
 {
-    lmpi_comm *c = comm_of(h->ctx);
+    lmpi_comm *c = lmpi_ft_comm_of_ctx(h->ctx);
     if (!c) { /* not made here yet (or freed: then kept for nothing, within a bound) */
         stashed *s = norphans < MAX_ORPHANS ? stash(h, payload, len) : NULL;
         if (s) {

@@ -132,6 +132,16 @@ bool lmpi_ft_request_check(lmpi_request *r)
     lmpi_comm *c = r->comm;
     if (!c || r->complete)
         return false;
+    if (r->ctx != c->context_id) {
+        /* a collective's message (creating a communicator, a collective's
+         * internal step): the collective cannot complete once a member
+         * failed, and every member gives up alike */
+        lmpi_status broken = lmpi_ft_comm_broken(c);
+        if (broken != LMPI_OK) {
+            lmpi_ft_abandon(r, lmpi_status_class(broken));
+            return true;
+        }
+    }
     bool revoked = (c->flags & LMPI_COMM_REVOKED) != 0;
     if (r->kind == LMPI_REQ_RECV) {
         if (!r->mq)
@@ -196,7 +206,7 @@ void lmpi_ft_abandon(lmpi_request *r, int error_class)
  * (revokes_resend): the notice reaches every survivor as long as
  * one that knew survives, and a failure-free revoke costs n - 1 packets.
  * Duplicates are dropped: a communicator is revoked once. */
-static lmpi_comm *comm_of_ctx(uint32_t ctx)
+lmpi_comm *lmpi_ft_comm_of_ctx(uint32_t ctx)
 {
     if (lmpi_comm_world->context_id == ctx)
         return lmpi_comm_world;
@@ -268,7 +278,7 @@ void lmpi_ft_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t 
 {
     (void)src;
     if (h->tag == LMPI_FT_REVOKE) {
-        lmpi_comm *c = comm_of_ctx(h->ctx);
+        lmpi_comm *c = lmpi_ft_comm_of_ctx(h->ctx);
         if (c)
             revoke_local(c);
         return;

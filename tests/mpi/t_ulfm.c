@@ -179,6 +179,11 @@ static void kill_one(void)
         rc = MPI_Send(&buf, 1, MPI_INT, dead, 0, MPI_COMM_WORLD);
         CHECK(rc == MPI_SUCCESS || error_class(rc) == MPIX_ERR_PROC_FAILED);
     }
+    /* making a communicator from one with a failed member fails, at every
+     * survivor, instead of waiting for it */
+    MPI_Comm d = MPI_COMM_NULL;
+    rc = MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
     /* a blocking receive from a live rank ends when the communicator is
      * revoked: rank 0 revokes, the others wait on it */
     if (rank != 0) {

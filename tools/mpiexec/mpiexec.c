@@ -89,6 +89,15 @@ const char *who(int p)
     return buf;
 }
 
+/* "mpiexec: WHAT; CONSEQUENCE" on stderr, after what we printed ourselves. */
+static void say(const char *consequence, const char *fmt, va_list ap)
+{
+    fflush(stdout);
+    fprintf(stderr, "mpiexec: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "; %s\n", consequence);
+}
+
 /* Record the first failure and start stopping the job. */
 void fail(int code, const char *fmt, ...)
 {
@@ -96,17 +105,15 @@ void fail(int code, const char *fmt, ...)
         return;
     job.failed = true;
     job.exit_code = code ? code : 1;
+    char consequence[64];
+    snprintf(consequence, sizeof(consequence), "stopping the job (exit status %d)", job.exit_code);
     va_list ap;
     va_start(ap, fmt);
-    fflush(stdout);
-    fprintf(stderr, "mpiexec: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "; stopping the job (exit status %d)\n", job.exit_code);
+    say(consequence, fmt, ap);
     va_end(ap);
     signal_all(SIGTERM);
     job.kill_deadline = now() + 1.0;
 }
-
 
 /* --with-ft ulfm: a failure is reported and the job goes on; the first
  * one's status is still mpiexec's exit status at the end. */
@@ -116,10 +123,7 @@ static void survive(int code, const char *fmt, ...)
         job.ft_exit_code = code ? code : 1;
     va_list ap;
     va_start(ap, fmt);
-    fflush(stdout);
-    fprintf(stderr, "mpiexec: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "; the job goes on without it (--with-ft ulfm)\n");
+    say("the job goes on without it (--with-ft ulfm)", fmt, ap);
     va_end(ap);
 }
 
