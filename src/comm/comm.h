@@ -79,9 +79,8 @@ struct lmpi_comm {
     struct lmpi_bsend_buffer *bsend; /* MPI_Comm_attach_buffer (NULL: none) */
     struct lmpi_vtopo *topo;         /* process topology (NULL: none; shared with duplicates) */
     /* fault tolerance (src/ft): failed members acknowledged (a prefix of
-     * the failures in the order this process learnt them), agreements run */
+     * the failures in the order this process learnt them) */
     uint32_t ft_acked;
-    uint32_t ft_agree_seq;
     /* every live communicator, for a revoke naming its context id */
     lmpi_comm *live_prev, *live_next;
     /* an internal communicator's (node, roots, local group): the one it

@@ -18,7 +18,7 @@
  *     decides the same value even when the old coordinator sent it to only
  *     some before failing.
  *
- * Instances of one communicator are numbered (comm->ft_agree_seq): every
+ * Instances of one communicator are numbered (agreement.seq): every
  * member runs them in the same order.  A member keeps the last decision to
  * answer late questions, and packets of the instance after its current one
  * wait in a small queue until it gets there. */
@@ -516,7 +516,6 @@ static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_req
         return LMPI_ERR_PENDING;
     }
     replay(a);
-    comm->ft_agree_seq++;
     s->a = a;
     s->comm = comm;
     s->flag = flag;
