@@ -59,6 +59,9 @@ struct lmpi_comm {
     uint8_t is_inter;
     uint8_t flags;
     uint16_t session; /* the session it derives from (low bits of its id; 0: the world model) */
+    /* fault tolerance (src/ft): failed members acknowledged (a prefix of
+     * the failures in the order this process learnt them) */
+    uint32_t ft_acked;
     lmpi_rankmap map;        /* the ranks point-to-point calls address */
     lmpi_rankmap *local_map; /* intercommunicators: the local group (else NULL: map) */
     MPI_Comm handle;
@@ -78,9 +81,6 @@ struct lmpi_comm {
     lmpi_coll_area *coll_area;
     struct lmpi_bsend_buffer *bsend; /* MPI_Comm_attach_buffer (NULL: none) */
     struct lmpi_vtopo *topo;         /* process topology (NULL: none; shared with duplicates) */
-    /* fault tolerance (src/ft): failed members acknowledged (a prefix of
-     * the failures in the order this process learnt them) */
-    uint32_t ft_acked;
     /* every live communicator, for a revoke naming its context id */
     lmpi_comm *live_prev, *live_next;
     /* an internal communicator's (node, roots, local group): the one it

@@ -147,14 +147,22 @@ bool lmpi_ft_request_check(lmpi_request *r)
         if (!r->mq)
             return false; /* matched: its data is on the way (or was: a stream from a failed sender stalls) */
         int cls;
-        if (revoked)
+        if (revoked) {
             cls = MPIX_ERR_REVOKED;
-        else if (r->rank == MPI_ANY_SOURCE && comm_has_unacked_failure(c))
+        } else if (r->rank == MPI_ANY_SOURCE && comm_has_unacked_failure(c)) {
+            /* the proposal's semantics: the wait ends with the error, the
+             * receive stays posted (still matchable) until the failure is
+             * acknowledged and it is waited for again, or cancelled */
+            if (!r->internal) {
+                r->status.MPI_ERROR = MPIX_ERR_PROC_FAILED_PENDING;
+                return true;
+            }
             cls = MPIX_ERR_PROC_FAILED_PENDING;
-        else if (r->rank >= 0 && lmpi_ft_failed(lmpi_comm_world_rank(c, r->rank)))
+        } else if (r->rank >= 0 && lmpi_ft_failed(lmpi_comm_world_rank(c, r->rank))) {
             cls = MPIX_ERR_PROC_FAILED;
-        else
+        } else {
             return false;
+        }
         lmpi_match_cancel(r->mq, &r->mqi);
         r->mq = NULL;
         end_request(r, cls);
@@ -184,6 +192,18 @@ lmpi_status lmpi_ft_comm_broken(const lmpi_comm *c)
         }
     }
     return LMPI_OK;
+}
+
+bool lmpi_ft_pending(const lmpi_request *r)
+{
+    return r->kind == LMPI_REQ_RECV && !r->complete && r->mq && r->status.MPI_ERROR == MPIX_ERR_PROC_FAILED_PENDING;
+}
+
+void lmpi_ft_pending_cancel(lmpi_request *r)
+{
+    lmpi_match_cancel(r->mq, &r->mqi);
+    r->mq = NULL;
+    end_request(r, MPIX_ERR_PROC_FAILED_PENDING);
 }
 
 void lmpi_ft_abandon(lmpi_request *r, int error_class)

@@ -54,6 +54,11 @@ int lmpi_ft_nfailed(void);
 /* A send or receive that a failure or a revoke keeps from completing:
  * completes it with the error and returns true. */
 bool lmpi_ft_request_check(lmpi_request *r);
+/* A wildcard receive whose wait ended with MPIX_ERR_PROC_FAILED_PENDING
+ * but which stays posted (the request is not finished, its handle kept). */
+bool lmpi_ft_pending(const lmpi_request *r);
+/* A blocking call cannot leave it posted: take it back, ended with the error. */
+void lmpi_ft_pending_cancel(lmpi_request *r);
 /* Can an operation over all of c (a collective) still complete?  LMPI_OK,
  * or LMPI_ERR_REVOKED / LMPI_ERR_PROC_FAILED (a member failed). */
 lmpi_status lmpi_ft_comm_broken(const lmpi_comm *c);

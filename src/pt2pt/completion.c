@@ -140,6 +140,12 @@ static lmpi_status finish_request(lmpi_request *r, MPI_Status *status, MPI_Reque
             *handle = MPI_REQUEST_NULL;
         return q != LMPI_OK ? q : f;
     }
+    if (LMPI_UNLIKELY(lmpi_ft_active) && lmpi_ft_pending(r)) {
+        /* still posted (src/ft): the error now, the request stays */
+        *s = r->status;
+        r->status.MPI_ERROR = MPI_SUCCESS; /* waited for again once the failure is acknowledged */
+        return lmpi_pt2pt_status_error(s);
+    }
     peek_status(r, s);
     lmpi_status err = lmpi_pt2pt_status_error(s);
     switch (r->kind) {
@@ -669,5 +675,7 @@ lmpi_status lmpi_impl_Get_elements_x(const MPI_Status *status, lmpi_datatype *da
 lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status)
 {
     lmpi_request_wait(r);
+    if (LMPI_UNLIKELY(lmpi_ft_active) && lmpi_ft_pending(r))
+        lmpi_ft_pending_cancel(r); /* a blocking call leaves nothing posted */
     return finish(r, status, NULL);
 }

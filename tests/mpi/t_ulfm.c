@@ -151,7 +151,19 @@ static void kill_one(void)
         rc = MPI_Recv(&buf, 1, MPI_INT, dead, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
         printf("detected: %.1f ms after the barrier (the kill came 100 ms after it)\n", (now() - t0) * 1e3);
+        /* rank 1's pending wildcard receive still gets this, once it acknowledged */
+        MPI_Recv(&buf, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        buf = 42;
+        MPI_Send(&buf, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
     } else if (rank == 1) {
+        /* a nonblocking wildcard receive: the wait fails, the receive stays */
+        MPI_Request pending;
+        int got = 0;
+        MPI_Irecv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &pending);
+        rc = MPI_Wait(&pending, MPI_STATUS_IGNORE);
+        CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED_PENDING);
+        CHECK(pending != MPI_REQUEST_NULL);
+        /* a blocking one fails and leaves nothing posted */
         rc = MPI_Recv(&buf, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED_PENDING);
         MPI_Group g;
@@ -169,6 +181,13 @@ static void kill_one(void)
         int acked;
         MPIX_Comm_ack_failed(MPI_COMM_WORLD, 1, &acked);
         CHECK_EQ(acked, 1);
+        /* acknowledged: the pending receive completes with rank 0's message */
+        MPI_Send(&buf, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
+        MPI_Status st;
+        rc = MPI_Wait(&pending, &st);
+        CHECK_EQ(rc, MPI_SUCCESS);
+        CHECK_EQ(got, 42);
+        CHECK_EQ(st.MPI_SOURCE, 0);
     } else {
         MPI_Request req;
         MPI_Irecv(&buf, 1, MPI_INT, dead, 0, MPI_COMM_WORLD, &req);
