@@ -186,7 +186,8 @@ lmpi_status lmpi_ft_comm_broken(const lmpi_comm *c)
             lmpi_err_detail("the communicator was revoked");
             return LMPI_ERR_REVOKED;
         }
-        if (known.n && lmpi_ft_comm_failed(c, NULL) > 0) {
+        if (known.n && (lmpi_ft_comm_failed(c, NULL) > 0 ||
+                        (c->is_inter && c->local_comm && lmpi_ft_comm_failed(c->local_comm, NULL) > 0))) {
             lmpi_err_detail("a member of the communicator failed (MPIX_Comm_shrink makes one of the survivors)");
             return LMPI_ERR_PROC_FAILED;
         }
