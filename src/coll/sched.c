@@ -514,6 +514,7 @@ static lmpi_request *sched_request(lmpi_sched *s)
     }
     r->sched = s;
     s->req = r;
+    r->comm = s->comm; /* its errors go to the communicator's handler */
     r->advance = req_advance;
     r->sched_free = req_free;
     return r;
