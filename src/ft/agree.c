@@ -331,12 +331,6 @@ void lmpi_ft_agree_packet(const lmpi_pkt_hdr *h, const void *payload, size_t len
     }
 }
 
-void lmpi_ft_agree_failures_changed(void)
-{
-    /* nothing to do here: each running agreement looks at the count of
-     * failures when it advances (the wait that noticed polls it next) */
-}
-
 /* Drive a running agreement; true once decided. */
 static bool advance(agreement *a)
 {

@@ -80,7 +80,6 @@ void lmpi_ft_notice(void)
     if (known.n > before) {
         lmpi_ft_active = true;
         revokes_resend(); /* a revoker may have failed half-way */
-        lmpi_ft_agree_failures_changed();
     }
 }
 

@@ -21,8 +21,8 @@ int lmpi_ft_comm_failed(const lmpi_comm *c, int *out);
 lmpi_comm *lmpi_ft_comm_of_ctx(uint32_t ctx);
 /* A packet to rank of c, unless it is known to have failed. */
 void lmpi_ft_send(lmpi_comm *c, int rank, const lmpi_pkt_hdr *h, const void *payload, size_t len);
-/* agree.c: new failures are known (coordinators change, waits end) */
-void lmpi_ft_agree_failures_changed(void);
+/* agree.c (a running agreement looks at the count of failures itself
+ * when it advances) */
 void lmpi_ft_agree_packet(const lmpi_pkt_hdr *h, const void *payload, size_t len);
 void lmpi_ft_agree_forget_all(void);
 

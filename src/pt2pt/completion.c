@@ -672,10 +672,15 @@ lmpi_status lmpi_impl_Get_elements_x(const MPI_Status *status, lmpi_datatype *da
     return lmpi_impl_Get_elements(status, datatype, count);
 }
 
-lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status)
+void lmpi_pt2pt_wait_blocking(lmpi_request *r)
 {
     lmpi_request_wait(r);
     if (LMPI_UNLIKELY(lmpi_ft_active) && lmpi_ft_pending(r))
-        lmpi_ft_pending_cancel(r); /* a blocking call leaves nothing posted */
+        lmpi_ft_pending_cancel(r); /* a blocking call leaves nothing posted (src/ft) */
+}
+
+lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status)
+{
+    lmpi_pt2pt_wait_blocking(r);
     return finish(r, status, NULL);
 }

@@ -7,7 +7,6 @@
 #include "comm/comm.h"
 #include "datatype/datatype.h"
 #include "coll/sched.h"
-#include "ft/ft.h"
 #include "pt2pt/pt2pt.h"
 
 static lmpi_status message_bytes(MPI_Count count, const lmpi_datatype *dt, size_t *bytes)
@@ -212,9 +211,7 @@ lmpi_status lmpi_impl_Recv(void *buf, MPI_Count count, lmpi_datatype *datatype, 
     lmpi_request r;
     lmpi_pt2pt_recv_init(&r, (void *)lmpi_dt_contig_ptr(buf, datatype), bytes, source, tag, comm, comm->context_id);
     lmpi_pt2pt_recv_start(&r);
-    lmpi_request_wait(&r); /* (a failure or a revoke may end it: src/ft) */
-    if (LMPI_UNLIKELY(lmpi_ft_active) && lmpi_ft_pending(&r))
-        lmpi_ft_pending_cancel(&r); /* a blocking call leaves nothing posted */
+    lmpi_pt2pt_wait_blocking(&r); /* (a failure or a revoke may end it: src/ft) */
     if (status != MPI_STATUS_IGNORE)
         *status = r.status;
     if (LMPI_UNLIKELY(r.status.MPI_ERROR != MPI_SUCCESS))

@@ -34,6 +34,9 @@ void lmpi_pt2pt_recv_init(lmpi_request *r, void *buf, size_t bytes, int source, 
                           uint32_t ctx);
 void lmpi_pt2pt_recv_start(lmpi_request *r);
 bool lmpi_pt2pt_try_send(const void *buf, size_t bytes, int dest, int tag, lmpi_comm *comm, uint32_t ctx);
+/* Wait for a send or receive request as a blocking call does: a wildcard
+ * receive a failure left posted (src/ft) is taken back. */
+void lmpi_pt2pt_wait_blocking(lmpi_request *r);
 /* Wait for a send or receive request, copy its status, release it. */
 lmpi_status lmpi_pt2pt_wait_free(lmpi_request *r, MPI_Status *status);
 /* The error a done request's status carries (truncation; a failure or a
