@@ -297,8 +297,15 @@ static void handle(agreement *a, const lmpi_pkt_hdr *h, const void *payload, siz
             take(a, flag, ctx, bits, len, h->rank);
         return;
     case LMPI_FT_DECIDE:
-        if (!a->decided && len >= (size_t)a->words * 8)
+        if (!a->decided && len >= (size_t)a->words * 8) {
             decide(a, flag, ctx, bits);
+            /* members that took us for their coordinator (they saw the old
+             * one fail before we did) sent us their contribution once and
+             * wait for the decision from us */
+            for (int r = 0; r < a->size; r++)
+                if (r != a->me && r != h->rank && bit(a->got, r))
+                    send_values(a, r, LMPI_FT_DECIDE, seq, flag, ctx, bits);
+        }
         return;
     case LMPI_FT_QUERY:
         if (a->decided)

@@ -59,8 +59,10 @@
 #include <rdma/fi_rma.h>
 
 #include "av/av.h"
+#include "ft/ft.h"
 #include "pmi/pmi.h"
 #include "runtime/config.h"
+#include "runtime/request.h"
 #include "transport/shm/bridge.h"
 #include "transport/transport.h"
 #include "transport/ofi/watch.h"
@@ -174,7 +176,7 @@ typedef struct foreign_held {
 } foreign_held;
 
 /* LMPI_PKT_NET packets (tag) */
-enum { NET_HELLO = 1, NET_ASK };
+enum { NET_HELLO = 1, NET_ASK, NET_WARM };
 #define ASKED (-1) /* fi_of: an ASK for this rank is on its way */
 
 #define TR_KEYED 1 /* lmpi_pkt_hdr.tr: rreq is the key of the sender's registered buffer */
@@ -216,6 +218,7 @@ static struct {
     int64_t *doomed; /* their addresses to remove once nothing is on its way */
     int ndoomed, cap_doomed;
     bool opens;                   /* at start-up (each node's first rank, or all) */
+    unsigned char *warmed;        /* warm_up: 1 once rank r's packet came (NULL: no warm-up) */
     unsigned char name[ADDR_MAX]; /* this endpoint's address */
     size_t name_len;
 } ofi;
@@ -541,8 +544,12 @@ lmpi_status lmpi_ofi_open(int me, int n, const int *node_of)
      * nobody could reach the node's other ranks any more.  Unless the user
      * chose, every rank connects at start-up. */
     const char *ft = getenv("LMPI_FT");
-    if (ft && ft[0] == '1' && !getenv("LMPI_OFI_CONNECT"))
+    bool warm = ft && ft[0] == '1' && !getenv("LMPI_OFI_CONNECT");
+    if (warm)
         when = "all";
+    /* (before anything is opened: a faster rank's packet may come at once) */
+    if (warm && !(ofi.warmed = lmpi_calloc((size_t)n, 1, LMPI_MEM_OFI)))
+        return LMPI_ERR_NO_MEM;
     bool first_use = strcmp(when, "first-use") == 0;
     if (!first_use && strcmp(when, "all") != 0) {
         lmpi_err_detail("LMPI_OFI_CONNECT=%s: expected first-use or all", when);
@@ -789,6 +796,11 @@ static void reach(int dest)
 
 void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
 {
+    if (h->tag == NET_WARM) {
+        if (ofi.warmed && src >= 0 && src < ofi.n)
+            ofi.warmed[src] = 1;
+        return;
+    }
     int asker = h->rank, target = (int)h->addr;
     if (!ofi.fi_of || asker < 0 || asker >= ofi.n || h->addr >= (uint64_t)ofi.n)
         die("a malformed connection packet came from rank %d", src);
@@ -1333,8 +1345,40 @@ static void *introduce(void *arg)
     return NULL;
 }
 
+/* Under --with-ft ulfm every pair of ranks on different hosts connects
+ * before MPI_Init returns.  Debian's libfabric 1.17 (tcp;ofi_rxm) loses
+ * the first message to a peer sent after a connection to a dead process
+ * failed: no socket to the peer is ever made, and the survivors' agreement
+ * waited for it forever (hosts.ulfm, 3 runs in 10).  Connections made
+ * before any failure carry on.  A rank that fails meanwhile is not waited
+ * for. */
+static void warm_up(void)
+{
+    lmpi_pkt_hdr h = {.type = LMPI_PKT_NET, .tag = NET_WARM, .rank = ofi.me};
+    for (int r = 0; r < ofi.n; r++)
+        if (lmpi_tr_remote(r))
+            while (send_now(r, &h, NULL, 0) == LMPI_ERR_PENDING)
+                lmpi_ofi_poll();
+    unsigned idle = 0;
+    for (int r = 0; r < ofi.n;) {
+        if (!lmpi_tr_remote(r) || ofi.warmed[r] || lmpi_ft_failed(r)) {
+            r++;
+        } else if (lmpi_progress_poll() > 0) {
+            idle = 0;
+        } else {
+            lmpi_ft_poll();
+            lmpi_progress_idle(&idle);
+        }
+    }
+}
+
 void lmpi_ofi_ready(void)
 {
+    if (ofi.warmed && ofi.ep) {
+        warm_up();
+        lmpi_free(ofi.warmed);
+        ofi.warmed = NULL;
+    }
     /* only the ranks that introduce: first ranks, opened at start-up */
     if (!ofi.fi_of || !ofi.ep || lmpi_config.ofi_introducer_us <= 0 || introducer.running)
         return;
@@ -1390,6 +1434,8 @@ void lmpi_ofi_close(void)
         lmpi_free(f);
     }
     lmpi_free(ofi.doomed);
+    lmpi_free(ofi.warmed);
+    ofi.warmed = NULL;
     while (ofi.offers) {
         offered *o = ofi.offers;
         ofi.offers = o->next;
