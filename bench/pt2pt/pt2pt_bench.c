@@ -14,6 +14,9 @@
  *                                   readied; time from that last MPI_Pready to the
  *                                   receiver's completion (us, CLOCK_MONOTONIC is shared
  *                                   by the processes of one host)
+ *   pt2pt_bench idle SECONDS        rank 1 waits in MPI_Recv while rank 0 sleeps SECONDS
+ *                                   (default 1) outside MPI: the processor time rank 1
+ *                                   spent, as a share of the wait (1.0: a core busy)
  *
  * Rank 0 prints one line per point:  RESULT <metric> <key>=<value>... value=<v>
  * The driver (bench/run) alternates implementations and takes medians. */
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -288,6 +292,37 @@ static void partitioned(long bytes, int base)
     free(lat);
 }
 
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/* What waiting costs the other processes of a node: a rank blocked in a
+ * receive for a while (three rounds, the median). */
+static void idle(double seconds)
+{
+    double share[3];
+    int v = 0;
+    for (int round = 0; round < 3; round++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            usleep((useconds_t)(seconds * 1e6));
+            MPI_Send(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            double c0 = cpu_seconds(), t0 = mono();
+            MPI_Recv(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            share[round] = (cpu_seconds() - c0) / (mono() - t0);
+        }
+    }
+    if (rank == 1) {
+        qsort(share, 3, sizeof(double), cmp_double);
+        printf("RESULT idle_cpu seconds=%g value=%.3f\n", seconds, share[1]);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -307,6 +342,8 @@ int main(int argc, char **argv)
         rate(base);
     else if (!strcmp(test, "part"))
         partitioned(argc > 2 ? atol(argv[2]) : 4 << 20, base);
+    else if (!strcmp(test, "idle"))
+        idle(argc > 2 ? atof(argv[2]) : 1.0);
     else if (!strcmp(test, "deepq"))
         deepq(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 5);
     else if (rank == 0)

@@ -1099,6 +1099,7 @@ bool lmpi_ofi_sleep_prepare(void)
     struct fid *cq = &ofi.cq->fid;
     if (fi_trywait(ofi.fabric, &cq, 1) != FI_SUCCESS)
         return false;
+    lmpi_ofi_watch_unstick();
     lmpi_ofi_watch_round();
     return true;
 }

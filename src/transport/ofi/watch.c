@@ -22,7 +22,10 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -76,6 +79,43 @@ bool lmpi_ofi_watch_start(int fd)
 }
 
 bool lmpi_ofi_watching(void) { return w.running; }
+
+/* A stale byte.  The descriptor libfabric gives out (FI_GETWAIT) is an
+ * epoll set holding the provider's progress set and the completion queue's
+ * own signal, a socket pair written when a completion is queued.  Debian's
+ * libfabric 1.17 (tcp;ofi_rxm) writes that byte at the first completion
+ * and fi_trywait never reads it back: the set stays readable, the watcher
+ * woke the sleeper at once every time, and a rank waiting for a message
+ * from another host ran its core at 95 % (bench/idle_cpu.c).  Completions
+ * are only queued by a thread inside our progress (manual progress), and
+ * such a thread wakes a sleeper itself (the introducer), so the byte tells
+ * a sleeper nothing: when the set is readable although fi_trywait found
+ * nothing, the set's member sockets of the local kind are drained.  The
+ * provider's progress set (the network's sockets) is an epoll member of
+ * another kind and stays untouched. */
+void lmpi_ofi_watch_unstick(void)
+{
+    struct pollfd p = {.fd = w.fd, .events = POLLIN};
+    if (w.fd < 0 || poll(&p, 1, 0) <= 0)
+        return;
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", w.fd);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        int fd, domain;
+        socklen_t len = sizeof(domain);
+        struct stat st;
+        if (sscanf(line, "tfd: %d", &fd) != 1 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||
+            getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX)
+            continue;
+        char drain[64];
+        while (recv(fd, drain, sizeof(drain), MSG_DONTWAIT) > 0)
+            ;
+    }
+    fclose(f);
+}
 
 void lmpi_ofi_watch_round(void)
 {
