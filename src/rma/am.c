@@ -26,6 +26,7 @@
 
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
+#include "ft/ft.h"
 #include "pt2pt/pt2pt.h"
 #include "rma/win.h"
 #include "runtime/config.h"
@@ -174,18 +175,23 @@ static void send_to(int world, struct lmpi_rma_am *am, int tag, uint64_t sreq, u
     lmpi_pt2pt_send_packet(world, &h, payload, len);
 }
 
-static void wait_count(const uint64_t *count, uint64_t n)
+/* Until *count <= n; false when a member of the window's group failed (its
+ * answers may never come: the caller goes on, the window is broken). */
+static bool wait_count(lmpi_win *w, const uint64_t *count, uint64_t n)
 {
     unsigned spins = 0;
     while (*(const volatile uint64_t *)count > n) {
         if (lmpi_progress_poll() > 0)
             spins = 0;
+        else if (!lmpi_rma_whole(w))
+            return false;
         else
             lmpi_progress_idle(&spins);
     }
+    return true;
 }
 
-static void wait_below(struct lmpi_rma_am *am, uint64_t n) { wait_count(&am->outstanding, n); }
+static bool wait_below(struct lmpi_rma_am *am, uint64_t n) { return wait_count(am->win, &am->outstanding, n); }
 
 /* Ask the target of unanswered puts and accumulates for one answer after them. */
 static void close_silent(struct lmpi_rma_am *am)
@@ -223,7 +229,8 @@ lmpi_status lmpi_rma_am_quiet(lmpi_win *w)
     /* a process spinning on its own window (flush to itself, sync) must let
      * others' operations in: poll at least once */
     lmpi_progress_poll();
-    wait_below(am, 0);
+    if (!wait_below(am, 0))
+        return LMPI_ERR_PROC_FAILED;
     lmpi_status st = am->error;
     if (st != LMPI_OK) {
         lmpi_err_detail("rank %d refused an operation of this process: %s (a target displacement outside its "
@@ -238,10 +245,24 @@ lmpi_status lmpi_rma_am_quiet(lmpi_win *w)
 
 lmpi_status lmpi_rma_am_lock(lmpi_win *w, int target, int type)
 {
-    volatile int granted = 0;
-    send_to(lmpi_comm_world_rank(w->comm, target), w->amst, AM_LOCK, (uint64_t)(uintptr_t)&granted, 0,
+    /* the grant is written where the request said; under --with-ft a cell
+     * of its own, left behind if the wait gives up (a late grant lands there) */
+    volatile int cell = 0, *granted = &cell;
+    if (lmpi_ft_enabled && !(granted = lmpi_calloc(1, sizeof(int), LMPI_MEM_RMA)))
+        return LMPI_ERR_NO_MEM;
+    send_to(lmpi_comm_world_rank(w->comm, target), w->amst, AM_LOCK, (uint64_t)(uintptr_t)granted, 0,
             (uint64_t)type, NULL, 0);
-    lmpi_progress_wait_flag(&granted);
+    unsigned spins = 0;
+    while (!*granted) {
+        if (lmpi_progress_poll() > 0)
+            spins = 0;
+        else if (!lmpi_rma_whole(w))
+            return LMPI_ERR_PROC_FAILED;
+        else
+            lmpi_progress_idle(&spins);
+    }
+    if (granted != &cell)
+        lmpi_free((void *)granted);
     return LMPI_OK;
 }
 
@@ -249,7 +270,7 @@ void lmpi_rma_am_unlock(lmpi_win *w, int target, int type)
 {
     int dest = lmpi_comm_world_rank(w->comm, target);
     /* the network's writes are ordered with nothing: done before the release goes */
-    wait_count(&w->amst->wire_out, 0);
+    wait_count(w, &w->amst->wire_out, 0);
     expect_answer(w->amst, dest); /* answered once the target let go, after everything before it */
     send_to(dest, w->amst, AM_UNLOCK, 0, 0, (uint64_t)type, NULL, 0);
 }

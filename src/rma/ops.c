@@ -326,14 +326,17 @@ static void atomic_update(char *elem, const char *in, char *old, lmpi_op *op, lm
     }
 }
 
-static void acc_lock(lmpi_win_slot *s)
+/* The target's accumulate lock (a process that died holding it leaves it
+ * held: under --with-ft the wait gives up, LMPI_ERR_PROC_FAILED). */
+static lmpi_status acc_lock(lmpi_win *w, lmpi_win_slot *s)
 {
     unsigned spins = 0;
     uint32_t z = 0;
     while (!atomic_compare_exchange_weak_explicit(&s->acc_lock, &z, 1, memory_order_acquire, memory_order_relaxed)) {
         z = 0;
-        lmpi_rma_relax(&spins);
+        LMPI_RMA_WAIT(w, &spins);
     }
+    return LMPI_OK;
 }
 
 static void acc_unlock(lmpi_win_slot *s) { atomic_store_explicit(&s->acc_lock, 0, memory_order_release); }
@@ -421,7 +424,11 @@ static lmpi_status do_acc(lmpi_win *w, const lmpi_rma_op *op, const target_ref *
             st = LMPI_ERR_NO_MEM;
             goto out;
         }
-        acc_lock(s);
+        st = acc_lock(w, s);
+        if (st != LMPI_OK) {
+            lmpi_free(tcur);
+            goto out;
+        }
         st = target_io(ref, op->tcount, op->tdt, cur, false);
         if (st == LMPI_OK && res)
             memcpy(res, cur, (size_t)bytes);
@@ -463,7 +470,7 @@ static lmpi_status do_cas(lmpi_win *w, const lmpi_rma_op *op, const target_ref *
     }
     lmpi_win_slot *s = lmpi_win_slot_of(w, op->target);
     char cur[64];
-    acc_lock(s);
+    LMPI_TRY(acc_lock(w, s));
     lmpi_status st = target_io(ref, 1, dt, cur, false);
     if (st == LMPI_OK && !memcmp(cur, op->cbuf, n))
         st = target_io(ref, 1, dt, (char *)op->obuf, true);
@@ -489,7 +496,7 @@ static lmpi_status perform_at(lmpi_win *w, const lmpi_rma_op *op, const target_r
         /* an exclusive holder that came before our lock_all keeps the target */
         unsigned spins = 0;
         while (LMPI_UNLIKELY(atomic_load(&lmpi_win_slot_of(w, op->target)->lock) & LMPI_RMA_EXCL))
-            lmpi_rma_relax(&spins);
+            LMPI_RMA_WAIT(w, &spins);
     }
     target_ref ref = *at;
     lmpi_status st;
@@ -680,7 +687,8 @@ static inline char *segment_at(lmpi_win *w, int t, MPI_Aint disp, MPI_Aint lb, M
     if (w->access == LMPI_EPOCH_LOCK_ALL) {
         unsigned spins = 0;
         while (LMPI_UNLIKELY(atomic_load(&((lmpi_win_slot *)s)->lock) & LMPI_RMA_EXCL))
-            lmpi_rma_relax(&spins);
+            if (!lmpi_rma_relax(w, &spins))
+                return NULL; /* the long way reports it */
     }
     return w->data + (w->seg->stride ? (uint64_t)t * w->seg->stride : s->data_off) + off;
 }

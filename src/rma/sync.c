@@ -49,44 +49,56 @@ static const char *epoch_name(uint8_t a)
 /* ---- locks ---------------------------------------------------------------------- */
 
 /* One attempt: exclusive is a CAS from 0, then a look at the window-wide
- * lock_all word (a holder there wins: we step back); shared is one add. */
-static bool try_lock(lmpi_win *w, lmpi_win_slot *s, int type)
+ * lock_all word (a holder there wins: we step back); shared is one add.
+ * LOCKED, NOT_YET, or BROKEN (a member failed while we stepped back). */
+enum { NOT_YET, LOCKED, BROKEN };
+static int try_lock(lmpi_win *w, lmpi_win_slot *s, int type)
 {
     if (type == MPI_LOCK_EXCLUSIVE) {
         uint64_t z = 0;
         if (!atomic_compare_exchange_strong(&s->lock, &z, LMPI_RMA_EXCL))
-            return false;
+            return NOT_YET;
         if (atomic_load(&w->seg->all_word) == 0)
-            return true;
+            return LOCKED;
         atomic_fetch_sub(&s->lock, LMPI_RMA_EXCL);
         unsigned spins = 0;
         while (atomic_load(&w->seg->all_word) != 0)
-            lmpi_rma_relax(&spins);
-        return false;
+            if (!lmpi_rma_relax(w, &spins))
+                return BROKEN;
+        return NOT_YET;
     }
     uint64_t v = atomic_fetch_add(&s->lock, 1);
     if (!(v & LMPI_RMA_EXCL))
-        return true;
+        return LOCKED;
     atomic_fetch_sub(&s->lock, 1);
-    return false;
+    return NOT_YET;
 }
 
-static void acquire(lmpi_win *w, int target, int type)
+/* Until try_lock says LOCKED (LMPI_OK) or the window broke. */
+static lmpi_status retry_lock(lmpi_win *w, lmpi_win_slot *s, int type, unsigned *spins)
 {
-    if (w->am) {
-        lmpi_rma_am_lock(w, target, type);
-        return;
+    for (;;) {
+        int r = try_lock(w, s, type);
+        if (r == LOCKED)
+            return LMPI_OK;
+        if (r == BROKEN)
+            return LMPI_ERR_PROC_FAILED;
+        LMPI_RMA_WAIT(w, spins);
     }
+}
+
+static lmpi_status acquire(lmpi_win *w, int target, int type)
+{
+    if (w->am)
+        return lmpi_rma_am_lock(w, target, type);
     lmpi_win_slot *s = lmpi_win_slot_of(w, target);
-    if (try_lock(w, s, type))
-        return;
+    int first = try_lock(w, s, type);
+    if (first != NOT_YET)
+        return first == LOCKED ? LMPI_OK : LMPI_ERR_PROC_FAILED;
     lmpi_rma_stat.lock_waits++;
     unsigned spins = 0;
-    if (w->polling) {
-        while (!try_lock(w, s, type))
-            lmpi_rma_relax(&spins);
-        return;
-    }
+    if (w->polling)
+        return retry_lock(w, s, type, &spins);
     /* MCS: queue behind the last waiter and spin on our own node; only the
      * head of the queue retries the target's lock word */
     lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
@@ -96,18 +108,18 @@ static void acquire(lmpi_win *w, int target, int type)
     if (prev) {
         atomic_store(&lmpi_win_slot_of(w, (int)prev - 1)->q_next, (uint32_t)w->rank + 1);
         while (atomic_load_explicit(&me->q_wait, memory_order_acquire))
-            lmpi_rma_relax(&spins);
+            LMPI_RMA_WAIT(w, &spins);
     }
-    while (!try_lock(w, s, type))
-        lmpi_rma_relax(&spins);
+    LMPI_TRY(retry_lock(w, s, type, &spins));
     /* pass the head on */
     uint32_t mine = (uint32_t)w->rank + 1;
     if (!atomic_compare_exchange_strong(&s->mcs_tail, &mine, 0)) {
         uint32_t next;
         while (!(next = atomic_load_explicit(&me->q_next, memory_order_acquire)))
-            lmpi_rma_relax(&spins);
+            LMPI_RMA_WAIT(w, &spins);
         atomic_store_explicit(&lmpi_win_slot_of(w, (int)next - 1)->q_wait, 0, memory_order_release);
     }
+    return LMPI_OK;
 }
 
 static void release(lmpi_win *w, int target, int type)
@@ -202,7 +214,7 @@ static lmpi_status wait_post(lmpi_win *w, int t, int *how)
                                       MPI_STATUS_IGNORE);
             }
         }
-        lmpi_rma_relax(&spins);
+        LMPI_RMA_WAIT(w, &spins);
     }
 }
 
@@ -227,7 +239,7 @@ lmpi_status lmpi_rma_open_target(lmpi_win *w, int target)
     case LMPI_EPOCH_LOCK: {
         lmpi_win_held *h = held_of(w, target);
         if (h && !h->acquired && !h->nocheck) {
-            acquire(w, target, h->type);
+            LMPI_TRY(acquire(w, target, h->type));
             h->acquired = true;
         }
         break;
@@ -241,7 +253,7 @@ lmpi_status lmpi_rma_open_target(lmpi_win *w, int target)
         }
         /* an exclusive holder that came first keeps the target until it unlocks */
         while (atomic_load(&lmpi_win_slot_of(w, target)->lock) & LMPI_RMA_EXCL)
-            lmpi_rma_relax(&spins);
+            LMPI_RMA_WAIT(w, &spins);
         break;
     case LMPI_EPOCH_START:
         if (w->open_pending) {
@@ -253,7 +265,7 @@ lmpi_status lmpi_rma_open_target(lmpi_win *w, int target)
     case LMPI_EPOCH_FENCE:
         if (w->rs_counts) /* reduce-scatter fence: the target must have come out of its fence */
             while (atomic_load_explicit(&lmpi_win_slot_of(w, target)->fence_open, memory_order_acquire) < w->fences)
-                lmpi_rma_relax(&spins);
+                LMPI_RMA_WAIT(w, &spins);
         break;
     default:
         break;
@@ -299,7 +311,12 @@ lmpi_status lmpi_impl_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     *h = (lmpi_win_held){.rank = rank, .type = lock_type, .nocheck = (assert & MPI_MODE_NOCHECK) != 0};
     w->access = LMPI_EPOCH_LOCK;
     if (!w->delayed && !h->nocheck) {
-        acquire(w, rank, lock_type);
+        lmpi_status st = acquire(w, rank, lock_type);
+        if (st != LMPI_OK) { /* no epoch was opened */
+            if (--w->nheld == 0)
+                w->access = LMPI_EPOCH_NONE;
+            return lmpi_win_fail(w, st);
+        }
         h->acquired = true;
     }
     return LMPI_OK;
@@ -438,7 +455,7 @@ static lmpi_status rs_fence(lmpi_win *w, int assert)
         lmpi_win_slot *me = lmpi_win_slot_of(w, w->rank);
         unsigned spins = 0;
         while (atomic_load_explicit(&me->landed, memory_order_acquire) < expected)
-            lmpi_rma_relax(&spins);
+            LMPI_RMA_WAIT(w, &spins);
         atomic_fetch_sub(&me->landed, expected);
         memset(w->rs_counts, 0, (size_t)w->size * sizeof(uint32_t));
     }
@@ -473,7 +490,7 @@ lmpi_status lmpi_impl_Win_fence(int assert, MPI_Win win)
             if (w->am)
                 st = lmpi_impl_Barrier(w->comm);
             else
-                lmpi_win_barrier(w);
+                st = lmpi_win_barrier(w);
         }
         w->fences++;
     }
@@ -602,7 +619,7 @@ static lmpi_status take_completes(lmpi_win *w, bool block)
         while (atomic_load_explicit(&me->post_done, memory_order_acquire) != all) {
             if (!block)
                 return LMPI_OK;
-            lmpi_rma_relax(&spins);
+            LMPI_RMA_WAIT(w, &spins);
         }
         w->post_done = w->npost;
     }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "binding/gen/impl.h"
+#include "ft/ft.h"
 #include "rma/win.h"
 #include "runtime/config.h"
 #include "runtime/request.h"
@@ -63,34 +64,46 @@ lmpi_win_region *lmpi_win_regions(const lmpi_win *w, int r)
     return (lmpi_win_region *)((char *)w->seg + w->seg->regions_off) + (size_t)(w->am ? 0 : r) * LMPI_RMA_MAX_REGIONS;
 }
 
-void lmpi_rma_relax(unsigned *spins)
+bool lmpi_rma_whole(lmpi_win *w)
 {
+    if (LMPI_LIKELY(!lmpi_ft_active) || lmpi_ft_comm_broken(w->comm) == LMPI_OK)
+        return true;
+    lmpi_err_detail("a process of the window's group failed; the synchronization it took part in cannot complete");
+    return false;
+}
+
+bool lmpi_rma_relax(lmpi_win *w, unsigned *spins)
+{
+    if (!lmpi_rma_whole(w))
+        return false;
     /* what we wait for is a word another process writes: look at it often,
      * poll the transports now and then (others may need our progress) */
     if ((*spins & 15) == 15 && lmpi_progress_poll() > 0) {
         *spins = 0;
-        return;
+        return true;
     }
     lmpi_progress_idle_word(spins);
+    return true;
 }
 
 /* Sense by generation: the last to arrive resets the count, then moves the
  * generation on; the others spin on the generation's line only. */
-void lmpi_win_barrier(lmpi_win *w)
+lmpi_status lmpi_win_barrier(lmpi_win *w)
 {
     lmpi_win_seg *s = w->seg;
     if (w->size == 1)
-        return;
+        return LMPI_OK;
     uint32_t gen = atomic_load_explicit(&s->bar_gen, memory_order_acquire);
     if (atomic_fetch_add_explicit(&s->bar_count, 1, memory_order_acq_rel) == (uint32_t)w->size - 1) {
         atomic_store_explicit(&s->bar_count, 0, memory_order_relaxed);
         atomic_store_explicit(&s->bar_gen, gen + 1, memory_order_release);
         lmpi_wait_kick();
-        return;
+        return LMPI_OK;
     }
     unsigned spins = 0;
     while (atomic_load_explicit(&s->bar_gen, memory_order_acquire) == gen)
-        lmpi_rma_relax(&spins);
+        LMPI_RMA_WAIT(w, &spins);
+    return LMPI_OK;
 }
 
 /* ---- info ----------------------------------------------------------------------- */

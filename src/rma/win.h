@@ -206,10 +206,22 @@ static inline bool lmpi_win_regions_cover(const lmpi_win_region *r, uint32_t n, 
     return a > 0 && hi <= r[a - 1].base + r[a - 1].size; /* (r[a - 1].base <= lo by the search) */
 }
 
-/* The barrier of the window's members in its segment. */
-void lmpi_win_barrier(lmpi_win *w);
-/* Spin politely: poll progress, then yield (more ranks than cores). */
-void lmpi_rma_relax(unsigned *spins);
+/* The barrier of the window's members in its segment (LMPI_OK, or
+ * LMPI_ERR_PROC_FAILED: a member failed, below). */
+lmpi_status lmpi_win_barrier(lmpi_win *w);
+/* Spin politely: poll progress, then yield (more ranks than cores).  False
+ * when the wait must give up: under --with-ft a member of the window's
+ * group failed (src/ft), and what a wait looks for may have been the dead
+ * process's to write (a lock word it held, its arrival, its answer); the
+ * error's detail is set, the caller returns LMPI_ERR_PROC_FAILED. */
+bool lmpi_rma_relax(lmpi_win *w, unsigned *spins);
+/* The same test alone: true while no member of w's group is known failed. */
+bool lmpi_rma_whole(lmpi_win *w);
+#define LMPI_RMA_WAIT(w, spins)                                                                                        \
+    do {                                                                                                               \
+        if (!lmpi_rma_relax((w), (spins)))                                                                             \
+            return LMPI_ERR_PROC_FAILED;                                                                               \
+    } while (0)
 
 /* A new entry at the end of w->held (NULL: no memory); the caller fills it. */
 lmpi_win_held *lmpi_win_hold(lmpi_win *w);

@@ -13,7 +13,15 @@
  *   t_ulfm coll_kill   (4+ ranks) rank 2 dies in the middle of a loop of
  *                      collectives (shared-memory allreduce, 64 KiB bcast
  *                      over point-to-point, barrier, ibarrier): every
- *                      survivor's collective ends with an error, none hangs */
+ *                      survivor's collective ends with an error, none hangs
+ *   t_ulfm rma_kill    (4+ ranks) rank 2 dies between fences of a loop of
+ *                      puts: every survivor's fence ends with an error; the
+ *                      survivors shrink, make a window on the shrunken
+ *                      communicator and check a fence epoch's data
+ *   t_ulfm lock_kill   (4+ ranks) rank 2 dies holding an exclusive lock on
+ *                      rank 0's window: the others' MPI_Win_lock on rank 0
+ *                      ends with an error instead of waiting forever; a
+ *                      lock on rank 1 (free) works or reports the failure */
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -240,6 +248,114 @@ static void coord_kill(void)
     MPI_Comm_free(&small);
 }
 
+/* A fence epoch of puts over comm: each member puts its rank + 100 * round
+ * into slot round % 2 of its right neighbour's window (the next epoch's
+ * puts may land before this one's check: the other slot); returns the
+ * first error. */
+static int put_ring(MPI_Win win, MPI_Comm comm, int round, int *slots)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int v = rank + 100 * round;
+    int rc = MPI_Put(&v, 1, MPI_INT, (rank + 1) % size, round % 2, 1, MPI_INT, win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_fence(0, win);
+    if (rc == MPI_SUCCESS)
+        CHECK_EQ(slots[round % 2], (rank + size - 1) % size + 100 * round);
+    return rc;
+}
+
+static void rma_kill(void)
+{
+    int rank, size, *slot;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Win win;
+    MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slot, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_fence(0, win);
+    int rc = MPI_SUCCESS, i;
+    for (i = 0; i < 100000 && rc == MPI_SUCCESS; i++) {
+        if (rank == 2 && i == 300)
+            raise(SIGKILL);
+        rc = put_ring(win, MPI_COMM_WORLD, i, slot);
+    }
+    CHECK(rc != MPI_SUCCESS);
+    CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
+    int acked;
+    MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
+    MPI_Comm small;
+    CHECK_EQ(MPIX_Comm_shrink(MPI_COMM_WORLD, &small), MPI_SUCCESS);
+    MPI_Win win2;
+    int *slot2;
+    MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, small, &slot2, &win2);
+    MPI_Win_fence(0, win2);
+    for (int round = 1; round <= 3; round++)
+        CHECK_EQ(put_ring(win2, small, round, slot2), MPI_SUCCESS);
+    MPI_Win_free(&win2);
+    MPI_Comm_free(&small);
+    /* the broken window's memory is let go; its group is not whole, so its
+     * closing synchronization reports the failure (or not: either is fine) */
+    MPI_Win_free(&win);
+}
+
+static void lock_kill(void)
+{
+    int rank, size, *slot;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Win win;
+    MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slot, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    *slot = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int v = 7;
+    if (rank == 2) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+        MPI_Win_flush(0, win);
+        for (int r = 0; r < size; r++)
+            if (r != 2)
+                MPI_Send(&v, 1, MPI_INT, r, 5, MPI_COMM_WORLD);
+        raise(SIGKILL); /* holding the lock */
+    }
+    CHECK_EQ(MPI_Recv(&v, 1, MPI_INT, 2, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    if (rank != 0) {
+        int rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
+        if (rc == MPI_SUCCESS)
+            MPI_Win_unlock(0, win);
+        /* a target nobody holds: in shared memory the lock needs no wait
+         * and works; across hosts it waits for the target's grant, and a
+         * window whose group lost a member reports that instead (as the
+         * ULFM proposal allows: such a window is freed and made again) */
+        if (rank == 3) {
+            rc = MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+            if (rc == MPI_SUCCESS) {
+                int got = -1;
+                rc = MPI_Get(&got, 1, MPI_INT, 1, 0, 1, MPI_INT, win);
+                int rc2 = MPI_Win_unlock(1, win);
+                if (rc == MPI_SUCCESS && rc2 == MPI_SUCCESS)
+                    CHECK_EQ(got, 0);
+                else
+                    CHECK_EQ(error_class(rc == MPI_SUCCESS ? rc2 : rc), MPIX_ERR_PROC_FAILED);
+            } else {
+                CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
+            }
+        }
+    }
+    /* the revoke in recover() must not overtake a survivor's receive above:
+     * an agreement (which a revoke does not stop) holds everyone here */
+    int all = 1;
+    MPIX_Comm_agree(MPI_COMM_WORLD, &all);
+    CHECK_EQ(all, 1);
+    recover(MPI_COMM_WORLD, 2, size - 1);
+    MPI_Win_free(&win);
+}
+
 static void coll_kill(void)
 {
     int rank, size;
@@ -333,6 +449,10 @@ int main(int argc, char **argv)
         kill_one();
     else if (!strcmp(what, "agree_kill"))
         agree_kill();
+    else if (!strcmp(what, "rma_kill"))
+        rma_kill();
+    else if (!strcmp(what, "lock_kill"))
+        lock_kill();
     else
         basic();
     int rank;
