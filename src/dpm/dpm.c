@@ -26,6 +26,7 @@
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
 #include "dpm/dpm.h"
+#include "ft/ft.h"
 #include "pmi/exec_check.h"
 #include "pmi/pmi.h"
 #include "runtime/config.h"
@@ -1110,6 +1111,10 @@ static lmpi_status spawn(int count, char *cmds[], char **argvs[], const int maxp
         if (count <= 0 || !maxprocs) {
             lmpi_err_detail("count %d: at least one command is needed", count);
             res[0] = LMPI_ERR_ARG;
+        } else if (LMPI_UNLIKELY(lmpi_ft_active) && (res[0] = lmpi_ft_comm_broken(comm)) != LMPI_OK) {
+            /* a member failed (--with-ft ulfm): the children could never be
+             * accepted by all; none is started */
+            lmpi_err_detail("a member of %s failed; no process was spawned", lmpi_comm_display_name(comm));
         } else {
             for (int a = 0; a < count; a++)
                 res[1] += maxprocs[a] > 0 ? maxprocs[a] : 0;

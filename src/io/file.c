@@ -573,6 +573,11 @@ lmpi_status lmpi_impl_File_close(MPI_File *fh)
         /* gone for everyone when close returns (another host may look at once) */
         if (f->comm->size > 1)
             st = lmpi_impl_Barrier(f->comm);
+    } else if (st == LMPI_ERR_PROC_FAILED && (f->amode & MPI_MODE_DELETE_ON_CLOSE)) {
+        /* a member failed (--with-ft ulfm) and the group cannot meet: each
+         * survivor deletes it (the first one does, the others find it gone;
+         * an open descriptor of a slower one keeps working) */
+        unlink(strip_prefix(f->name));
     }
     file_destroy(f);
     *fh = MPI_FILE_NULL;

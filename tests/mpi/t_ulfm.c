@@ -21,7 +21,16 @@
  *   t_ulfm lock_kill   (4+ ranks) rank 2 dies holding an exclusive lock on
  *                      rank 0's window: the others' MPI_Win_lock on rank 0
  *                      ends with an error instead of waiting forever; a
- *                      lock on rank 1 (free) works or reports the failure */
+ *                      lock on rank 1 (free) works or reports the failure
+ *   t_ulfm io_kill     (4+ ranks) rank 2 dies in a loop of collective writes
+ *                      (MPI_File_write_at_all, 64 KiB a rank): every
+ *                      survivor's write ends with an error; the survivors
+ *                      shrink, write and read back the file over the new
+ *                      communicator
+ *   t_ulfm spawn_kill  (4+ ranks) rank 2 dies; MPI_Comm_spawn over
+ *                      MPI_COMM_WORLD ends with an error at every survivor
+ *                      (nothing is left running); over the shrunken
+ *                      communicator it spawns 2 children that answer */
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -356,6 +365,106 @@ static void lock_kill(void)
     MPI_Win_free(&win);
 }
 
+static void io_kill(const char *dir)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    char path[512];
+    int tag = (int)getpid(); /* rank 0's: one name for all (also across hosts) */
+    MPI_Bcast(&tag, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    snprintf(path, sizeof(path), "%s/t_ulfm_io.%d", dir, tag);
+    enum { N = 16384 };
+    static int buf[N], back[N];
+    MPI_File fh;
+    CHECK_EQ(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                           MPI_INFO_NULL, &fh),
+             MPI_SUCCESS);
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    int rc = MPI_SUCCESS, i;
+    for (i = 0; i < 100000 && rc == MPI_SUCCESS; i++) {
+        if (rank == 2 && i == 50)
+            raise(SIGKILL);
+        for (int k = 0; k < N; k++)
+            buf[k] = rank * N + k + i;
+        rc = MPI_File_write_at_all(fh, (MPI_Offset)rank * N * sizeof(int), buf, N, MPI_INT, MPI_STATUS_IGNORE);
+    }
+    CHECK(rc != MPI_SUCCESS);
+    CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
+    int acked;
+    MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
+    MPI_Comm small;
+    CHECK_EQ(MPIX_Comm_shrink(MPI_COMM_WORLD, &small), MPI_SUCCESS);
+    int srank;
+    MPI_Comm_rank(small, &srank);
+    MPI_File fh2;
+    snprintf(path + strlen(path), sizeof(path) - strlen(path), ".small");
+    CHECK_EQ(MPI_File_open(small, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                           &fh2),
+             MPI_SUCCESS);
+    for (int k = 0; k < N; k++)
+        buf[k] = srank * N + k;
+    MPI_Offset at = (MPI_Offset)srank * N * sizeof(int);
+    CHECK_EQ(MPI_File_write_at_all(fh2, at, buf, N, MPI_INT, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(MPI_File_read_at_all(fh2, at, back, N, MPI_INT, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(memcmp(buf, back, sizeof(buf)), 0);
+    CHECK_EQ(MPI_File_close(&fh2), MPI_SUCCESS);
+    MPI_Comm_free(&small);
+    MPI_File_close(&fh); /* its group is not whole: an error, or not */
+}
+
+/* A child of spawn_kill: rank 0 gets a number from the parents' root and
+ * sends it back plus one. */
+static void spawned_child(void)
+{
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    int rank, v;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        MPI_Recv(&v, 1, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE);
+        v++;
+        MPI_Send(&v, 1, MPI_INT, 0, 1, parent);
+    }
+    MPI_Comm_disconnect(&parent);
+}
+
+static void spawn_kill(const char *self)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 2)
+        raise(SIGKILL);
+    /* the failure must be known before the spawn starts (else it may well
+     * succeed): wait for it in a receive from the dead */
+    int v;
+    CHECK_EQ(error_class(MPI_Recv(&v, 1, MPI_INT, 2, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)), MPIX_ERR_PROC_FAILED);
+    char *args[] = {"spawned_child", NULL};
+    MPI_Comm kids = MPI_COMM_NULL;
+    int rc = MPI_Comm_spawn(self, args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kids, MPI_ERRCODES_IGNORE);
+    CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
+    CHECK(kids == MPI_COMM_NULL);
+    int acked;
+    MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
+    MPI_Comm small;
+    CHECK_EQ(MPIX_Comm_shrink(MPI_COMM_WORLD, &small), MPI_SUCCESS);
+    CHECK_EQ(MPI_Comm_spawn(self, args, 2, MPI_INFO_NULL, 0, small, &kids, MPI_ERRCODES_IGNORE), MPI_SUCCESS);
+    int srank;
+    MPI_Comm_rank(small, &srank);
+    if (srank == 0) {
+        v = 41;
+        MPI_Send(&v, 1, MPI_INT, 0, 0, kids);
+        MPI_Recv(&v, 1, MPI_INT, 0, 1, kids, MPI_STATUS_IGNORE);
+        CHECK_EQ(v, 42);
+    }
+    MPI_Comm_disconnect(&kids);
+    MPI_Comm_free(&small);
+}
+
 static void coll_kill(void)
 {
     int rank, size;
@@ -453,6 +562,12 @@ int main(int argc, char **argv)
         rma_kill();
     else if (!strcmp(what, "lock_kill"))
         lock_kill();
+    else if (!strcmp(what, "spawn_kill"))
+        spawn_kill(argv[0]);
+    else if (!strcmp(what, "spawned_child"))
+        spawned_child();
+    else if (!strcmp(what, "io_kill"))
+        io_kill(argc > 2 ? argv[2] : "/tmp");
     else
         basic();
     int rank;
