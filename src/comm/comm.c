@@ -8,6 +8,7 @@
 #include "runtime/objarena.h"
 #include "coll/shmcoll.h"
 #include "comm/comm.h"
+#include "ft/ft.h"
 #include "topo/vtopo.h"
 #include "match/match.h"
 #include "pt2pt/pt2pt.h"
@@ -79,6 +80,8 @@ lmpi_comm *lmpi_comm_alloc(const lmpi_rankmap *map, int rank, uint32_t ctx)
     if (lmpi_comm_live_list)
         lmpi_comm_live_list->live_prev = c;
     lmpi_comm_live_list = c;
+    if (LMPI_UNLIKELY(lmpi_ft_early_revokes))
+        lmpi_ft_comm_made(c);
     return c;
 }
 

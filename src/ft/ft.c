@@ -294,13 +294,37 @@ lmpi_status lmpi_impl_Comm_is_revoked(lmpi_comm *comm, int *flag)
     return LMPI_OK;
 }
 
+/* Revokes of communicators this process has not finished making (a faster
+ * member made it, revoked it, and its packet came first): kept until the
+ * communicator is made here.  Context ids are never reused, so one that
+ * names a communicator freed already waits for nothing and is simply
+ * pushed out when the ring is full. */
+#define EARLY_REVOKES 64
+static uint32_t early_revoke[EARLY_REVOKES];
+static unsigned early_next;
+int lmpi_ft_early_revokes;
+
+void lmpi_ft_comm_made(lmpi_comm *c)
+{
+    for (int i = 0; i < EARLY_REVOKES && i < lmpi_ft_early_revokes; i++)
+        if (early_revoke[i] == c->context_id && c->context_id != 0) {
+            early_revoke[i] = 0;
+            revoke_local(c);
+        }
+}
+
 void lmpi_ft_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
 {
     (void)src;
     if (h->tag == LMPI_FT_REVOKE) {
         lmpi_comm *c = lmpi_ft_comm_of_ctx(h->ctx);
-        if (c)
+        if (c) {
             revoke_local(c);
+        } else {
+            early_revoke[early_next++ % EARLY_REVOKES] = h->ctx;
+            if (lmpi_ft_early_revokes < EARLY_REVOKES)
+                lmpi_ft_early_revokes++;
+        }
         return;
     }
     lmpi_ft_agree_packet(h, payload, len);

@@ -67,6 +67,10 @@ lmpi_status lmpi_ft_comm_broken(const lmpi_comm *c);
  * (a receive not yet matched) is simply taken back; any other is marked
  * abandoned (late packets for it are dropped, it is never reused). */
 void lmpi_ft_abandon(lmpi_request *r, int error_class);
+/* Revokes that came before their communicator was made here (how many are
+ * kept); lmpi_comm_alloc hands each new communicator to lmpi_ft_comm_made. */
+extern int lmpi_ft_early_revokes;
+void lmpi_ft_comm_made(lmpi_comm *c);
 /* An LMPI_PKT_FT packet (a revoke, a step of an agreement). */
 void lmpi_ft_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len);
 /* MPI_Finalize's barrier when failures are survivable: an agreement over

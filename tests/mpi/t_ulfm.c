@@ -27,6 +27,10 @@
  *                      survivor's write ends with an error; the survivors
  *                      shrink, write and read back the file over the new
  *                      communicator
+ *   t_ulfm early_revoke (2+ ranks, no failure) rank 0 revokes each new
+ *                      communicator as soon as its MPI_Comm_dup returns, a
+ *                      revoke that can reach a member still inside its dup:
+ *                      every member sees every one revoked
  *   t_ulfm spawn_kill  (4+ ranks) rank 2 dies; MPI_Comm_spawn over
  *                      MPI_COMM_WORLD ends with an error at every survivor
  *                      (nothing is left running); over the shrunken
@@ -465,6 +469,27 @@ static void spawn_kill(const char *self)
     MPI_Comm_free(&small);
 }
 
+static void early_revoke(void)
+{
+    int rank, missed = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (int i = 0; i < 300; i++) {
+        MPI_Comm c;
+        CHECK_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &c), MPI_SUCCESS);
+        MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+        if (rank == 0)
+            MPIX_Comm_revoke(c);
+        /* the revoke is sent before rank 0 enters the barrier, so it is
+         * here when the barrier ends: looking once is enough */
+        MPI_Barrier(MPI_COMM_WORLD);
+        int flag = 0;
+        MPIX_Comm_is_revoked(c, &flag);
+        missed += !flag;
+        MPI_Comm_free(&c);
+    }
+    CHECK_EQ(missed, 0);
+}
+
 static void coll_kill(void)
 {
     int rank, size;
@@ -562,6 +587,8 @@ int main(int argc, char **argv)
         rma_kill();
     else if (!strcmp(what, "lock_kill"))
         lock_kill();
+    else if (!strcmp(what, "early_revoke"))
+        early_revoke();
     else if (!strcmp(what, "spawn_kill"))
         spawn_kill(argv[0]);
     else if (!strcmp(what, "spawned_child"))
