@@ -53,6 +53,7 @@ typedef struct agreement {
     int seen_failures;   /* lmpi_ft_nfailed() when we last chose a coordinator */
     /* what the coordinator gathered for seq (ours included once we run) */
     uint64_t *got;
+    int ngot; /* bits set in got */
     int flag;
     uint32_t ctxmax;
     uint64_t *fbits;
@@ -214,6 +215,7 @@ static void add_known_failed(const agreement *a, uint64_t *bits)
 
 static void take(agreement *a, int flag, uint32_t ctx, const uint64_t *bits, size_t len, int from)
 {
+    a->ngot += !bit(a->got, from);
     set_bit(a->got, from);
     a->flag &= flag;
     if (ctx > a->ctxmax)
@@ -263,6 +265,7 @@ static void next_instance(agreement *a)
     a->coord = -1;
     a->flag = ~0;
     a->ctxmax = 0;
+    a->ngot = 0;
     memset(a->got, 0, (size_t)a->words * 8);
     memset(a->fbits, 0, (size_t)a->words * 8);
     replay(a);
@@ -355,9 +358,13 @@ static bool advance(agreement *a)
                         send_values(a, r, LMPI_FT_QUERY, a->seq, 0, 0, NULL);
             a->coord = a->me;
         }
-        for (int r = 0; r < a->size; r++)
+        /* still waiting for a living member?  (a count while nobody failed:
+         * this runs at every poll of the coordinator's wait) */
+        if (a->ngot < a->size && !nf)
+            return false;
+        for (int r = 0; a->ngot < a->size && r < a->size; r++)
             if (!bit(a->got, r) && !member_failed(a, r))
-                return false; /* still waiting for a living member */
+                return false;
         add_known_failed(a, a->fbits);
         decide(a, a->flag, a->ctxmax, a->fbits);
         /* the tests' failure in the middle: LMPI_FT_INJECT=coord:K, the
