@@ -55,6 +55,29 @@ static int error_class(int code)
     return cls;
 }
 
+/* This process's rank and the size of MPI_COMM_WORLD, whose errors from
+ * here on are returned (the failure cases look at them). */
+static void world_returning(int *rank, int *size)
+{
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+/* A loop ended with error rc: it must be the failure's; acknowledge it and
+ * shrink MPI_COMM_WORLD to the survivors. */
+static MPI_Comm shrunk_after(int rc)
+{
+    int size, acked;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(rc != MPI_SUCCESS);
+    CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
+    MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
+    MPI_Comm small = MPI_COMM_NULL;
+    CHECK_EQ(MPIX_Comm_shrink(MPI_COMM_WORLD, &small), MPI_SUCCESS);
+    return small;
+}
+
 /* Everyone alive: revoke, shrink to the survivors (ranks dead .. dead +
  * ndead - 1 failed), check the result with an allreduce over the new
  * communicator and agree on a flag. */
@@ -94,9 +117,7 @@ static void recover(MPI_Comm comm, int dead, int expect_size) { recover_many(com
 static void host_kill(void)
 {
     int rank, size, buf;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    world_returning(&rank, &size);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now();
     if (rank >= 2) {
@@ -156,9 +177,7 @@ static void basic(void)
 static void kill_one(void)
 {
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    world_returning(&rank, &size);
     const int dead = 2;
     int buf = 0;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -241,9 +260,7 @@ static void kill_one(void)
 static void coord_kill(void)
 {
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    world_returning(&rank, &size);
     int v = 0xff & ~(1 << rank);
     MPIX_Comm_agree(MPI_COMM_WORLD, &v); /* rank 0 dies in here */
     int acked;
@@ -282,9 +299,7 @@ static int put_ring(MPI_Win win, MPI_Comm comm, int round, int *slots)
 static void rma_kill(void)
 {
     int rank, size, *slot;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    world_returning(&rank, &size);
     MPI_Win win;
     MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slot, &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
@@ -295,12 +310,7 @@ static void rma_kill(void)
             raise(SIGKILL);
         rc = put_ring(win, MPI_COMM_WORLD, i, slot);
     }
-    CHECK(rc != MPI_SUCCESS);
-    CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
-    int acked;
-    MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
-    MPI_Comm small;
-    CHECK_EQ(MPIX_Comm_shrink(MPI_COMM_WORLD, &small), MPI_SUCCESS);
+    MPI_Comm small = shrunk_after(rc);
     MPI_Win win2;
     int *slot2;
     MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, small, &slot2, &win2);
@@ -317,9 +327,7 @@ static void rma_kill(void)
 static void lock_kill(void)
 {
     int rank, size, *slot;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    world_returning(&rank, &size);
     MPI_Win win;
     MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slot, &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
@@ -372,9 +380,7 @@ static void lock_kill(void)
 static void io_kill(const char *dir)
 {
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    world_returning(&rank, &size);
     char path[512];
     int tag = (int)getpid(); /* rank 0's: one name for all (also across hosts) */
     MPI_Bcast(&tag, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -394,12 +400,7 @@ static void io_kill(const char *dir)
             buf[k] = rank * N + k + i;
         rc = MPI_File_write_at_all(fh, (MPI_Offset)rank * N * sizeof(int), buf, N, MPI_INT, MPI_STATUS_IGNORE);
     }
-    CHECK(rc != MPI_SUCCESS);
-    CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
-    int acked;
-    MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
-    MPI_Comm small;
-    CHECK_EQ(MPIX_Comm_shrink(MPI_COMM_WORLD, &small), MPI_SUCCESS);
+    MPI_Comm small = shrunk_after(rc);
     int srank;
     MPI_Comm_rank(small, &srank);
     MPI_File fh2;
@@ -437,9 +438,7 @@ static void spawned_child(void)
 static void spawn_kill(const char *self)
 {
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    world_returning(&rank, &size);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 2)
         raise(SIGKILL);
@@ -493,9 +492,7 @@ static void early_revoke(void)
 static void coll_kill(void)
 {
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    world_returning(&rank, &size);
     const int dead = 2;
     static char big[65536];
     int rc = MPI_SUCCESS, i, failed_at = -1;
@@ -535,9 +532,7 @@ static void coll_kill(void)
 static void agree_kill(void)
 {
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    world_returning(&rank, &size);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) { /* the coordinator: dies before everyone arrived */
         raise(SIGKILL);
