@@ -168,6 +168,9 @@ lmpi_comm *lmpi_comm_alloc(const lmpi_rankmap *map, int rank, uint32_t ctx);
 void lmpi_comm_destroy(lmpi_comm *c);
 /* Agree on a context id block among the members of comm (collective). */
 lmpi_status lmpi_comm_agree_ctx(lmpi_comm *comm, uint32_t *ctx);
+/* A leader that gives up after the other leader was told to come (an
+ * accept or connect whose root then failed locally) tells it so. */
+lmpi_status lmpi_comm_inter_refuse(lmpi_comm *peer, int remote_leader, int tag, lmpi_status why);
 /* MPI_Intercomm_create's core: the leaders (local_leader here, remote_leader
  * in peer) swap their groups and agree on the id; collective over local.
  * inboxes_open: every member of both sides has its inbox for other process

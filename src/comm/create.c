@@ -718,17 +718,36 @@ static lmpi_status inboxes_ready(lmpi_comm *local, int local_leader, lmpi_comm *
     return st;
 }
 
+/* A leader that gives up tells the other leader, which is in the
+ * handshake or on its way there: its leader_msg carries size -class
+ * (nothing else follows), and the other side fails with that class rather
+ * than waiting for a leader that left.  Returns the other side's header. */
+static lmpi_status leader_refuse(lmpi_comm *peer, int remote_leader, int tag, lmpi_status why, leader_msg *theirs)
+{
+    leader_msg mine = {0, -(int32_t)why, 0, lmpi_rt.world_rank, 0};
+    return peer_swap(peer, remote_leader, tag, peer->context_id, &mine, sizeof(mine), theirs, sizeof(*theirs));
+}
+
+lmpi_status lmpi_comm_inter_refuse(lmpi_comm *peer, int remote_leader, int tag, lmpi_status why)
+{
+    leader_msg theirs;
+    return leader_refuse(peer, remote_leader, tag, why, &theirs);
+}
+
 /* The leaders' exchange over `peer` (rank remote_leader there), then a
  * broadcast in the local group: afterwards every local member knows the
  * id and the remote group.  Groups travel as descriptions (group names and
  * ranks, src/dpm), so the two sides may belong to different process groups
- * (spawned or connected). */
+ * (spawned or connected).  A failure on one side (a member that failed:
+ * User-Level Failure Mitigation) reaches the other through the leaders and
+ * every member of both through the broadcast, so nobody waits for a
+ * leader that gave up. */
 lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_comm *peer, int remote_leader,
                                       int tag, bool inboxes_open, MPI_Comm *newintercomm)
 {
     uint32_t ctx = lmpi_ctx_next();
     lmpi_status st = lmpi_icoll_allreduce_max_u32(local, &ctx);
-    if (st != LMPI_OK)
+    if (st != LMPI_OK && local->rank != local_leader)
         return st;
     const lmpi_rankmap *lm = lmpi_comm_local_map(local);
     leader_msg hdr = {0};
@@ -737,17 +756,29 @@ lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_c
     if (local->rank == local_leader) {
         void *mine_blob = NULL;
         size_t mine_len = 0;
-        st = lmpi_dpm_encode_map(lm, &mine_blob, &mine_len);
-        leader_msg mine = {ctx, (int32_t)mine_len, 0, lmpi_rt.world_rank, 0};
         if (st == LMPI_OK)
-            st = peer_swap(peer, remote_leader, tag, peer->context_id, &mine, sizeof(mine), &hdr, sizeof(hdr));
+            st = lmpi_dpm_encode_map(lm, &mine_blob, &mine_len);
+        leader_msg mine = {ctx, (int32_t)mine_len, 0, lmpi_rt.world_rank, 0};
+        lmpi_status swapped = st == LMPI_OK ? peer_swap(peer, remote_leader, tag, peer->context_id, &mine,
+                                                        sizeof(mine), &hdr, sizeof(hdr))
+                                            : leader_refuse(peer, remote_leader, tag, st, &hdr);
+        if (st == LMPI_OK)
+            st = swapped;
+        if (st == LMPI_OK && hdr.size < 0) {
+            st = (lmpi_status)-hdr.size;
+            lmpi_err_detail("the other group's leader gave up: a member of its group failed or could not take "
+                            "part");
+        }
         if (st == LMPI_OK && !(remote = lmpi_malloc((size_t)hdr.size + 1, LMPI_MEM_OTHER)))
             st = LMPI_ERR_NO_MEM;
         if (st == LMPI_OK)
             st = peer_swap(peer, remote_leader, tag, peer->context_id, mine_blob, mine_len, remote, (size_t)hdr.size);
         lmpi_free(mine_blob);
         if (st != LMPI_OK) {
+            /* the members hear of it from us */
             lmpi_free(remote);
+            int32_t failed[2] = {0, -(int32_t)st};
+            lmpi_icoll_bcast(local, failed, sizeof(failed), local_leader);
             return st;
         }
         if (hdr.ctx > ctx)
@@ -756,6 +787,11 @@ lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_c
     }
     int32_t info[2] = {(int32_t)hdr.ctx, hdr.size};
     st = lmpi_icoll_bcast(local, info, sizeof(info), local_leader);
+    if (st == LMPI_OK && info[1] < 0) {
+        lmpi_err_detail("the exchange between the groups' leaders failed at this group's leader (rank %d)",
+                        local_leader);
+        return (lmpi_status)-info[1];
+    }
     if (st == LMPI_OK && local->rank != local_leader && !(remote = lmpi_malloc((size_t)info[1] + 1, LMPI_MEM_OTHER)))
         st = LMPI_ERR_NO_MEM;
     if (st == LMPI_OK)

@@ -898,17 +898,20 @@ static lmpi_status establish_one(bool accepting, const char *port_name, double t
                             root);
         st = (lmpi_status)result;
     }
-    if (st == LMPI_OK) {
-        lmpi_comm peer;
-        memset(&peer, 0, sizeof(peer));
-        peer.magic = LMPI_MAGIC_COMM;
-        peer.context_id = LMPI_CTX_DPM_PEER;
-        if (have_peer)
-            peer.map = peer_map;
-        peer.rank = accepting ? 0 : 1;
-        peer.size = peer.peer_size = 2;
+    lmpi_comm peer;
+    memset(&peer, 0, sizeof(peer));
+    peer.magic = LMPI_MAGIC_COMM;
+    peer.context_id = LMPI_CTX_DPM_PEER;
+    if (have_peer)
+        peer.map = peer_map;
+    peer.rank = accepting ? 0 : 1;
+    peer.size = peer.peer_size = 2;
+    if (st == LMPI_OK)
         st = lmpi_comm_inter_handshake(comm, root, &peer, accepting ? 1 : 0, tag, true, newcomm);
-    }
+    else if (have_peer)
+        /* the other root was told to come (a member here failed meanwhile):
+         * it must not wait for us */
+        lmpi_comm_inter_refuse(&peer, accepting ? 1 : 0, tag, st);
     if (have_peer)
         lmpi_rankmap_release(&peer_map);
     if (st == LMPI_OK) {

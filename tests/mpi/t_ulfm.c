@@ -34,8 +34,20 @@
  *   t_ulfm spawn_kill  (4+ ranks) rank 2 dies; MPI_Comm_spawn over
  *                      MPI_COMM_WORLD ends with an error at every survivor
  *                      (nothing is left running); over the shrunken
- *                      communicator it spawns 2 children that answer */
+ *                      communicator it spawns 2 children that answer
+ *   t_ulfm accept_kill (4 ranks) ranks 0-1 accept, 2-3 connect; rank 1
+ *                      dies inside MPI_Comm_accept before the connect
+ *                      arrives: all three survivors' calls end with
+ *                      MPIX_ERR_PROC_FAILED (the connecting side's too:
+ *                      its root must not wait for a root that gave up)
+ *   t_ulfm connect_kill (4 ranks) the same with rank 3 dying inside
+ *                      MPI_Comm_connect before the accept begins
+ *   t_ulfm intercomm_kill (4 ranks) rank 1 dies; MPI_Intercomm_create
+ *                      between ranks 0-1 and 2-3 over MPI_COMM_WORLD ends
+ *                      with MPIX_ERR_PROC_FAILED at all three survivors */
 #include <signal.h>
+#include <stdbool.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -561,6 +573,80 @@ static void agree_kill(void)
     MPI_Comm_free(&small);
 }
 
+static void die_now(int sig)
+{
+    (void)sig;
+    raise(SIGKILL);
+}
+
+/* accept_kill and connect_kill: the victim (a non-root member of one side)
+ * dies 0.2 s into its call; the other side's root comes 0.6 s late, so the
+ * victim's root has told the other root to come, or does so after. */
+static void port_kill(bool accepting_side_dies)
+{
+    int rank, size;
+    world_returning(&rank, &size);
+    CHECK_EQ(size, 4);
+    bool accepting = rank < 2;
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, accepting ? 0 : 1, rank, &half);
+    MPI_Comm_set_errhandler(half, MPI_ERRORS_RETURN);
+    char port[MPI_MAX_PORT_NAME] = "";
+    if (rank == 0) {
+        MPI_Open_port(MPI_INFO_NULL, port);
+        MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 2, 0, MPI_COMM_WORLD);
+    } else if (rank == 2) {
+        MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    int victim = accepting_side_dies ? 1 : 3;
+    if (rank == victim) {
+        signal(SIGALRM, die_now);
+        struct itimerval t = {.it_value = {.tv_sec = 0, .tv_usec = 200000}};
+        setitimer(ITIMER_REAL, &t, NULL);
+    }
+    if (rank == (accepting_side_dies ? 2 : 0))
+        usleep(600000);
+    MPI_Comm inter = MPI_COMM_NULL;
+    int rc = accepting ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, half, &inter)
+                       : MPI_Comm_connect(port, MPI_INFO_NULL, 0, half, &inter);
+    CHECK(rank != victim); /* it died in the call */
+    CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
+    CHECK(inter == MPI_COMM_NULL);
+    /* the survivors go on together */
+    int acked;
+    MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
+    MPI_Comm small;
+    CHECK_EQ(MPIX_Comm_shrink(MPI_COMM_WORLD, &small), MPI_SUCCESS);
+    int sum = 0;
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, small);
+    CHECK_EQ(sum, 0 + 1 + 2 + 3 - victim);
+    MPI_Comm_free(&small);
+    if (rank == 0)
+        MPI_Close_port(port);
+}
+
+static void intercomm_kill(void)
+{
+    int rank, size;
+    world_returning(&rank, &size);
+    CHECK_EQ(size, 4);
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &half);
+    MPI_Comm_set_errhandler(half, MPI_ERRORS_RETURN);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1)
+        raise(SIGKILL);
+    /* rank 0 knows before it starts (the other leader does not) */
+    int v;
+    if (rank == 0)
+        CHECK_EQ(error_class(MPI_Recv(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)), MPIX_ERR_PROC_FAILED);
+    MPI_Comm inter = MPI_COMM_NULL;
+    int rc = MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank < 2 ? 2 : 0, 7, &inter);
+    CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
+    CHECK(inter == MPI_COMM_NULL);
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "basic";
@@ -588,6 +674,10 @@ int main(int argc, char **argv)
         spawn_kill(argv[0]);
     else if (!strcmp(what, "spawned_child"))
         spawned_child();
+    else if (!strcmp(what, "accept_kill") || !strcmp(what, "connect_kill"))
+        port_kill(!strcmp(what, "accept_kill"));
+    else if (!strcmp(what, "intercomm_kill"))
+        intercomm_kill();
     else if (!strcmp(what, "io_kill"))
         io_kill(argc > 2 ? argv[2] : "/tmp");
     else
