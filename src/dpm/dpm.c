@@ -736,9 +736,11 @@ static int handshake_tag(const ctrl_msg *m)
 }
 
 /* The root's side of step 1.  On success *peer is the two-process map
- * (acceptor first) and *tag the handshake's tag. */
-static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer, int *tag_out)
+ * (acceptor first) and *tag the handshake's tag.  wait_s > 0: give up
+ * after that long without a connect. */
+static lmpi_status root_accept(const char *port_name, double wait_s, lmpi_rankmap *peer, int *tag_out)
 {
+    double give_up = wait_s > 0 ? now_s() + wait_s : 0;
     uint32_t tag;
     lmpi_status st = my_port(port_name, "MPI_Comm_accept", &tag);
     if (st != LMPI_OK)
@@ -748,8 +750,13 @@ static lmpi_status root_accept(const char *port_name, lmpi_rankmap *peer, int *t
      * that timed out must not be accepted (its connector is gone) */
     for (int i = 0; i < 64 && lmpi_progress_poll() > 0; i++)
         ;
-    while (!take(&dpm.requests, true, tag, &m))
+    while (!take(&dpm.requests, true, tag, &m)) {
         idle();
+        if (give_up > 0 && now_s() > give_up) {
+            lmpi_err_detail("MPI_Comm_accept: nobody connected within %.0f s", wait_s);
+            return LMPI_ERR_PORT;
+        }
+    }
     uint32_t pg = lmpi_dpm_group(m.kvsname, m.size);
     lmpi_gpid g[2] = {{0, (uint32_t)lmpi_rt.world_rank}, {pg, (uint32_t)m.rank}};
     if (pg == UINT32_MAX || !lmpi_rankmap_from_gpids(peer, g, 2))
@@ -836,26 +843,30 @@ static lmpi_status root_connect(const char *port_name, double timeout_s, lmpi_ra
 /* Steps 2 and 3 for every member; the root's step 1 result arrives by
  * broadcast, so a failure there fails the call everywhere. */
 static lmpi_status establish_one(bool accepting, const char *port_name, double timeout_s, int root, lmpi_comm *comm,
-                                 MPI_Comm *newcomm);
+                                 MPI_Comm *newcomm, bool *met);
 
 /* One connect or accept at a time in a process: threads that connect at
  * once would otherwise propose the same context id (each proposes the
  * process's next free id before either has taken it). */
 static lmpi_status establish(bool accepting, const char *port_name, double timeout_s, int root, lmpi_comm *comm,
-                             MPI_Comm *newcomm)
+                             MPI_Comm *newcomm, bool *met)
 {
     static bool busy;
     while (busy)
         idle();
     busy = true;
-    lmpi_status st = establish_one(accepting, port_name, timeout_s, root, comm, newcomm);
+    bool met_here = false;
+    lmpi_status st = establish_one(accepting, port_name, timeout_s, root, comm, newcomm, met ? met : &met_here);
     busy = false;
     return st;
 }
 
+/* *met: at the root, whether the other root was reached (and so was told
+ * the outcome, success or a refusal) */
 static lmpi_status establish_one(bool accepting, const char *port_name, double timeout_s, int root, lmpi_comm *comm,
-                                 MPI_Comm *newcomm)
+                                 MPI_Comm *newcomm, bool *met)
 {
+    *met = false;
     if (comm->is_inter) {
         lmpi_err_detail("%s is an intercommunicator; accept and connect need an intracommunicator",
                         lmpi_comm_display_name(comm));
@@ -888,8 +899,9 @@ static lmpi_status establish_one(bool accepting, const char *port_name, double t
     int32_t result = LMPI_OK;
     int tag = 0;
     if (comm->rank == root) {
-        result = accepting ? root_accept(port_name, &peer_map, &tag) : root_connect(port_name, timeout_s, &peer_map, &tag);
-        have_peer = result == LMPI_OK;
+        result = accepting ? root_accept(port_name, 0, &peer_map, &tag)
+                           : root_connect(port_name, timeout_s, &peer_map, &tag);
+        have_peer = *met = result == LMPI_OK;
     }
     st = lmpi_icoll_bcast(comm, &result, sizeof(result), root);
     if (st == LMPI_OK && result != LMPI_OK) {
@@ -939,7 +951,7 @@ static lmpi_status establish_info(bool accepting, const char *port_name, MPI_Inf
         if (end != v && *end == '\0' && t >= 0)
             timeout_s = t;
     }
-    return establish(accepting, port_name, timeout_s, root, comm, newcomm);
+    return establish(accepting, port_name, timeout_s, root, comm, newcomm, NULL);
 }
 
 lmpi_status lmpi_impl_Comm_accept(const char *port_name, MPI_Info info, int root, lmpi_comm *comm, MPI_Comm *newcomm)
@@ -1000,7 +1012,7 @@ lmpi_status lmpi_impl_Comm_join(int fd, MPI_Comm *intercomm)
     }
     theirs[tlen] = '\0';
     bool accept = strcmp(mine, theirs) < 0;
-    st = establish(accept, accept ? mine : theirs, 0, 0, lmpi_comm_self, intercomm);
+    st = establish(accept, accept ? mine : theirs, 0, 0, lmpi_comm_self, intercomm, NULL);
     lmpi_impl_Close_port(mine);
     return st;
 }
@@ -1101,6 +1113,38 @@ static lmpi_status root_spawn(int count, char *cmds[], char **argvs[], const int
     return st;
 }
 
+/* The children started, but the parents cannot take them (a member failed
+ * meanwhile, --with-ft ulfm): the root alone accepts their connect and
+ * refuses the handshake, so their MPI_Init learns that the spawn failed
+ * (and they end) instead of waiting for parents who will not come.
+ * Children that never connect are not waited for past 10 s. */
+static void turn_away_children(const char *port_name)
+{
+    lmpi_rankmap peer_map;
+    int tag;
+    if (root_accept(port_name, 10.0, &peer_map, &tag) != LMPI_OK)
+        return;
+    lmpi_comm peer;
+    memset(&peer, 0, sizeof(peer));
+    peer.magic = LMPI_MAGIC_COMM;
+    peer.context_id = LMPI_CTX_DPM_PEER;
+    peer.map = peer_map;
+    peer.rank = 0;
+    peer.size = peer.peer_size = 2;
+    lmpi_comm_inter_refuse(&peer, 1, tag, LMPI_ERR_PROC_FAILED);
+    lmpi_rankmap_release(&peer_map);
+}
+
+/* The tests' failure at the worst moment: LMPI_FT_INJECT=spawn_late makes
+ * the root, once its children started, wait until a member has failed. */
+static void inject_spawn_late(void)
+{
+    const char *e = getenv("LMPI_FT_INJECT");
+    if (lmpi_ft_enabled && e && !strcmp(e, "spawn_late"))
+        while (lmpi_ft_nfailed() == 0)
+            idle();
+}
+
 static lmpi_status spawn(int count, char *cmds[], char **argvs[], const int maxprocs[], const MPI_Info infos[],
                          int root, lmpi_comm *comm, MPI_Comm *intercomm, int errcodes[])
 {
@@ -1128,18 +1172,28 @@ static lmpi_status spawn(int count, char *cmds[], char **argvs[], const int maxp
                 lmpi_err_detail("the launcher started no process");
                 res[0] = LMPI_ERR_SPAWN;
             }
+            if (res[0] == LMPI_OK)
+                inject_spawn_late();
         }
     }
     lmpi_status st = lmpi_icoll_bcast(comm, res, sizeof(res), root);
-    if (st != LMPI_OK)
+    if (st != LMPI_OK) {
+        if (comm->rank == root && res[0] == LMPI_OK)
+            turn_away_children(port_name);
+        if (comm->rank == root && port_name[0])
+            lmpi_impl_Close_port(port_name);
         return st;
+    }
     /* one code per process the root asked for, at every member (as MPICH:
      * the array is an output everywhere) */
     if (errcodes)
         for (int i = 0; i < res[1]; i++)
             errcodes[i] = res[0] == LMPI_OK && i < res[2] ? MPI_SUCCESS : MPI_ERR_SPAWN;
     if (res[0] == LMPI_OK) {
-        st = establish(true, port_name, 0, root, comm, intercomm);
+        bool met = false;
+        st = establish(true, port_name, 0, root, comm, intercomm, &met);
+        if (st != LMPI_OK && comm->rank == root && !met)
+            turn_away_children(port_name);
         group *g = st == LMPI_OK ? group_of(lmpi_comm_from_handle(*intercomm)->map.pgid) : NULL;
         if (g)
             g->spawned = true;
@@ -1315,7 +1369,15 @@ lmpi_status lmpi_dpm_init(void)
     if (lmpi_pmi_get("PARENT_ROOT_PORT_NAME", port_name, sizeof(port_name)) != 0)
         return LMPI_OK; /* spawned by something that is not LeanMPI */
     MPI_Comm parent;
-    lmpi_status st = establish(false, port_name, 0, 0, lmpi_comm_world, &parent);
+    lmpi_status st = establish(false, port_name, 0, 0, lmpi_comm_world, &parent, NULL);
+    if (st == LMPI_ERR_PROC_FAILED) {
+        /* the parents' MPI_Comm_spawn failed after we were started (a
+         * parent failed, --with-ft ulfm; or one of us did): there is
+         * nothing to join, and an MPI_Init error would end the whole job */
+        fprintf(stderr, "LeanMPI: spawned process %d of %s: the parents' MPI_Comm_spawn failed (a process failed "
+                        "during it); this process ends\n", lmpi_rt.world_rank, lmpi_rt.kvsname);
+        _exit(1);
+    }
     if (st == LMPI_OK) {
         dpm.parent = parent;
         lmpi_comm *pc = lmpi_comm_from_handle(parent);

@@ -42,6 +42,11 @@
  *                      its root must not wait for a root that gave up)
  *   t_ulfm connect_kill (4 ranks) the same with rank 3 dying inside
  *                      MPI_Comm_connect before the accept begins
+ *   t_ulfm spawn_late  (4+ ranks) rank 2 dies inside MPI_Comm_spawn after
+ *                      the root started the children (LMPI_FT_INJECT
+ *                      holds the root there): every survivor's spawn ends
+ *                      with MPIX_ERR_PROC_FAILED, the children end, and a
+ *                      spawn over the shrunken communicator works
  *   t_ulfm intercomm_kill (4 ranks) rank 1 dies; MPI_Intercomm_create
  *                      between ranks 0-1 and 2-3 over MPI_COMM_WORLD ends
  *                      with MPIX_ERR_PROC_FAILED at all three survivors */
@@ -447,20 +452,32 @@ static void spawned_child(void)
     MPI_Comm_disconnect(&parent);
 }
 
-static void spawn_kill(const char *self)
+static void die_now(int sig);
+
+/* late: rank 2 dies inside the spawn, after the root started the children
+ * (spawn_late); else before it (spawn_kill) */
+static void spawn_kill(const char *self, bool late)
 {
     int rank, size;
     world_returning(&rank, &size);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 2)
-        raise(SIGKILL);
-    /* the failure must be known before the spawn starts (else it may well
-     * succeed): wait for it in a receive from the dead */
     int v;
-    CHECK_EQ(error_class(MPI_Recv(&v, 1, MPI_INT, 2, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)), MPIX_ERR_PROC_FAILED);
+    if (late && rank == 2) {
+        signal(SIGALRM, die_now);
+        struct itimerval t = {.it_value = {.tv_sec = 0, .tv_usec = 300000}};
+        setitimer(ITIMER_REAL, &t, NULL);
+    } else if (!late) {
+        if (rank == 2)
+            raise(SIGKILL);
+        /* the failure must be known before the spawn starts (else it may
+         * well succeed): wait for it in a receive from the dead */
+        CHECK_EQ(error_class(MPI_Recv(&v, 1, MPI_INT, 2, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)),
+                 MPIX_ERR_PROC_FAILED);
+    }
     char *args[] = {"spawned_child", NULL};
     MPI_Comm kids = MPI_COMM_NULL;
     int rc = MPI_Comm_spawn(self, args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kids, MPI_ERRCODES_IGNORE);
+    CHECK(rank != 2);
     CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
     CHECK(kids == MPI_COMM_NULL);
     int acked;
@@ -653,6 +670,8 @@ int main(int argc, char **argv)
     const char *pr = getenv("PMI_RANK");
     if (!strcmp(what, "coord_kill") && pr && !strcmp(pr, "0"))
         setenv("LMPI_FT_INJECT", "coord:1", 1);
+    if (!strcmp(what, "spawn_late") && pr && !strcmp(pr, "0"))
+        setenv("LMPI_FT_INJECT", "spawn_late", 1);
     MPI_Init(&argc, &argv);
     if (!strcmp(what, "coord_kill"))
         coord_kill();
@@ -670,8 +689,8 @@ int main(int argc, char **argv)
         lock_kill();
     else if (!strcmp(what, "early_revoke"))
         early_revoke();
-    else if (!strcmp(what, "spawn_kill"))
-        spawn_kill(argv[0]);
+    else if (!strcmp(what, "spawn_kill") || !strcmp(what, "spawn_late"))
+        spawn_kill(argv[0], !strcmp(what, "spawn_late"));
     else if (!strcmp(what, "spawned_child"))
         spawned_child();
     else if (!strcmp(what, "accept_kill") || !strcmp(what, "connect_kill"))

@@ -19,7 +19,9 @@
 #   kill_mpiexec SIGKILL of mpiexec
 #   ulfm         --with-ft ulfm across 2 hosts x 2 ranks: t_ulfm's kill, coll_kill,
 #                agree_kill, coord_kill, rma_kill (fences over messages), lock_kill,
-#                io_kill, spawn_kill and host_kill (the second host's proxy and
+#                io_kill, spawn_kill, spawn_late, accept_kill, connect_kill, intercomm_kill (the
+#                accepting side on one host, the connecting one on the other)
+#                and host_kill (the second host's proxy and
 #                ranks all die): the survivors recover, nothing is left
 #   bad_secret   a connection without the job's secret is refused, the job goes on
 #   bad_input    an unreachable host, a failing launcher-exec, FI_PROVIDER=nonsense
@@ -246,7 +248,8 @@ for case in "$@"; do
         continue
         ;;
     ulfm)
-        for c in kill coll_kill agree_kill coord_kill rma_kill lock_kill io_kill spawn_kill host_kill; do
+        for c in kill coll_kill agree_kill coord_kill rma_kill lock_kill io_kill spawn_kill spawn_late accept_kill connect_kill \
+                 intercomm_kill host_kill; do
             t1=$(now)
             $M --with-ft ulfm --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_ulfm" $c >"$out" 2>&1
             st=$?
