@@ -721,17 +721,12 @@ static lmpi_status inboxes_ready(lmpi_comm *local, int local_leader, lmpi_comm *
 /* A leader that gives up tells the other leader, which is in the
  * handshake or on its way there: its leader_msg carries size -class
  * (nothing else follows), and the other side fails with that class rather
- * than waiting for a leader that left.  Returns the other side's header. */
-static lmpi_status leader_refuse(lmpi_comm *peer, int remote_leader, int tag, lmpi_status why, leader_msg *theirs)
-{
-    leader_msg mine = {0, -(int32_t)why, 0, lmpi_rt.world_rank, 0};
-    return peer_swap(peer, remote_leader, tag, peer->context_id, &mine, sizeof(mine), theirs, sizeof(*theirs));
-}
-
+ * than waiting for a leader that left.  The other side's header is taken
+ * and dropped. */
 lmpi_status lmpi_comm_inter_refuse(lmpi_comm *peer, int remote_leader, int tag, lmpi_status why)
 {
-    leader_msg theirs;
-    return leader_refuse(peer, remote_leader, tag, why, &theirs);
+    leader_msg mine = {0, -(int32_t)why, 0, lmpi_rt.world_rank, 0}, theirs;
+    return peer_swap(peer, remote_leader, tag, peer->context_id, &mine, sizeof(mine), &theirs, sizeof(theirs));
 }
 
 /* The leaders' exchange over `peer` (rank remote_leader there), then a
@@ -759,11 +754,10 @@ lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_c
         if (st == LMPI_OK)
             st = lmpi_dpm_encode_map(lm, &mine_blob, &mine_len);
         leader_msg mine = {ctx, (int32_t)mine_len, 0, lmpi_rt.world_rank, 0};
-        lmpi_status swapped = st == LMPI_OK ? peer_swap(peer, remote_leader, tag, peer->context_id, &mine,
-                                                        sizeof(mine), &hdr, sizeof(hdr))
-                                            : leader_refuse(peer, remote_leader, tag, st, &hdr);
         if (st == LMPI_OK)
-            st = swapped;
+            st = peer_swap(peer, remote_leader, tag, peer->context_id, &mine, sizeof(mine), &hdr, sizeof(hdr));
+        else
+            lmpi_comm_inter_refuse(peer, remote_leader, tag, st);
         if (st == LMPI_OK && hdr.size < 0) {
             st = (lmpi_status)-hdr.size;
             lmpi_err_detail("the other group's leader gave up: a member of its group failed or could not take "

@@ -840,6 +840,19 @@ static lmpi_status root_connect(const char *port_name, double timeout_s, lmpi_ra
     return LMPI_OK;
 }
 
+/* The roots' two-process communicator of step 1 (acceptor rank 0), on
+ * the stack: the leaders' exchange runs over it. */
+static void roots_comm(lmpi_comm *peer, const lmpi_rankmap *map, bool accepting)
+{
+    memset(peer, 0, sizeof(*peer));
+    peer->magic = LMPI_MAGIC_COMM;
+    peer->context_id = LMPI_CTX_DPM_PEER;
+    if (map)
+        peer->map = *map;
+    peer->rank = accepting ? 0 : 1;
+    peer->size = peer->peer_size = 2;
+}
+
 /* Steps 2 and 3 for every member; the root's step 1 result arrives by
  * broadcast, so a failure there fails the call everywhere. */
 static lmpi_status establish_one(bool accepting, const char *port_name, double timeout_s, int root, lmpi_comm *comm,
@@ -911,13 +924,7 @@ static lmpi_status establish_one(bool accepting, const char *port_name, double t
         st = (lmpi_status)result;
     }
     lmpi_comm peer;
-    memset(&peer, 0, sizeof(peer));
-    peer.magic = LMPI_MAGIC_COMM;
-    peer.context_id = LMPI_CTX_DPM_PEER;
-    if (have_peer)
-        peer.map = peer_map;
-    peer.rank = accepting ? 0 : 1;
-    peer.size = peer.peer_size = 2;
+    roots_comm(&peer, have_peer ? &peer_map : NULL, accepting);
     if (st == LMPI_OK)
         st = lmpi_comm_inter_handshake(comm, root, &peer, accepting ? 1 : 0, tag, true, newcomm);
     else if (have_peer)
@@ -1125,12 +1132,7 @@ static void turn_away_children(const char *port_name)
     if (root_accept(port_name, 10.0, &peer_map, &tag) != LMPI_OK)
         return;
     lmpi_comm peer;
-    memset(&peer, 0, sizeof(peer));
-    peer.magic = LMPI_MAGIC_COMM;
-    peer.context_id = LMPI_CTX_DPM_PEER;
-    peer.map = peer_map;
-    peer.rank = 0;
-    peer.size = peer.peer_size = 2;
+    roots_comm(&peer, &peer_map, true);
     lmpi_comm_inter_refuse(&peer, 1, tag, LMPI_ERR_PROC_FAILED);
     lmpi_rankmap_release(&peer_map);
 }
