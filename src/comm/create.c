@@ -938,7 +938,7 @@ static lmpi_status leaders_swap(lmpi_comm *inter, leader_msg *mine, leader_msg *
 
 static lmpi_status agree_ctx_inter(lmpi_comm *comm, uint32_t *ctx)
 {
-    uint32_t v = *ctx > lmpi_ctx_next() ? *ctx : lmpi_ctx_next();
+    uint32_t v = lmpi_ctx_next();
     lmpi_status st = lmpi_icoll_allreduce_max_u32(comm->local_comm, &v);
     if (st != LMPI_OK)
         return st;
