@@ -782,7 +782,7 @@ static lmpi_status contents(lmpi_datatype *dt, MPI_Count mi, MPI_Count ma, MPI_C
         memcpy(ints, dt->ints, sizeof(int) * (size_t)dt->ni);
     if (dt->na)
         memcpy(aints, dt->aints, sizeof(MPI_Aint) * (size_t)dt->na);
-    if (dt->nc)
+    if (dt->nc && counts) /* MPI_Type_get_contents has no counts (and refused nc > 0) */
         memcpy(counts, dt->counts, sizeof(MPI_Count) * (size_t)dt->nc);
     for (int i = 0; i < dt->nt; i++) {
         /* derived types come back as new handles the caller frees */

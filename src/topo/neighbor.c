@@ -63,6 +63,7 @@ static lmpi_status need(const lmpi_datatype *dt, MPI_Count count, const char *wh
 /* Block I of the send side (to destination I) and of the receive side. */
 static lmpi_status send_block(const nb_args *a, int i, const void **p, MPI_Count *c, lmpi_datatype **dt)
 {
+    *p = NULL, *c = 0, *dt = NULL; /* every kind sets them; GCC cannot see that */
     switch (a->kind) {
     case NB_ALLGATHER:
     case NB_ALLGATHERV:
@@ -85,6 +86,7 @@ static lmpi_status send_block(const nb_args *a, int i, const void **p, MPI_Count
 
 static lmpi_status recv_block(const nb_args *a, int i, void **p, MPI_Count *c, lmpi_datatype **dt)
 {
+    *p = NULL, *c = 0, *dt = NULL;
     switch (a->kind) {
     case NB_ALLGATHER:
     case NB_ALLTOALL:
