@@ -9,7 +9,8 @@
  *                       then one shrink and one agree among the survivors
  *   ulfm_bench revoke   rank 0 revokes 10 ms after a barrier while every
  *                       other waits in MPI_Recv from MPI_ANY_SOURCE: the
- *                       slowest survivor's time to its error
+ *                       slowest survivor's time from rank 0's call to its
+ *                       error
  *   ulfm_bench latency  0-byte ping-pong between ranks 0 and 1 (us, one way)
  *
  * Prints RESULT lines for bench/run.  Times are CLOCK_MONOTONIC, which all
@@ -117,8 +118,13 @@ static void revoke_time(void)
         MPIX_Comm_revoke(MPI_COMM_WORLD);
     } else {
         MPI_Recv(&buf, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        seen = now() - at;
+        seen = now();
     }
+    /* from the revoker's call, not from each rank's own estimate of it
+     * (the barrier's exits differ by up to a scheduler slice) */
+    MPI_Bcast(&at, 1, MPI_DOUBLE, 0, aux);
+    if (rank != 0)
+        seen -= at;
     double worst;
     MPI_Reduce(&seen, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, aux);
     if (rank == 0)
