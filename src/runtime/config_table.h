@@ -167,9 +167,13 @@
       "mpiexec. 0 leaves that to the launcher.")                                                  \
     X(spin_time, "LMPI_SPIN_TIME", INT, "50",                                                     \
       "Microseconds a blocking call polls without progress before it yields the processor once "  \
-      "and spins again; after 2 ms without progress it sleeps until woken. 0 yields at every "    \
+      "and spins again; after LMPI_SLEEP_AFTER without progress it sleeps until woken. 0 yields at every "    \
       "idle poll, which oversubscribed runs need. "                                               \
       "Unset, it is 0 when the node's ranks outnumber its online cores.")                        \
+    X(sleep_after, "LMPI_SLEEP_AFTER", INT, "2000",                                               \
+      "Microseconds a blocking call waits without progress (spinning and yielding) before it "   \
+      "sleeps in the kernel until woken. Unset, it is 100 per rank a core where that is more "    \
+      "(a yield comes back after every rank sharing the core had a turn).")                      \
     X(sched_slice, "LMPI_SCHED_SLICE", INT, "100",                                               \
       "Microseconds of the time slice each rank asks the kernel for (EEVDF custom slices, "        \
       "Linux 6.12+; ignored before): a rank woken by its message then preempts a busy process "    \

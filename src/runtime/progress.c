@@ -56,7 +56,8 @@ void lmpi_wait_after_call(void)
  *   beside busy loops than it won beside a second MPI job (the load
  *   matrix in docs/performance.md), so the 50 us mode beside busy
  *   processes is still here, and open.
- * - After LONG_WAIT_NS without progress (a peer computing, a slow rank),
+ * - After LMPI_SLEEP_AFTER (2 ms; longer with over 20 ranks a core, init.c)
+ *   without progress (a peer computing, a slow rank),
  *   sleep on the futex word until whoever hands us work wakes us (wait.h):
  *   no timer, no core spent.  Not sooner: the wake-up of a core that went
  *   idle costs an interrupt to an idle (virtual) processor, 30-50 us here.
@@ -64,7 +65,6 @@ void lmpi_wait_after_call(void)
  *   scheduler tends to queue the woken process on the waker's core. */
 #define SLOW_YIELD_NS 2000000u
 #define CONTENDED_NS 10000000u
-#define LONG_WAIT_NS 2000000u
 static _Thread_local uint64_t wait_start, idle_since, contended_until;
 /* armed to let a rank sharing our processor in (wait.h, the hand-off) */
 static _Thread_local bool handing_off;
@@ -151,7 +151,7 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
     }
     lmpi_ft_poll();
     uint64_t now = lmpi_now_ns();
-    if (now - wait_start < LONG_WAIT_NS) {
+    if (now - wait_start < (uint64_t)lmpi_config.sleep_after * 1000u) {
         if (now < contended_until) {
             struct timespec ts = {0, 1000};
             nanosleep(&ts, NULL);
