@@ -20,6 +20,7 @@
 #include "runtime/config.h"
 #include "runtime/errhandler.h"
 #include "runtime/request.h"
+#include "runtime/wait.h"
 #include "transport/shm/shm.h"
 #include "transport/shm/bridge.h"
 #include "transport/transport.h"
@@ -278,10 +279,10 @@ static lmpi_status start_runtime(int required, int *provided)
      * it had a turn: with many ranks a core, 2 ms is only a turn or two,
      * and waiters that sleep then make every step of a collective a
      * wake-up.  Ranks stay in the yield phase 100 us per rank a core (256
-     * ranks on 2 cores: 8-byte allreduce 100 -> 11-15 ms, agree 22-38 ->
-     * 12 ms; up to 20 ranks a core it stays 2 ms). */
-    if (!getenv("LMPI_SLEEP_AFTER") && cores > 0 && lmpi_rt.local_size / cores * 100 > lmpi_config.sleep_after)
-        lmpi_config.sleep_after = (int)(lmpi_rt.local_size / cores * 100);
+     * ranks on 2 cores: 8-byte allreduce 100 -> 11-19 ms, agree 22-38 ->
+     * 12-14 ms; up to 20 ranks a core it stays 2 ms). */
+    if (!getenv("LMPI_SLEEP_AFTER"))
+        lmpi_config.sleep_after = lmpi_wait_sleep_after_us(lmpi_config.sleep_after, lmpi_rt.local_size, cores);
     /* Decide the lock kind last: everything above ran single-threaded. */
     lmpi_rt.thread_multiple = level == MPI_THREAD_MULTIPLE;
     lmpi_rt.lock_calls = lmpi_rt.thread_multiple;

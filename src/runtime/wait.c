@@ -39,6 +39,14 @@ static _Thread_local uint32_t armed;
 /* This thread woke a sleeper since it last asked (lmpi_wait_take_woke). */
 static _Thread_local bool woke_someone;
 
+int lmpi_wait_sleep_after_us(int base_us, int local_ranks, long cores)
+{
+    if (cores <= 0 || local_ranks <= cores)
+        return base_us;
+    long per_core = (local_ranks + cores - 1) / cores;
+    return per_core * 100 > base_us ? (int)(per_core * 100) : base_us;
+}
+
 void lmpi_wait_init(void)
 {
     /* Registration is per process and cheap; the command it allows costs

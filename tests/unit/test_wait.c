@@ -3,7 +3,8 @@
  * so a lost wake-up hangs the test (ctest's timeout fails it); word waits
  * woken by kicks; timed sleeps; a sender that pays no system call when
  * nobody sleeps; and the hand-off's verdict (a local rank waiting awake on
- * our processor) and move (to a processor where no local rank waits). */
+ * our processor) and move (to a processor where no local rank waits); how
+ * long a waiter yields before it sleeps with many ranks a core. */
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -184,6 +185,16 @@ int main(void)
     memset(sh, 0, sizeof(*sh));
     lmpi_wait_init();
     lmpi_wait_attach_node(&sh->words[0], &sh->word_sleepers, word_of, 2);
+
+    /* 0. how long a waiter yields before it sleeps: the configured 2 ms up
+     * to 20 ranks a core, then 100 us per rank a core (rounded up) */
+    CHECK_EQ(lmpi_wait_sleep_after_us(2000, 2, 2), 2000);
+    CHECK_EQ(lmpi_wait_sleep_after_us(2000, 4, 2), 2000);
+    CHECK_EQ(lmpi_wait_sleep_after_us(2000, 40, 2), 2000);
+    CHECK_EQ(lmpi_wait_sleep_after_us(2000, 41, 2), 2100);
+    CHECK_EQ(lmpi_wait_sleep_after_us(2000, 256, 2), 12800);
+    CHECK_EQ(lmpi_wait_sleep_after_us(500, 16, 2), 800);
+    CHECK_EQ(lmpi_wait_sleep_after_us(2000, 256, 0), 2000); /* cores unknown */
 
     /* 1. nobody sleeps: notifying costs no wake-up call */
     lmpi_wait_stats before = lmpi_wait_get_stats();
