@@ -167,8 +167,8 @@
       "mpiexec. 0 leaves that to the launcher.")                                                  \
     X(spin_time, "LMPI_SPIN_TIME", INT, "50",                                                     \
       "Microseconds a blocking call polls without progress before it yields the processor once "  \
-      "and spins again; after LMPI_SLEEP_AFTER without progress it sleeps until woken. 0 yields at every "    \
-      "idle poll, which oversubscribed runs need. "                                               \
+      "and spins again; after LMPI_SLEEP_AFTER without progress it sleeps until woken. "          \
+      "0 yields at every idle poll, which oversubscribed runs need. "                             \
       "Unset, it is 0 when the node's ranks outnumber its online cores.")                        \
     X(sleep_after, "LMPI_SLEEP_AFTER", INT, "2000",                                               \
       "Microseconds a blocking call waits without progress (spinning and yielding) before it "   \

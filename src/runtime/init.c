@@ -281,6 +281,11 @@ static lmpi_status start_runtime(int required, int *provided)
      * wake-up.  Ranks stay in the yield phase 100 us per rank a core (256
      * ranks on 2 cores: 8-byte allreduce 100 -> 11-19 ms, agree 22-38 ->
      * 12-14 ms; up to 20 ranks a core it stays 2 ms). */
+    if (lmpi_config.sleep_after < 0) {
+        fprintf(stderr, "LeanMPI: ignoring LMPI_SLEEP_AFTER=%lld (negative); using 2000\n",
+                (long long)lmpi_config.sleep_after);
+        lmpi_config.sleep_after = 2000;
+    }
     if (!getenv("LMPI_SLEEP_AFTER"))
         lmpi_config.sleep_after = lmpi_wait_sleep_after_us(lmpi_config.sleep_after, lmpi_rt.local_size, cores);
     /* Decide the lock kind last: everything above ran single-threaded. */

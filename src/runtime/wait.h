@@ -38,8 +38,8 @@ extern _Atomic uint32_t lmpi_wait_local_sleepers;
 
 void lmpi_wait_init(void);
 /* How long (us) a waiter spins and yields before it sleeps: BASE_US, or
- * 100 us per rank a core where more ranks than that share each core (a
- * yield comes back only after every rank sharing the core had a turn). */
+ * 100 us per rank a core where that is longer (a yield comes back only
+ * after every rank sharing the core had a turn). */
 int lmpi_wait_sleep_after_us(int base_us, int local_ranks, long cores);
 /* Ask the scheduler for a time slice of SLICE_US for the calling thread
  * (EEVDF's custom slices, Linux 6.12 and later; older kernels ignore it).
