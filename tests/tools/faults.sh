@@ -11,7 +11,8 @@
 #   fuzz            hostile PMI lines from one rank; the job still succeeds
 #   cloexec         PMI_FD is close-on-exec and gone from the environment
 #   kill_init       SIGKILL of mpiexec during MPI_Init of 64 ranks, 10 times
-#   bad_env         PMI_RANK out of range, LMPI_VNODE_MAP overflow, -genv PMI_*
+#   bad_env         PMI_RANK out of range, LMPI_VNODE_MAP overflow, -genv PMI_*,
+#                   a negative LMPI_SLEEP_AFTER
 set -u
 MPIEXEC=$1 PROG=$2
 shift 2
@@ -174,8 +175,13 @@ for case in "$@"; do
         st3=$st
         [ $st3 -ne 0 ] || bad "-genv PMI_RANK was accepted"
         grep -q "sets PMI_RANK itself" "$err" || bad "-genv PMI_RANK: no clear message: $(cat "$err")"
+        # a negative wait before sleeping (it would mean never sleeping): said, and the default used
+        run_job 30 -n 2 -genv LMPI_SLEEP_AFTER -5 "$PROG" init "$token"
+        st4=$st
+        [ $st4 -eq 0 ] || bad "LMPI_SLEEP_AFTER=-5: exit status $st4, expected 0 (the default is used)"
+        grep -q "ignoring LMPI_SLEEP_AFTER=-5 (negative)" "$err" || bad "LMPI_SLEEP_AFTER=-5: no clear message: $(cat "$err")"
         t=$(gone "$token" "$start")
-        report "exit statuses $st1 / $st2 / $st3, every process gone ${t}s after start, left: $(left_names)"
+        report "exit statuses $st1 / $st2 / $st3 / $st4, every process gone ${t}s after start, left: $(left_names)"
         ;;
     *)
         bad "unknown case"
