@@ -72,7 +72,7 @@ lmpi_sched *lmpi_sched_new(lmpi_comm *comm)
         nfree_scheds--;
         lmpi_request **active = s->active;
         int capactive = s->capactive;
-        memset(s, 0, offsetof(lmpi_sched, inline_steps));
+        lmpi_memzero(s, offsetof(lmpi_sched, inline_steps));
         s->active = active; /* kept with its capacity */
         s->capactive = capactive;
     } else {

@@ -15,12 +15,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include "runtime/wait.h"
 
 #define LMPI_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LMPI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Zeroes a small object on a message path.  GCC's generic x86 tuning expands
+ * a memset of known size inline as `rep stosq`, which costs about 22 ns for
+ * a 288-byte request on AMD Zen (4 ns through the C library's vector
+ * memset): hiding the size makes it call the library. */
+static inline void lmpi_memzero(void *p, size_t n)
+{
+#if defined(__GNUC__)
+    __asm__("" : "+r"(n));
+#endif
+    memset(p, 0, n);
+}
 
 /* Return a non-OK status at once. */
 #define LMPI_TRY(x)                \

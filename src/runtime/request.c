@@ -19,7 +19,7 @@ lmpi_request *lmpi_request_alloc(lmpi_req_kind kind)
     lmpi_request *r = lmpi_pool_get(&pool);
     if (!r)
         return NULL;
-    memset(r, 0, sizeof(*r));
+    lmpi_memzero(r, sizeof(*r));
     r->magic = LMPI_MAGIC_REQUEST;
     r->kind = (uint8_t)kind;
     return r;
