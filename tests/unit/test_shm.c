@@ -1,10 +1,18 @@
 /* The shared-memory transport between real processes: NPROC processes send
  * each other packets of every size class (fast box, cell) in bursts that
  * exhaust the cells, and check per-sender order, sizes and contents.  The
- * transport is linked alone; this file plays the pt2pt layer above it. */
+ * transport is linked alone; this file plays the pt2pt layer above it.
+ * Mode "ring512": the smallest fast-box ring (8 lines; records skip its end
+ * often).  A 448-byte message fills the ring, and the next two go through
+ * cells; the 0-byte one after them takes line 0 and the 8-byte one line 1.
+ * So the 448-byte payload carries, where line 1 starts, a forged record
+ * exactly like that 8-byte message's will be one lap later, but with other
+ * bytes: a receiver that reached line 1 before the sender had written it
+ * and took the stale payload for a record would deliver them. */
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +28,31 @@ enum { NPROC = 4, PER_PEER = 3000 };
 static int me;
 static uint32_t expect_seq[NPROC];
 static long got, bad;
+static bool forge; /* ring512 */
+
+/* shm.c's fast-box record */
+typedef struct {
+    uint32_t mark, seq, len, lines;
+    lmpi_pkt_hdr hdr;
+} record;
+
+/* Message seq from src; head: the sender's fast-box position before the
+ * send (lmpi_shm_fastbox_head), ring: the ring's lines. */
+static void fill_payload(unsigned char *buf, int src, uint32_t seq, size_t n, uint32_t head, uint32_t ring)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (unsigned char)(src + seq + i);
+    if (!forge || n != 448 || ring != 8 || head % ring)
+        return;
+    record r = {.mark = head + ring + 1 + 1, /* line 1, one lap on (marks are positions + 1) */
+                .seq = seq + 5,
+                .len = 8,
+                .lines = 1,
+                .hdr = {.type = LMPI_PKT_EAGER, .rank = src, .tag = (int32_t)(seq + 5), .len = 8}};
+    size_t at = 64 - sizeof(record); /* payload offset of line 1 */
+    memcpy(buf + at, &r, sizeof(r));
+    memset(buf + at + sizeof(r), 0xee, 8);
+}
 
 static size_t size_for(uint32_t seq)
 {
@@ -30,14 +63,13 @@ static size_t size_for(uint32_t seq)
 static void deliver(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
 {
     uint32_t seq = (uint32_t)h->tag;
-    const unsigned char *p = payload;
-    if (h->rank != src || seq != expect_seq[src] || len != size_for(seq) || h->len != len)
+    if (h->rank != src || seq != expect_seq[src] || len != size_for(seq) || h->len != len || len > 16384)
         bad++;
-    for (size_t i = 0; i < len; i++)
-        if (p[i] != (unsigned char)(src + seq + i)) {
-            bad++;
-            break;
-        }
+    else {
+        unsigned char want[16384];
+        fill_payload(want, src, seq, len, (uint32_t)h->addr, (uint32_t)h->rreq);
+        bad += memcmp(payload, want, len) != 0;
+    }
     expect_seq[src] = seq + 1;
     got++;
 }
@@ -89,7 +121,16 @@ static int run(int rank)
     uint32_t sent[NPROC] = {0};
     long want = (long)(NPROC - 1) * PER_PEER;
     bool done_sending = false;
+    long seen = -1;
+    time_t since = time(NULL);
     while (!done_sending || got < want) {
+        if (got != seen) {
+            seen = got;
+            since = time(NULL);
+        } else if (time(NULL) - since > 10) {
+            fprintf(stderr, "rank %d: no packet for 10 s, %ld of %ld received (%ld bad)\n", rank, got, want, bad);
+            return 1; /* a lost or misordered packet */
+        }
         done_sending = true;
         for (int d = 0; d < NPROC; d++) {
             if (d == rank || sent[d] == PER_PEER)
@@ -97,9 +138,10 @@ static int run(int rank)
             done_sending = false;
             uint32_t seq = sent[d];
             size_t n = size_for(seq);
-            for (size_t i = 0; i < n; i++)
-                buf[i] = (unsigned char)(rank + seq + i);
-            lmpi_pkt_hdr h = {.type = LMPI_PKT_EAGER, .rank = rank, .tag = (int32_t)seq, .len = n};
+            uint32_t ring, head = lmpi_shm_fastbox_head(d, &ring);
+            fill_payload(buf, rank, seq, n, head, ring);
+            lmpi_pkt_hdr h = {.type = LMPI_PKT_EAGER, .rank = rank, .tag = (int32_t)seq, .len = n,
+                              .addr = head, .rreq = ring};
             if (lmpi_shm_send_pkt(d, &h, buf, n) == LMPI_OK)
                 sent[d]++;
         }
@@ -118,6 +160,10 @@ int main(int argc, char **argv)
     /* "bitmap": senders flag their fast boxes; default: receivers scan them */
     if (argc > 1 && !strcmp(argv[1], "bitmap"))
         setenv("LMPI_SHM_FASTBOX_SCAN", "0", 1);
+    if (argc > 1 && !strcmp(argv[1], "ring512")) {
+        setenv("LMPI_SHM_FASTBOX_RING", "512", 1);
+        forge = true;
+    }
     lmpi_config_load();
     lmpi_tr_set_handler(deliver);
     char job[64];

@@ -5,16 +5,25 @@
  *   notice board      failed processes, posted by the launcher (notice.h)
  *   rank areas        per rank: receive queue, free-cell queue, pid
  *   pending bitmaps   per receiver: one bit per sender with a full fast box
- *   fast boxes        per (receiver, sender) pair: one slot for tiny messages
+ *   fast-box tails    per receiver: how far it has read each sender's ring
+ *   fast boxes        per (receiver, sender) pair: a ring of tiny messages
  *   cells             per rank: `ncells` cells it owns and sends from
  *
  * A sender takes a cell from its own free queue, fills it and enqueues it on
  * the receiver's queue; the receiver hands it back to the owner's free queue
  * as soon as the packet is delivered (pt2pt copies what it keeps).
+ * A fast box is a ring that only its sender writes: records of 64-byte
+ * lines, each marked with its position so that the receiver knows a fresh
+ * one without anybody clearing the lap before; the receiver publishes how
+ * far it has read once per poll, and the sender reads that only when its
+ * last view says the ring is full (then the message takes a cell).  With a
+ * window of small messages in flight, consecutive messages share lines and
+ * no atomic read-modify-write is needed (Open MPI's shared-memory transport
+ * does the same per peer).
  * Per-pair sequence numbers keep fast-box and queue traffic in order: a cell
- * whose number is ahead of the expected one means the missing packet sits in
- * the sender's fast box, and a fast box ahead of the expected number waits
- * until the queue has caught up.
+ * whose number is ahead of the expected one means the missing packets sit in
+ * the sender's fast box, and a fast-box record ahead of the expected number
+ * waits until the queue has caught up.
  *
  * The segment is created by the node's first rank with mode 0600 and
  * unlinked by whichever rank attaches last, so nothing is left in /dev/shm
@@ -47,9 +56,13 @@
 #define CELL_HDR 128
 #define CELL_PAYLOAD (16 * 1024)
 #define CELL_SIZE (CELL_HDR + CELL_PAYLOAD)
-#define FB_SIZE 512
-#define FB_HDR 64
-#define FB_PAYLOAD (FB_SIZE - FB_HDR)
+#define FB_LINE 64
+#define FB_PAYLOAD 448            /* the largest message a fast box takes */
+#define FB_RING_MIN 512           /* bytes per pair: a 448-byte message fits */
+#define FB_RING_MAX (64 * 1024)
+#define FB_RING_DEFAULT 4096
+#define FB_NODE_BUDGET (1u << 20) /* the default ring shrinks to keep n*n rings below this */
+#define FB_SKIP UINT32_MAX        /* a record's len: the rest of the ring is unused, go to its start */
 #define POLL_BATCH 32
 
 typedef struct {
@@ -63,6 +76,8 @@ typedef struct {
      * (runtime/wait.h, the hand-off) */
     uint64_t off_cpu_slots;
     uint32_t ncpus;
+    uint32_t fb_lines;    /* lines per fast-box ring, a power of two */
+    uint64_t off_fb_tails; /* per receiver, a row of n read positions (lines) */
     _Atomic uint32_t attached;
     /* the pool for collectives' shared areas: POOL_UNIT units, a bit each
      * (set: taken), first fit under a spin lock */
@@ -99,15 +114,25 @@ typedef struct {
 
 _Static_assert(sizeof(cell_header) <= CELL_HDR, "cell header fits");
 
+/* A fast-box record: whole lines of the ring, never wrapping; the payload
+ * follows the header (an 8-byte message fills one line). */
 typedef struct {
-    _Atomic uint32_t full;
+    _Atomic uint32_t mark; /* the record's position in lines since the ring began, + 1 */
     uint32_t seq;
-    uint32_t len;
-    uint32_t pad;
+    uint32_t len;   /* payload bytes, or FB_SKIP */
+    uint32_t lines; /* lines the record spans */
     lmpi_pkt_hdr hdr;
-} fastbox_header;
+} fastbox_record;
 
-_Static_assert(sizeof(fastbox_header) <= FB_HDR, "fast box header fits");
+#define FB_REC_HDR sizeof(fastbox_record)
+
+/* The mark of a record at line position pos (counted since the ring began):
+ * never 0, so that a line the receiver cleared is never taken for a record. */
+static inline uint32_t fastbox_mark(uint32_t pos)
+{
+    return pos + 1 ? pos + 1 : 1;
+}
+_Static_assert(FB_REC_HDR + FB_PAYLOAD <= FB_RING_MIN, "the largest fast-box message fits the smallest ring");
 
 static struct {
     char *base;
@@ -120,6 +145,11 @@ static struct {
     uint32_t *recv_seq;
     size_t eager_max;
     size_t fb_max;
+    /* fast boxes: ring size, and this rank's positions (in lines): where it
+     * writes next to each receiver, where it last saw each receiver's read
+     * position, and where it reads next from each sender */
+    uint32_t fb_lines, fb_mask;
+    uint32_t *fb_head, *fb_seen_tail, *fb_tail;
     bool cma;
     int64_t accounted;
     /* this rank's polling targets, computed once */
@@ -130,7 +160,6 @@ static struct {
      * cheaper than the bitmap, whose atomic updates cost the sender and the
      * receiver a cache-line transfer each per message. */
     bool scan_fastboxes;
-    fastbox_header *my_row;
     bool bridge; /* this process has an inbox for other groups (bridge.h) */
 } shm;
 
@@ -151,9 +180,35 @@ static lmpi_wait_word *sleep_word_of(int rank) { return &shm.ranks[rank].sleep; 
 
 static _Atomic int32_t *wait_cpu_of(int rank) { return &shm.ranks[rank].wait_cpu; }
 
-static fastbox_header *fastbox(int dst, int src)
+static char *fastbox_ring(int dst, int src)
 {
-    return (fastbox_header *)(shm.base + shm.hdr->off_fastboxes + ((size_t)dst * shm.n + (size_t)src) * FB_SIZE);
+    return shm.base + shm.hdr->off_fastboxes + ((size_t)dst * shm.n + (size_t)src) * shm.fb_lines * FB_LINE;
+}
+
+/* dst's read position in src's ring: only dst writes it */
+static _Atomic uint32_t *fastbox_tail(int dst, int src)
+{
+    size_t row = align_up((size_t)shm.n * sizeof(uint32_t), 64);
+    return (_Atomic uint32_t *)(shm.base + shm.hdr->off_fb_tails + (size_t)dst * row) + src;
+}
+
+/* Bytes per fast-box ring: LMPI_SHM_FASTBOX_RING, or 4 KiB halved until
+ * the node's n*n rings fit FB_NODE_BUDGET (1 MiB up to 16 ranks, then the
+ * 512 bytes of one largest message from 46 ranks on). */
+static size_t fastbox_ring_bytes(int n, bool report)
+{
+    size_t want = (size_t)lmpi_config.shm_fastbox_ring, b;
+    if (want == 0) {
+        for (b = FB_RING_DEFAULT; b > FB_RING_MIN && (size_t)n * n * b > FB_NODE_BUDGET; b /= 2)
+            ;
+        return b;
+    }
+    for (b = FB_RING_MIN; b * 2 <= want && b < FB_RING_MAX; b *= 2)
+        ;
+    if (b != want && report)
+        fprintf(stderr, "LeanMPI: LMPI_SHM_FASTBOX_RING=%zu is not a power of two from %d to %d; using %zu\n", want,
+                FB_RING_MIN, FB_RING_MAX, b);
+    return b;
 }
 
 static uint64_t cell_offset(int owner, uint32_t i)
@@ -185,8 +240,12 @@ static void layout(seg_header *h, int n)
     off = align_up(off + (size_t)h->ncpus * sizeof(uint32_t), 64);
     h->off_bitmaps = off;
     off = align_up(off + (size_t)n * align_up((size_t)h->bitmap_words * 8, 64), 4096);
+    h->off_fb_tails = off;
+    off = align_up(off + (size_t)n * align_up((size_t)n * sizeof(uint32_t), 64), 4096);
+    size_t ring = fastbox_ring_bytes(n, false);
+    h->fb_lines = (uint32_t)(ring / FB_LINE);
     h->off_fastboxes = off;
-    off = align_up(off + (size_t)n * n * FB_SIZE, 4096);
+    off = align_up(off + (size_t)n * n * ring, 4096);
     h->off_cells = off;
     off += (size_t)n * h->ncells * CELL_SIZE;
     h->pool_units = (uint64_t)n * (uint64_t)lmpi_config.shm_coll_pool / POOL_UNIT;
@@ -385,8 +444,15 @@ lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job
 
     shm.send_seq = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
     shm.recv_seq = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
-    if (!shm.send_seq || !shm.recv_seq)
+    shm.fb_head = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
+    shm.fb_seen_tail = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
+    shm.fb_tail = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
+    if (!shm.send_seq || !shm.recv_seq || !shm.fb_head || !shm.fb_seen_tail || !shm.fb_tail)
         return LMPI_ERR_NO_MEM;
+    shm.fb_lines = shm.hdr->fb_lines;
+    shm.fb_mask = shm.fb_lines - 1;
+    if (me == leader)
+        (void)fastbox_ring_bytes(n, true); /* says once per node when LMPI_SHM_FASTBOX_RING was adjusted */
     shm.eager_max = (size_t)lmpi_config.shm_eager_max;
     if (shm.eager_max > CELL_PAYLOAD)
         shm.eager_max = CELL_PAYLOAD;
@@ -398,7 +464,6 @@ lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job
     shm.bitmap_words = shm.hdr->bitmap_words;
     shm.my_recvq = &shm.ranks[me].recvq;
     shm.scan_fastboxes = n <= lmpi_config.shm_fastbox_scan;
-    shm.my_row = fastbox(me, 0);
     /* Yama's ptrace_scope=1 only lets ancestors read our memory; our peers
      * are siblings, so allow any process of ours to attach. */
     prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
@@ -427,6 +492,9 @@ void lmpi_shm_finalize(void)
         munmap(shm.base, shm.size);
     lmpi_free(shm.send_seq);
     lmpi_free(shm.recv_seq);
+    lmpi_free(shm.fb_head);
+    lmpi_free(shm.fb_seen_tail);
+    lmpi_free(shm.fb_tail);
     lmpi_mem_account(LMPI_MEM_SHM, -shm.accounted);
     memset(&shm, 0, sizeof(shm));
 }
@@ -557,29 +625,60 @@ static void link_hold(uint64_t bytes)
         sched_yield();
 }
 
+/* Writes a record into dest's fast box if the ring has room for it (and
+ * for a skip record when it does not fit before the ring's end). */
+static inline bool fastbox_put(int dest, uint32_t seq, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
+                               lmpi_pkt_fill fill, void *arg)
+{
+    uint32_t need = (uint32_t)((FB_REC_HDR + len + FB_LINE - 1) / FB_LINE);
+    uint32_t head = shm.fb_head[dest], pos = head & shm.fb_mask;
+    uint32_t skip = pos + need > shm.fb_lines ? shm.fb_lines - pos : 0;
+    if (head + skip + need - shm.fb_seen_tail[dest] > shm.fb_lines) {
+        /* acquire: the receiver is done with the lines it says it has read */
+        shm.fb_seen_tail[dest] = atomic_load_explicit(fastbox_tail(dest, shm.me), memory_order_acquire);
+        if (head + skip + need - shm.fb_seen_tail[dest] > shm.fb_lines)
+            return false;
+    }
+    char *ring = fastbox_ring(dest, shm.me);
+    fastbox_record *r = (fastbox_record *)(ring + (size_t)pos * FB_LINE);
+    if (skip) {
+        r->len = FB_SKIP;
+        r->lines = skip;
+        atomic_store_explicit(&r->mark, fastbox_mark(head), memory_order_release);
+        head += skip;
+        r = (fastbox_record *)ring;
+    }
+    r->seq = seq;
+    r->len = (uint32_t)len;
+    r->lines = need;
+    r->hdr = *hdr;
+    if (len && fill)
+        fill((char *)r + FB_REC_HDR, len, arg);
+    else if (len && payload) /* one of fill and payload is given */
+        memcpy((char *)r + FB_REC_HDR, payload, len);
+    atomic_store_explicit(&r->mark, fastbox_mark(head), memory_order_release);
+    shm.fb_head[dest] = head + need;
+    return true;
+}
+
+uint32_t lmpi_shm_fastbox_head(int dest, uint32_t *ring_lines)
+{
+    *ring_lines = shm.fb_lines;
+    return shm.fb_head[dest];
+}
+
 /* The payload is copied, or written by `fill` straight into the fast box or
  * cell (a non-contiguous type packs there: no intermediate copy). */
 static inline lmpi_status send_core(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
                                     lmpi_pkt_fill fill, void *arg)
 {
     uint32_t seq = shm.send_seq[dest];
-    if (len <= shm.fb_max) {
-        fastbox_header *fb = fastbox(dest, shm.me);
-        if (!atomic_load_explicit(&fb->full, memory_order_acquire)) {
-            fb->seq = seq;
-            fb->len = (uint32_t)len;
-            fb->hdr = *hdr;
-            if (len && fill)
-                fill((char *)fb + FB_HDR, len, arg);
-            else if (len && payload) /* one of fill and payload is given */
-                memcpy((char *)fb + FB_HDR, payload, len);
-            atomic_store_explicit(&fb->full, 1, memory_order_release);
-            if (!shm.scan_fastboxes)
-                atomic_fetch_or_explicit(&bitmap_of(dest)[shm.me / 64], 1ull << (shm.me % 64), memory_order_release);
-            shm.send_seq[dest] = seq + 1;
-            lmpi_wait_notify(&shm.ranks[dest].sleep);
-            return LMPI_OK;
-        }
+    if (len <= shm.fb_max && fastbox_put(dest, seq, hdr, payload, len, fill, arg)) {
+        if (!shm.scan_fastboxes)
+            atomic_fetch_or_explicit(&bitmap_of(dest)[shm.me / 64], 1ull << (shm.me % 64), memory_order_release);
+        shm.send_seq[dest] = seq + 1;
+        lmpi_wait_notify(&shm.ranks[dest].sleep);
+        return LMPI_OK;
     }
     /* (the test costs a predicted branch on a pointer loaded anyway; without
      * it, in a program that never opens the segment, link-time optimization
@@ -631,11 +730,60 @@ lmpi_status lmpi_shm_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len
     return send_linked(dest, hdr, NULL, len, fill, arg);
 }
 
-static void deliver_fastbox(int src, fastbox_header *fb)
+/* Clears the first word of every line of a consumed record but its first:
+ * they held payload, which a later lap's record may start on, and stale
+ * bytes there must never read as that record's mark.  (The first line holds
+ * an older lap's mark, which differs.)  Done before the read position is
+ * published, so before the sender may write there again. */
+static void forget_lines(fastbox_record *r)
 {
-    lmpi_tr_deliver(src, &fb->hdr, (char *)fb + FB_HDR, fb->len);
+    for (uint32_t i = 1; i < r->lines; i++)
+        atomic_store_explicit(&((fastbox_record *)((char *)r + (size_t)i * FB_LINE))->mark, 0, memory_order_relaxed);
+}
+
+/* The next record of src's ring, past any skip; NULL: none written yet. */
+static fastbox_record *fastbox_next(int src)
+{
+    char *ring = fastbox_ring(shm.me, src);
+    for (;;) {
+        uint32_t tail = shm.fb_tail[src];
+        fastbox_record *r = (fastbox_record *)(ring + (size_t)(tail & shm.fb_mask) * FB_LINE);
+        if (atomic_load_explicit(&r->mark, memory_order_acquire) != fastbox_mark(tail))
+            return NULL;
+        if (r->len != FB_SKIP)
+            return r;
+        forget_lines(r);
+        shm.fb_tail[src] = tail + r->lines;
+    }
+}
+
+static void deliver_record(int src, fastbox_record *r)
+{
+    lmpi_tr_deliver(src, &r->hdr, (char *)r + FB_REC_HDR, r->len);
     shm.recv_seq[src]++;
-    atomic_store_explicit(&fb->full, 0, memory_order_release);
+    forget_lines(r);
+    shm.fb_tail[src] += r->lines;
+}
+
+/* Delivers src's fast-box records while they are next in order, then tells
+ * src how far it has read (release: after the payloads were consumed).
+ * *ahead: a record waits for older packets still in the queue. */
+static int drain_fastbox(int src, bool *ahead)
+{
+    uint32_t start = shm.fb_tail[src];
+    int events = 0;
+    fastbox_record *r;
+    while ((r = fastbox_next(src))) {
+        if (r->seq != shm.recv_seq[src]) {
+            *ahead = true;
+            break;
+        }
+        deliver_record(src, r);
+        events++;
+    }
+    if (shm.fb_tail[src] != start)
+        atomic_store_explicit(fastbox_tail(shm.me, src), shm.fb_tail[src], memory_order_release);
+    return events;
 }
 
 static void deliver_cell(uint64_t off)
@@ -643,12 +791,15 @@ static void deliver_cell(uint64_t off)
     cell_header *c = (cell_header *)(shm.base + off);
     int src = (int)c->src;
     while (c->seq != shm.recv_seq[src]) {
-        /* The packet before this one is in src's fast box (written before the
-         * cell was queued, so it is there already). */
-        fastbox_header *fb = fastbox(shm.me, src);
-        while (!atomic_load_explicit(&fb->full, memory_order_acquire))
+        /* The packets before this one are in src's fast box (written before
+         * the cell was queued, so they are there already). */
+        fastbox_record *r = fastbox_next(src);
+        if (!r) {
             sched_yield();
-        deliver_fastbox(src, fb);
+            continue;
+        }
+        deliver_record(src, r);
+        atomic_store_explicit(fastbox_tail(shm.me, src), shm.fb_tail[src], memory_order_release);
     }
     lmpi_tr_deliver(src, &c->hdr, (char *)c + CELL_HDR, c->len);
     shm.recv_seq[src]++;
@@ -661,13 +812,9 @@ static void deliver_cell(uint64_t off)
 static int poll_fastbox_row(void)
 {
     int events = 0;
-    for (int src = 0; src < shm.n; src++) {
-        fastbox_header *fb = (fastbox_header *)((char *)shm.my_row + (size_t)src * FB_SIZE);
-        if (!atomic_load_explicit(&fb->full, memory_order_acquire) || fb->seq != shm.recv_seq[src])
-            continue; /* empty, or older packets of src are still queued */
-        deliver_fastbox(src, fb);
-        events++;
-    }
+    bool ahead = false; /* (older packets of a sender are still queued: the queue comes next) */
+    for (int src = 0; src < shm.n; src++)
+        events += drain_fastbox(src, &ahead);
     return events;
 }
 
@@ -688,15 +835,10 @@ int lmpi_shm_poll(void)
             int b = __builtin_ctzll(bits);
             bits &= bits - 1;
             int src = (int)(w * 64 + (uint32_t)b);
-            fastbox_header *fb = fastbox(shm.me, src);
-            if (!atomic_load_explicit(&fb->full, memory_order_acquire))
-                continue; /* already taken while draining the queue */
-            if (fb->seq != shm.recv_seq[src]) {
+            bool ahead = false;
+            events += drain_fastbox(src, &ahead);
+            if (ahead)
                 later |= 1ull << b; /* older packets of src are still queued */
-                continue;
-            }
-            deliver_fastbox(src, fb);
-            events++;
         }
         if (later)
             atomic_fetch_or_explicit(&bm[w], later, memory_order_relaxed);
