@@ -267,20 +267,23 @@ lmpi_status lmpi_impl_Test(MPI_Request *request, int *flag, MPI_Status *status)
 
 /* Finish every request of the array; per-request errors go to the statuses
  * and the call reports MPI_ERR_IN_STATUS, as the standard asks. */
-static lmpi_status finish_all(int count, MPI_Request reqs[], MPI_Status statuses[])
+/* Finish reqs[i] (wait first if `wait`); false: it failed. */
+static bool finish_at(MPI_Request reqs[], int i, MPI_Status statuses[], bool wait)
 {
-    bool failed = false;
-    for (int i = 0; i < count; i++) {
-        MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
-        lmpi_request *r;
-        request_arg(reqs[i], &r);
-        if (!r) {
-            empty_status(s);
-            continue;
-        }
-        if (finish(r, s, &reqs[i]) != LMPI_OK)
-            failed = true;
+    MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+    lmpi_request *r;
+    request_arg(reqs[i], &r);
+    if (!r) {
+        empty_status(s);
+        return true;
     }
+    if (wait)
+        lmpi_request_wait(r);
+    return finish(r, s, &reqs[i]) == LMPI_OK;
+}
+
+static lmpi_status all_finished(bool failed)
+{
     if (failed) {
         lmpi_err_detail("at least one request failed; see the statuses");
         return LMPI_ERR_IN_STATUS;
@@ -288,18 +291,26 @@ static lmpi_status finish_all(int count, MPI_Request reqs[], MPI_Status statuses
     return LMPI_OK;
 }
 
+static lmpi_status finish_all(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    bool failed = false;
+    for (int i = 0; i < count; i++)
+        failed |= !finish_at(reqs, i, statuses, false);
+    return all_finished(failed);
+}
+
+/* Each request is finished as soon as it is done: one pass instead of a
+ * wait pass and a finish pass (the array was checked first, so nothing is
+ * finished when one handle is bad). */
 lmpi_status lmpi_impl_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
     lmpi_status st = request_array(count, reqs, "array_of_requests");
     if (st != LMPI_OK)
         return st;
-    for (int i = 0; i < count; i++) {
-        lmpi_request *r;
-        request_arg(reqs[i], &r);
-        if (r)
-            lmpi_request_wait(r);
-    }
-    return finish_all(count, reqs, statuses);
+    bool failed = false;
+    for (int i = 0; i < count; i++)
+        failed |= !finish_at(reqs, i, statuses, true);
+    return all_finished(failed);
 }
 
 static bool all_done(int count, const MPI_Request reqs[])
