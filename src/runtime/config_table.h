@@ -23,8 +23,9 @@
     X(shm_fastbox_max, "LMPI_SHM_FASTBOX_MAX", SIZE, "448",                                       \
       "Largest payload sent through a fast box (at most 448 bytes).")                             \
     X(shm_fastbox_ring, "LMPI_SHM_FASTBOX_RING", SIZE, "0",                                       \
-      "Bytes of each ordered pair's fast-box ring (a power of two from 512 to 64k); 0: 4 KiB up "  \
-      "to 16 ranks on a node, halving as the node fills, at least 512 bytes.")                    \
+      "Bytes of each ordered pair's fast-box ring, which takes small messages that find the "     \
+      "pair's one-message slot full (a power of two from 512 to 64k); 0: 4 KiB up to 16 ranks on " \
+      "a node, halving as the node fills, none from 46 ranks on.")                                \
     X(shm_fastbox_scan, "LMPI_SHM_FASTBOX_SCAN", INT, "8",                                        \
       "Up to this many ranks on a node, a receiver reads all its fast boxes when it polls; "       \
       "above, senders flag full boxes in a bitmap (one atomic per message, but polling stays "     \

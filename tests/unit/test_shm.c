@@ -3,12 +3,8 @@
  * exhaust the cells, and check per-sender order, sizes and contents.  The
  * transport is linked alone; this file plays the pt2pt layer above it.
  * Mode "ring512": the smallest fast-box ring (8 lines; records skip its end
- * often).  A 448-byte message fills the ring, and the next two go through
- * cells; the 0-byte one after them takes line 0 and the 8-byte one line 1.
- * So the 448-byte payload carries, where line 1 starts, a forged record
- * exactly like that 8-byte message's will be one lap later, but with other
- * bytes: a receiver that reached line 1 before the sender had written it
- * and took the stale payload for a record would deliver them. */
+ * often), after a scripted exchange (forge_stale_record) that leaves in the
+ * ring a stale payload shaped like the next record. */
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -28,30 +24,10 @@ enum { NPROC = 4, PER_PEER = 3000 };
 static int me;
 static uint32_t expect_seq[NPROC];
 static long got, bad;
-static bool forge; /* ring512 */
-
-/* shm.c's fast-box record */
-typedef struct {
-    uint32_t mark, seq, len, lines;
-    lmpi_pkt_hdr hdr;
-} record;
-
-/* Message seq from src; head: the sender's fast-box position before the
- * send (lmpi_shm_fastbox_head), ring: the ring's lines. */
-static void fill_payload(unsigned char *buf, int src, uint32_t seq, size_t n, uint32_t head, uint32_t ring)
+static void fill_payload(unsigned char *buf, int src, uint32_t seq, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         buf[i] = (unsigned char)(src + seq + i);
-    if (!forge || n != 448 || ring != 8 || head % ring)
-        return;
-    record r = {.mark = head + ring + 1 + 1, /* line 1, one lap on (marks are positions + 1) */
-                .seq = seq + 5,
-                .len = 8,
-                .lines = 1,
-                .hdr = {.type = LMPI_PKT_EAGER, .rank = src, .tag = (int32_t)(seq + 5), .len = 8}};
-    size_t at = 64 - sizeof(record); /* payload offset of line 1 */
-    memcpy(buf + at, &r, sizeof(r));
-    memset(buf + at + sizeof(r), 0xee, 8);
 }
 
 static size_t size_for(uint32_t seq)
@@ -67,11 +43,96 @@ static void deliver(int src, const lmpi_pkt_hdr *h, const void *payload, size_t 
         bad++;
     else {
         unsigned char want[16384];
-        fill_payload(want, src, seq, len, (uint32_t)h->addr, (uint32_t)h->rreq);
+        fill_payload(want, src, seq, len);
         bad += memcmp(payload, want, len) != 0;
     }
     expect_seq[src] = seq + 1;
     got++;
+}
+
+/* The stale-payload scenario, rank 1 to rank 0 with an 8-line ring; the
+ * receiver polls only when told (pipes), so every placement is known:
+ *   round 1: seq 0 (0 B) takes the slot, seq 1 (100 B) ring lines 0-2;
+ *            its payload holds, where line 1 starts, a record exactly like
+ *            the one seq 9 would be at position 9 (ring line 1, one lap
+ *            on), with 0xee bytes;
+ *   round 2: seq 2 takes the slot again, seq 3-8 (0 B) positions 3-8;
+ *   the receiver, having read position 8, looks at position 9 before
+ *            seq 9 is written: only the clearing of consumed payload lines
+ *            keeps it from delivering the forged record;
+ *   round 3: seq 9 (8 B, real bytes), in the slot.
+ * Afterwards the counts start again from 0 for the main exchange. */
+static bool scripted; /* ring512 */
+static int go[2], done[2], start[2]; /* start: rank 0 lets the others begin the main exchange */
+static long forged_seen;
+
+static void scenario_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
+{
+    uint32_t seq = (uint32_t)h->tag;
+    if (src != 1 || seq != expect_seq[1] || (len && ((const unsigned char *)payload)[len - 1] == 0xee))
+        forged_seen++;
+    expect_seq[1] = seq + 1;
+    got++;
+}
+
+typedef struct { /* shm.c's fast-box record */
+    uint32_t mark, seq, len, lines;
+    lmpi_pkt_hdr hdr;
+} record;
+
+static void scenario_send(uint32_t seq, size_t len, bool forge)
+{
+    unsigned char buf[100];
+    memset(buf, 1, sizeof(buf));
+    if (forge) {
+        record r = {.mark = 9 + 1, .seq = 9, .len = 8, .lines = 1,
+                    .hdr = {.type = LMPI_PKT_EAGER, .rank = 1, .tag = 9, .len = 8}};
+        size_t at = 64 - sizeof(record); /* payload offset of the record's second line */
+        memcpy(buf + at, &r, sizeof(r));
+        memset(buf + at + sizeof(r), 0xee, 8);
+    }
+    lmpi_pkt_hdr h = {.type = LMPI_PKT_EAGER, .rank = 1, .tag = (int32_t)seq, .len = len};
+    while (lmpi_shm_send_pkt(0, &h, buf, len) != LMPI_OK)
+        ;
+}
+
+static int forge_stale_record(int rank)
+{
+    static const int per_round[3] = {2, 7, 1};
+    char c = 0;
+    if (rank == 1) {
+        uint32_t seq = 0;
+        for (int round = 0; round < 3; round++) {
+            for (int i = 0; i < per_round[round]; i++, seq++)
+                scenario_send(seq, seq == 1 ? 100 : seq == 9 ? 8 : 0, seq == 1);
+            if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+                return 1;
+        }
+        uint32_t ring, head = lmpi_shm_fastbox_head(0, &ring);
+        return head == 9 && ring == 8 ? 0 : 1; /* the placements were as scripted (seq 9 took the slot) */
+    }
+    if (rank != 0)
+        return 0;
+    lmpi_tr_set_handler(scenario_deliver);
+    long want = 0;
+    for (int round = 0; round < 3; round++) {
+        if (read(go[0], &c, 1) != 1)
+            return 1;
+        want += per_round[round];
+        while (got < want && !forged_seen)
+            lmpi_shm_poll();
+        if (round == 1) /* everything read: now the look at position 9 */
+            for (int i = 0; i < 1000; i++)
+                lmpi_shm_poll();
+        if (write(done[1], &c, 1) != 1)
+            return 1;
+    }
+    fprintf(stderr, "rank 0: scripted exchange, %ld packets, %ld forged or misordered\n", got, forged_seen);
+    bool ok = !forged_seen && got == 10;
+    lmpi_tr_set_handler(deliver);
+    memset(expect_seq, 0, sizeof(expect_seq));
+    got = 0;
+    return ok ? 0 : 1;
 }
 
 /* The collectives' pool: every process takes and gives back blocks at the
@@ -117,6 +178,17 @@ static int run(int rank)
     snprintf(job, sizeof(job), "unit-%d", (int)getppid());
     if (rank != 0 && lmpi_shm_init(rank, NPROC, 0, NPROC, job) != LMPI_OK)
         return 2;
+    if (scripted) {
+        int rc = forge_stale_record(rank);
+        char c = 0;
+        if (rank == 0)
+            for (int r = 1; r < NPROC; r++)
+                rc |= write(start[1], &c, 1) != 1;
+        else
+            rc |= read(start[0], &c, 1) != 1;
+        if (rc)
+            return 3;
+    }
     unsigned char buf[16384];
     uint32_t sent[NPROC] = {0};
     long want = (long)(NPROC - 1) * PER_PEER;
@@ -138,10 +210,8 @@ static int run(int rank)
             done_sending = false;
             uint32_t seq = sent[d];
             size_t n = size_for(seq);
-            uint32_t ring, head = lmpi_shm_fastbox_head(d, &ring);
-            fill_payload(buf, rank, seq, n, head, ring);
-            lmpi_pkt_hdr h = {.type = LMPI_PKT_EAGER, .rank = rank, .tag = (int32_t)seq, .len = n,
-                              .addr = head, .rreq = ring};
+            fill_payload(buf, rank, seq, n);
+            lmpi_pkt_hdr h = {.type = LMPI_PKT_EAGER, .rank = rank, .tag = (int32_t)seq, .len = n};
             if (lmpi_shm_send_pkt(d, &h, buf, n) == LMPI_OK)
                 sent[d]++;
         }
@@ -162,7 +232,8 @@ int main(int argc, char **argv)
         setenv("LMPI_SHM_FASTBOX_SCAN", "0", 1);
     if (argc > 1 && !strcmp(argv[1], "ring512")) {
         setenv("LMPI_SHM_FASTBOX_RING", "512", 1);
-        forge = true;
+        scripted = true;
+        CHECK(pipe(go) == 0 && pipe(done) == 0 && pipe(start) == 0);
     }
     lmpi_config_load();
     lmpi_tr_set_handler(deliver);
