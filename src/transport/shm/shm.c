@@ -106,7 +106,8 @@ typedef struct {
     _Atomic int32_t pid;
     lmpi_wait_word sleep; /* the futex word this rank sleeps on (runtime/wait.h) */
     _Atomic int32_t wait_cpu; /* the processor it waits on, +1; 0: not waiting (the hand-off) */
-    char pad[52];
+    _Atomic uint32_t wants_cell; /* out of cells: receivers wake it when they hand one back */
+    char pad[48];
     _Atomic uint64_t link_free; /* emulated node uplink (first rank of a node): busy until, ns */
 } rank_area;
 
@@ -741,9 +742,19 @@ cell:
      * sees only the NULL of shm.ranks here and warns) */
     if (LMPI_UNLIKELY(!shm.ranks))
         return LMPI_ERR_INTERN;
-    uint64_t off = lmpi_shmq_dequeue(&shm.ranks[shm.me].freeq, shm.base);
-    if (off == 0)
-        return LMPI_ERR_PENDING;
+    rank_area *mine = &shm.ranks[shm.me];
+    uint64_t off = lmpi_shmq_dequeue(&mine->freeq, shm.base);
+    if (LMPI_UNLIKELY(off == 0)) {
+        /* Ask for a wake-up, then look once more: a cell handed back before
+         * the receiver could see the flag is found here (fences on both
+         * sides).  Only this rank clears the flag, once it has a cell. */
+        atomic_store_explicit(&mine->wants_cell, 1, memory_order_relaxed);
+        atomic_thread_fence(memory_order_seq_cst);
+        if ((off = lmpi_shmq_dequeue(&mine->freeq, shm.base)) == 0)
+            return LMPI_ERR_PENDING;
+    }
+    if (LMPI_UNLIKELY(atomic_load_explicit(&mine->wants_cell, memory_order_relaxed)))
+        atomic_store_explicit(&mine->wants_cell, 0, memory_order_relaxed);
     cell_header *c = (cell_header *)(shm.base + off);
     c->src = (uint32_t)shm.me;
     c->seq = seq;
@@ -900,7 +911,11 @@ static void deliver_cell(uint64_t off)
     shm.recv_seq[src]++;
     uint32_t owner = c->owner;
     lmpi_shmq_enqueue(&shm.ranks[owner].freeq, shm.base, off);
-    lmpi_wait_notify(&shm.ranks[owner].sleep); /* it may wait for a free cell */
+    /* wake the owner only if it waits for a cell: a sleeping owner's
+     * wake-up costs ~10 us on a busy node, for every message */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&shm.ranks[owner].wants_cell, memory_order_relaxed))
+        lmpi_wait_notify(&shm.ranks[owner].sleep);
 }
 
 /* The fast boxes of the row, read directly (few local ranks). */
