@@ -342,6 +342,37 @@ static void busy_first_rank(void)
     }
 }
 
+/* Rank 0 sends more 8 KiB messages than it has cells (64, fewer beyond 64
+ * ranks) and waits; rank 1 starts receiving only after 30 ms, long after
+ * rank 0 went to sleep (2 ms).  Rank 0 must be woken as cells come back
+ * (the "waits for a cell" flag, src/transport/shm): a lost wake-up hangs
+ * this until the test's timeout. */
+static void sender_sleeps_out_of_cells(void)
+{
+    enum { N = 150, LEN = 8192 };
+    char *buf = malloc((size_t)N * LEN);
+    MPI_Request *rq = malloc(sizeof(MPI_Request) * N);
+    CHECK(buf && rq);
+    if (rank == 0) {
+        for (int i = 0; i < N; i++) {
+            memset(buf + (size_t)i * LEN, i & 0xff, LEN);
+            MPI_Isend(buf + (size_t)i * LEN, LEN, MPI_BYTE, 1, 700 + i, MPI_COMM_WORLD, &rq[i]);
+        }
+        CHECK_EQ(MPI_Waitall(N, rq, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    } else if (rank == 1) {
+        usleep(30000);
+        for (int i = 0; i < N; i++)
+            MPI_Irecv(buf + (size_t)i * LEN, LEN, MPI_BYTE, 0, 700 + i, MPI_COMM_WORLD, &rq[i]);
+        CHECK_EQ(MPI_Waitall(N, rq, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        int bad = 0;
+        for (int i = 0; i < N; i++)
+            bad += buf[(size_t)i * LEN + LEN - 1] != (char)(i & 0xff);
+        CHECK_EQ(bad, 0);
+    }
+    free(buf);
+    free(rq);
+}
+
 /* MPI (and what it loads: Debian's libfabric brings psm, whose library
  * installs backtrace printers for SIGINT, SIGTERM and the crash signals)
  * leaves the program's signal handlers as they were: the defaults here. */
@@ -380,6 +411,8 @@ int main(int argc, char **argv)
         test_and_waitany();
         MPI_Barrier(MPI_COMM_WORLD);
         busy_sender();
+        MPI_Barrier(MPI_COMM_WORLD);
+        sender_sleeps_out_of_cells();
     }
     signal_handlers_kept();
     return mpitest_finish("t_pt2pt");
