@@ -669,6 +669,17 @@ static void link_hold(uint64_t bytes)
         sched_yield();
 }
 
+/* The payload is copied, or written by `fill` straight into the slot, ring
+ * record or cell (a non-contiguous type packs there: no intermediate copy);
+ * one of fill and payload is given. */
+static inline void write_payload(char *dst, const void *payload, size_t len, lmpi_pkt_fill fill, void *arg)
+{
+    if (len && fill)
+        fill(dst, len, arg);
+    else if (len && payload)
+        memcpy(dst, payload, len);
+}
+
 /* Writes a record into dest's fast box if the ring has room for it (and
  * for a skip record when it does not fit before the ring's end). */
 static inline bool fastbox_put(int dest, uint32_t seq, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
@@ -696,10 +707,7 @@ static inline bool fastbox_put(int dest, uint32_t seq, const lmpi_pkt_hdr *hdr, 
     r->len = (uint32_t)len;
     r->lines = need;
     r->hdr = *hdr;
-    if (len && fill)
-        fill((char *)r + FB_REC_HDR, len, arg);
-    else if (len && payload) /* one of fill and payload is given */
-        memcpy((char *)r + FB_REC_HDR, payload, len);
+    write_payload((char *)r + FB_REC_HDR, payload, len, fill, arg);
     atomic_store_explicit(&r->mark, fastbox_mark(head), memory_order_release);
     shm.fb_head[dest] = head + need;
     return true;
@@ -711,8 +719,8 @@ uint32_t lmpi_shm_fastbox_head(int dest, uint32_t *ring_lines)
     return shm.fb_head[dest];
 }
 
-/* The payload is copied, or written by `fill` straight into the fast box or
- * cell (a non-contiguous type packs there: no intermediate copy). */
+/* Into dest's slot, else its ring, else a cell (LMPI_ERR_PENDING: no cell
+ * free). */
 static inline lmpi_status send_core(int dest, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
                                     lmpi_pkt_fill fill, void *arg)
 {
@@ -723,10 +731,7 @@ static inline lmpi_status send_core(int dest, const lmpi_pkt_hdr *hdr, const voi
             fb->seq = seq;
             fb->len = (uint32_t)len;
             fb->hdr = *hdr;
-            if (len && fill)
-                fill((char *)fb + FB_SLOT_HDR, len, arg);
-            else if (len && payload) /* one of fill and payload is given */
-                memcpy((char *)fb + FB_SLOT_HDR, payload, len);
+            write_payload((char *)fb + FB_SLOT_HDR, payload, len, fill, arg);
             atomic_store_explicit(&fb->full, 1, memory_order_release);
         } else if (!shm.fb_lines || !fastbox_put(dest, seq, hdr, payload, len, fill, arg))
             goto cell;
@@ -760,10 +765,7 @@ cell:
     c->seq = seq;
     c->len = (uint32_t)len;
     c->hdr = *hdr;
-    if (len && fill)
-        fill((char *)c + CELL_HDR, len, arg);
-    else if (len && payload)
-        memcpy((char *)c + CELL_HDR, payload, len);
+    write_payload((char *)c + CELL_HDR, payload, len, fill, arg);
     lmpi_shmq_enqueue(&shm.ranks[dest].recvq, shm.base, off);
     shm.send_seq[dest] = seq + 1;
     lmpi_wait_notify(&shm.ranks[dest].sleep);
