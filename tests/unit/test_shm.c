@@ -4,9 +4,14 @@
  * transport is linked alone; this file plays the pt2pt layer above it.
  * Mode "ring512": the smallest fast-box ring (8 lines; records skip its end
  * often), after a scripted exchange (forge_stale_record) that leaves in the
- * ring a stale payload shaped like the next record. */
+ * ring a stale payload shaped like the next record.
+ * Mode "coop": first, a receiver asks a rank for help with a large copy
+ * (lmpi_shm_coop_start) while that rank is copying a large receive of its
+ * own, and again after it stopped: declined, then accepted. */
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -135,6 +140,59 @@ static int forge_stale_record(int rank)
     return ok ? 0 : 1;
 }
 
+/* Mode "coop".  Rank 1 pulls 16 MiB from rank 0 again and again (a rank
+ * busy with its own large receive); meanwhile rank 0, as the receiver of a
+ * large message from rank 1, asks it for help three times 5 ms apart: at
+ * least one must be declined (one could fall between two pulls).  Once rank
+ * 1 has stopped, the next request is accepted.  The accepted descriptors'
+ * cells are not given back (no sender ever lets go of them): 16 cells are
+ * plenty for what follows. */
+static bool coop_mode;
+enum { COOP_BYTES = 16 << 20 };
+static unsigned char *coop_src;
+
+static int coop_declined_while_copying(int rank)
+{
+    char c = 0;
+    if (rank == 1) {
+        unsigned char *dst = malloc(COOP_BYTES);
+        int rc = dst ? lmpi_shm_pull(0, (uint64_t)(uintptr_t)coop_src, dst, COOP_BYTES) : -1;
+        c = rc == 0 ? 'p' : 's'; /* s: no cross-memory attach here */
+        if (write(go[1], &c, 1) != 1)
+            return 1;
+        struct pollfd stop = {.fd = done[0], .events = POLLIN};
+        while (rc == 0 && poll(&stop, 1, 0) == 0)
+            rc = lmpi_shm_pull(0, (uint64_t)(uintptr_t)coop_src, dst, COOP_BYTES);
+        if (c == 'p' && read(done[0], &c, 1) != 1)
+            return 1;
+        bool same = rc == 0 && dst[0] == 0x5a && dst[COOP_BYTES - 1] == 0x5a;
+        free(dst);
+        c = 'x';
+        return write(go[1], &c, 1) == 1 && (same || rc != 0) ? 0 : 1;
+    }
+    if (rank != 0)
+        return 0;
+    if (read(go[0], &c, 1) != 1)
+        return 1;
+    if (c == 's') {
+        fprintf(stderr, "rank 0: no cross-memory attach here, coop scenario skipped\n");
+        return read(go[0], &c, 1) == 1 ? 0 : 1;
+    }
+    unsigned char *local = malloc(1 << 20);
+    int declined = 0;
+    for (int i = 0; i < 3; i++) {
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
+        declined += lmpi_shm_coop_start(1, (uint64_t)(uintptr_t)coop_src, local, 1 << 20) == 0;
+    }
+    if (write(done[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+        return 1;
+    bool accepted = lmpi_shm_coop_start(1, (uint64_t)(uintptr_t)coop_src, local, 1 << 20) != 0;
+    free(local);
+    fprintf(stderr, "rank 0: help declined %d of 3 times while the helper copied, accepted after: %d\n",
+            declined, (int)accepted);
+    return declined > 0 && accepted ? 0 : 1;
+}
+
 /* The collectives' pool: every process takes and gives back blocks at the
  * same time, fills each with its own byte and checks it before giving it
  * back (two processes holding overlapping blocks would show). */
@@ -189,6 +247,8 @@ static int run(int rank)
         if (rc)
             return 3;
     }
+    if (coop_mode && coop_declined_while_copying(rank) != 0)
+        return 4;
     unsigned char buf[16384];
     uint32_t sent[NPROC] = {0};
     long want = (long)(NPROC - 1) * PER_PEER;
@@ -234,6 +294,12 @@ int main(int argc, char **argv)
         setenv("LMPI_SHM_FASTBOX_RING", "512", 1);
         scripted = true;
         CHECK(pipe(go) == 0 && pipe(done) == 0 && pipe(start) == 0);
+    }
+    if (argc > 1 && !strcmp(argv[1], "coop")) {
+        coop_mode = true;
+        CHECK(pipe(go) == 0 && pipe(done) == 0);
+        CHECK((coop_src = malloc(COOP_BYTES)) != NULL);
+        memset(coop_src, 0x5a, COOP_BYTES); /* before the fork: at the same address in every rank */
     }
     lmpi_config_load();
     lmpi_tr_set_handler(deliver);
