@@ -286,7 +286,7 @@ static bool atomic_elem(const lmpi_datatype *b)
 #define ATOMIC_WIDTHS(X) X(1, uint8_t) X(2, uint16_t) X(4, uint32_t) X(8, uint64_t)
 
 /* *old = *elem; *elem = in op *elem, atomically. */
-static void atomic_update(char *elem, const char *in, char *old, lmpi_op *op, lmpi_datatype *b, bool integer)
+__attribute__((always_inline)) static inline void atomic_update(char *elem, const char *in, char *old, lmpi_op *op, lmpi_datatype *b, bool integer)
 {
     int o = op->predefined;
     if (!integer && in && o == (int)(uintptr_t)MPI_SUM && float_sum(elem, in, old, b))
@@ -676,7 +676,7 @@ static lmpi_status check_acc(lmpi_win *w, const lmpi_rma_op *op)
  * offset LB of displacement DISP in member T's data, or NULL when out of
  * range (the long way then reports it).  Under lock_all it first waits out
  * an exclusive holder that came before us. */
-static inline char *segment_at(lmpi_win *w, int t, MPI_Aint disp, MPI_Aint lb, MPI_Count bytes)
+__attribute__((always_inline)) static inline char *segment_at(lmpi_win *w, int t, MPI_Aint disp, MPI_Aint lb, MPI_Count bytes)
 {
     const lmpi_win_slot *s = lmpi_win_slot_of(w, t);
     MPI_Aint du = w->same_disp ? w->disp_unit : (MPI_Aint)s->disp_unit;
@@ -852,6 +852,55 @@ static lmpi_status op_of(MPI_Op h, lmpi_op **o, MPI_Win win)
     return st;
 }
 
+/* What one element of predefined type dt under predefined op oph takes:
+ * CPU atomics (ACC_ATOMIC_INT: integer ones), or the long way.  Asked once
+ * per pair (op_defined, atomic_elem and is_integer together cost as much
+ * as the update). */
+enum { ACC_UNKNOWN, ACC_LONG, ACC_ATOMIC, ACC_ATOMIC_INT };
+enum { ACC_OPS = 32 }; /* the predefined operations' handles, from MPI_OP_NULL */
+
+static uint8_t one_element_path(MPI_Op oph, lmpi_datatype *dt)
+{
+    static uint8_t known[ACC_OPS][LMPI_DATATYPE_BUILTIN_COUNT];
+    uintptr_t oi = (uintptr_t)oph - (uintptr_t)MPI_OP_NULL, ti = (uintptr_t)dt->handle - LMPI_DATATYPE_BUILTIN_BASE;
+    if (!dt->predefined || oi >= ACC_OPS || ti >= LMPI_DATATYPE_BUILTIN_COUNT)
+        return ACC_LONG;
+    if (LMPI_LIKELY(known[oi][ti]))
+        return known[oi][ti];
+    lmpi_op *o;
+    uint8_t path = ACC_LONG;
+    if (atomic_elem(dt) && lmpi_op_arg(oph, &o, "op") == LMPI_OK && o->predefined && op_defined(o, dt) == LMPI_OK)
+        path = is_integer(dt->handle) ? ACC_ATOMIC_INT : ACC_ATOMIC;
+    known[oi][ti] = path;
+    return path;
+}
+
+/* one_element's conditions checked straight on the arguments of
+ * MPI_Accumulate (old NULL) or MPI_Fetch_and_op: one predefined element of
+ * dt, the same type at both ends, in a segment window, eager issue.  The
+ * record and submit() cost as much again as the update itself (85 against
+ * 50 ns for an 8-byte accumulate with its flush).  false: the long way. */
+__attribute__((always_inline)) static inline bool atomic_direct(MPI_Win win, const void *in, void *old,
+                                                               lmpi_datatype *dt, int t, MPI_Aint disp, MPI_Op oph)
+{
+    lmpi_win *w = (lmpi_win *)win;
+    if ((uintptr_t)win < LMPI_PREDEF_LIMIT || w->magic != LMPI_MAGIC_WIN || !w->shared_data || w->delayed ||
+        w->rs_counts || w->acc_same_op_no_op || (unsigned)t >= (unsigned)w->size)
+        return false;
+    uint8_t path = one_element_path(oph, dt);
+    bool noop = oph == MPI_NO_OP;
+    lmpi_op *o;
+    if (path == ACC_LONG || (noop && !old) || lmpi_op_arg(oph, &o, "op") != LMPI_OK ||
+        (w->access != LMPI_EPOCH_LOCK_ALL && check_epoch(w, t, false) != LMPI_OK))
+        return false;
+    char *at = segment_at(w, t, disp, 0, dt->size);
+    if (!at)
+        return false;
+    atomic_update(at, noop ? NULL : in, old, o, dt, path == ACC_ATOMIC_INT);
+    lmpi_rma_stat.issued++;
+    return true;
+}
+
 /* The blocking and request forms differ only in the request. */
 static lmpi_status accumulate(const void *oa, MPI_Count oc, lmpi_datatype *odt, void *ra, MPI_Count rc,
                               lmpi_datatype *rdt, int t, MPI_Aint disp, MPI_Count tc, lmpi_datatype *tdt, MPI_Op oph,
@@ -866,6 +915,8 @@ static lmpi_status accumulate(const void *oa, MPI_Count oc, lmpi_datatype *odt, 
 lmpi_status lmpi_impl_Accumulate(const void *oa, MPI_Count oc, lmpi_datatype *odt, int t, MPI_Aint disp,
                                  MPI_Count tc, lmpi_datatype *tdt, MPI_Op oph, MPI_Win win)
 {
+    if (oc == 1 && tc == 1 && odt == tdt && oa && atomic_direct(win, oa, NULL, tdt, t, disp, oph))
+        return LMPI_OK;
     return accumulate(oa, oc, odt, NULL, 0, NULL, t, disp, tc, tdt, oph, win, NULL);
 }
 
@@ -908,6 +959,8 @@ lmpi_status lmpi_impl_Get_accumulate(const void *oa, MPI_Count oc, lmpi_datatype
 lmpi_status lmpi_impl_Fetch_and_op(const void *oa, void *ra, lmpi_datatype *dt, int t, MPI_Aint disp, MPI_Op oph,
                                    MPI_Win win)
 {
+    if (ra && (oa || oph == MPI_NO_OP) && atomic_direct(win, oa, ra, dt, t, disp, oph))
+        return LMPI_OK;
     lmpi_op *o;
     LMPI_TRY(op_of(oph, &o, win));
     if (!dt->predefined) {
