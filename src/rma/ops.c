@@ -448,25 +448,32 @@ out:
     return st;
 }
 
+/* *old = *elem; *elem = in if it was *cmp, atomically (n: 1, 2, 4 or 8). */
+static inline void cas_elem(char *elem, const void *cmp, const void *in, void *old, size_t n)
+{
+    switch (n) {
+#define CASE(k, T)                                                                                       \
+    case k: {                                                                                            \
+        T expect, desired;                                                                               \
+        memcpy(&expect, cmp, k);                                                                         \
+        memcpy(&desired, in, k);                                                                         \
+        __atomic_compare_exchange_n((T *)(void *)elem, &expect, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE); \
+        memcpy(old, &expect, k);                                                                         \
+        return;                                                                                          \
+    }
+        ATOMIC_WIDTHS(CASE)
+#undef CASE
+    }
+}
+
 static lmpi_status do_cas(lmpi_win *w, const lmpi_rma_op *op, const target_ref *ref)
 {
     lmpi_datatype *dt = op->tdt;
     size_t n = (size_t)dt->size;
     char *t = ref->addr + dt->true_lb;
     if (w->shared_data && atomic_elem(dt)) {
-        switch (n) {
-#define CASE(k, T)                                                                                       \
-    case k: {                                                                                            \
-        T expect, desired;                                                                               \
-        memcpy(&expect, op->cbuf, k);                                                                    \
-        memcpy(&desired, op->obuf, k);                                                                   \
-        __atomic_compare_exchange_n((T *)(void *)t, &expect, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE); \
-        memcpy(op->rbuf, &expect, k);                                                                    \
-        return LMPI_OK;                                                                                  \
-    }
-            ATOMIC_WIDTHS(CASE)
-#undef CASE
-        }
+        cas_elem(t, op->cbuf, op->obuf, op->rbuf, n);
+        return LMPI_OK;
     }
     lmpi_win_slot *s = lmpi_win_slot_of(w, op->target);
     char cur[64];
@@ -988,6 +995,15 @@ lmpi_status lmpi_impl_Compare_and_swap(const void *oa, const void *ca, void *ra,
     if (!ca || (t != MPI_PROC_NULL && !oa)) {
         lmpi_err_detail("%s is NULL", !ca ? "compare_addr" : "origin_addr");
         return lmpi_win_fail(w, LMPI_ERR_BUFFER);
+    }
+    if (ra && w->shared_data && !w->delayed && !w->rs_counts && (unsigned)t < (unsigned)w->size &&
+        atomic_elem(dt) && (w->access == LMPI_EPOCH_LOCK_ALL || check_epoch(w, t, false) == LMPI_OK)) {
+        char *at = segment_at(w, t, disp, 0, dt->size); /* one_element's case, for compare_and_swap */
+        if (at) {
+            cas_elem(at, ca, oa, ra, (size_t)dt->size);
+            lmpi_rma_stat.issued++;
+            return LMPI_OK;
+        }
     }
     lmpi_rma_op op = make_op(LMPI_RMA_CAS, t, disp, oa, 1, dt, ra, 0, NULL, 1, dt, NULL, ca);
     return submit(win, &op, NULL);
