@@ -818,7 +818,7 @@ static inline bool contiguous_move(MPI_Win win, bool put, void *obuf, MPI_Count 
         w->rs_counts || !odt->contiguous || !tdt->contiguous || !tdt->committed || (unsigned)t >= (unsigned)w->size)
         return false;
     MPI_Count bytes = tc * tdt->size;
-    if (oc * odt->size != bytes || check_epoch(w, t, false) != LMPI_OK)
+    if (oc * odt->size != bytes || (w->access != LMPI_EPOCH_LOCK_ALL && check_epoch(w, t, false) != LMPI_OK))
         return false;
     char *at = segment_at(w, t, disp, tdt->true_lb, bytes);
     if (!at)
