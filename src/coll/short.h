@@ -26,5 +26,11 @@ lmpi_status lmpi_coll_short_reduce(const void *sbuf, void *rbuf, MPI_Count count
                                    int root, lmpi_comm *c);
 lmpi_status lmpi_coll_short_allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
                                       lmpi_comm *c);
+/* BYTES per rank, contiguous at both ends; MINE NULL: in place. */
+lmpi_status lmpi_coll_short_allgather(const void *mine, char *all, size_t bytes, lmpi_comm *c);
+/* BYTES per pair of ranks, contiguous, not in place, at most
+ * LMPI_COLL_SHORT_ALLTOALL_MAX ranks. */
+#define LMPI_COLL_SHORT_ALLTOALL_MAX 8
+lmpi_status lmpi_coll_short_alltoall(const char *out, char *in, size_t bytes, lmpi_comm *c);
 
 #endif

@@ -176,6 +176,17 @@ static void test_gather_scatter(void)
     for (int r = 0; r < size; r++)
         for (int i = 0; i < counts[r]; i++)
             CHECK_EQ(all[displs[r] + i], v(r, i));
+    /* from a separate buffer, received as one block type of K ints (the
+     * short path compares bytes, not types) */
+    MPI_Datatype kints;
+    MPI_Type_contiguous(K, MPI_INT, &kints);
+    MPI_Type_commit(&kints);
+    memset(all, 0, sizeof(int) * (size_t)(K * size));
+    MPI_Allgather(mine, K, MPI_INT, all, 1, kints, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < K; i++)
+            CHECK_EQ(all[r * K + i], v(r, i));
+    MPI_Type_free(&kints);
     free(all), free(counts), free(displs);
 }
 
