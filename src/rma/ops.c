@@ -865,21 +865,45 @@ static lmpi_status op_of(MPI_Op h, lmpi_op **o, MPI_Win win)
  * as the update). */
 enum { ACC_UNKNOWN, ACC_LONG, ACC_ATOMIC, ACC_ATOMIC_INT };
 enum { ACC_OPS = 32 }; /* the predefined operations' handles, from MPI_OP_NULL */
+static uint8_t one_element_known[ACC_OPS][LMPI_DATATYPE_BUILTIN_COUNT];
 
-static uint8_t one_element_path(MPI_Op oph, lmpi_datatype *dt)
+static uint8_t one_element_ask(MPI_Op oph, lmpi_datatype *dt)
 {
-    static uint8_t known[ACC_OPS][LMPI_DATATYPE_BUILTIN_COUNT];
-    uintptr_t oi = (uintptr_t)oph - (uintptr_t)MPI_OP_NULL, ti = (uintptr_t)dt->handle - LMPI_DATATYPE_BUILTIN_BASE;
-    if (!dt->predefined || oi >= ACC_OPS || ti >= LMPI_DATATYPE_BUILTIN_COUNT)
-        return ACC_LONG;
-    if (LMPI_LIKELY(known[oi][ti]))
-        return known[oi][ti];
     lmpi_op *o;
     uint8_t path = ACC_LONG;
     if (atomic_elem(dt) && lmpi_op_arg(oph, &o, "op") == LMPI_OK && o->predefined && op_defined(o, dt) == LMPI_OK)
         path = is_integer(dt->handle) ? ACC_ATOMIC_INT : ACC_ATOMIC;
-    known[oi][ti] = path;
     return path;
+}
+
+static inline uint8_t one_element_path(MPI_Op oph, lmpi_datatype *dt)
+{
+    uintptr_t oi = (uintptr_t)oph - (uintptr_t)MPI_OP_NULL, ti = (uintptr_t)dt->handle - LMPI_DATATYPE_BUILTIN_BASE;
+    if (!dt->predefined || oi >= ACC_OPS || ti >= LMPI_DATATYPE_BUILTIN_COUNT)
+        return ACC_LONG;
+    uint8_t *known = &one_element_known[oi][ti];
+    if (LMPI_UNLIKELY(!*known))
+        *known = one_element_ask(oph, dt);
+    return *known;
+}
+
+/* *old = *elem; *elem += *in (an integer of n bytes), atomically: the
+ * commonest accumulate, without atomic_update's dispatch. */
+static inline void add_elem(char *elem, const void *in, void *old, size_t n)
+{
+    switch (n) {
+#define CASE(k, T)                                                                                       \
+    case k: {                                                                                            \
+        T v, prev;                                                                                       \
+        memcpy(&v, in, k);                                                                               \
+        prev = __atomic_fetch_add((T *)(void *)elem, v, __ATOMIC_ACQ_REL);                               \
+        if (old)                                                                                         \
+            memcpy(old, &prev, k);                                                                       \
+        return;                                                                                          \
+    }
+        ATOMIC_WIDTHS(CASE)
+#undef CASE
+    }
 }
 
 /* one_element's conditions checked straight on the arguments of
@@ -896,14 +920,16 @@ __attribute__((always_inline)) static inline bool atomic_direct(MPI_Win win, con
         return false;
     uint8_t path = one_element_path(oph, dt);
     bool noop = oph == MPI_NO_OP;
-    lmpi_op *o;
-    if (path == ACC_LONG || (noop && !old) || lmpi_op_arg(oph, &o, "op") != LMPI_OK ||
-        (w->access != LMPI_EPOCH_LOCK_ALL && check_epoch(w, t, false) != LMPI_OK))
+    if (path == ACC_LONG || (noop && !old) || (w->access != LMPI_EPOCH_LOCK_ALL && check_epoch(w, t, false) != LMPI_OK))
         return false;
     char *at = segment_at(w, t, disp, 0, dt->size);
     if (!at)
         return false;
-    atomic_update(at, noop ? NULL : in, old, o, dt, path == ACC_ATOMIC_INT);
+    lmpi_op *o;
+    if (path == ACC_ATOMIC_INT && oph == MPI_SUM)
+        add_elem(at, in, old, (size_t)dt->size);
+    else if (lmpi_op_arg(oph, &o, "op") == LMPI_OK) /* (known to succeed: one_element_ask asked it) */
+        atomic_update(at, noop ? NULL : in, old, o, dt, path == ACC_ATOMIC_INT);
     lmpi_rma_stat.issued++;
     return true;
 }
