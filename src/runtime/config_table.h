@@ -111,9 +111,11 @@
       "When the internal node and node-roots communicators of a communicator are built: lazy "   \
       "(first node-aware collective) or eager (at creation).")                                    \
     X(coll_short, "LMPI_COLL_SHORT", SIZE, "2k",                                                  \
-      "Blocking barrier, bcast, reduce and allreduce of contiguous data up to this many bytes "   \
-      "on an intracommunicator run without a schedule (direct sends and stack receives); "       \
-      "0 sends everything through schedules. Measured in docs/performance.md (collectives).")    \
+      "Blocking barrier, bcast, reduce and allreduce of contiguous data up to this many bytes, "  \
+      "and allgather and alltoall whose blocks together are no larger (up to 8 ranks, or any "   \
+      "power of two for allgather), on an intracommunicator run without a schedule (direct "     \
+      "sends and stack receives); 0 sends everything through schedules. Measured in "            \
+      "docs/performance.md (collectives).")                                                        \
     X(coll_bcast_sag, "LMPI_COLL_BCAST_SAG", SIZE, "64m",                                        \
       "Broadcasts of contiguous data from this many bytes on (and 3 or more ranks) scatter the "  \
       "data and allgather it around a ring instead of a binomial tree (it lost to the tree up "  \
