@@ -146,12 +146,23 @@ static void host_kill(void)
             pause();
     }
     int rc = MPI_Recv(&buf, 1, MPI_INT, 3, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    /* (rank 1 may hear of rank 0's revoke in recover first) */
-    CHECK(error_class(rc) == MPIX_ERR_PROC_FAILED || (rank == 1 && error_class(rc) == MPIX_ERR_REVOKED));
+    /* Either survivor may hear of the other's revoke (in recover) before it
+     * sees the failure itself; CI saw rank 0 do so once. */
+    int cls = error_class(rc);
+    if (cls != MPIX_ERR_PROC_FAILED && cls != MPIX_ERR_REVOKED)
+        fprintf(stderr, "host_kill: rank %d: MPI_Recv returned class %d\n", rank, cls);
+    CHECK(cls == MPIX_ERR_PROC_FAILED || cls == MPIX_ERR_REVOKED);
     if (rank == 0)
         printf("detected: %.1f ms after the barrier (the kill came 100 ms after it)\n", (now() - t0) * 1e3);
-    int acked;
-    MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
+    /* The launcher posts the host's two failures one after the other: a
+     * survivor stopped by the other's revoke may have been told of one so
+     * far.  Both must be known within a second. */
+    int acked = 0;
+    for (double t1 = now(); now() - t1 < 1.0; usleep(1000)) {
+        MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
+        if (acked == 2)
+            break;
+    }
     CHECK_EQ(acked, 2);
     recover_many(MPI_COMM_WORLD, 2, 2, size - 2);
 }
