@@ -315,16 +315,27 @@ static void case_mutex(void)
             MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w.win);
             w.base[0] = 0;
             w.base[1] = 0;
+            w.base[2] = 0;
             MPI_Win_unlock(0, w.win);
         }
         MPI_Barrier(MPI_COMM_WORLD);
-        long one = 1, old, seen_max = -1;
+        long one = 1, old, seen_max = -1, seen_max2 = -1;
         MPI_Win_lock_all(0, w.win);
         for (int i = 0; i < iters; i++) {
             MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, 0, MPI_SUM, w.win);
             MPI_Win_flush(0, w.win);
             CHECK(old > seen_max);
             seen_max = old;
+            /* the same counter through a one-element Get_accumulate, and
+             * read back with MPI_NO_OP (no origin at all) */
+            long two = 2, old2 = -1, now2 = -1;
+            MPI_Get_accumulate(&two, 1, MPI_LONG, &old2, 1, MPI_LONG, 0, 2, 1, MPI_LONG, MPI_SUM, w.win);
+            MPI_Win_flush(0, w.win);
+            CHECK(old2 > seen_max2 && old2 % 2 == 0);
+            seen_max2 = old2;
+            MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, &now2, 1, MPI_LONG, 0, 2, 1, MPI_LONG, MPI_NO_OP, w.win);
+            MPI_Win_flush(0, w.win);
+            CHECK(now2 >= old2 + 2 && now2 % 2 == 0);
         }
         MPI_Win_unlock_all(w.win);
         for (int i = 0; i < iters; i++) {
@@ -340,6 +351,7 @@ static void case_mutex(void)
         if (rank == 0) {
             CHECK_EQ(own(&w, 0), (long)iters * size);
             CHECK_EQ(own(&w, 1), (long)iters * size);
+            CHECK_EQ(own(&w, 2), 2L * iters * size);
         }
         win_close(&w, f);
     }
