@@ -1,6 +1,7 @@
 /* The schedule engine (see sched.h). */
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "coll/calls.h"
 #include "coll/sched.h"
@@ -175,13 +176,20 @@ lmpi_status lmpi_sched_fence(lmpi_sched *s) { return add(s, (step){.kind = S_FEN
 
 /* Large scratch blocks are kept after use: a fresh one of a megabyte costs
  * page faults and the kernel's zeroing on every call (measured on 1 MiB
- * reductions).  A few, first fit. */
+ * reductions).  A few, first fit.  They are mapped on their own, page
+ * aligned: lmpi_malloc's header put them 16 bytes into a page, which is
+ * 16 bytes past a user buffer that glibc mapped, and the kernel's
+ * cross-memory copy between the two runs 5x slow (4K aliasing; the
+ * transport's bounce buffer then doubles the copy).  Whether a block was
+ * mapped follows from its size alone. */
 #define KEPT_SCRATCH 4
 #define KEPT_MIN (64u << 10)
 static struct {
     void *p;
     size_t size;
 } kept[KEPT_SCRATCH];
+
+static size_t page_round(size_t bytes) { return (bytes + 4095) & ~(size_t)4095; }
 
 static void *scratch_alloc(size_t bytes, size_t *got)
 {
@@ -192,20 +200,37 @@ static void *scratch_alloc(size_t bytes, size_t *got)
             kept[i].p = NULL;
             return p;
         }
-    *got = bytes;
-    return lmpi_malloc(bytes, LMPI_MEM_COLL);
+    if (bytes < KEPT_MIN) {
+        *got = bytes;
+        return lmpi_malloc(bytes, LMPI_MEM_COLL);
+    }
+    *got = page_round(bytes);
+    void *p = mmap(NULL, *got, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    lmpi_mem_account(LMPI_MEM_COLL, (int64_t)*got);
+    return p;
+}
+
+static void scratch_unmap(void *p, size_t size)
+{
+    munmap(p, size);
+    lmpi_mem_account(LMPI_MEM_COLL, -(int64_t)size);
 }
 
 static void scratch_release(void *p, size_t size)
 {
-    if (size >= KEPT_MIN)
-        for (int i = 0; i < KEPT_SCRATCH; i++)
-            if (!kept[i].p) {
-                kept[i].p = p;
-                kept[i].size = size;
-                return;
-            }
-    lmpi_free(p);
+    if (size < KEPT_MIN) {
+        lmpi_free(p);
+        return;
+    }
+    for (int i = 0; i < KEPT_SCRATCH; i++)
+        if (!kept[i].p) {
+            kept[i].p = p;
+            kept[i].size = size;
+            return;
+        }
+    scratch_unmap(p, size);
 }
 
 void *lmpi_sched_scratch(lmpi_sched *s, size_t bytes)
@@ -278,7 +303,8 @@ void lmpi_sched_free(lmpi_sched *s)
 void lmpi_sched_finalize(void)
 {
     for (int i = 0; i < KEPT_SCRATCH; i++) {
-        lmpi_free(kept[i].p);
+        if (kept[i].p)
+            scratch_unmap(kept[i].p, kept[i].size);
         kept[i].p = NULL;
     }
     while (free_scheds) {
