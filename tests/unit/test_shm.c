@@ -177,6 +177,32 @@ static int coop_declined_while_copying(int rank)
             same = same && !memcmp(to, from, n) && to[n] == 0 && to[-1] == 0;
         else if (rc == 0)
             same = false;
+        /* the same into scattered runs (lmpi_shm_pull_iov): runs 1 and 3
+         * sit 16 and 32 bytes past their source modulo a page and go alone
+         * through the bounce, the others together */
+        memset(dst, 0, COOP_BYTES);
+        const unsigned char *src2 = coop_src + 7;
+        const size_t lens[4] = {5000, 70001, 100, 9000};
+        struct iovec runs[4];
+        unsigned char *place = dst + 4096;
+        size_t at = 0;
+        for (int i = 0; i < 4; i++) {
+            uintptr_t want = (uintptr_t)(src2 + at) + (i == 1 ? 16 : i == 3 ? 32 : 1024);
+            place += (want - (uintptr_t)place) & 4095;
+            runs[i] = (struct iovec){place, lens[i]};
+            place += lens[i] + 8;
+            at += lens[i];
+        }
+        if (rc == 0 && lmpi_shm_pull_iov(0, (uint64_t)(uintptr_t)src2, runs, 4) == 0) {
+            at = 0;
+            for (int i = 0; i < 4; i++) {
+                const unsigned char *b = runs[i].iov_base;
+                same = same && !memcmp(b, src2 + at, lens[i]) && b[lens[i]] == 0;
+                at += lens[i];
+            }
+        } else if (rc == 0) {
+            same = false;
+        }
         free(dst);
         c = 'x';
         return write(go[1], &c, 1) == 1 && (same || rc != 0) ? 0 : 1;
