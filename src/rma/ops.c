@@ -1038,8 +1038,5 @@ lmpi_status lmpi_impl_Rget_accumulate(const void *oa, MPI_Count oc, lmpi_datatyp
                                       MPI_Op oph, MPI_Win win, MPI_Request *request)
 {
     LMPI_TRY(gacc_origin(&oa, &oc, &odt, tdt, oph, win));
-    if (tc == 1 && rc == 1 && rdt == tdt && ra && (oph == MPI_NO_OP || (oc == 1 && odt == tdt && oa)) &&
-        atomic_direct(win, oa, ra, tdt, t, disp, oph))
-        return LMPI_OK;
     return accumulate(oa, oc, odt, ra, rc, rdt, t, disp, tc, tdt, oph, win, request);
 }
