@@ -131,6 +131,17 @@ static void peek_status(lmpi_request *r, MPI_Status *s)
  * the request is persistent. */
 static lmpi_status finish_request(lmpi_request *r, MPI_Status *status, MPI_Request *handle)
 {
+    if (LMPI_LIKELY((r->kind == LMPI_REQ_SEND || r->kind == LMPI_REQ_RECV) && !lmpi_ft_active)) {
+        /* the common case without the status copied to a temporary: the
+         * error is the one its own status carries */
+        if (status != MPI_STATUS_IGNORE)
+            peek_status(r, status);
+        lmpi_status err = r->status.MPI_ERROR == MPI_SUCCESS ? LMPI_OK : lmpi_pt2pt_status_error(&r->status);
+        lmpi_request_free(r);
+        if (handle)
+            *handle = MPI_REQUEST_NULL;
+        return err;
+    }
     MPI_Status tmp;
     MPI_Status *s = status == MPI_STATUS_IGNORE ? &tmp : status;
     if (r->kind == LMPI_REQ_GREQ) { /* the user's query fills the status, then the user's free */
