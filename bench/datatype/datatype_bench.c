@@ -150,6 +150,37 @@ static void pack_bench(int quick)
     free(buf);
 }
 
+/* One side of a ping-pong: what a rank sends or receives. */
+typedef struct {
+    void *buf;
+    int count;
+    MPI_Datatype type;
+} leg;
+
+/* Seconds per round trip, the best of 3 batches of iters: rank 0 sends out0
+ * and receives the reply into back0; rank 1 receives into in1 and replies
+ * with reply1. */
+static double best_round_trip(int rank, int iters, leg out0, leg back0, leg in1, leg reply1)
+{
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < iters; i++) {
+            if (rank == 0) {
+                MPI_Send(out0.buf, out0.count, out0.type, 1, 0, MPI_COMM_WORLD);
+                MPI_Recv(back0.buf, back0.count, back0.type, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else if (rank == 1) {
+                MPI_Recv(in1.buf, in1.count, in1.type, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(reply1.buf, reply1.count, reply1.type, 0, 0, MPI_COMM_WORLD);
+            }
+        }
+        double t = (MPI_Wtime() - t0) / iters;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
 /* 1 MiB sent contiguous, received into four 256 KiB blocks that start 16
  * bytes further apart than they end (page-aligned buffers): two of the
  * blocks land 16 and 32 bytes past their source modulo a page, where a
@@ -166,23 +197,8 @@ static void blocks_pingpong(int rank, int quick)
     MPI_Datatype v;
     MPI_Type_create_hvector(NB, BLOCK, BLOCK + SKEW, MPI_BYTE, &v);
     MPI_Type_commit(&v);
-    int iters = quick ? 20 : 200;
-    double best = 1e30;
-    for (int rep = 0; rep < 3; rep++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        for (int i = 0; i < iters; i++) {
-            if (rank == 0) {
-                MPI_Send(s, BLOCK * NB, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-                MPI_Recv(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else if (rank == 1) {
-                MPI_Recv(r, 1, v, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-            }
-        }
-        double t = (MPI_Wtime() - t0) / iters;
-        best = t < best ? t : best;
-    }
+    leg whole = {s, BLOCK * NB, MPI_BYTE}, none = {NULL, 0, MPI_BYTE}, blocks = {r, 1, v};
+    double best = best_round_trip(rank, quick ? 20 : 200, whole, none, blocks, none);
     if (rank == 1 && (r[BLOCK + SKEW] != 1 || r[(size_t)(BLOCK + SKEW) * NB - SKEW - 1] != 1))
         fprintf(stderr, "blocks_pingpong: wrong data\n");
     if (rank == 0)
@@ -199,23 +215,8 @@ static void pingpong(int rank, int quick)
     MPI_Datatype v;
     MPI_Type_vector(n, 1, 2, MPI_DOUBLE, &v);
     MPI_Type_commit(&v);
-    int iters = quick ? 50 : 200;
-    double best = 1e30;
-    for (int rep = 0; rep < 3; rep++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        for (int i = 0; i < iters; i++) {
-            if (rank == 0) {
-                MPI_Send(a, 1, v, 1, 0, MPI_COMM_WORLD);
-                MPI_Recv(a, 1, v, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else if (rank == 1) {
-                MPI_Recv(a, 1, v, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(a, 1, v, 0, 0, MPI_COMM_WORLD);
-            }
-        }
-        double t = (MPI_Wtime() - t0) / iters / 2;
-        best = t < best ? t : best;
-    }
+    leg strided = {a, 1, v};
+    double best = best_round_trip(rank, quick ? 50 : 200, strided, strided, strided, strided) / 2;
     if (rank == 0)
         printf("RESULT pingpong_latency type=vector-stride2 bytes=%d value=%.3f\n", n * 8, best * 1e6);
     MPI_Type_free(&v);
