@@ -883,9 +883,9 @@ static inline void add_elem(char *elem, const void *in, void *old, size_t n)
  * checked straight on the arguments of MPI_Accumulate (old NULL),
  * MPI_Get_accumulate or MPI_Fetch_and_op: one predefined element of dt that
  * CPU atomics can update, the same type at every end, in a segment window,
- * eager issue, every check passing.  The
- * record and submit() cost as much again as the update itself (85 against
- * 50 ns for an 8-byte accumulate with its flush).  false: the long way. */
+ * eager issue, every check passing.  The record and submit() cost as much
+ * again as the update itself (85 against 50 ns for an 8-byte accumulate with
+ * its flush).  false: the long way. */
 __attribute__((always_inline)) static inline bool atomic_direct(MPI_Win win, const void *in, void *old,
                                                                lmpi_datatype *dt, int t, MPI_Aint disp, MPI_Op oph)
 {

@@ -999,7 +999,7 @@ static inline void set_copying(bool on)
 }
 
 /* ---- cross-memory steps -------------------------------------------------
- * The kernel's copy runs five times slower when the destination sits 1-40
+ * The kernel's copy runs five times slower when the destination sits 1-47
  * bytes past the source modulo a page (4K aliasing: 128 KiB in 230 against
  * 40 us on this AMD EPYC, docs/performance.md), which is where buffers from
  * lmpi_malloc (a 16-byte header) land against glibc's mmap'd ones: every
@@ -1041,35 +1041,41 @@ static ssize_t cma_step(pid_t pid, char *local, uint64_t remote, size_t len, boo
     return got;
 }
 
-int lmpi_shm_pull(int src, uint64_t remote_addr, void *local, size_t len)
+/* The kernel forbids cross-memory attach here: pt2pt streams from now on. */
+static bool cma_refused(void) { return errno == EPERM || errno == ENOSYS || errno == EACCES; }
+
+/* len bytes from remote in pid to local, step by step; 0, or -1 (then
+ * shm.cma is off when the very first step was refused). */
+static int pull_span(pid_t pid, uint64_t remote, char *local, size_t len)
 {
-    if (!shm.cma)
-        return -1;
-    pid_t pid = peer_pid(src);
     size_t done = 0;
-    set_copying(true);
     while (done < len) {
-        ssize_t n = cma_step(pid, (char *)local + done, remote_addr + done, len - done, false);
+        ssize_t n = cma_step(pid, local + done, remote + done, len - done, false);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            set_copying(false);
-            if (done == 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES)) {
-                /* The kernel forbids cross-memory attach here: stream from now on. */
+            if (done == 0 && cma_refused())
                 shm.cma = false;
-                return -1;
-            }
             return -1;
         }
         done += (size_t)n;
     }
-    set_copying(false);
     return 0;
+}
+
+int lmpi_shm_pull(int src, uint64_t remote_addr, void *local, size_t len)
+{
+    if (!shm.cma)
+        return -1;
+    set_copying(true);
+    int rc = pull_span(peer_pid(src), remote_addr, local, len);
+    set_copying(false);
+    return rc;
 }
 
 /* Runs local[0..n) filled from remote_addr on: one process_vm_readv,
  * then run by run after a short read.  0, or -1. */
-static int pull_runs(int src, pid_t pid, uint64_t remote_addr, const struct iovec *local, int n)
+static int pull_runs(pid_t pid, uint64_t remote_addr, const struct iovec *local, int n)
 {
     size_t len = 0;
     for (int i = 0; i < n; i++)
@@ -1080,7 +1086,7 @@ static int pull_runs(int src, pid_t pid, uint64_t remote_addr, const struct iove
     ssize_t got = process_vm_readv(pid, local, (unsigned long)n, &r, 1, 0);
     if (got == (ssize_t)len)
         return 0;
-    if (got < 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES))
+    if (got < 0 && cma_refused())
         shm.cma = false;
     if (got <= 0)
         return -1;
@@ -1093,7 +1099,7 @@ static int pull_runs(int src, pid_t pid, uint64_t remote_addr, const struct iove
             continue;
         }
         size_t skip = done > at ? done - at : 0;
-        if (lmpi_shm_pull(src, remote_addr + at + skip, (char *)local[i].iov_base + skip, l - skip) != 0)
+        if (pull_span(pid, remote_addr + at + skip, (char *)local[i].iov_base + skip, l - skip) != 0)
             return -1;
         at += l;
     }
@@ -1104,31 +1110,29 @@ static int pull_runs(int src, pid_t pid, uint64_t remote_addr, const struct iove
  * local runs (a non-contiguous receive type).  0 on success, -1 on failure
  * (cross-memory attach unavailable: then nothing was copied).  A run of a
  * page or more that lands in the aliasing window of its source goes alone
- * through lmpi_shm_pull's bounce (2x slower for the whole 1 MiB message
- * with two of four 256 KiB blocks there); the runs between go together. */
+ * through cma_step's bounce (2x slower for the whole 1 MiB message with two
+ * of four 256 KiB blocks there); the runs between go together. */
 int lmpi_shm_pull_iov(int src, uint64_t remote_addr, const struct iovec *local, int n)
 {
     if (!shm.cma)
         return -1;
     pid_t pid = peer_pid(src);
     uint64_t batch_remote = remote_addr, at = remote_addr;
-    int first = 0;
+    int first = 0, rc = 0;
     set_copying(true);
-    int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         size_t l = local[i].iov_len;
         if (l >= 4096 && cma_aliases((uintptr_t)local[i].iov_base, (uintptr_t)at)) {
-            rc = pull_runs(src, pid, batch_remote, local + first, i - first);
+            rc = pull_runs(pid, batch_remote, local + first, i - first);
             if (rc == 0)
-                rc = lmpi_shm_pull(src, at, local[i].iov_base, l);
-            set_copying(true); /* (lmpi_shm_pull cleared it) */
+                rc = pull_span(pid, at, local[i].iov_base, l);
             first = i + 1;
             batch_remote = at + l;
         }
         at += l;
     }
     if (rc == 0)
-        rc = pull_runs(src, pid, batch_remote, local + first, n - first);
+        rc = pull_runs(pid, batch_remote, local + first, n - first);
     set_copying(false);
     return rc;
 }
