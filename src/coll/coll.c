@@ -411,7 +411,8 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
         NEW_SCHED(comm);
         return lmpi_sched_finish(s, lmpi_coll_node_bcast(s, comm, node, roots, buf, count, dt, root), request, persist);
     }
-    if (shm_path(comm, request, count, dt))
+    if (lmpi_config.coll_shm_bcast_min_ranks > 0 && comm->size >= lmpi_config.coll_shm_bcast_min_ranks &&
+        shm_path(comm, request, count, dt))
         return lmpi_coll_shm_bcast(buf, count, dt, root, comm);
     if (!request && lmpi_coll_short_ok(comm, count, dt))
         return lmpi_coll_short_bcast(buf, count, dt, root, comm);

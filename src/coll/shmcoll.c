@@ -196,9 +196,10 @@ lmpi_status lmpi_coll_shm_prepare(lmpi_comm *c)
     if (c->coll_area_state != AREA_UNKNOWN || !lmpi_config.coll_shm)
         return LMPI_OK;
     /* the node communicators of node-aware collectives always; a user's
-     * communicator from LMPI_COLL_SHM_MIN_RANKS on (below, two hops through
-     * the area lost to log2 k message exchanges: measured in
-     * docs/performance.md); never across nodes, real or emulated */
+     * communicator from LMPI_COLL_SHM_MIN_RANKS on (barrier and allreduce
+     * take one hop through the area, fewer than log2 k message exchanges
+     * from 2 ranks on: docs/performance.md); never across nodes, real or
+     * emulated */
     bool wanted = (c->flags & LMPI_COMM_INTERNAL) ||
                   (lmpi_config.coll_shm_min_ranks > 0 && c->size >= lmpi_config.coll_shm_min_ranks);
     if (c->is_inter || c->size < 2 || !lmpi_shm_segment_size() || !wanted || !one_node(c)) {
@@ -348,11 +349,42 @@ lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt,
     return LMPI_OK;
 }
 
+/* Barrier and allreduce in one hop: every member fills and stamps its slot,
+ * then waits for all the slots and combines them itself, in rank order, so
+ * every member computes the same (x0 op (x1 op (... op x(k-1)))).  A gather
+ * to rank 0 and its release take two hops, each a wait for a member that
+ * may be off its processor (with more ranks than cores, a time slice). */
+static lmpi_status all_to_all_members(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
+                                      lmpi_comm *c)
+{
+    area_header *h = c->coll_area->h;
+    uint64_t seq = c->coll_calls;
+    size_t bytes = op ? (size_t)(count * dt->size) : 0;
+    int me = c->rank;
+    lmpi_coll_stat.shm_path++;
+    mark_done(h, me, seq - 1);
+    LMPI_TRY(wait_ring(c, c->coll_area, seq));
+    if (bytes) /* in place: the slot keeps this member's part before rbuf is written */
+        memcpy(slot_of(h, me, seq), lmpi_dt_contig_ptr(sbuf == MPI_IN_PLACE ? rbuf : sbuf, dt), bytes);
+    atomic_store_explicit(&in_flag(h, me, seq)->stamp, seq, memory_order_release);
+    lmpi_wait_kick(); /* the others may sleep (runtime/wait.h) */
+    char *acc = bytes ? (char *)lmpi_dt_contig_ptr(rbuf, dt) : NULL;
+    lmpi_status status = LMPI_OK;
+    for (int i = c->size - 1; i >= 0; i--) {
+        flag_line *f = in_flag(h, i, seq);
+        WAIT_UNTIL(c, atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);
+        const char *x = slot_of(h, i, seq);
+        if (bytes && i == c->size - 1)
+            memcpy(acc, x, bytes);
+        else if (bytes && status == LMPI_OK)
+            status = lmpi_op_apply(op, typed(x, dt), typed(acc, dt), count, dt);
+    }
+    return status;
+}
+
 lmpi_status lmpi_coll_shm_barrier(lmpi_comm *c)
 {
-    lmpi_datatype *byte = lmpi_datatype_from_handle(MPI_BYTE);
-    TRY(lmpi_coll_shm_gather(NULL, NULL, 0, byte, NULL, 0, c));
-    return lmpi_coll_shm_release(NULL, 0, byte, 0, c);
+    return all_to_all_members(NULL, NULL, 0, lmpi_datatype_from_handle(MPI_BYTE), NULL, c);
 }
 
 lmpi_status lmpi_coll_shm_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c)
@@ -369,8 +401,5 @@ lmpi_status lmpi_coll_shm_reduce(const void *sbuf, void *rbuf, MPI_Count count, 
 lmpi_status lmpi_coll_shm_allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
                                     lmpi_comm *c)
 {
-    /* non-roots gather from their own data (rbuf is only written by the release) */
-    lmpi_status st = lmpi_coll_shm_gather(sbuf, rbuf, count, dt, op, 0, c);
-    lmpi_status rel = lmpi_coll_shm_release(rbuf, count, dt, 0, c);
-    return st != LMPI_OK ? st : rel;
+    return all_to_all_members(sbuf, rbuf, count, dt, op, c);
 }
