@@ -359,7 +359,7 @@ COLLECTIVES = {'Barrier', 'Bcast', 'Gather', 'Gatherv', 'Scatter', 'Scatterv', '
                'Neighbor_alltoall', 'Neighbor_alltoallv', 'Neighbor_alltoallw'}
 
 
-AREA_COLLECTIVES = {'Barrier', 'Bcast', 'Reduce', 'Allreduce'}
+AREA_COLLECTIVES = {'Barrier', 'Bcast', 'Reduce', 'Allreduce', 'Allgather', 'Alltoall'}
 
 
 def collective_kind(f):

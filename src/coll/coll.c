@@ -651,16 +651,52 @@ lmpi_status lmpi_impl_Iscatterv(const void *sbuf, lmpi_iarray scounts, lmpi_iarr
 
 /* Blocking allgather and alltoall of small blocks skip the schedule (a
  * microsecond of bookkeeping around two 8-byte messages at 2 ranks): an
- * intracommunicator of at most MAX_GROUP ranks, one block size, contiguous
- * at both ends, all n blocks within LMPI_COLL_SHORT.  *bytes: one block. */
+ * intracommunicator of at most MAX_GROUP ranks, one block size, all n
+ * blocks within LMPI_COLL_SHORT.  The choice follows the bytes alone: ranks
+ * may pass different types of one signature, and one that took the short
+ * path while another took a schedule would wait for it forever.  A rank
+ * whose types are not contiguous packs and unpacks around the path.
+ * *bytes: one block. */
 static bool short_blocks(const lmpi_comm *c, const MPI_Request *request, const void *sbuf, MPI_Count scount,
                          const lmpi_datatype *sdt, MPI_Count rcount, const lmpi_datatype *rdt, int max_group,
                          size_t *bytes)
 {
-    if (request || c->is_inter || c->size > max_group || !lmpi_coll_short_fits(rcount * c->size, rdt))
+    if (request || c->is_inter || c->size > max_group || !lmpi_coll_short_fits_bytes(rcount * rdt->size * c->size))
         return false;
     *bytes = (size_t)(rcount * rdt->size);
-    return IN_PLACE(sbuf) || (sdt->contiguous && (size_t)(scount * sdt->size) == *bytes);
+    return IN_PLACE(sbuf) || (size_t)(scount * sdt->size) == *bytes;
+}
+
+static bool contiguous_blocks(const void *sbuf, const lmpi_datatype *sdt, const lmpi_datatype *rdt)
+{
+    return rdt->contiguous && (IN_PLACE(sbuf) || sdt->contiguous);
+}
+
+static lmpi_status allgather_packed(const void *sbuf, MPI_Count scount, const lmpi_datatype *sdt, void *rbuf,
+                                    MPI_Count rcount, const lmpi_datatype *rdt, size_t bytes, lmpi_comm *comm)
+{
+    char all[LMPI_COLL_SHORT_MAX];
+    MPI_Aint block = (MPI_Aint)rcount * rdt->extent;
+    char *mine = all + (size_t)comm->rank * bytes;
+    if (IN_PLACE(sbuf))
+        lmpi_dt_pack((char *)rbuf + comm->rank * block, rcount, rdt, 0, (MPI_Count)bytes, mine);
+    else
+        lmpi_dt_pack(sbuf, scount, sdt, 0, (MPI_Count)bytes, mine);
+    TRY(lmpi_coll_short_allgather(NULL, all, bytes, comm));
+    for (int i = 0; i < comm->size; i++)
+        lmpi_dt_unpack((char *)rbuf + i * block, rcount, rdt, 0, (MPI_Count)bytes, all + (size_t)i * bytes);
+    return LMPI_OK;
+}
+
+static lmpi_status alltoall_packed(const void *sbuf, MPI_Count scount, const lmpi_datatype *sdt, void *rbuf,
+                                   MPI_Count rcount, const lmpi_datatype *rdt, size_t bytes, lmpi_comm *comm)
+{
+    char out[LMPI_COLL_SHORT_MAX], in[LMPI_COLL_SHORT_MAX];
+    MPI_Count total = (MPI_Count)bytes * comm->size;
+    lmpi_dt_pack(sbuf, scount * comm->size, sdt, 0, total, out);
+    TRY(lmpi_coll_short_alltoall(out, in, bytes, comm));
+    lmpi_dt_unpack(rbuf, rcount * comm->size, rdt, 0, total, in);
+    return LMPI_OK;
 }
 
 static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, blocks rb,
@@ -668,11 +704,16 @@ static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatyp
 {
     TRY(all_types(comm, sbuf, scount, sdt, rbuf, rb.count, rdt));
     size_t bytes;
+    if (!request && !comm->is_inter && !rb.counts.p && lmpi_coll_shm_fits(comm, (size_t)(rb.count * rdt->size)))
+        return lmpi_coll_shm_allgather(sbuf, scount, sdt, rbuf, rb.count, rdt, comm);
     /* recursive doubling at any power of two, a ring up to 8 ranks */
     int ring_max = (comm->size & (comm->size - 1)) == 0 ? comm->size : 8;
-    if (!rb.counts.p && short_blocks(comm, request, sbuf, scount, sdt, rb.count, rdt, ring_max, &bytes))
+    if (!rb.counts.p && short_blocks(comm, request, sbuf, scount, sdt, rb.count, rdt, ring_max, &bytes)) {
+        if (!contiguous_blocks(sbuf, sdt, rdt))
+            return allgather_packed(sbuf, scount, sdt, rbuf, rb.count, rdt, bytes, comm);
         return lmpi_coll_short_allgather(IN_PLACE(sbuf) ? NULL : lmpi_dt_contig_ptr(sbuf, sdt),
                                          (char *)lmpi_dt_contig_ptr(rbuf, rdt), bytes, comm);
+    }
     NEW_SCHED(comm);
     lmpi_status st;
     if (comm->is_inter)
@@ -689,7 +730,7 @@ static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatyp
 lmpi_status lmpi_impl_Allgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                                 lmpi_datatype *rdt, lmpi_comm *comm)
 {
-    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_allgather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_AREA, do_allgather(sbuf, scount, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Iallgather(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf,
@@ -716,10 +757,16 @@ static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, 
 {
     TRY(all_types(comm, sbuf, sb.count, sdt, rbuf, rb.count, rdt));
     size_t bytes;
+    if (!request && !comm->is_inter && !sb.counts.p &&
+        lmpi_coll_shm_fits(comm, (size_t)(rb.count * rdt->size) * (size_t)comm->size))
+        return lmpi_coll_shm_alltoall(sbuf, sb.count, sdt, rbuf, rb.count, rdt, comm);
     if (!sb.counts.p && !IN_PLACE(sbuf) &&
-        short_blocks(comm, request, sbuf, sb.count, sdt, rb.count, rdt, LMPI_COLL_SHORT_ALLTOALL_MAX, &bytes))
+        short_blocks(comm, request, sbuf, sb.count, sdt, rb.count, rdt, LMPI_COLL_SHORT_ALLTOALL_MAX, &bytes)) {
+        if (!contiguous_blocks(sbuf, sdt, rdt))
+            return alltoall_packed(sbuf, sb.count, sdt, rbuf, rb.count, rdt, bytes, comm);
         return lmpi_coll_short_alltoall(lmpi_dt_contig_ptr(sbuf, sdt), (char *)lmpi_dt_contig_ptr(rbuf, rdt), bytes,
                                         comm);
+    }
     NEW_SCHED(comm);
     lmpi_status st;
     if (comm->is_inter)
@@ -734,7 +781,7 @@ static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, 
 lmpi_status lmpi_impl_Alltoall(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,
                                lmpi_datatype *rdt, lmpi_comm *comm)
 {
-    LMPI_COLL_BLOCKING(comm, LMPI_COLL_PLAIN, do_alltoall(sbuf, (blocks){.count = scount}, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false));
+    LMPI_COLL_BLOCKING(comm, LMPI_COLL_AREA, do_alltoall(sbuf, (blocks){.count = scount}, sdt, rbuf, (blocks){.count = rcount}, rdt, comm, NULL, false));
 }
 
 lmpi_status lmpi_impl_Ialltoall(const void *sbuf, MPI_Count scount, lmpi_datatype *sdt, void *rbuf, MPI_Count rcount,

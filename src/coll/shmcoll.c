@@ -209,14 +209,19 @@ lmpi_status lmpi_coll_shm_prepare(lmpi_comm *c)
     return attach(c);
 }
 
-bool lmpi_coll_shm_use(lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt)
+bool lmpi_coll_shm_fits(lmpi_comm *c, size_t bytes)
 {
-    if (!lmpi_config.coll_shm || !dt->contiguous)
+    if (!lmpi_config.coll_shm)
         return false;
     if (c->coll_area_state == AREA_PENDING) /* rank 0 sent it in the attaching call */
         take(c, c->coll_area,
              lmpi_icoll_finish_recv(&c->coll_area->offer) == LMPI_OK ? c->coll_area->off : 0);
-    return c->coll_area_state == AREA_ATTACHED && (size_t)(count * dt->size) <= c->coll_area->h->slot;
+    return c->coll_area_state == AREA_ATTACHED && bytes <= c->coll_area->h->slot;
+}
+
+bool lmpi_coll_shm_use(lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt)
+{
+    return dt->contiguous && lmpi_coll_shm_fits(c, (size_t)(count * dt->size));
 }
 
 /* This member is done with every call up to DONE. */
@@ -349,6 +354,43 @@ lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt,
     return LMPI_OK;
 }
 
+/* The one-hop collectives: this member's part into its slot, stamped (the
+ * caller fills the slot: FILL writes BYTES there). */
+typedef void (*slot_fill)(char *slot, const void *arg);
+
+static lmpi_status publish(lmpi_comm *c, uint64_t seq, slot_fill fill, const void *arg)
+{
+    area_header *h = c->coll_area->h;
+    lmpi_coll_stat.shm_path++;
+    mark_done(h, c->rank, seq - 1);
+    LMPI_TRY(wait_ring(c, c->coll_area, seq));
+    if (fill)
+        fill(slot_of(h, c->rank, seq), arg);
+    atomic_store_explicit(&in_flag(h, c->rank, seq)->stamp, seq, memory_order_release);
+    lmpi_wait_kick(); /* the others may sleep (runtime/wait.h) */
+    return LMPI_OK;
+}
+
+/* Member I's slot of call SEQ, once I has stamped it. */
+static lmpi_status await_slot(lmpi_comm *c, int i, uint64_t seq, const char **slot)
+{
+    flag_line *f = in_flag(c->coll_area->h, i, seq);
+    WAIT_UNTIL(c, atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);
+    *slot = slot_of(c->coll_area->h, i, seq);
+    return LMPI_OK;
+}
+
+typedef struct {
+    const void *buf;
+    size_t bytes;
+} plain_part;
+
+static void fill_plain(char *slot, const void *arg)
+{
+    const plain_part *p = arg;
+    memcpy(slot, p->buf, p->bytes);
+}
+
 /* Barrier and allreduce in one hop: every member fills and stamps its slot,
  * then waits for all the slots and combines them itself, in rank order, so
  * every member computes the same (x0 op (x1 op (... op x(k-1)))).  A gather
@@ -357,29 +399,86 @@ lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt,
 static lmpi_status all_to_all_members(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
                                       lmpi_comm *c)
 {
-    area_header *h = c->coll_area->h;
     uint64_t seq = c->coll_calls;
     size_t bytes = op ? (size_t)(count * dt->size) : 0;
-    int me = c->rank;
-    lmpi_coll_stat.shm_path++;
-    mark_done(h, me, seq - 1);
-    LMPI_TRY(wait_ring(c, c->coll_area, seq));
-    if (bytes) /* in place: the slot keeps this member's part before rbuf is written */
-        memcpy(slot_of(h, me, seq), lmpi_dt_contig_ptr(sbuf == MPI_IN_PLACE ? rbuf : sbuf, dt), bytes);
-    atomic_store_explicit(&in_flag(h, me, seq)->stamp, seq, memory_order_release);
-    lmpi_wait_kick(); /* the others may sleep (runtime/wait.h) */
+    /* in place: the slot keeps this member's part before rbuf is written */
+    plain_part mine = {bytes ? lmpi_dt_contig_ptr(sbuf == MPI_IN_PLACE ? rbuf : sbuf, dt) : NULL, bytes};
+    LMPI_TRY(publish(c, seq, bytes ? fill_plain : NULL, &mine));
     char *acc = bytes ? (char *)lmpi_dt_contig_ptr(rbuf, dt) : NULL;
     lmpi_status status = LMPI_OK;
     for (int i = c->size - 1; i >= 0; i--) {
-        flag_line *f = in_flag(h, i, seq);
-        WAIT_UNTIL(c, atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);
-        const char *x = slot_of(h, i, seq);
+        const char *x;
+        LMPI_TRY(await_slot(c, i, seq, &x));
         if (bytes && i == c->size - 1)
             memcpy(acc, x, bytes);
         else if (bytes && status == LMPI_OK)
             status = lmpi_op_apply(op, typed(x, dt), typed(acc, dt), count, dt);
     }
     return status;
+}
+
+/* Allgather and alltoall of small blocks, one hop too: every member packs
+ * its blocks into its slot and takes its share of every slot.  Members may
+ * pass different types of one signature, so the path is chosen from the
+ * bytes alone (coll.c) and each member packs and unpacks its own way. */
+typedef struct {
+    const void *buf;
+    MPI_Count count;
+    const lmpi_datatype *dt;
+    size_t bytes;
+} typed_part;
+
+static void fill_typed(char *slot, const void *arg)
+{
+    const typed_part *p = arg;
+    if (p->dt->contiguous)
+        memcpy(slot, lmpi_dt_contig_ptr(p->buf, p->dt), p->bytes);
+    else
+        lmpi_dt_pack(p->buf, p->count, p->dt, 0, (MPI_Count)p->bytes, slot);
+}
+
+static void take_typed(void *buf, MPI_Count count, const lmpi_datatype *dt, const char *from, size_t bytes)
+{
+    if (dt->contiguous)
+        memcpy((char *)lmpi_dt_contig_ptr(buf, dt), from, bytes);
+    else
+        lmpi_dt_unpack(buf, count, dt, 0, (MPI_Count)bytes, from);
+}
+
+lmpi_status lmpi_coll_shm_allgather(const void *sbuf, MPI_Count scount, const lmpi_datatype *sdt, void *rbuf,
+                                    MPI_Count rcount, const lmpi_datatype *rdt, lmpi_comm *c)
+{
+    uint64_t seq = c->coll_calls;
+    size_t bytes = (size_t)(rcount * rdt->size);
+    MPI_Aint block = (MPI_Aint)rcount * rdt->extent;
+    typed_part mine = {sbuf, scount, sdt, bytes};
+    if (sbuf == MPI_IN_PLACE) /* this member's block is in place already */
+        mine = (typed_part){(char *)rbuf + c->rank * block, rcount, rdt, bytes};
+    LMPI_TRY(publish(c, seq, fill_typed, &mine));
+    for (int i = 0; i < c->size; i++) {
+        const char *x;
+        LMPI_TRY(await_slot(c, i, seq, &x));
+        if (i != c->rank || sbuf != MPI_IN_PLACE)
+            take_typed((char *)rbuf + i * block, rcount, rdt, x, bytes);
+    }
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_coll_shm_alltoall(const void *sbuf, MPI_Count scount, const lmpi_datatype *sdt, void *rbuf,
+                                   MPI_Count rcount, const lmpi_datatype *rdt, lmpi_comm *c)
+{
+    uint64_t seq = c->coll_calls;
+    size_t bytes = (size_t)(rcount * rdt->size);
+    typed_part mine = {sbuf, scount * c->size, sdt, bytes * (size_t)c->size};
+    if (sbuf == MPI_IN_PLACE) /* the slot keeps the blocks before rbuf is written */
+        mine = (typed_part){rbuf, rcount * c->size, rdt, bytes * (size_t)c->size};
+    LMPI_TRY(publish(c, seq, fill_typed, &mine));
+    for (int i = 0; i < c->size; i++) {
+        const char *x;
+        LMPI_TRY(await_slot(c, i, seq, &x));
+        take_typed((char *)rbuf + i * (MPI_Aint)rcount * rdt->extent, rcount, rdt, x + (size_t)c->rank * bytes, bytes);
+    }
+    return LMPI_OK;
 }
 
 lmpi_status lmpi_coll_shm_barrier(lmpi_comm *c)

@@ -1,7 +1,9 @@
 /* Small blocking collectives through a shared-memory area of the
  * communicator (shmcoll.c): every member writes its contribution into its
- * slot, one rank combines them in rank order and publishes the result in
- * one buffer that the others copy out.  For communicators whose members all
+ * slot; a root combines them in rank order and publishes the result in one
+ * buffer that the others copy out (reduce, bcast, the node phases), or
+ * every member reads every slot itself (barrier, allreduce, allgather,
+ * alltoall).  For communicators whose members all
  * share this host's segment: a single-node communicator, or the node phase
  * of a node-aware collective. */
 #ifndef LMPI_COLL_SHMCOLL_H
@@ -31,6 +33,15 @@ lmpi_status lmpi_coll_shm_reduce(const void *sbuf, void *rbuf, MPI_Count count, 
                                  int root, lmpi_comm *c);
 lmpi_status lmpi_coll_shm_allreduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
                                     lmpi_comm *c);
+/* Whether C's area takes BYTES per member (the same answer at every
+ * member: the bytes of a signature, not its types). */
+bool lmpi_coll_shm_fits(lmpi_comm *c, size_t bytes);
+/* Blocks of one size (at most a slot per member: all n of them for
+ * alltoall); SBUF MPI_IN_PLACE for an allgather in place. */
+lmpi_status lmpi_coll_shm_allgather(const void *sbuf, MPI_Count scount, const lmpi_datatype *sdt, void *rbuf,
+                                    MPI_Count rcount, const lmpi_datatype *rdt, lmpi_comm *c);
+lmpi_status lmpi_coll_shm_alltoall(const void *sbuf, MPI_Count scount, const lmpi_datatype *sdt, void *rbuf,
+                                   MPI_Count rcount, const lmpi_datatype *rdt, lmpi_comm *c);
 /* The two halves, for node-aware collectives: everyone's data combined at
  * ROOT (OP NULL: arrival only), and ROOT's data copied to everyone. */
 lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,

@@ -35,10 +35,15 @@ static xfer begin(lmpi_comm *c)
     return (xfer){c, c->context_id + LMPI_CTX_COLL, lmpi_coll_short_tag(c)};
 }
 
-bool lmpi_coll_short_fits(MPI_Count count, const lmpi_datatype *dt)
+bool lmpi_coll_short_fits_bytes(MPI_Count bytes)
 {
     int64_t limit = lmpi_config.coll_short < LMPI_COLL_SHORT_MAX ? lmpi_config.coll_short : LMPI_COLL_SHORT_MAX;
-    return dt->contiguous && count * dt->size <= limit;
+    return bytes <= limit;
+}
+
+bool lmpi_coll_short_fits(MPI_Count count, const lmpi_datatype *dt)
+{
+    return dt->contiguous && lmpi_coll_short_fits_bytes(count * dt->size);
 }
 
 bool lmpi_coll_short_ok(const lmpi_comm *c, MPI_Count count, const lmpi_datatype *dt)

@@ -16,6 +16,9 @@ bool lmpi_coll_short_ok(const lmpi_comm *c, MPI_Count count, const lmpi_datatype
 int lmpi_coll_short_tag(lmpi_comm *c);
 /* The size and layout test alone. */
 bool lmpi_coll_short_fits(MPI_Count count, const lmpi_datatype *dt);
+/* The same for BYTES whatever their type (allgather and alltoall, whose
+ * members may pass different types of one signature). */
+bool lmpi_coll_short_fits_bytes(MPI_Count bytes);
 lmpi_status lmpi_coll_short_barrier(lmpi_comm *c);
 lmpi_status lmpi_coll_short_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c);
 /* BYTES from FROM to TO (nothing when they are the same rank); every

@@ -198,6 +198,46 @@ static void test_gather_scatter(void)
     free(all), free(counts), free(displs);
 }
 
+/* One signature through different types at different ranks: even ranks
+ * send and receive each pair of ints through a strided type (the ints 2
+ * apart, 4 ints a block), odd ranks through plain ints.  The path of a
+ * small allgather or alltoall must follow the bytes alone, or the ranks
+ * part ways (a hang), and each rank must pack and unpack its own way. */
+static void test_mixed_types(void)
+{
+    MPI_Datatype pair, strided;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &pair);
+    MPI_Type_create_resized(pair, 0, 4 * (MPI_Aint)sizeof(int), &strided);
+    MPI_Type_commit(&strided);
+    MPI_Type_free(&pair);
+    int even = rank % 2 == 0, n = even ? 1 : 2, *s = calloc(4 * (size_t)size, sizeof(int)),
+        *r = calloc(4 * (size_t)size, sizeof(int));
+    MPI_Datatype t = even ? strided : MPI_INT;
+/* where the first and second int of block p sit in this rank's layout */
+#define FIRST(p) (even ? 4 * (p) : 2 * (p))
+#define SECOND(p) (even ? 4 * (p) + 2 : 2 * (p) + 1)
+    for (int p = 0; p < size; p++)
+        s[FIRST(p)] = rank * 100 + p, s[SECOND(p)] = -(rank * 100 + p);
+    MPI_Alltoall(s, n, t, r, n, t, MPI_COMM_WORLD);
+    for (int p = 0; p < size; p++) {
+        CHECK_EQ(r[FIRST(p)], p * 100 + rank);
+        CHECK_EQ(r[SECOND(p)], -(p * 100 + rank));
+    }
+    int mine[4] = {rank, 0, -rank, 0};
+    if (!even)
+        mine[1] = -rank;
+    memset(r, 0, 4 * (size_t)size * sizeof(int));
+    MPI_Allgather(mine, n, t, r, n, t, MPI_COMM_WORLD);
+    for (int p = 0; p < size; p++) {
+        CHECK_EQ(r[FIRST(p)], p);
+        CHECK_EQ(r[SECOND(p)], -p);
+    }
+#undef FIRST
+#undef SECOND
+    MPI_Type_free(&strided);
+    free(s), free(r);
+}
+
 static void test_alltoall_scan(void)
 {
     int *s = malloc(sizeof(int) * 2 * size), *r = malloc(sizeof(int) * 2 * size);
@@ -662,6 +702,7 @@ int main(int argc, char **argv)
     test_bcast_reduce();
     test_gather_scatter();
     test_alltoall_scan();
+    test_mixed_types();
     test_nonblocking();
     test_persistent();
     test_intercomm();

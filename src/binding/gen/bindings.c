@@ -257,7 +257,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_AREA);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -268,7 +268,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     st = lmpi_impl_Allgather ? lmpi_impl_Allgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_AREA);
     return MPI_SUCCESS;
 }
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Allgather")));
@@ -286,7 +286,7 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_AREA);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -297,7 +297,7 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     st = lmpi_impl_Allgather ? lmpi_impl_Allgather(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_AREA);
     return MPI_SUCCESS;
 }
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Allgather_c")));
@@ -639,7 +639,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_AREA);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -650,7 +650,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     st = lmpi_impl_Alltoall ? lmpi_impl_Alltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_AREA);
     return MPI_SUCCESS;
 }
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Alltoall")));
@@ -668,7 +668,7 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
         return lmpi_binding_state_error(fn);
     if (LMPI_ARG_CHECKS) {
         st = lmpi_check_comm(comm, &comm_obj);
-        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_coll_error(fn, "comm", st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_AREA);
         errh_comm = comm_obj;
     }
     if (!errh_comm)
@@ -679,7 +679,7 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     st = lmpi_impl_Alltoall ? lmpi_impl_Alltoall(sendbuf, sendcount, sendtype_obj, recvbuf, recvcount, recvtype_obj, comm_obj ? comm_obj : lmpi_comm_from_handle(comm)) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
     if (LMPI_UNLIKELY(st != LMPI_OK))
-        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_PLAIN);
+        return lmpi_coll_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1), comm_obj, LMPI_COLL_AREA);
     return MPI_SUCCESS;
 }
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak, alias("PMPI_Alltoall_c")));
