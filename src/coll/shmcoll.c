@@ -354,18 +354,29 @@ lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt,
     return LMPI_OK;
 }
 
-/* The one-hop collectives: this member's part into its slot, stamped (the
- * caller fills the slot: FILL writes BYTES there). */
-typedef void (*slot_fill)(char *slot, const void *arg);
+/* The one-hop collectives (barrier, allreduce, allgather, alltoall): every
+ * member fills and stamps its slot, then takes what it needs from every
+ * slot.  Members may pass different types of one signature (allgather,
+ * alltoall), so the path is chosen from the bytes alone (coll.c) and each
+ * member packs and unpacks its own way. */
+typedef struct {
+    const void *buf;
+    MPI_Count count;
+    const lmpi_datatype *dt;
+    size_t bytes; /* 0: a barrier, nothing to write */
+} part;
 
-static lmpi_status publish(lmpi_comm *c, uint64_t seq, slot_fill fill, const void *arg)
+static lmpi_status publish(lmpi_comm *c, uint64_t seq, const part *mine)
 {
     area_header *h = c->coll_area->h;
     lmpi_coll_stat.shm_path++;
     mark_done(h, c->rank, seq - 1);
     LMPI_TRY(wait_ring(c, c->coll_area, seq));
-    if (fill)
-        fill(slot_of(h, c->rank, seq), arg);
+    char *slot = slot_of(h, c->rank, seq);
+    if (mine->bytes && mine->dt->contiguous)
+        memcpy(slot, lmpi_dt_contig_ptr(mine->buf, mine->dt), mine->bytes);
+    else if (mine->bytes)
+        lmpi_dt_pack(mine->buf, mine->count, mine->dt, 0, (MPI_Count)mine->bytes, slot);
     atomic_store_explicit(&in_flag(h, c->rank, seq)->stamp, seq, memory_order_release);
     lmpi_wait_kick(); /* the others may sleep (runtime/wait.h) */
     return LMPI_OK;
@@ -380,30 +391,26 @@ static lmpi_status await_slot(lmpi_comm *c, int i, uint64_t seq, const char **sl
     return LMPI_OK;
 }
 
-typedef struct {
-    const void *buf;
-    size_t bytes;
-} plain_part;
-
-static void fill_plain(char *slot, const void *arg)
+static void take_typed(void *buf, MPI_Count count, const lmpi_datatype *dt, const char *from, size_t bytes)
 {
-    const plain_part *p = arg;
-    memcpy(slot, p->buf, p->bytes);
+    if (dt->contiguous)
+        memcpy((char *)lmpi_dt_contig_ptr(buf, dt), from, bytes);
+    else
+        lmpi_dt_unpack(buf, count, dt, 0, (MPI_Count)bytes, from);
 }
 
-/* Barrier and allreduce in one hop: every member fills and stamps its slot,
- * then waits for all the slots and combines them itself, in rank order, so
- * every member computes the same (x0 op (x1 op (... op x(k-1)))).  A gather
- * to rank 0 and its release take two hops, each a wait for a member that
- * may be off its processor (with more ranks than cores, a time slice). */
+/* Barrier and allreduce: every member combines all the slots in rank order,
+ * so every member computes the same (x0 op (x1 op (... op x(k-1)))).  A
+ * gather to rank 0 and its release took two hops, each a wait for a member
+ * that may be off its processor (with more ranks than cores, a time slice). */
 static lmpi_status all_to_all_members(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
                                       lmpi_comm *c)
 {
     uint64_t seq = c->coll_calls;
     size_t bytes = op ? (size_t)(count * dt->size) : 0;
     /* in place: the slot keeps this member's part before rbuf is written */
-    plain_part mine = {bytes ? lmpi_dt_contig_ptr(sbuf == MPI_IN_PLACE ? rbuf : sbuf, dt) : NULL, bytes};
-    LMPI_TRY(publish(c, seq, bytes ? fill_plain : NULL, &mine));
+    part mine = {sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, bytes};
+    LMPI_TRY(publish(c, seq, &mine));
     char *acc = bytes ? (char *)lmpi_dt_contig_ptr(rbuf, dt) : NULL;
     lmpi_status status = LMPI_OK;
     for (int i = c->size - 1; i >= 0; i--) {
@@ -417,44 +424,16 @@ static lmpi_status all_to_all_members(const void *sbuf, void *rbuf, MPI_Count co
     return status;
 }
 
-/* Allgather and alltoall of small blocks, one hop too: every member packs
- * its blocks into its slot and takes its share of every slot.  Members may
- * pass different types of one signature, so the path is chosen from the
- * bytes alone (coll.c) and each member packs and unpacks its own way. */
-typedef struct {
-    const void *buf;
-    MPI_Count count;
-    const lmpi_datatype *dt;
-    size_t bytes;
-} typed_part;
-
-static void fill_typed(char *slot, const void *arg)
-{
-    const typed_part *p = arg;
-    if (p->dt->contiguous)
-        memcpy(slot, lmpi_dt_contig_ptr(p->buf, p->dt), p->bytes);
-    else
-        lmpi_dt_pack(p->buf, p->count, p->dt, 0, (MPI_Count)p->bytes, slot);
-}
-
-static void take_typed(void *buf, MPI_Count count, const lmpi_datatype *dt, const char *from, size_t bytes)
-{
-    if (dt->contiguous)
-        memcpy((char *)lmpi_dt_contig_ptr(buf, dt), from, bytes);
-    else
-        lmpi_dt_unpack(buf, count, dt, 0, (MPI_Count)bytes, from);
-}
-
 lmpi_status lmpi_coll_shm_allgather(const void *sbuf, MPI_Count scount, const lmpi_datatype *sdt, void *rbuf,
                                     MPI_Count rcount, const lmpi_datatype *rdt, lmpi_comm *c)
 {
     uint64_t seq = c->coll_calls;
     size_t bytes = (size_t)(rcount * rdt->size);
     MPI_Aint block = (MPI_Aint)rcount * rdt->extent;
-    typed_part mine = {sbuf, scount, sdt, bytes};
+    part mine = {sbuf, scount, sdt, bytes};
     if (sbuf == MPI_IN_PLACE) /* this member's block is in place already */
-        mine = (typed_part){(char *)rbuf + c->rank * block, rcount, rdt, bytes};
-    LMPI_TRY(publish(c, seq, fill_typed, &mine));
+        mine = (part){(char *)rbuf + c->rank * block, rcount, rdt, bytes};
+    LMPI_TRY(publish(c, seq, &mine));
     for (int i = 0; i < c->size; i++) {
         const char *x;
         LMPI_TRY(await_slot(c, i, seq, &x));
@@ -469,10 +448,10 @@ lmpi_status lmpi_coll_shm_alltoall(const void *sbuf, MPI_Count scount, const lmp
 {
     uint64_t seq = c->coll_calls;
     size_t bytes = (size_t)(rcount * rdt->size);
-    typed_part mine = {sbuf, scount * c->size, sdt, bytes * (size_t)c->size};
+    part mine = {sbuf, scount * c->size, sdt, bytes * (size_t)c->size};
     if (sbuf == MPI_IN_PLACE) /* the slot keeps the blocks before rbuf is written */
-        mine = (typed_part){rbuf, rcount * c->size, rdt, bytes * (size_t)c->size};
-    LMPI_TRY(publish(c, seq, fill_typed, &mine));
+        mine = (part){rbuf, rcount * c->size, rdt, bytes * (size_t)c->size};
+    LMPI_TRY(publish(c, seq, &mine));
     for (int i = 0; i < c->size; i++) {
         const char *x;
         LMPI_TRY(await_slot(c, i, seq, &x));
