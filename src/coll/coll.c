@@ -757,10 +757,13 @@ static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, 
 {
     TRY(all_types(comm, sbuf, sb.count, sdt, rbuf, rb.count, rdt));
     size_t bytes;
-    if (!request && !comm->is_inter && !sb.counts.p &&
+    /* (an alltoallv in place may pass no send counts: its receive counts
+     * say it is one) */
+    bool one_size = !sb.counts.p && !rb.counts.p;
+    if (!request && !comm->is_inter && one_size &&
         lmpi_coll_shm_fits(comm, (size_t)(rb.count * rdt->size) * (size_t)comm->size))
         return lmpi_coll_shm_alltoall(sbuf, sb.count, sdt, rbuf, rb.count, rdt, comm);
-    if (!sb.counts.p && !IN_PLACE(sbuf) &&
+    if (one_size && !IN_PLACE(sbuf) &&
         short_blocks(comm, request, sbuf, sb.count, sdt, rb.count, rdt, LMPI_COLL_SHORT_ALLTOALL_MAX, &bytes)) {
         if (!contiguous_blocks(sbuf, sdt, rdt))
             return alltoall_packed(sbuf, sb.count, sdt, rbuf, rb.count, rdt, bytes, comm);

@@ -238,6 +238,27 @@ static void test_mixed_types(void)
     free(s), free(r);
 }
 
+/* Alltoallv in place, with no send counts (they are ignored there; mpi4py
+ * passes none): the receive counts make it a v-collective, not the
+ * one-size alltoall its empty send counts look like. */
+static void test_alltoallv_in_place(void)
+{
+    int *buf = malloc(sizeof(int) * (size_t)(size * size)), *counts = malloc(sizeof(int) * (size_t)size),
+        *displs = malloc(sizeof(int) * (size_t)size);
+    for (int count = 0; count < size; count++) {
+        for (int i = 0; i < size; i++) {
+            counts[i] = count, displs[i] = i * size;
+            for (int j = 0; j < size; j++)
+                buf[i * size + j] = j < count ? rank : -1;
+        }
+        MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, counts, displs, MPI_INT, MPI_COMM_WORLD);
+        for (int i = 0; i < size; i++)
+            for (int j = 0; j < size; j++)
+                CHECK_EQ(buf[i * size + j], j < count ? i : -1);
+    }
+    free(buf), free(counts), free(displs);
+}
+
 static void test_alltoall_scan(void)
 {
     int *s = malloc(sizeof(int) * 2 * size), *r = malloc(sizeof(int) * 2 * size);
@@ -703,6 +724,7 @@ int main(int argc, char **argv)
     test_gather_scatter();
     test_alltoall_scan();
     test_mixed_types();
+    test_alltoallv_in_place();
     test_nonblocking();
     test_persistent();
     test_intercomm();
