@@ -373,10 +373,13 @@ static lmpi_status publish(lmpi_comm *c, uint64_t seq, const part *mine)
     mark_done(h, c->rank, seq - 1);
     LMPI_TRY(wait_ring(c, c->coll_area, seq));
     char *slot = slot_of(h, c->rank, seq);
-    if (mine->bytes && mine->dt->contiguous)
-        memcpy(slot, lmpi_dt_contig_ptr(mine->buf, mine->dt), mine->bytes);
-    else if (mine->bytes)
-        lmpi_dt_pack(mine->buf, mine->count, mine->dt, 0, (MPI_Count)mine->bytes, slot);
+    /* never past the caller's data, should its send signature be shorter
+     * than the blocks (an erroneous program) */
+    size_t given = (size_t)(mine->count * mine->dt->size), n = mine->bytes < given ? mine->bytes : given;
+    if (n && mine->dt->contiguous)
+        memcpy(slot, lmpi_dt_contig_ptr(mine->buf, mine->dt), n);
+    else if (n)
+        lmpi_dt_pack(mine->buf, mine->count, mine->dt, 0, (MPI_Count)n, slot);
     atomic_store_explicit(&in_flag(h, c->rank, seq)->stamp, seq, memory_order_release);
     lmpi_wait_kick(); /* the others may sleep (runtime/wait.h) */
     return LMPI_OK;
