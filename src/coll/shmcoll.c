@@ -1,18 +1,20 @@
 /* Small blocking collectives through a shared-memory area per communicator.
  *
  * The area (from the segment's pool, taken at the communicator's first
- * blocking barrier, bcast, reduce or allreduce) holds, in rings of DEPTH,
- * slots for each member and output buffers, each with a stamp (0 = empty,
- * else the call number of the collective it holds), and one progress line
- * per member.  The rings let a root run DEPTH collectives ahead (a loop of
- * broadcasts or reductions does not become lockstep).
+ * blocking barrier, bcast, reduce, allreduce, allgather or alltoall) holds,
+ * in rings of DEPTH, slots for each member and output buffers, each with a
+ * stamp (0 = empty, else the call number of the collective it holds), and
+ * one progress line per member.  The rings let a root run DEPTH collectives
+ * ahead (a loop of broadcasts or reductions does not become lockstep).
  *
- * Two halves make every collective.  Gather: a member fills its slot and
- * stamps it; the root takes the slots in rank order (any operation,
- * commutative or not, combines right).  Release: the root writes the output
- * and stamps it; the others copy it out.  Stamps are the communicator's
- * call numbers (calls.h), which every member advances alike, also in a call
- * that failed its argument checks at this member only.
+ * A member fills its slot and stamps it.  Reduce (gather): the root takes
+ * the slots in rank order (any operation, commutative or not, combines
+ * right).  Bcast (release): the root writes the output and stamps it; the
+ * others copy it out.  Barrier, allreduce, allgather and alltoall (one
+ * hop): every member takes what it needs from every slot itself.  Stamps
+ * are the communicator's call numbers (calls.h), which every member
+ * advances alike, also in a call that failed its argument checks at this
+ * member only.
  *
  * A ring position is written again DEPTH call numbers later at the
  * earliest, once every member's progress line says it is done with all
@@ -21,8 +23,8 @@
  * so one that never read an output (it failed that call) does not hold the
  * ring forever, as a count of readers would.
  *
- * Compared with messages (short.c) a k-member allreduce is two waits per
- * member instead of log2 k exchanges, and nothing goes through the
+ * Compared with messages (short.c) a k-member allreduce is one hop through
+ * the area instead of log2 k exchanges, and nothing goes through the
  * transport's queues.  Waits poll the progress engine (other traffic keeps
  * moving) and yield like every blocking call. */
 #include <stdatomic.h>

@@ -37,7 +37,7 @@ lmpi_status lmpi_coll_shm_allreduce(const void *sbuf, void *rbuf, MPI_Count coun
  * member: the bytes of a signature, not its types). */
 bool lmpi_coll_shm_fits(lmpi_comm *c, size_t bytes);
 /* Blocks of one size (at most a slot per member: all n of them for
- * alltoall); SBUF MPI_IN_PLACE for an allgather in place. */
+ * alltoall); SBUF may be MPI_IN_PLACE. */
 lmpi_status lmpi_coll_shm_allgather(const void *sbuf, MPI_Count scount, const lmpi_datatype *sdt, void *rbuf,
                                     MPI_Count rcount, const lmpi_datatype *rdt, lmpi_comm *c);
 lmpi_status lmpi_coll_shm_alltoall(const void *sbuf, MPI_Count scount, const lmpi_datatype *sdt, void *rbuf,

@@ -152,9 +152,9 @@
       "node phases (node-aware collectives) through a shared-memory area of the node "            \
       "communicator instead of messages.")                                                        \
     X(coll_shm_min_ranks, "LMPI_COLL_SHM_MIN_RANKS", INT, "2",                                    \
-      "... and so do barrier, reduce and allreduce on a communicator within one node of at least " \
-      "this many ranks (0: never; barrier and allreduce take one hop through the area, where "    \
-      "message exchanges take log2 n).")                                                          \
+      "... and so do barrier, reduce, allreduce and (blocks that fit a slot) allgather and "     \
+      "alltoall on a communicator within one node of at least this many ranks (0: never; all but " \
+      "reduce take one hop through the area, where message exchanges take log2 n).")              \
     X(coll_shm_bcast_min_ranks, "LMPI_COLL_SHM_BCAST_MIN_RANKS", INT, "8",                        \
       "... and bcast from this many ranks on (0: never; below, a message tree measured faster: " \
       "4 ranks 1.1 against 4.7 us).")                                                             \
