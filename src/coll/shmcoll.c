@@ -102,7 +102,7 @@ static size_t area_bytes(int k, size_t slot)
 
 /* Wait for a word of the area; a failure of a member or a revoke (src/ft)
  * ends the enclosing call with its error. */
-#define WAIT_UNTIL(c, cond)                                                         \
+#define WAIT_UNTIL_THEN(c, cond, idle_call)                                         \
     do {                                                                            \
         unsigned idle_ = 0;                                                         \
         while (!(cond)) {                                                           \
@@ -112,10 +112,16 @@ static size_t area_bytes(int k, size_t slot)
                 lmpi_status broken_;                                                \
                 if (LMPI_UNLIKELY(lmpi_ft_active) && (broken_ = lmpi_ft_comm_broken(c)) != LMPI_OK) \
                     return broken_;                                                 \
-                lmpi_progress_idle_word(&idle_);                                    \
+                idle_call;                                                          \
             }                                                                       \
         }                                                                           \
     } while (0)
+#define WAIT_UNTIL(c, cond) WAIT_UNTIL_THEN(c, cond, lmpi_progress_idle_word(&idle_))
+/* For one flag's stamp: a sleeper is woken by the kick of the member that
+ * stamps it, not by every member's (runtime/wait.h, lmpi_wait_cond). */
+#define WAIT_FOR_STAMP(c, f, seq)                                                                  \
+    WAIT_UNTIL_THEN(c, atomic_load_explicit(&(f)->stamp, memory_order_acquire) == (seq),             \
+                    lmpi_progress_idle_until(&idle_, &(f)->stamp, (seq)))
 
 static size_t slot_limit(void)
 {
@@ -322,7 +328,7 @@ lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, 
         const char *x = mine;
         flag_line *f = in_flag(h, i, seq);
         if (i != root) {
-            WAIT_UNTIL(c, atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);
+            WAIT_FOR_STAMP(c, f, seq);
             x = slot_of(h, i, seq);
         }
         if (op && i == k - 1 && x != acc)
@@ -350,7 +356,7 @@ lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt,
         lmpi_wait_kick(); /* the readers may sleep (runtime/wait.h) */
         return LMPI_OK;
     }
-    WAIT_UNTIL(c, atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);
+    WAIT_FOR_STAMP(c, f, seq);
     if (bytes)
         memcpy(p, out_buf(h, seq), bytes);
     return LMPI_OK;
@@ -391,7 +397,7 @@ static lmpi_status publish(lmpi_comm *c, uint64_t seq, const part *mine)
 static lmpi_status await_slot(lmpi_comm *c, int i, uint64_t seq, const char **slot)
 {
     flag_line *f = in_flag(c->coll_area->h, i, seq);
-    WAIT_UNTIL(c, atomic_load_explicit(&f->stamp, memory_order_acquire) == seq);
+    WAIT_FOR_STAMP(c, f, seq);
     *slot = slot_of(c->coll_area->h, i, seq);
     return LMPI_OK;
 }

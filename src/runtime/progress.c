@@ -76,15 +76,19 @@ static _Thread_local bool handing_off;
 
 /* Arm for a sleep at the next idle poll; where nothing would wake us (no
  * segment, the network cannot be watched), let others run instead. */
-static bool arm_or_yield(bool word_wait)
+static bool arm_or_yield(bool word_wait, const _Atomic uint64_t *until, uint64_t until_value)
 {
-    if (lmpi_tr_sleep_ok() && lmpi_wait_arm(word_wait))
+    /* one condition per process: with several threads, wake on any word */
+    if (lmpi_rt.thread_multiple)
+        until = NULL;
+    if (lmpi_tr_sleep_ok() && lmpi_wait_arm(word_wait, until, until_value))
         return true;
     lmpi_lock_yield();
     return false;
 }
 
-static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
+static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns, const _Atomic uint64_t *until,
+                 uint64_t until_value)
 {
     unsigned n = (*count)++;
     if (n == 0) {
@@ -143,7 +147,7 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
         /* a local rank runnable on our processor: let it in (wait.h) */
         if (lmpi_config.wait_handoff && !lmpi_rt.thread_multiple && lmpi_wait_core_shared()) {
             if (!lmpi_wait_move_away())
-                handing_off = arm_or_yield(word_wait);
+                handing_off = arm_or_yield(word_wait, until, until_value);
             return;
         }
         if (lmpi_now_ns() - idle_since < budget)
@@ -163,14 +167,19 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns)
         idle_since = lmpi_now_ns();
         return;
     }
-    arm_or_yield(word_wait);
+    arm_or_yield(word_wait, until, until_value);
 }
 
-void lmpi_progress_idle(unsigned *count) { idle(count, false, 0); }
+void lmpi_progress_idle(unsigned *count) { idle(count, false, 0, NULL, 0); }
 
-void lmpi_progress_idle_word(unsigned *count) { idle(count, true, 0); }
+void lmpi_progress_idle_word(unsigned *count) { idle(count, true, 0, NULL, 0); }
 
-void lmpi_progress_idle_timed(unsigned *count, uint64_t max_sleep_ns) { idle(count, false, max_sleep_ns); }
+void lmpi_progress_idle_until(unsigned *count, const _Atomic uint64_t *word, uint64_t value)
+{
+    idle(count, true, 0, word, value);
+}
+
+void lmpi_progress_idle_timed(unsigned *count, uint64_t max_sleep_ns) { idle(count, false, max_sleep_ns, NULL, 0); }
 
 lmpi_progress_list lmpi_progress_lists[LMPI_PROGRESS_LISTS];
 unsigned lmpi_progress_lists_on;

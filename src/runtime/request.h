@@ -150,6 +150,9 @@ void lmpi_progress_idle(unsigned *idle);
  * writes directly (collective areas, window synchronization): its writers
  * wake such sleepers with lmpi_wait_kick. */
 void lmpi_progress_idle_word(unsigned *idle);
+/* The same for a wait on one word of the node's segment that only grows,
+ * until it reaches VALUE: only the kick that finds it there wakes us. */
+void lmpi_progress_idle_until(unsigned *idle, const _Atomic uint64_t *word, uint64_t value);
 /* The same for a wait that also watches the clock (a timeout, a periodic
  * check): it sleeps at most max_sleep_ns at a time. */
 void lmpi_progress_idle_timed(unsigned *idle, uint64_t max_sleep_ns);

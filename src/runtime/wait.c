@@ -22,6 +22,10 @@ static struct {
     bool membarrier;
     lmpi_wait_word *mine;
     lmpi_wait_word *(*word_of)(int local);
+    lmpi_wait_cond *(*cond_of)(int local);
+    lmpi_wait_cond *my_cond;
+    char *seg_base;
+    size_t seg_size;
     int nlocal;
     lmpi_wait_word *inbox;
     /* the hand-off (wait.h): NULL until the segment has its table */
@@ -78,10 +82,15 @@ bool lmpi_wait_set_slice(unsigned slice_us)
 }
 
 void lmpi_wait_attach_node(lmpi_wait_word *mine, _Atomic uint32_t *word_sleepers,
-                           lmpi_wait_word *(*word_of)(int local), int nlocal)
+                           lmpi_wait_word *(*word_of)(int local), lmpi_wait_cond *(*cond_of)(int local),
+                           int nlocal, int me, char *seg_base, size_t seg_size)
 {
     wt.mine = mine;
     wt.word_of = word_of;
+    wt.cond_of = cond_of;
+    wt.my_cond = cond_of(me);
+    wt.seg_base = seg_base;
+    wt.seg_size = seg_size;
     wt.nlocal = nlocal;
     lmpi_wait_word_sleepers = word_sleepers;
 }
@@ -195,6 +204,9 @@ void lmpi_wait_detach(void)
     wt.mine = NULL;
     wt.inbox = NULL;
     wt.word_of = NULL;
+    wt.cond_of = NULL;
+    wt.my_cond = NULL;
+    wt.seg_base = NULL;
     wt.nlocal = 0;
     lmpi_wait_unpublish_cpu();
     wt.my_wait_cpu = NULL;
@@ -233,8 +245,16 @@ void lmpi_wait_kick_slow(void)
     atomic_fetch_add_explicit(&wt.kicks, 1, memory_order_relaxed);
     for (int r = 0; r < wt.nlocal; r++) {
         lmpi_wait_word *w = wt.word_of(r);
-        if (w != wt.mine && (atomic_load_explicit(w, memory_order_relaxed) & LMPI_WAIT_WORD))
-            lmpi_wait_wake(w);
+        if (w == wt.mine || !(atomic_load_explicit(w, memory_order_relaxed) & LMPI_WAIT_WORD))
+            continue;
+        /* (the sleeper wrote its condition before it armed and fenced: what
+         * we read here is the condition it sleeps on, or it saw our word) */
+        lmpi_wait_cond *c = wt.cond_of(r);
+        uint64_t off = atomic_load_explicit(&c->off, memory_order_relaxed);
+        if (off && atomic_load_explicit((_Atomic uint64_t *)(wt.seg_base + off), memory_order_relaxed) <
+                       atomic_load_explicit(&c->value, memory_order_relaxed))
+            continue; /* its word has not arrived */
+        lmpi_wait_wake(w);
     }
 }
 
@@ -252,10 +272,16 @@ static void full_fence_for_senders(void)
         atomic_thread_fence(memory_order_seq_cst);
 }
 
-bool lmpi_wait_arm(bool word_wait)
+bool lmpi_wait_arm(bool word_wait, const _Atomic uint64_t *until, uint64_t until_value)
 {
     if (!wt.mine)
         return false;
+    if (word_wait) {
+        uintptr_t off = (uintptr_t)until - (uintptr_t)wt.seg_base;
+        bool named = until && off > 0 && off + 8 <= wt.seg_size;
+        atomic_store_explicit(&wt.my_cond->value, until_value, memory_order_relaxed);
+        atomic_store_explicit(&wt.my_cond->off, named ? (uint64_t)off : 0, memory_order_relaxed);
+    }
     uint32_t kind = LMPI_WAIT_ARMED | (word_wait ? LMPI_WAIT_WORD : 0);
     armed = kind;
     atomic_fetch_add_explicit(&lmpi_wait_local_sleepers, 1, memory_order_relaxed);

@@ -49,10 +49,23 @@ int lmpi_wait_sleep_after_us(int base_us, int local_ranks, long cores);
  * processor share stays the same.
  * False where refused or SLICE_US is 0. */
 bool lmpi_wait_set_slice(unsigned slice_us);
+/* What a rank asleep in a word wait waits for, published beside its word:
+ * the word at byte offset OFF of the node's segment reaching VALUE (0: any
+ * word; it is woken by every kick).  A kick wakes only the sleepers whose
+ * word has arrived: in a k-member collective a waiter is woken by the
+ * member it waits for, not by each of the k-1 (a herd of wake-ups, each a
+ * context switch, with more ranks than cores). */
+typedef struct {
+    _Atomic uint64_t off;
+    _Atomic uint64_t value;
+} lmpi_wait_cond;
+
 /* The segment's words: this rank's own, the node's word-sleeper count, and
- * the way to reach every local rank's word (for kicks). */
+ * the way to reach every local rank's word and condition (for kicks); the
+ * segment's mapping (conditions name words by offset). */
 void lmpi_wait_attach_node(lmpi_wait_word *mine, _Atomic uint32_t *word_sleepers,
-                           lmpi_wait_word *(*word_of)(int local), int nlocal);
+                           lmpi_wait_word *(*word_of)(int local), lmpi_wait_cond *(*cond_of)(int local),
+                           int nlocal, int me, char *seg_base, size_t seg_size);
 /* Sharing a core with a local rank (the hand-off, below): where this rank
  * publishes the processor it waits on (+1; 0: not waiting), the same for every
  * local rank, and the node's table of one slot per processor naming the
@@ -98,8 +111,10 @@ static inline void lmpi_wait_kick(void)
 /* The sleeper's side (progress.c).  arm publishes the intent to sleep and
  * fences; the caller then looks for work once more; sleep blocks unless
  * woken meanwhile (timeout_ns 0: no timeout), the big lock let go by the
- * caller.  arm returns false without a segment to sleep on. */
-bool lmpi_wait_arm(bool word_wait);
+ * caller.  arm returns false without a segment to sleep on.  A word wait
+ * for one word of the segment names it (UNTIL, reaching UNTIL_VALUE; a
+ * word that only grows), else UNTIL is NULL. */
+bool lmpi_wait_arm(bool word_wait, const _Atomic uint64_t *until, uint64_t until_value);
 bool lmpi_wait_armed(void);
 void lmpi_wait_sleep(uint64_t timeout_ns);
 void lmpi_wait_disarm(void);

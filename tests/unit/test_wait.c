@@ -20,14 +20,20 @@
 
 typedef struct {
     lmpi_wait_word words[2];
+    lmpi_wait_cond conds[2];
     _Atomic uint32_t word_sleepers;
     _Atomic uint64_t ball; /* whose turn: even for 0, odd for 1 */
     _Atomic uint64_t flag; /* written directly, awaited as a word */
+    _Atomic uint64_t other; /* a word nobody waits for */
 } shared;
 
 static shared *sh;
 
 static lmpi_wait_word *word_of(int r) { return &sh->words[r]; }
+
+static lmpi_wait_cond *cond_of(int r) { return &sh->conds[r]; }
+
+static void attach(int me) { lmpi_wait_attach_node(&sh->words[me], &sh->word_sleepers, word_of, cond_of, 2, me, (char *)sh, sizeof *sh); }
 
 /* the hand-off's segment: two ranks' published processors, the slots */
 static _Atomic int32_t wait_cpus[2];
@@ -80,7 +86,7 @@ static void handoff(void)
     CHECK(!lmpi_wait_move_away());
     CHECK(sched_setaffinity(0, sizeof(all), &all) == 0);
     lmpi_wait_detach();
-    lmpi_wait_attach_node(&sh->words[0], &sh->word_sleepers, word_of, 2);
+    attach(0);
     printf("hand-off: verdicts as expected on cpu %d\n", cpu);
 }
 
@@ -120,18 +126,20 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* Wait until COND, sleeping as progress.c does: arm, look once more, sleep. */
-#define SLEEP_UNTIL(cond, word_wait)             \
-    do {                                         \
-        while (!(cond)) {                        \
-            if (!lmpi_wait_armed()) {            \
-                CHECK(lmpi_wait_arm(word_wait));  \
-                continue;                        \
-            }                                    \
-            lmpi_wait_sleep(0);                  \
-        }                                        \
-        lmpi_wait_disarm();                      \
+/* Wait until COND, sleeping as progress.c does: arm, look once more, sleep
+ * (a word wait naming UNTIL reaching VALUE, or any word: UNTIL NULL). */
+#define SLEEP_UNTIL_WORD(cond, word_wait, until, value)         \
+    do {                                                        \
+        while (!(cond)) {                                       \
+            if (!lmpi_wait_armed()) {                           \
+                CHECK(lmpi_wait_arm(word_wait, until, value));  \
+                continue;                                       \
+            }                                                   \
+            lmpi_wait_sleep(0);                                 \
+        }                                                       \
+        lmpi_wait_disarm();                                     \
     } while (0)
+#define SLEEP_UNTIL(cond, word_wait) SLEEP_UNTIL_WORD(cond, word_wait, NULL, 0)
 
 static void pingpong(int me, long rounds)
 {
@@ -160,12 +168,36 @@ static void word_waits(int me, long rounds)
     }
 }
 
+/* Word waits that name their word: the waiter for FLAG sleeps through
+ * kicks after writes of another word, and the kick after FLAG's wakes it
+ * (a lost wake-up hangs here). */
+static void named_waits(int me, long rounds)
+{
+    for (long i = 1; i <= rounds; i++) {
+        if (me == 0) {
+            if (i % 64 == 0)
+                usleep(200);
+            for (int k = 0; k < 3; k++) {
+                atomic_fetch_add(&sh->other, 1);
+                lmpi_wait_kick(); /* a kick that finds the other asleep does not wake it */
+            }
+            atomic_store(&sh->flag, (uint64_t)i);
+            lmpi_wait_kick();
+            SLEEP_UNTIL_WORD(atomic_load(&sh->ball) >= (uint64_t)i, true, &sh->ball, (uint64_t)i);
+        } else {
+            SLEEP_UNTIL_WORD(atomic_load(&sh->flag) >= (uint64_t)i, true, &sh->flag, (uint64_t)i);
+            atomic_store(&sh->ball, (uint64_t)i);
+            lmpi_wait_kick();
+        }
+    }
+}
+
 static pid_t fork_side(void (*fn)(int, long), long rounds)
 {
     pid_t p = fork();
     if (p == 0) {
         lmpi_wait_init();
-        lmpi_wait_attach_node(&sh->words[1], &sh->word_sleepers, word_of, 2);
+        attach(1);
         fn(1, rounds);
         _exit(unit_failures ? 1 : 0);
     }
@@ -184,7 +216,7 @@ int main(void)
     CHECK(sh != MAP_FAILED);
     memset(sh, 0, sizeof(*sh));
     lmpi_wait_init();
-    lmpi_wait_attach_node(&sh->words[0], &sh->word_sleepers, word_of, 2);
+    attach(0);
 
     /* 0. how long a waiter yields before it sleeps: the configured 2 ms up
      * to 20 ranks a core, then 100 us per rank a core (rounded up) */
@@ -223,8 +255,35 @@ int main(void)
     CHECK(atomic_load(&sh->word_sleepers) == 0);
     printf("word waits: %llu kicks found a sleeper\n", (unsigned long long)lmpi_wait_get_stats().kicks);
 
+    /* 3b. word waits naming their word: woken only once it arrived */
+    atomic_store(&sh->ball, 0);
+    atomic_store(&sh->flag, 0);
+    lmpi_wait_stats b3 = lmpi_wait_get_stats();
+    p = fork_side(named_waits, 5000);
+    named_waits(0, 5000);
+    join(p);
+    CHECK(atomic_load(&sh->word_sleepers) == 0);
+    lmpi_wait_stats a3 = lmpi_wait_get_stats();
+    /* each round wakes the other side at most once: 3 kicks in 4 find it
+     * asleep on a word not yet there */
+    CHECK(a3.wakes_sent - b3.wakes_sent <= 5000);
+    printf("named word waits: %llu kicks found a sleeper, %llu woke it\n",
+           (unsigned long long)(a3.kicks - b3.kicks), (unsigned long long)(a3.wakes_sent - b3.wakes_sent));
+    /* a named word that has not arrived: a kick does not wake the sleeper */
+    atomic_store(&sh->flag, 0);
+    CHECK(lmpi_wait_arm(true, &sh->flag, 1));
+    uint32_t armed_word = atomic_load(&sh->words[0]);
+    attach(1); /* kick as the other rank */
+    lmpi_wait_kick();
+    CHECK(atomic_load(&sh->words[0]) == armed_word);
+    atomic_store(&sh->flag, 1);
+    lmpi_wait_kick();
+    CHECK(atomic_load(&sh->words[0]) == 0); /* woken */
+    attach(0);
+    lmpi_wait_disarm();
+
     /* 4. a timed sleep ends by itself */
-    CHECK(lmpi_wait_arm(false));
+    CHECK(lmpi_wait_arm(false, NULL, 0));
     uint64_t t1 = now_ns();
     lmpi_wait_sleep(2000000);
     uint64_t slept = now_ns() - t1;
@@ -239,7 +298,7 @@ int main(void)
     join(p);
 
     /* 5. a wake before the sleep is not lost: the sleep returns at once */
-    CHECK(lmpi_wait_arm(false));
+    CHECK(lmpi_wait_arm(false, NULL, 0));
     lmpi_wait_wake(&sh->words[0]);
     t1 = now_ns();
     lmpi_wait_sleep(0);

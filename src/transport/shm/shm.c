@@ -108,7 +108,9 @@ typedef struct {
     _Atomic int32_t wait_cpu; /* the processor it waits on, +1; 0: not waiting (the hand-off) */
     _Atomic uint32_t wants_cell; /* out of cells: receivers wake it when they hand one back */
     _Atomic uint32_t copying;    /* inside a single-copy receive: too busy to help another one */
-    char pad[44];
+    char pad[12];
+    lmpi_wait_cond wait_cond; /* what its word wait waits for (runtime/wait.h) */
+    char pad2[16];
     _Atomic uint64_t link_free; /* emulated node uplink (first rank of a node): busy until, ns */
 } rank_area;
 
@@ -209,6 +211,8 @@ static _Atomic uint64_t *bitmap_of(int rank)
 static lmpi_wait_word *sleep_word_of(int rank) { return &shm.ranks[rank].sleep; }
 
 static _Atomic int32_t *wait_cpu_of(int rank) { return &shm.ranks[rank].wait_cpu; }
+
+static lmpi_wait_cond *wait_cond_of(int rank) { return &shm.ranks[rank].wait_cond; }
 
 static char *fastbox_slot_at(int dst, int src)
 {
@@ -475,7 +479,8 @@ lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job
     }
     shm.ranks = (rank_area *)(shm.base + shm.hdr->off_ranks);
     atomic_store(&shm.ranks[me].pid, (int32_t)getpid());
-    lmpi_wait_attach_node(&shm.ranks[me].sleep, &shm.hdr->word_sleepers, sleep_word_of, n);
+    lmpi_wait_attach_node(&shm.ranks[me].sleep, &shm.hdr->word_sleepers, sleep_word_of, wait_cond_of, n, me, shm.base,
+                          shm.size);
     lmpi_wait_attach_cpus(&shm.ranks[me].wait_cpu, wait_cpu_of,
                           (_Atomic uint32_t *)(shm.base + shm.hdr->off_cpu_slots), (int)shm.hdr->ncpus, me);
     if (atomic_fetch_add(&shm.hdr->attached, 1) + 1 == (uint32_t)nlocal && name[0])
