@@ -245,10 +245,11 @@ void lmpi_wait_kick_slow(void)
     atomic_fetch_add_explicit(&wt.kicks, 1, memory_order_relaxed);
     for (int r = 0; r < wt.nlocal; r++) {
         lmpi_wait_word *w = wt.word_of(r);
-        if (w == wt.mine || !(atomic_load_explicit(w, memory_order_relaxed) & LMPI_WAIT_WORD))
+        /* acquire, paired with the arming's read-modify-write: the sleeper
+         * wrote its condition before it armed and fenced, so what we read is
+         * the condition it sleeps on, or it saw our word in its last look */
+        if (w == wt.mine || !(atomic_load_explicit(w, memory_order_acquire) & LMPI_WAIT_WORD))
             continue;
-        /* (the sleeper wrote its condition before it armed and fenced: what
-         * we read here is the condition it sleeps on, or it saw our word) */
         lmpi_wait_cond *c = wt.cond_of(r);
         uint64_t off = atomic_load_explicit(&c->off, memory_order_relaxed);
         if (off && atomic_load_explicit((_Atomic uint64_t *)(wt.seg_base + off), memory_order_relaxed) <
