@@ -1,7 +1,8 @@
 /* The event-driven wait (src/runtime/wait.c) between two processes: a
  * ping-pong in which each side sleeps whenever the other has not answered,
  * so a lost wake-up hangs the test (ctest's timeout fails it); word waits
- * woken by kicks; timed sleeps; a sender that pays no system call when
+ * woken by kicks, and waits naming their word woken only once it arrived;
+ * timed sleeps; a sender that pays no system call when
  * nobody sleeps; and the hand-off's verdict (a local rank waiting awake on
  * our processor) and move (to a processor where no local rank waits); how
  * long a waiter yields before it sleeps with many ranks a core. */
@@ -33,7 +34,11 @@ static lmpi_wait_word *word_of(int r) { return &sh->words[r]; }
 
 static lmpi_wait_cond *cond_of(int r) { return &sh->conds[r]; }
 
-static void attach(int me) { lmpi_wait_attach_node(&sh->words[me], &sh->word_sleepers, word_of, cond_of, 2, me, (char *)sh, sizeof *sh); }
+/* Rank ME of two, the shared page as the node's segment. */
+static void attach(int me)
+{
+    lmpi_wait_attach_node(&sh->words[me], &sh->word_sleepers, word_of, cond_of, 2, me, (char *)sh, sizeof *sh);
+}
 
 /* the hand-off's segment: two ranks' published processors, the slots */
 static _Atomic int32_t wait_cpus[2];
