@@ -1217,6 +1217,9 @@ int MPIX_Comm_failure_ack(MPI_Comm comm);
 int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
 int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+int MPIX_Win_revoke(MPI_Win win);
+int MPIX_Win_get_failed(MPI_Win win, MPI_Group *failedgrp);
+int MPIX_File_revoke(MPI_File fh);
 int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set);
 int PMPI_Abi_get_fortran_info(MPI_Info *info);
 int PMPI_Abi_get_info(MPI_Info *info);
@@ -1915,6 +1918,9 @@ int PMPIX_Comm_failure_ack(MPI_Comm comm);
 int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
 int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+int PMPIX_Win_revoke(MPI_Win win);
+int PMPIX_Win_get_failed(MPI_Win win, MPI_Group *failedgrp);
+int PMPIX_File_revoke(MPI_File fh);
 
 /* MPI-1 functions and constants MPI 3.0 removed, mapped onto their MPI-2
  * replacements (as MPICH keeps them); define LMPI_NO_REMOVED_FUNCTIONS

@@ -46,6 +46,7 @@ typedef enum {
     LMPI_COMM_INTERNAL = 2,
     LMPI_COMM_FIXED_TAG = 4,
     LMPI_COMM_REVOKED = 8, /* MPIX_Comm_revoke: every call but recovery fails (src/ft) */
+    LMPI_COMM_PRIVATE = 16, /* a window's or file's own duplicate: revoked with it, agreements run over it */
 } lmpi_comm_flags;
 
 typedef struct lmpi_coll_area lmpi_coll_area;

@@ -126,8 +126,10 @@ static lmpi_status do_dup(lmpi_comm *comm, lmpi_info *info, MPI_Comm *newcomm)
 
 lmpi_status lmpi_impl_Comm_dup(lmpi_comm *comm, MPI_Comm *newcomm) { return do_dup(comm, NULL, newcomm); }
 
-/* A private copy for a library object (a window): same group, own context,
- * no attributes copied, not counted as the user's. */
+/* A private copy for a library object (a window, a file): same group, own
+ * context, no attributes copied, not counted as the user's.  Revoke and
+ * agreement packets find it by its context (MPIX_Win_revoke, the
+ * fault-tolerant MPI_Win_free and MPI_File_close of src/ft). */
 lmpi_status lmpi_comm_dup_internal(lmpi_comm *comm, lmpi_comm **out)
 {
     uint32_t ctx;
@@ -135,7 +137,7 @@ lmpi_status lmpi_comm_dup_internal(lmpi_comm *comm, lmpi_comm **out)
     lmpi_comm *c;
     LMPI_TRY(finish_new(comm, &comm->map, comm->rank, ctx, &c));
     c->context_id = ctx;
-    c->flags |= LMPI_COMM_INTERNAL;
+    c->flags |= LMPI_COMM_INTERNAL | LMPI_COMM_PRIVATE;
     *out = c;
     return LMPI_OK;
 }

@@ -324,17 +324,23 @@ static void handle(agreement *a, const lmpi_pkt_hdr *h, const void *payload, siz
 
 void lmpi_ft_agree_packet(const lmpi_pkt_hdr *h, const void *payload, size_t len)
 {
-    lmpi_comm *c = lmpi_ft_comm_of_ctx(h->ctx);
-    if (!c) { /* not made here yet (or freed: then kept for nothing, within a bound) */
-        stashed *s = norphans < MAX_ORPHANS ? stash(h, payload, len) : NULL;
-        if (s) {
-            s->next = orphans;
-            orphans = s;
-            norphans++;
+    /* an agreement this process took part in answers even after its
+     * communicator was freed: a member that decided and let go of a window
+     * (MPI_Win_free's agreement) still tells a new coordinator the decision */
+    agreement *a = find(h->ctx, NULL);
+    if (!a) {
+        lmpi_comm *c = lmpi_ft_comm_of_ctx(h->ctx);
+        if (!c) { /* not made here yet (or freed before it agreed: kept for nothing, within a bound) */
+            stashed *s = norphans < MAX_ORPHANS ? stash(h, payload, len) : NULL;
+            if (s) {
+                s->next = orphans;
+                orphans = s;
+                norphans++;
+            }
+            return;
         }
-        return;
+        a = find(h->ctx, c);
     }
-    agreement *a = find(h->ctx, c);
     if (a) {
         replay(a);
         handle(a, h, payload, len);
@@ -571,6 +577,28 @@ lmpi_status lmpi_impl_Comm_ishrink(lmpi_comm *comm, MPI_Comm *newcomm, MPI_Reque
     LMPI_TRY(start(comm, NULL, newcomm, &r));
     *request = (MPI_Request)r;
     return LMPI_OK;
+}
+
+lmpi_status lmpi_ft_release_barrier(lmpi_comm *c, bool *agreed)
+{
+    *agreed = false;
+    if (c->size < 2)
+        return LMPI_OK;
+    lmpi_progress_poll(); /* a revoke on its way is seen */
+    lmpi_status st = LMPI_ERR_REVOKED;
+    /* The choice must be the same at every member.  Failures survivable:
+     * all agree.  Otherwise a member that sees the revoke agrees, and one
+     * that has not yet seen it waits in the barrier until the revoke
+     * reaches it: the revoker, a member, never enters the barrier (it
+     * revoked before it freed), so no barrier completes anywhere. */
+    if (!lmpi_ft_enabled && !(c->flags & LMPI_COMM_REVOKED))
+        st = lmpi_impl_Barrier(c);
+    if (st != LMPI_ERR_REVOKED || c->map.pgid != 0)
+        return st; /* agreements span one process group */
+    int flag = ~0;
+    *agreed = true;
+    st = run(c, &flag, NULL);
+    return st == LMPI_ERR_PROC_FAILED ? LMPI_OK : st; /* the failed are expected to be missing */
 }
 
 lmpi_status lmpi_ft_finalize_barrier(void)

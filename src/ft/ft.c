@@ -233,7 +233,7 @@ lmpi_comm *lmpi_ft_comm_of_ctx(uint32_t ctx)
     if (lmpi_comm_self->context_id == ctx)
         return lmpi_comm_self;
     for (lmpi_comm *c = lmpi_comm_live_list; c; c = c->live_next)
-        if (c->context_id == ctx && !(c->flags & LMPI_COMM_INTERNAL))
+        if (c->context_id == ctx && lmpi_ft_comm_named(c))
             return c;
     return NULL;
 }
@@ -273,7 +273,7 @@ static void revokes_resend(void)
     if (lmpi_comm_world->flags & LMPI_COMM_REVOKED)
         revoke_send_all(lmpi_comm_world);
     for (lmpi_comm *c = lmpi_comm_live_list; c; c = c->live_next)
-        if ((c->flags & (LMPI_COMM_REVOKED | LMPI_COMM_INTERNAL)) == LMPI_COMM_REVOKED)
+        if ((c->flags & LMPI_COMM_REVOKED) && lmpi_ft_comm_named(c))
             revoke_send_all(c);
 }
 

@@ -73,6 +73,12 @@ extern int lmpi_ft_early_revokes;
 void lmpi_ft_comm_made(lmpi_comm *c);
 /* An LMPI_PKT_FT packet (a revoke, a step of an agreement). */
 void lmpi_ft_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len);
+/* The synchronization before a window or a file lets go of its memory
+ * (MPI_Win_free, MPI_File_close), which neither a failure nor a revoke can
+ * block: a barrier, or an agreement over c when failures are survivable or
+ * c was revoked (*agreed: then members known to have failed are simply
+ * missing, and LMPI_OK is returned all the same). */
+lmpi_status lmpi_ft_release_barrier(lmpi_comm *c, bool *agreed);
 /* MPI_Finalize's barrier when failures are survivable: an agreement over
  * MPI_COMM_WORLD, which ends whoever failed. */
 lmpi_status lmpi_ft_finalize_barrier(void);

@@ -16,8 +16,15 @@ enum {
 /* The ranks of c that failed, in the order this process learnt of them
  * (out NULL: just the count). */
 int lmpi_ft_comm_failed(const lmpi_comm *c, int *out);
-/* The user's communicator (not an internal one) with this context id
- * (packets name the context only); NULL when it does not exist here. */
+/* Communicators that packets name by their context: the user's, and a
+ * window's or file's own duplicate (a node's or leaders' communicator
+ * shares its parent's fate instead, ft_parent). */
+static inline bool lmpi_ft_comm_named(const lmpi_comm *c)
+{
+    return !(c->flags & LMPI_COMM_INTERNAL) || (c->flags & LMPI_COMM_PRIVATE);
+}
+/* The named communicator with this context id (packets name the context
+ * only); NULL when it does not exist here. */
 lmpi_comm *lmpi_ft_comm_of_ctx(uint32_t ctx);
 /* A packet to rank of c, unless it is known to have failed. */
 void lmpi_ft_send(lmpi_comm *c, int rank, const lmpi_pkt_hdr *h, const void *payload, size_t len);

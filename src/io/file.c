@@ -17,6 +17,7 @@
 
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
+#include "ft/ft.h"
 #include "io/file.h"
 
 #define DEFAULT_CB_BUFFER (16 << 20)
@@ -42,6 +43,16 @@ lmpi_status lmpi_file_arg(MPI_File h, lmpi_file **out)
         return LMPI_ERR_FILE;
     }
     *out = f;
+    return LMPI_OK;
+}
+
+lmpi_status lmpi_file_usable(MPI_File h, lmpi_file **out)
+{
+    LMPI_TRY(lmpi_file_arg(h, out));
+    if (LMPI_UNLIKELY((*out)->comm->flags & LMPI_COMM_REVOKED)) {
+        lmpi_err_detail("fh was revoked (MPIX_File_revoke); only MPI_File_close and local queries work on it");
+        return LMPI_ERR_REVOKED;
+    }
     return LMPI_OK;
 }
 
@@ -201,7 +212,7 @@ lmpi_status lmpi_impl_File_set_info(MPI_File fh, MPI_Info info)
 {
     lmpi_file *f;
     lmpi_info *in;
-    LMPI_TRY(lmpi_file_arg(fh, &f));
+    LMPI_TRY(lmpi_file_usable(fh, &f));
     LMPI_TRY(lmpi_info_arg(info, &in));
     return apply_hints(f, in);
 }
@@ -557,31 +568,42 @@ lmpi_status lmpi_impl_File_close(MPI_File *fh)
 {
     lmpi_file *f;
     LMPI_TRY(lmpi_file_arg(*fh, &f));
-    lmpi_status st = LMPI_OK;
-    /* everyone's writes are in before anyone deletes */
-    if (f->comm->size > 1)
-        st = lmpi_impl_Barrier(f->comm);
+    /* everyone's writes are in before anyone deletes; a failure or a revoke
+     * does not stop that (src/ft) */
+    bool agreed;
+    lmpi_status st = lmpi_ft_release_barrier(f->comm, &agreed);
     if (st == LMPI_OK && f->split.active) {
         /* closed all the same (the collective part is done): said, not hidden */
         lmpi_err_detail("a split collective (%s_begin) was still open on \"%s\"; its _end was never called",
                         f->split.write ? "write" : "read", f->name);
         st = LMPI_ERR_OTHER;
     }
-    if (st == LMPI_OK && (f->amode & MPI_MODE_DELETE_ON_CLOSE)) {
+    if (agreed && (f->amode & MPI_MODE_DELETE_ON_CLOSE)) {
+        /* the group met in an agreement (--with-ft ulfm, or a revoke):
+         * member 0 may be gone, so each survivor deletes it (the first one
+         * does, the others find it gone), and it is gone when any close
+         * returns */
+        unlink(strip_prefix(f->name));
+    } else if (st == LMPI_OK && (f->amode & MPI_MODE_DELETE_ON_CLOSE)) {
         if (f->comm->rank == 0)
             unlink(strip_prefix(f->name));
         /* gone for everyone when close returns (another host may look at once) */
         if (f->comm->size > 1)
             st = lmpi_impl_Barrier(f->comm);
-    } else if (st == LMPI_ERR_PROC_FAILED && (f->amode & MPI_MODE_DELETE_ON_CLOSE)) {
-        /* a member failed (--with-ft ulfm) and the group cannot meet: each
-         * survivor deletes it (the first one does, the others find it gone;
-         * an open descriptor of a slower one keeps working) */
-        unlink(strip_prefix(f->name));
     }
     file_destroy(f);
     *fh = MPI_FILE_NULL;
     return st;
+}
+
+/* Every member's operations on the file but MPI_File_close and the local
+ * queries answer MPIX_ERR_REVOKED from now on; one waiting in a collective
+ * gives up (the file's private communicator carries the revoke). */
+lmpi_status lmpi_impl_File_revoke(MPI_File fh)
+{
+    lmpi_file *f;
+    LMPI_TRY(lmpi_file_arg(fh, &f));
+    return lmpi_impl_Comm_revoke(f->comm);
 }
 
 lmpi_status lmpi_impl_File_delete(const char *filename, MPI_Info info)
@@ -662,21 +684,21 @@ static lmpi_status resize(lmpi_file *f, MPI_Offset size, bool grow_only)
 lmpi_status lmpi_impl_File_set_size(MPI_File fh, MPI_Offset size)
 {
     lmpi_file *f;
-    LMPI_TRY(lmpi_file_arg(fh, &f));
+    LMPI_TRY(lmpi_file_usable(fh, &f));
     return resize(f, size, false);
 }
 
 lmpi_status lmpi_impl_File_preallocate(MPI_File fh, MPI_Offset size)
 {
     lmpi_file *f;
-    LMPI_TRY(lmpi_file_arg(fh, &f));
+    LMPI_TRY(lmpi_file_usable(fh, &f));
     return resize(f, size, true);
 }
 
 lmpi_status lmpi_impl_File_sync(MPI_File fh)
 {
     lmpi_file *f;
-    LMPI_TRY(lmpi_file_arg(fh, &f));
+    LMPI_TRY(lmpi_file_usable(fh, &f));
     int err = fsync(f->fd) != 0 && errno != EINVAL && errno != EROFS ? errno : 0;
     LMPI_TRY(agree_errno(f->comm, &err));
     if (err)
@@ -704,7 +726,7 @@ lmpi_status lmpi_impl_File_get_amode(MPI_File fh, int *amode)
 lmpi_status lmpi_impl_File_set_atomicity(MPI_File fh, int flag)
 {
     lmpi_file *f;
-    LMPI_TRY(lmpi_file_arg(fh, &f));
+    LMPI_TRY(lmpi_file_usable(fh, &f));
     int mm[2] = {!!flag, -!!flag}, agg[2] = {mm[0], mm[1]};
     if (f->comm->size > 1)
         LMPI_TRY(lmpi_impl_Allreduce(mm, agg, 2, lmpi_datatype_from_handle(MPI_INT), MPI_MIN, f->comm));
@@ -765,7 +787,7 @@ lmpi_status lmpi_impl_File_set_view(MPI_File fh, MPI_Offset disp, lmpi_datatype 
 {
     lmpi_file *f;
     lmpi_info *in;
-    LMPI_TRY(lmpi_file_arg(fh, &f));
+    LMPI_TRY(lmpi_file_usable(fh, &f));
     lmpi_status st = lmpi_info_arg(info, &in);
     lmpi_view v;
     memset(&v, 0, sizeof(v));
@@ -862,7 +884,7 @@ lmpi_status lmpi_impl_File_get_position(MPI_File fh, MPI_Offset *offset)
 lmpi_status lmpi_impl_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
     lmpi_file *f;
-    LMPI_TRY(lmpi_file_arg(fh, &f));
+    LMPI_TRY(lmpi_file_usable(fh, &f));
     /* collective: every rank must ask for the same place */
     MPI_Offset cur, to;
     LMPI_TRY(shared_op(f, 0, MPI_SUM, &cur));

@@ -86,6 +86,11 @@ typedef struct lmpi_file {
 } lmpi_file;
 
 lmpi_status lmpi_file_arg(MPI_File h, lmpi_file **out);
+/* The same for the calls that touch the file's data or its group (reads,
+ * writes, views, sizes, sync, collectives): a revoked file
+ * (MPIX_File_revoke) answers MPIX_ERR_REVOKED; MPI_File_close and the local
+ * queries take lmpi_file_arg. */
+lmpi_status lmpi_file_usable(MPI_File h, lmpi_file **out);
 /* errno of a failed system call on file `name` as a status with detail. */
 lmpi_status lmpi_io_errno(int err, const char *call, const char *name);
 

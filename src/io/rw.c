@@ -312,7 +312,7 @@ static lmpi_status access_fh(MPI_File fh, position_kind pos, bool write, bool co
                              MPI_Count count, lmpi_datatype *dt, MPI_Status *status)
 {
     lmpi_file *f;
-    LMPI_TRY(lmpi_file_arg(fh, &f));
+    LMPI_TRY(lmpi_file_usable(fh, &f));
     if (f->split.active && coll) {
         lmpi_err_detail("a split collective is open on \"%s\"", f->name);
         return LMPI_ERR_OTHER;
@@ -363,7 +363,7 @@ static lmpi_status split_begin(MPI_File fh, position_kind pos, bool write, MPI_O
                                MPI_Count count, lmpi_datatype *dt)
 {
     lmpi_file *f;
-    LMPI_TRY(lmpi_file_arg(fh, &f));
+    LMPI_TRY(lmpi_file_usable(fh, &f));
     if (f->split.active) {
         lmpi_err_detail("a split collective is already open on \"%s\" (one at a time)", f->name);
         return LMPI_ERR_OTHER;
@@ -378,7 +378,7 @@ static lmpi_status split_begin(MPI_File fh, position_kind pos, bool write, MPI_O
 static lmpi_status split_end(MPI_File fh, bool write, const void *buf, MPI_Status *status)
 {
     lmpi_file *f;
-    LMPI_TRY(lmpi_file_arg(fh, &f));
+    LMPI_TRY(lmpi_file_usable(fh, &f));
     if (!f->split.active || f->split.write != write) {
         lmpi_err_detail("no split collective %s is open on \"%s\"", write ? "write" : "read", f->name);
         return LMPI_ERR_OTHER;

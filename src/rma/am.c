@@ -230,7 +230,7 @@ lmpi_status lmpi_rma_am_quiet(lmpi_win *w)
      * others' operations in: poll at least once */
     lmpi_progress_poll();
     if (!wait_below(am, 0))
-        return LMPI_ERR_PROC_FAILED;
+        return lmpi_rma_broken(w);
     lmpi_status st = am->error;
     if (st != LMPI_OK) {
         lmpi_err_detail("rank %d refused an operation of this process: %s (a target displacement outside its "
@@ -257,7 +257,7 @@ lmpi_status lmpi_rma_am_lock(lmpi_win *w, int target, int type)
         if (lmpi_progress_poll() > 0)
             spins = 0;
         else if (!lmpi_rma_whole(w))
-            return LMPI_ERR_PROC_FAILED;
+            return lmpi_rma_broken(w);
         else
             lmpi_progress_idle(&spins);
     }

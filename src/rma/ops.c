@@ -703,7 +703,7 @@ __attribute__((always_inline)) static inline char *segment_at(lmpi_win *w, int t
 static lmpi_status submit(MPI_Win win, lmpi_rma_op *op, MPI_Request *request)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     if (request)
         *request = MPI_REQUEST_NULL;
     if (op->target == MPI_PROC_NULL)
@@ -788,7 +788,8 @@ static inline bool contiguous_move(MPI_Win win, bool put, void *obuf, MPI_Count 
 {
     lmpi_win *w = (lmpi_win *)win;
     if ((uintptr_t)win < LMPI_PREDEF_LIMIT || w->magic != LMPI_MAGIC_WIN || !w->shared_data || w->delayed ||
-        w->rs_counts || !odt->contiguous || !tdt->contiguous || !tdt->committed || (unsigned)t >= (unsigned)w->size)
+        w->rs_counts || !odt->contiguous || !tdt->contiguous || !tdt->committed || (unsigned)t >= (unsigned)w->size ||
+        (w->comm->flags & LMPI_COMM_REVOKED))
         return false;
     MPI_Count bytes = tc * tdt->size;
     if (oc * odt->size != bytes || (w->access != LMPI_EPOCH_LOCK_ALL && check_epoch(w, t, false) != LMPI_OK))
@@ -891,7 +892,8 @@ __attribute__((always_inline)) static inline bool atomic_direct(MPI_Win win, con
 {
     lmpi_win *w = (lmpi_win *)win;
     if ((uintptr_t)win < LMPI_PREDEF_LIMIT || w->magic != LMPI_MAGIC_WIN || !w->shared_data || w->delayed ||
-        w->rs_counts || w->acc_same_op_no_op || (unsigned)t >= (unsigned)w->size)
+        w->rs_counts || w->acc_same_op_no_op || (unsigned)t >= (unsigned)w->size ||
+        (w->comm->flags & LMPI_COMM_REVOKED))
         return false;
     uint8_t path = one_element_path(oph, dt);
     bool noop = oph == MPI_NO_OP;
@@ -988,7 +990,7 @@ lmpi_status lmpi_impl_Compare_and_swap(const void *oa, const void *ca, void *ra,
                                        MPI_Aint disp, MPI_Win win)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     /* the standard's list: integers, logicals, byte, multi-language types */
     if (!dt->predefined || (!is_integer(dt->handle) && dt->handle != MPI_C_BOOL && dt->handle != MPI_LOGICAL &&
                             dt->handle != MPI_CXX_BOOL)) {

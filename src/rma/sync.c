@@ -82,7 +82,7 @@ static lmpi_status retry_lock(lmpi_win *w, lmpi_win_slot *s, int type, unsigned 
         if (r == LOCKED)
             return LMPI_OK;
         if (r == BROKEN)
-            return LMPI_ERR_PROC_FAILED;
+            return lmpi_rma_broken(w);
         LMPI_RMA_WAIT(w, spins);
     }
 }
@@ -94,7 +94,7 @@ static lmpi_status acquire(lmpi_win *w, int target, int type)
     lmpi_win_slot *s = lmpi_win_slot_of(w, target);
     int first = try_lock(w, s, type);
     if (first != NOT_YET)
-        return first == LOCKED ? LMPI_OK : LMPI_ERR_PROC_FAILED;
+        return first == LOCKED ? LMPI_OK : lmpi_rma_broken(w);
     lmpi_rma_stat.lock_waits++;
     unsigned spins = 0;
     if (w->polling)
@@ -277,7 +277,7 @@ lmpi_status lmpi_rma_open_target(lmpi_win *w, int target)
 lmpi_status lmpi_impl_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE) {
         lmpi_err_detail("lock_type %d is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE", lock_type);
         return lmpi_win_fail(w, LMPI_ERR_LOCKTYPE);
@@ -325,7 +325,7 @@ lmpi_status lmpi_impl_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 lmpi_status lmpi_impl_Win_unlock(int rank, MPI_Win win)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     if (rank == MPI_PROC_NULL)
         return LMPI_OK;
     lmpi_win_held *h = w->access == LMPI_EPOCH_LOCK ? held_of(w, rank) : NULL;
@@ -350,7 +350,7 @@ lmpi_status lmpi_impl_Win_unlock(int rank, MPI_Win win)
 lmpi_status lmpi_impl_Win_lock_all(int assert, MPI_Win win)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     lmpi_status st = begin_access(w, assert);
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
@@ -371,7 +371,7 @@ lmpi_status lmpi_impl_Win_lock_all(int assert, MPI_Win win)
 lmpi_status lmpi_impl_Win_unlock_all(MPI_Win win)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     if (w->access != LMPI_EPOCH_LOCK_ALL) {
         lmpi_err_detail("win has no lock_all epoch (%s epoch open)", epoch_name(w->access));
         return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
@@ -398,7 +398,7 @@ lmpi_status lmpi_impl_Win_unlock_all(MPI_Win win)
 static lmpi_status flush(MPI_Win win, int rank, bool one)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     if (w->access != LMPI_EPOCH_LOCK && w->access != LMPI_EPOCH_LOCK_ALL) {
         lmpi_err_detail("flushes need a passive-target epoch (lock or lock_all); win has a %s epoch",
                         epoch_name(w->access));
@@ -434,7 +434,7 @@ lmpi_status lmpi_impl_Win_flush_local_all(MPI_Win win) { return flush(win, 0, fa
 lmpi_status lmpi_impl_Win_sync(MPI_Win win)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     if (w->am) /* in messages, others' operations land when this process polls */
         lmpi_progress_poll();
     atomic_thread_fence(memory_order_seq_cst);
@@ -467,7 +467,7 @@ static lmpi_status rs_fence(lmpi_win *w, int assert)
 lmpi_status lmpi_impl_Win_fence(int assert, MPI_Win win)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     if (assert & ~(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) {
         lmpi_err_detail("assert %d has bits no fence knows", assert);
         return lmpi_win_fail(w, LMPI_ERR_ASSERT);
@@ -533,7 +533,7 @@ static lmpi_status group_ranks(lmpi_win *w, MPI_Group group, int **out, int *n)
 lmpi_status lmpi_impl_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     if (assert & ~(MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT)) {
         lmpi_err_detail("assert %d has bits no post knows", assert);
         return lmpi_win_fail(w, LMPI_ERR_ASSERT);
@@ -566,7 +566,7 @@ lmpi_status lmpi_impl_Win_post(MPI_Group group, int assert, MPI_Win win)
 lmpi_status lmpi_impl_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     lmpi_status st = begin_access(w, assert);
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
@@ -588,7 +588,7 @@ lmpi_status lmpi_impl_Win_start(MPI_Group group, int assert, MPI_Win win)
 lmpi_status lmpi_impl_Win_complete(MPI_Win win)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     if (w->access != LMPI_EPOCH_START) {
         lmpi_err_detail("win has no start epoch (%s epoch open)", epoch_name(w->access));
         return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
@@ -642,7 +642,7 @@ static lmpi_status take_completes(lmpi_win *w, bool block)
 lmpi_status lmpi_impl_Win_wait(MPI_Win win)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     if (!w->exposure) {
         lmpi_err_detail("win has no post (exposure) epoch");
         return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
@@ -653,7 +653,7 @@ lmpi_status lmpi_impl_Win_wait(MPI_Win win)
 lmpi_status lmpi_impl_Win_test(MPI_Win win, int *flag)
 {
     lmpi_win *w;
-    LMPI_TRY(lmpi_win_arg(win, &w));
+    LMPI_TRY(lmpi_win_usable(win, &w));
     if (!w->exposure) {
         lmpi_err_detail("win has no post (exposure) epoch");
         return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);

@@ -59,6 +59,16 @@ lmpi_status lmpi_win_fail(lmpi_win *w, lmpi_status st)
     return st;
 }
 
+lmpi_status lmpi_win_usable(MPI_Win h, lmpi_win **out)
+{
+    LMPI_TRY(lmpi_win_arg(h, out));
+    if (LMPI_UNLIKELY((*out)->comm->flags & LMPI_COMM_REVOKED)) {
+        lmpi_err_detail("win was revoked (MPIX_Win_revoke); only MPI_Win_free and local queries work on it");
+        return lmpi_win_fail(*out, LMPI_ERR_REVOKED);
+    }
+    return LMPI_OK;
+}
+
 lmpi_win_region *lmpi_win_regions(const lmpi_win *w, int r)
 {
     return (lmpi_win_region *)((char *)w->seg + w->seg->regions_off) + (size_t)(w->am ? 0 : r) * LMPI_RMA_MAX_REGIONS;
@@ -66,9 +76,15 @@ lmpi_win_region *lmpi_win_regions(const lmpi_win *w, int r)
 
 bool lmpi_rma_whole(lmpi_win *w)
 {
-    if (LMPI_LIKELY(!lmpi_ft_active) || lmpi_ft_comm_broken(w->comm) == LMPI_OK)
+    if (LMPI_LIKELY(!lmpi_ft_active))
         return true;
-    lmpi_err_detail("a process of the window's group failed; the synchronization it took part in cannot complete");
+    lmpi_status st = lmpi_ft_comm_broken(w->comm);
+    if (st == LMPI_OK)
+        return true;
+    if (st == LMPI_ERR_REVOKED)
+        lmpi_err_detail("the window was revoked (MPIX_Win_revoke); the synchronization cannot complete");
+    else
+        lmpi_err_detail("a process of the window's group failed; the synchronization it took part in cannot complete");
     return false;
 }
 
@@ -495,12 +511,16 @@ lmpi_status lmpi_impl_Win_free(MPI_Win *win)
 {
     lmpi_win *w;
     LMPI_TRY(lmpi_win_arg(*win, &w));
-    if ((w->access != LMPI_EPOCH_NONE && w->access != LMPI_EPOCH_FENCE) || w->exposure || w->nheld) {
+    /* a revoked window is freed whatever epoch its revoke interrupted */
+    if (((w->access != LMPI_EPOCH_NONE && w->access != LMPI_EPOCH_FENCE) || w->exposure || w->nheld) &&
+        !(w->comm->flags & LMPI_COMM_REVOKED)) {
         lmpi_err_detail("win has an open %s epoch", w->exposure ? "exposure" : "access");
         return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
     }
-    /* nobody frees until every member is done with everyone's memory */
-    lmpi_status st = lmpi_impl_Barrier(w->comm);
+    /* nobody frees until every member is done with everyone's memory; a
+     * failure or a revoke does not stop that (src/ft) */
+    bool agreed;
+    lmpi_status st = lmpi_ft_release_barrier(w->comm, &agreed);
     if (st != LMPI_OK)
         return lmpi_win_fail(w, st);
     st = lmpi_attr_delete_all(&w->attrs, (void *)w, 2);
@@ -509,6 +529,26 @@ lmpi_status lmpi_impl_Win_free(MPI_Win *win)
     destroy(w);
     *win = MPI_WIN_NULL;
     return LMPI_OK;
+}
+
+/* ---- fault tolerance (src/ft) ------------------------------------------------ */
+
+/* Every member's RMA calls on the window but MPI_Win_free and the local
+ * queries answer MPIX_ERR_REVOKED from now on; one waiting in a
+ * synchronization gives up (the window's private communicator carries
+ * the revoke). */
+lmpi_status lmpi_impl_Win_revoke(MPI_Win win)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    return lmpi_win_fail(w, lmpi_impl_Comm_revoke(w->comm));
+}
+
+lmpi_status lmpi_impl_Win_get_failed(MPI_Win win, MPI_Group *failedgrp)
+{
+    lmpi_win *w;
+    LMPI_TRY(lmpi_win_arg(win, &w));
+    return lmpi_win_fail(w, lmpi_impl_Comm_get_failed(w->comm, failedgrp));
 }
 
 /* ---- queries -------------------------------------------------------------------- */

@@ -179,6 +179,10 @@ lmpi_rma_issue_algo lmpi_rma_issue_algo_now(void);
 
 /* A live window or MPI_ERR_WIN naming the argument. */
 lmpi_status lmpi_win_arg(MPI_Win h, lmpi_win **out);
+/* The same for the calls that communicate or synchronize: a revoked window
+ * (MPIX_Win_revoke) answers MPIX_ERR_REVOKED through its handler; MPI_Win_free
+ * and the local queries take lmpi_win_arg. */
+lmpi_status lmpi_win_usable(MPI_Win h, lmpi_win **out);
 /* The next error the binding raises goes to W's handler. */
 lmpi_status lmpi_win_fail(lmpi_win *w, lmpi_status st);
 
@@ -212,15 +216,22 @@ lmpi_status lmpi_win_barrier(lmpi_win *w);
 /* Spin politely: poll progress, then yield (more ranks than cores).  False
  * when the wait must give up: under --with-ft a member of the window's
  * group failed (src/ft), and what a wait looks for may have been the dead
- * process's to write (a lock word it held, its arrival, its answer); the
- * error's detail is set, the caller returns LMPI_ERR_PROC_FAILED. */
+ * process's to write (a lock word it held, its arrival, its answer), or
+ * the window was revoked (MPIX_Win_revoke); the error's detail is set, the
+ * caller returns lmpi_rma_broken(w). */
 bool lmpi_rma_relax(lmpi_win *w, unsigned *spins);
-/* The same test alone: true while no member of w's group is known failed. */
+/* The same test alone: true while no member of w's group is known failed
+ * and w is not revoked. */
 bool lmpi_rma_whole(lmpi_win *w);
+/* Why a wait gave up: LMPI_ERR_REVOKED or LMPI_ERR_PROC_FAILED. */
+static inline lmpi_status lmpi_rma_broken(const lmpi_win *w)
+{
+    return (w->comm->flags & LMPI_COMM_REVOKED) ? LMPI_ERR_REVOKED : LMPI_ERR_PROC_FAILED;
+}
 #define LMPI_RMA_WAIT(w, spins)                                                                                        \
     do {                                                                                                               \
         if (!lmpi_rma_relax((w), (spins)))                                                                             \
-            return LMPI_ERR_PROC_FAILED;                                                                               \
+            return lmpi_rma_broken(w);                                                                                 \
     } while (0)
 
 /* A new entry at the end of w->held (NULL: no memory); the caller fills it. */

@@ -49,7 +49,15 @@
  *                      spawn over the shrunken communicator works
  *   t_ulfm intercomm_kill (4 ranks) rank 1 dies; MPI_Intercomm_create
  *                      between ranks 0-1 and 2-3 over MPI_COMM_WORLD ends
- *                      with MPIX_ERR_PROC_FAILED at all three survivors */
+ *                      with MPIX_ERR_PROC_FAILED at all three survivors
+ *   t_ulfm win_revoke  (2+ ranks, no failure) a member revokes a window
+ *                      while the others wait in a fence, then one while they
+ *                      queue for its exclusive lock: their waits and every
+ *                      later RMA call end with MPIX_ERR_REVOKED, the
+ *                      queries work, MPI_Win_free succeeds
+ *   t_ulfm file_revoke (2+ ranks, no failure) rank 0 revokes a file while
+ *                      the others wait in MPI_File_write_at_all: the same
+ *                      for files, and MPI_File_close deletes it */
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/time.h>
@@ -347,9 +355,9 @@ static void rma_kill(void)
         CHECK_EQ(put_ring(win2, small, round, slot2), MPI_SUCCESS);
     MPI_Win_free(&win2);
     MPI_Comm_free(&small);
-    /* the broken window's memory is let go; its group is not whole, so its
-     * closing synchronization reports the failure (or not: either is fine) */
-    MPI_Win_free(&win);
+    /* the broken window's memory is let go: its closing synchronization is
+     * an agreement among the survivors */
+    CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
 }
 
 static void lock_kill(void)
@@ -402,7 +410,7 @@ static void lock_kill(void)
     MPIX_Comm_agree(MPI_COMM_WORLD, &all);
     CHECK_EQ(all, 1);
     recover(MPI_COMM_WORLD, 2, size - 1);
-    MPI_Win_free(&win);
+    CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
 }
 
 static void io_kill(const char *dir)
@@ -444,7 +452,11 @@ static void io_kill(const char *dir)
     CHECK_EQ(memcmp(buf, back, sizeof(buf)), 0);
     CHECK_EQ(MPI_File_close(&fh2), MPI_SUCCESS);
     MPI_Comm_free(&small);
-    MPI_File_close(&fh); /* its group is not whole: an error, or not */
+    /* its group is not whole: the survivors close it in an agreement, each
+     * deletes it (MPI_MODE_DELETE_ON_CLOSE) */
+    CHECK_EQ(MPI_File_close(&fh), MPI_SUCCESS);
+    path[strlen(path) - strlen(".small")] = 0;
+    CHECK(access(path, F_OK) != 0);
 }
 
 /* A child of spawn_kill: rank 0 gets a number from the parents' root and
@@ -533,6 +545,137 @@ static void early_revoke(void)
         MPI_Comm_free(&c);
     }
     CHECK_EQ(missed, 0);
+}
+
+/* The others wait in RMA synchronizations on a window that one member
+ * revokes (MPIX_Win_revoke): every wait ends with MPIX_ERR_REVOKED, every
+ * later RMA call answers it, the local queries still work and MPI_Win_free
+ * frees the window at everyone.  Once in a fence, once in exclusive locks
+ * queued behind the revoker's (a window over the processes' own memory). */
+static void hold_others_then(int revoker, MPI_Comm comm)
+{
+    int rank, size, token = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (rank == revoker) { /* everyone else is about to wait: let them get there */
+        for (int r = 0; r < size - 1; r++)
+            MPI_Recv(&token, 1, MPI_INT, MPI_ANY_SOURCE, 9, comm, MPI_STATUS_IGNORE);
+        usleep(50000);
+    } else {
+        MPI_Send(&token, 1, MPI_INT, revoker, 9, comm);
+    }
+}
+
+static void check_win_revoked(MPI_Win win, int size)
+{
+    int v = 1, got = 0;
+    CHECK_EQ(error_class(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win)), MPIX_ERR_REVOKED);
+    CHECK_EQ(error_class(MPI_Fetch_and_op(&v, &got, MPI_INT, 0, 0, MPI_SUM, win)), MPIX_ERR_REVOKED);
+    CHECK_EQ(error_class(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win)), MPIX_ERR_REVOKED);
+    CHECK_EQ(error_class(MPI_Win_fence(0, win)), MPIX_ERR_REVOKED);
+    MPI_Group g;
+    int n = -1;
+    CHECK_EQ(MPIX_Win_get_failed(win, &g), MPI_SUCCESS);
+    MPI_Group_size(g, &n);
+    CHECK_EQ(n, 0);
+    MPI_Group_free(&g);
+    CHECK_EQ(MPI_Win_get_group(win, &g), MPI_SUCCESS);
+    MPI_Group_size(g, &n);
+    CHECK_EQ(n, size);
+    MPI_Group_free(&g);
+    CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
+}
+
+static void win_revoke(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int *slot;
+    MPI_Win win;
+    MPI_Win_allocate(size * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slot, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Win_fence(0, win), MPI_SUCCESS);
+    hold_others_then(size - 1, MPI_COMM_WORLD);
+    if (rank == size - 1)
+        CHECK_EQ(MPIX_Win_revoke(win), MPI_SUCCESS);
+    else
+        CHECK_EQ(error_class(MPI_Win_fence(0, win)), MPIX_ERR_REVOKED);
+    check_win_revoked(win, size);
+
+    int mem[4] = {0};
+    MPI_Win_create(mem, sizeof(mem), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    if (rank == 0) { /* held for certain once an operation completed under it */
+        int v = 5;
+        CHECK_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win), MPI_SUCCESS);
+        CHECK_EQ(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_SUCCESS);
+        CHECK_EQ(MPI_Win_flush(0, win), MPI_SUCCESS);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    hold_others_then(0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        CHECK_EQ(MPIX_Win_revoke(win), MPI_SUCCESS);
+        CHECK_EQ(error_class(MPI_Win_unlock(0, win)), MPIX_ERR_REVOKED);
+    } else { /* the lock may be taken at once or at the first synchronization */
+        int v = rank, rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Win_flush(0, win);
+        CHECK_EQ(error_class(rc), MPIX_ERR_REVOKED);
+    }
+    check_win_revoked(win, size);
+
+    /* windows made after it work */
+    MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slot, &win);
+    MPI_Win_fence(0, win);
+    for (int round = 1; round <= 3; round++)
+        CHECK_EQ(put_ring(win, MPI_COMM_WORLD, round, slot), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
+}
+
+/* The others wait in a collective write to a file that one member revokes
+ * (MPIX_File_revoke): the write ends with MPIX_ERR_REVOKED, so does every
+ * later access, the local queries work, MPI_File_close closes it at everyone
+ * and deletes it (MPI_MODE_DELETE_ON_CLOSE). */
+static void file_revoke(const char *dir)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char path[512];
+    int tag = (int)getpid();
+    MPI_Bcast(&tag, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    snprintf(path, sizeof(path), "%s/t_ulfm_revoke.%d", dir, tag);
+    MPI_File fh;
+    CHECK_EQ(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                           MPI_INFO_NULL, &fh),
+             MPI_SUCCESS);
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    int buf[1024];
+    for (int k = 0; k < 1024; k++)
+        buf[k] = rank + k;
+    MPI_Offset at = (MPI_Offset)rank * sizeof(buf);
+    CHECK_EQ(MPI_File_write_at_all(fh, at, buf, 1024, MPI_INT, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    hold_others_then(0, MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK_EQ(MPIX_File_revoke(fh), MPI_SUCCESS);
+    else
+        CHECK_EQ(error_class(MPI_File_write_at_all(fh, at, buf, 1024, MPI_INT, MPI_STATUS_IGNORE)),
+                 MPIX_ERR_REVOKED);
+    CHECK_EQ(error_class(MPI_File_write_at(fh, at, buf, 1024, MPI_INT, MPI_STATUS_IGNORE)), MPIX_ERR_REVOKED);
+    CHECK_EQ(error_class(MPI_File_read_at_all(fh, at, buf, 1024, MPI_INT, MPI_STATUS_IGNORE)), MPIX_ERR_REVOKED);
+    CHECK_EQ(error_class(MPI_File_sync(fh)), MPIX_ERR_REVOKED);
+    MPI_Group g;
+    int n = -1;
+    CHECK_EQ(MPI_File_get_group(fh, &g), MPI_SUCCESS);
+    MPI_Group_size(g, &n);
+    CHECK_EQ(n, size);
+    MPI_Group_free(&g);
+    CHECK_EQ(MPI_File_close(&fh), MPI_SUCCESS);
+    CHECK(fh == MPI_FILE_NULL);
+    CHECK(access(path, F_OK) != 0);
 }
 
 static void coll_kill(void)
@@ -703,6 +846,10 @@ int main(int argc, char **argv)
         intercomm_kill();
     else if (!strcmp(what, "io_kill"))
         io_kill(argc > 2 ? argv[2] : "/tmp");
+    else if (!strcmp(what, "win_revoke"))
+        win_revoke();
+    else if (!strcmp(what, "file_revoke"))
+        file_revoke(argc > 2 ? argv[2] : "/tmp");
     else
         basic();
     int rank;

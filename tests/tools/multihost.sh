@@ -22,7 +22,8 @@
 #                io_kill, spawn_kill, spawn_late, accept_kill, connect_kill, intercomm_kill (the
 #                accepting side on one host, the connecting one on the other)
 #                and host_kill (the second host's proxy and
-#                ranks all die): the survivors recover, nothing is left
+#                ranks all die): the survivors recover, nothing is left;
+#                win_revoke and file_revoke (no failure) between the hosts
 #   bad_secret   a connection without the job's secret is refused, the job goes on
 #   bad_input    an unreachable host, a failing launcher-exec, FI_PROVIDER=nonsense
 # Every case checks the exit status and the message, and that no process of
@@ -258,6 +259,17 @@ for case in "$@"; do
             grep -q "the job goes on without" "$out" || bad "ulfm $c: mpiexec did not report the failure"
             left t_ulfm
             echo "case ulfm $c: exit status $st in $(since "$t1") s; $(grep -h '^detected' "$out")"
+        done
+        # revokes without a failure: a window whose operations are messages,
+        # a file, each revoked while members on the other host wait on it
+        for c in win_revoke file_revoke; do
+            t1=$(now)
+            $M --with-ft ulfm --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_ulfm" $c >"$out" 2>&1
+            st=$?
+            [ "$st" = 0 ] || bad "ulfm $c: exit status $st: $(tail -5 "$out")"
+            grep -q "t_ulfm $c: ok" "$out" || bad "ulfm $c: not finished: $(tail -5 "$out")"
+            left t_ulfm
+            echo "case ulfm $c: exit status $st in $(since "$t1") s"
         done
         ;;
     bad_secret)

@@ -17106,6 +17106,59 @@ int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
 }
 int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) __attribute__((weak, alias("PMPIX_Comm_ack_failed")));
 
+int PMPIX_Win_revoke(MPI_Win win)
+{
+    static const char fn[] = "MPIX_Win_revoke";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Win_revoke ? lmpi_impl_Win_revoke(win) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPIX_Win_revoke(MPI_Win win) __attribute__((weak, alias("PMPIX_Win_revoke")));
+
+int PMPIX_Win_get_failed(MPI_Win win, MPI_Group *failedgrp)
+{
+    static const char fn[] = "MPIX_Win_get_failed";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    if (LMPI_ARG_CHECKS) {
+        st = lmpi_check_ptr(failedgrp);
+        if (LMPI_UNLIKELY(st != LMPI_OK)) return lmpi_binding_error(fn, "failedgrp", st, lmpi_errh_for(errh_comm, 0));
+    }
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_Win_get_failed ? lmpi_impl_Win_get_failed(win, failedgrp) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    return MPI_SUCCESS;
+}
+int MPIX_Win_get_failed(MPI_Win win, MPI_Group *failedgrp) __attribute__((weak, alias("PMPIX_Win_get_failed")));
+
+int PMPIX_File_revoke(MPI_File fh)
+{
+    static const char fn[] = "MPIX_File_revoke";
+    lmpi_status st;
+    lmpi_comm *errh_comm = NULL;
+    if (LMPI_UNLIKELY(!lmpi_runtime_ready()))
+        return lmpi_binding_state_error(fn);
+    (void)errh_comm; /* errors go to the file */
+    int locked = lmpi_lock_enter();
+    st = lmpi_impl_File_revoke ? lmpi_impl_File_revoke(fh) : LMPI_ERR_UNSUPPORTED_OPERATION;
+    lmpi_lock_leave(locked);
+    if (LMPI_UNLIKELY(st != LMPI_OK))
+        return lmpi_file_error(fn, NULL, st, fh);
+    return MPI_SUCCESS;
+}
+int MPIX_File_revoke(MPI_File fh) __attribute__((weak, alias("PMPIX_File_revoke")));
+
 /* Every MPI function and its implementation (NULL: not implemented yet). */
 const lmpi_function_entry lmpi_functions[] = {
     {"MPI_Abi_get_fortran_booleans", (lmpi_generic_fn)lmpi_impl_Abi_get_fortran_booleans},
@@ -17816,5 +17869,8 @@ const lmpi_function_entry lmpi_functions[] = {
     {"MPIX_Comm_failure_get_acked", (lmpi_generic_fn)lmpi_impl_Comm_failure_get_acked},
     {"MPIX_Comm_get_failed", (lmpi_generic_fn)lmpi_impl_Comm_get_failed},
     {"MPIX_Comm_ack_failed", (lmpi_generic_fn)lmpi_impl_Comm_ack_failed},
+    {"MPIX_Win_revoke", (lmpi_generic_fn)lmpi_impl_Win_revoke},
+    {"MPIX_Win_get_failed", (lmpi_generic_fn)lmpi_impl_Win_get_failed},
+    {"MPIX_File_revoke", (lmpi_generic_fn)lmpi_impl_File_revoke},
     {NULL, NULL},
 };

@@ -558,4 +558,7 @@ __attribute__((weak)) lmpi_status lmpi_impl_Comm_failure_ack(lmpi_comm *comm);
 __attribute__((weak)) lmpi_status lmpi_impl_Comm_failure_get_acked(lmpi_comm *comm, MPI_Group *failedgrp);
 __attribute__((weak)) lmpi_status lmpi_impl_Comm_get_failed(lmpi_comm *comm, MPI_Group *failedgrp);
 __attribute__((weak)) lmpi_status lmpi_impl_Comm_ack_failed(lmpi_comm *comm, int num_to_ack, int *num_acked);
+__attribute__((weak)) lmpi_status lmpi_impl_Win_revoke(MPI_Win win);
+__attribute__((weak)) lmpi_status lmpi_impl_Win_get_failed(MPI_Win win, MPI_Group *failedgrp);
+__attribute__((weak)) lmpi_status lmpi_impl_File_revoke(MPI_File fh);
 #endif
