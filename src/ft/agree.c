@@ -159,6 +159,18 @@ static agreement *find(uint32_t ctx, lmpi_comm *c)
     return a;
 }
 
+static void agreement_free(agreement *a)
+{
+    while (a->later) {
+        stashed *s = a->later;
+        a->later = s->next;
+        lmpi_free(s);
+    }
+    lmpi_free(a->got);
+    lmpi_free(a->members);
+    lmpi_free(a);
+}
+
 void lmpi_ft_agree_forget_all(void)
 {
     while (orphans) {
@@ -170,15 +182,60 @@ void lmpi_ft_agree_forget_all(void)
     while (all) {
         agreement *a = all;
         all = a->next;
-        while (a->later) {
-            stashed *s = a->later;
-            a->later = s->next;
-            lmpi_free(s);
-        }
-        lmpi_free(a->got);
-        lmpi_free(a->members);
-        lmpi_free(a);
+        agreement_free(a);
     }
+}
+
+/* Agreements that were MPI_Win_free's or MPI_File_close's barrier
+ * (lmpi_ft_release_barrier) are let go as soon as they decided: kept until
+ * MPI_Finalize, as other agreements are, a program that opens and closes
+ * files in a loop under --with-ft would keep one per file.  What stays, in
+ * a small ring, is enough to answer a late question (a new coordinator's,
+ * after the old one failed before telling everyone) with a decision, whose
+ * content a barrier does not look at.  A member is at most one such
+ * agreement behind another over the same group (the next one needs it);
+ * 64 entries leave room for the frees of other groups in between. */
+#define RELEASED 64
+static struct {
+    uint32_t ctx;
+    int me, words;
+} released[RELEASED];
+static unsigned released_next;
+
+static void release(uint32_t ctx)
+{
+    for (agreement **p = &all; *p; p = &(*p)->next)
+        if ((*p)->ctx == ctx) {
+            agreement *a = *p;
+            *p = a->next;
+            released[released_next % RELEASED].ctx = ctx;
+            released[released_next % RELEASED].me = a->me;
+            released[released_next % RELEASED].words = a->words;
+            released_next++;
+            agreement_free(a);
+            return;
+        }
+}
+
+/* A question about a released agreement: answered with a decision. */
+static bool answer_released(int src, const lmpi_pkt_hdr *h)
+{
+    for (int i = 0; i < RELEASED; i++)
+        if (released[i].ctx == h->ctx && h->ctx != 0) {
+            if (h->tag == LMPI_FT_CONTRIB || h->tag == LMPI_FT_QUERY) {
+                uint64_t none[64] = {0}; /* no failures decided: a barrier ignores them */
+                lmpi_pkt_hdr d = {.type = LMPI_PKT_FT, .tag = LMPI_FT_DECIDE, .rank = released[i].me,
+                                  .ctx = h->ctx, .len = h->len, .addr = (uint64_t)(uint32_t)~0, .sreq = 0};
+                size_t bytes = (size_t)released[i].words * 8;
+                uint64_t *bits = bytes <= sizeof(none) ? none : lmpi_calloc(1, bytes, LMPI_MEM_COMM);
+                if (bits)
+                    lmpi_pt2pt_send_packet(src, &d, bits, bytes);
+                if (bits != none)
+                    lmpi_free(bits);
+            }
+            return true;
+        }
+    return false;
 }
 
 static bool bit(const uint64_t *b, int i) { return b[i / 64] >> (i % 64) & 1; }
@@ -322,12 +379,14 @@ static void handle(agreement *a, const lmpi_pkt_hdr *h, const void *payload, siz
     }
 }
 
-void lmpi_ft_agree_packet(const lmpi_pkt_hdr *h, const void *payload, size_t len)
+void lmpi_ft_agree_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
 {
     /* an agreement this process took part in answers even after its
      * communicator was freed: a member that decided and let go of a window
      * (MPI_Win_free's agreement) still tells a new coordinator the decision */
     agreement *a = find(h->ctx, NULL);
+    if (!a && answer_released(src, h))
+        return;
     if (!a) {
         lmpi_comm *c = lmpi_ft_comm_of_ctx(h->ctx);
         if (!c) { /* not made here yet (or freed before it agreed: kept for nothing, within a bound) */
@@ -598,6 +657,7 @@ lmpi_status lmpi_ft_release_barrier(lmpi_comm *c, bool *agreed)
     int flag = ~0;
     *agreed = true;
     st = run(c, &flag, NULL);
+    release(c->context_id);
     return st == LMPI_ERR_PROC_FAILED ? LMPI_OK : st; /* the failed are expected to be missing */
 }
 

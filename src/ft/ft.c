@@ -315,7 +315,6 @@ void lmpi_ft_comm_made(lmpi_comm *c)
 
 void lmpi_ft_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len)
 {
-    (void)src;
     if (h->tag == LMPI_FT_REVOKE) {
         lmpi_comm *c = lmpi_ft_comm_of_ctx(h->ctx);
         if (c) {
@@ -327,7 +326,7 @@ void lmpi_ft_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t 
         }
         return;
     }
-    lmpi_ft_agree_packet(h, payload, len);
+    lmpi_ft_agree_packet(src, h, payload, len);
 }
 
 /* ---- what failed, and acknowledging it ------------------------------------- */

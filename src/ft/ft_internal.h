@@ -30,7 +30,7 @@ lmpi_comm *lmpi_ft_comm_of_ctx(uint32_t ctx);
 void lmpi_ft_send(lmpi_comm *c, int rank, const lmpi_pkt_hdr *h, const void *payload, size_t len);
 /* agree.c (a running agreement looks at the count of failures itself
  * when it advances) */
-void lmpi_ft_agree_packet(const lmpi_pkt_hdr *h, const void *payload, size_t len);
+void lmpi_ft_agree_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t len);
 void lmpi_ft_agree_forget_all(void);
 
 #endif

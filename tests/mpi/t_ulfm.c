@@ -55,6 +55,12 @@
  *                      queue for its exclusive lock: their waits and every
  *                      later RMA call end with MPIX_ERR_REVOKED, the
  *                      queries work, MPI_Win_free succeeds
+ *   t_ulfm free_kill   (4+ ranks) the coordinator of MPI_Win_free's
+ *                      agreement dies having told one member; the free
+ *                      completes at every survivor
+ *   t_ulfm free_loop   (2+ ranks, no failure) 200 windows and 50 files made
+ *                      and freed: the agreements of their frees and closes
+ *                      leave no memory behind
  *   t_ulfm file_revoke (2+ ranks, no failure) rank 0 revokes a file while
  *                      the others wait in MPI_File_write_at_all: the same
  *                      for files, and MPI_File_close deletes it */
@@ -678,6 +684,77 @@ static void file_revoke(const char *dir)
     CHECK(access(path, F_OK) != 0);
 }
 
+/* Bytes in LeanMPI's "comm" memory category now (MPI_T), where agreements
+ * keep their state. */
+static long long mem_comm_now(void)
+{
+    int idx, count, provided;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    unsigned long long v = 0;
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    if (MPI_T_pvar_get_index("lmpi_mem_current_comm", MPI_T_PVAR_CLASS_LEVEL, &idx) != MPI_SUCCESS)
+        return -1;
+    MPI_T_pvar_session_create(&s);
+    MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count);
+    MPI_T_pvar_read(s, h, &v);
+    MPI_T_pvar_handle_free(s, &h);
+    MPI_T_pvar_session_free(&s);
+    MPI_T_finalize();
+    return (long long)v;
+}
+
+/* Under --with-ft, MPI_Win_free and MPI_File_close meet in an agreement:
+ * windows and files made and freed in a loop leave nothing behind. */
+static void free_loop(const char *dir)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char path[512];
+    int tag = (int)getpid();
+    MPI_Bcast(&tag, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    snprintf(path, sizeof(path), "%s/t_ulfm_loop.%d", dir, tag);
+    long long before = 0;
+    for (int i = 0; i < 201; i++) {
+        if (i == 1) /* after the first of each: what is made once */
+            before = mem_comm_now();
+        int *slot;
+        MPI_Win win;
+        MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slot, &win);
+        CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
+        if (i % 4 == 0) {
+            MPI_File fh;
+            CHECK_EQ(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                                   MPI_INFO_NULL, &fh),
+                     MPI_SUCCESS);
+            CHECK_EQ(MPI_File_close(&fh), MPI_SUCCESS);
+        }
+    }
+    long long grown = mem_comm_now() - before;
+    if (grown > 1024)
+        fprintf(stderr, "t_ulfm free_loop: rank %d: %lld bytes more after 200 windows and 50 files\n", rank, grown);
+    CHECK(before >= 0 && grown <= 1024);
+}
+
+/* (4+ ranks) Rank 0, the coordinator of MPI_Win_free's agreement, dies
+ * having told one member (LMPI_FT_INJECT=coord:1): that member decided
+ * and let go of the agreement, the others ask it again and still finish
+ * the free; a file's close the same way afterwards, and the survivors
+ * shrink and agree. */
+static void free_kill(void)
+{
+    int rank, size, *slot;
+    world_returning(&rank, &size);
+    MPI_Win win;
+    MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slot, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS); /* rank 0 dies in it */
+    MPI_Comm small = shrunk_after(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, small, &slot, &win);
+    CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
+    MPI_Comm_free(&small);
+}
+
 static void coll_kill(void)
 {
     int rank, size;
@@ -815,7 +892,7 @@ int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "basic";
     const char *pr = getenv("PMI_RANK");
-    if (!strcmp(what, "coord_kill") && pr && !strcmp(pr, "0"))
+    if ((!strcmp(what, "coord_kill") || !strcmp(what, "free_kill")) && pr && !strcmp(pr, "0"))
         setenv("LMPI_FT_INJECT", "coord:1", 1);
     if (!strcmp(what, "spawn_late") && pr && !strcmp(pr, "0"))
         setenv("LMPI_FT_INJECT", "spawn_late", 1);
@@ -846,6 +923,10 @@ int main(int argc, char **argv)
         intercomm_kill();
     else if (!strcmp(what, "io_kill"))
         io_kill(argc > 2 ? argv[2] : "/tmp");
+    else if (!strcmp(what, "free_kill"))
+        free_kill();
+    else if (!strcmp(what, "free_loop"))
+        free_loop(argc > 2 ? argv[2] : "/tmp");
     else if (!strcmp(what, "win_revoke"))
         win_revoke();
     else if (!strcmp(what, "file_revoke"))
