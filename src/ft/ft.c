@@ -1,14 +1,17 @@
 /* Fault tolerance: what a process knows of failures, how requests end when
  * one keeps them from completing, and revoking a communicator (README.md
  * in this folder).  Agreement and shrink are in agree.c. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
 #include "ft/ft.h"
 #include "ft/ft_internal.h"
 #include "match/match.h"
+#include "pmi/pmi.h"
 #include "pt2pt/pt2pt.h"
 #include "transport/shm/notice.h"
 #include "transport/shm/shm.h"
@@ -18,6 +21,7 @@ bool lmpi_ft_active;
 static _Atomic uint32_t no_board_epoch;
 _Atomic uint32_t *lmpi_ft_epoch_word = &no_board_epoch;
 uint32_t lmpi_ft_epoch_seen;
+bool lmpi_ft_recheck;
 
 /* The failures this process learnt, in the order it learnt them (the order
  * MPIX_Comm_get_failed reports and MPIX_Comm_ack_failed acknowledges), and
@@ -30,6 +34,85 @@ static struct {
     int n;
 } known;
 
+/* ---- Hydra's notices ----------------------------------------------------------
+ * Under mpiexec.hydra -disable-auto-cleanup (with LMPI_FT=1 in the ranks'
+ * environment: Hydra does not tell them the option) a process that ends
+ * before MPI_Finalize is announced by SIGUSR1 from its host's proxy, and
+ * the server lists the dead under the KVS key PMI_dead_processes ("2,5-7").
+ * The handler only moves the node's board epoch and wakes the sleepers (the
+ * signal may interrupt anything, PMI traffic included); the next idle wait
+ * asks the server for the list and posts it on the board, where the rest
+ * of this file finds it as it finds our launcher's posts.  The list may
+ * lag behind the signal (the proxy signals before it tells the server):
+ * until it names someone new, waits ask again every millisecond and do not
+ * sleep, for at most 5 seconds.  Hydra's proxies kill every process of
+ * their host when they reap one that died by a signal, whatever
+ * -disable-auto-cleanup says (pmip.c's main loop), so only processes that
+ * exit are survivable there (README.md). */
+static volatile sig_atomic_t hydra_signalled;
+static void *volatile hydra_base; /* the segment while the handler may use it */
+static size_t hydra_size;
+static struct sigaction hydra_old;
+static double hydra_until, hydra_next;
+
+static void hydra_sigusr1(int sig)
+{
+    (void)sig;
+    hydra_signalled = 1;
+    void *base = hydra_base;
+    if (base)
+        lmpi_notice_kick(base, hydra_size);
+}
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Post the ranks of a list like "2,5-7" on the board; true when one was new. */
+static bool post_dead_list(const char *list)
+{
+    bool fresh = false;
+    void *base = (char *)known.board - LMPI_NOTICE_OFFSET;
+    for (const char *p = list; *p;) {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p)
+            break;
+        if (*end == '-')
+            hi = strtol(end + 1, &end, 10);
+        for (long r = lo; r <= hi && r >= 0 && r < known.world; r++)
+            if (!lmpi_notice_failed(known.board, (int)r)) {
+                lmpi_notice_post(base, lmpi_shm_segment_size(), (int)r);
+                fresh = true;
+            }
+        p = *end == ',' ? end + 1 : end;
+        if (*end != ',')
+            break;
+    }
+    return fresh;
+}
+
+static void hydra_ask(void)
+{
+    double t = seconds();
+    if (hydra_signalled) {
+        hydra_signalled = 0;
+        lmpi_ft_recheck = true;
+        hydra_until = t + 5.0;
+        hydra_next = 0;
+    }
+    if (t < hydra_next)
+        return;
+    hydra_next = t + 0.001;
+    char list[4096];
+    bool fresh = lmpi_pmi_get("PMI_dead_processes", list, sizeof(list)) == 0 && post_dead_list(list);
+    if (fresh || t > hydra_until)
+        lmpi_ft_recheck = false;
+}
+
 void lmpi_ft_init(void)
 {
     const char *e = getenv("LMPI_FT");
@@ -37,6 +120,13 @@ void lmpi_ft_init(void)
     known.board = lmpi_shm_notice();
     if (!lmpi_ft_enabled || !known.board)
         return;
+    if (lmpi_pmi_signals_failures() && known.board->magic == LMPI_NOTICE_MAGIC) {
+        hydra_size = lmpi_shm_segment_size();
+        hydra_base = (char *)known.board - LMPI_NOTICE_OFFSET;
+        struct sigaction sa = {.sa_handler = hydra_sigusr1, .sa_flags = SA_RESTART};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGUSR1, &sa, &hydra_old);
+    }
     known.world = (int)known.board->world;
     known.bits = lmpi_calloc((size_t)(known.world + 63) / 64, 8, LMPI_MEM_OTHER);
     known.order = lmpi_calloc((size_t)known.world, sizeof(int), LMPI_MEM_OTHER);
@@ -49,6 +139,16 @@ void lmpi_ft_init(void)
 
 void lmpi_ft_finalize(void)
 {
+    if (hydra_base) {
+        /* the segment goes away: the handler must not touch it.  Hydra may
+         * still signal (MPICH 5.0.2's proxy when a survivor ends after its
+         * MPI_Finalize), which must not kill a process that is finishing */
+        struct sigaction ignore = {.sa_handler = SIG_IGN};
+        sigemptyset(&ignore.sa_mask);
+        sigaction(SIGUSR1, hydra_old.sa_handler == SIG_DFL ? &ignore : &hydra_old, NULL);
+        hydra_base = NULL;
+    }
+    lmpi_ft_recheck = false;
     lmpi_ft_agree_forget_all();
     lmpi_ft_epoch_word = &no_board_epoch;
     lmpi_ft_epoch_seen = 0;
@@ -66,6 +166,8 @@ void lmpi_ft_notice(void)
         lmpi_ft_epoch_seen = atomic_load(lmpi_ft_epoch_word);
         return;
     }
+    if (hydra_signalled || lmpi_ft_recheck)
+        hydra_ask();
     lmpi_ft_epoch_seen = atomic_load_explicit(&known.board->epoch, memory_order_acquire);
     int before = known.n;
     for (int w = 0; w < (known.world + 63) / 64; w++) {

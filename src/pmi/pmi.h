@@ -41,6 +41,10 @@ int lmpi_pmi_get_range(const char *prefix, int from, int count, char *values, si
 int lmpi_pmi_barrier(void);
 /* Which process manager started this process, for the memory report. */
 const char *lmpi_pmi_describe(void);
+/* Launched by a PMI-1 server other than LeanMPI's mpiexec (MPICH's Hydra):
+ * there a failure survived (-disable-auto-cleanup) is told by SIGUSR1, and
+ * the dead are listed under the key PMI_dead_processes (src/ft). */
+bool lmpi_pmi_signals_failures(void);
 void lmpi_pmi_abort(int code, const char *msg);
 int lmpi_pmi_finalize(void);
 

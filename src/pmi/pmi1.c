@@ -302,6 +302,8 @@ int lmpi_pmi_get_from(int owner, const char *key, char *value, size_t len)
 
 const char *lmpi_pmi_describe(void) { return describe; }
 
+bool lmpi_pmi_signals_failures(void) { return !PMIX_ON() && !lmpi_pmi2_active() && pmi_fd >= 0 && !server_has_range; }
+
 int lmpi_pmi_get_range(const char *prefix, int from, int count, char *values, size_t len, int *got)
 {
     if (PMIX_ON() || pmi_fd < 0 || !server_has_range)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # LeanMPI programs run under MPICH's Hydra: the PMI-1 wire protocol, and
-# PMI-2 (LMPI_PMI=2).
+# PMI-2 (LMPI_PMI=2); a failure survived with -disable-auto-cleanup.
 b=$1
 found=0
 for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
@@ -30,6 +30,15 @@ for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
     # 4.0 kills at once, not knowing PMI-2's abort)
     echo "$out" | grep -q "MPI_Abort(MPI_COMM_WORLD, 3) called by rank" ||
         { echo "FAIL: MPI_Abort under $h with PMI-2: the rank's message was lost"; echo "$out"; exit 1; }
+    # User-Level Failure Mitigation through Hydra's notices (SIGUSR1 and
+    # PMI_dead_processes): -disable-auto-cleanup, LMPI_FT=1; rank 2 exits
+    # (Hydra kills everyone when a rank dies by a signal) while the others
+    # wait on it, and the survivors recover and finish
+    out=$(timeout 60 "$h" -disable-auto-cleanup -genv LMPI_FT 1 -genv T_ULFM_EXIT 1 -n 4 "$b/tests/t_ulfm" kill 2>&1)
+    st=$?
+    echo "$out" | grep "^detected"
+    [ "$(echo "$out" | grep -c 't_ulfm kill: ok')" = 2 ] && ! echo "$out" | grep -q "failure(s)" ||
+        { echo "FAIL: a rank's exit under $h -disable-auto-cleanup (exit status $st)"; echo "$out"; exit 1; }
     sleep 0.5
     # its own ranks (each says its pid): other tests may run t_fail meanwhile.
     # Hydra 4.0 does not know PMI-2's abort and exits at once: its ranks are

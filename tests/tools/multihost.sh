@@ -9,7 +9,7 @@
 #                join between hosts; children on mpiexec's machine, 2 ranks per host)
 #   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs; -ppn 1 (cyclic)
 #   hydra2       mpiexec.hydra across 2 hosts (with dynamic processes), PMI-1
-#                and PMI-2
+#                and PMI-2, and a rank's exit survived (-disable-auto-cleanup)
 #   jobs2        independently started jobs, one per host, meet through a
 #                shared hydra_nameserver (mpiexec -nameserver; Hydra too)
 #   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
@@ -140,6 +140,14 @@ for case in "$@"; do
             -hosts lmpi-h0:2,lmpi-h1:2 -n 4 -genv LMPI_PMI 2 "$T/t_pt2pt"
         run t_dpm_pmi2 env MPIEXEC_TIMEOUT=100 $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 \
             -hosts lmpi-h0:1,lmpi-h1:1 -n 2 -genv LMPI_PMI 2 "$T/t_dpm"
+        # a rank of the second host exits under -disable-auto-cleanup: the
+        # survivors on both hosts hear of it through Hydra (SIGUSR1 and
+        # PMI_dead_processes) and recover
+        env MPIEXEC_TIMEOUT=100 $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 -hosts lmpi-h0:2,lmpi-h1:2 \
+            -n 4 -disable-auto-cleanup -genv LMPI_FT 1 -genv T_ULFM_EXIT 1 "$T/t_ulfm" kill >"$out" 2>&1
+        [ "$(grep -c 't_ulfm kill: ok' "$out")" = 2 ] && ! grep -q "failure(s)" "$out" ||
+            bad "t_ulfm kill (a rank exits) under Hydra -disable-auto-cleanup: $(tail -5 "$out")"
+        left t_ulfm
         ;;
     jobs2)
         # jobs started independently, one per host, meet through a shared

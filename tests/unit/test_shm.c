@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "runtime/config.h"
+#include "transport/shm/notice.h"
 #include "transport/shm/shm.h"
 #include "transport/transport.h"
 #define UNIT_ERR_DETAIL /* this test plays the layer above */
@@ -321,8 +322,42 @@ static int run(int rank)
     return bad || badp ? 1 : 0;
 }
 
+/* The failure notice board (notice.h) on a segment of our own: a post sets
+ * the rank's bit once, moves the epoch and disarms every sleep word; a kick
+ * (Hydra's SIGUSR1, src/ft) moves the epoch and disarms without a bit. */
+static void notice_board(void)
+{
+    enum { SIZE = 8192, WORDS = 4096, STRIDE = 64 };
+    static _Alignas(64) unsigned char seg[SIZE];
+    lmpi_notice *nb = lmpi_notice_of(seg);
+    nb->world = 70;
+    nb->nwords = 2;
+    nb->off_words = WORDS;
+    nb->word_stride = STRIDE;
+    _Atomic uint32_t *w0 = (_Atomic uint32_t *)(seg + WORDS), *w1 = (_Atomic uint32_t *)(seg + WORDS + STRIDE);
+    CHECK_EQ(lmpi_notice_post(seg, SIZE, 3), -1); /* not formatted yet */
+    nb->magic = LMPI_NOTICE_MAGIC;
+    atomic_store(w0, 1);
+    atomic_store(w1, 1);
+    lmpi_notice_kick(seg, SIZE);
+    CHECK_EQ(atomic_load(&nb->epoch), 1);
+    CHECK_EQ(atomic_load(w0), 0);
+    CHECK_EQ(atomic_load(w1), 0);
+    CHECK_EQ(atomic_load(&nb->failed[0]) | atomic_load(&nb->failed[1]), 0);
+    atomic_store(w1, 1);
+    CHECK_EQ(lmpi_notice_post(seg, SIZE, 65), 0);
+    CHECK_EQ(lmpi_notice_failed(nb, 65), 1);
+    CHECK_EQ(lmpi_notice_failed(nb, 64), 0);
+    CHECK_EQ(atomic_load(&nb->epoch), 2);
+    CHECK_EQ(atomic_load(w1), 0);
+    CHECK_EQ(lmpi_notice_post(seg, SIZE, 65), 0); /* posted before: nothing moves */
+    CHECK_EQ(atomic_load(&nb->epoch), 2);
+    CHECK_EQ(lmpi_notice_post(seg, SIZE, 70), -1);
+}
+
 int main(int argc, char **argv)
 {
+    notice_board();
     setenv("LMPI_SHM_CELLS", "16", 1); /* force cell exhaustion and recycling */
     /* "bitmap": senders flag their fast boxes; default: receivers scan them */
     if (argc > 1 && !strcmp(argv[1], "bitmap"))

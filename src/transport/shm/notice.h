@@ -54,6 +54,24 @@ static inline int lmpi_notice_failed(const lmpi_notice *nb, int rank)
     return (int)(atomic_load_explicit(&nb->failed[rank / 64], memory_order_acquire) >> (rank % 64) & 1);
 }
 
+/* Move the epoch and wake every sleeper of the node, posting nothing: each
+ * rank looks at the board again (a rank that heard of a failure from
+ * elsewhere, Hydra's SIGUSR1, src/ft).  Atomics and futex calls only: safe
+ * in a signal handler. */
+static inline void lmpi_notice_kick(void *segment_base, size_t segment_size)
+{
+    lmpi_notice *nb = lmpi_notice_of(segment_base);
+    atomic_fetch_add_explicit(&nb->epoch, 1, memory_order_seq_cst);
+    for (uint32_t i = 0; i < nb->nwords; i++) {
+        uint64_t off = nb->off_words + (uint64_t)i * nb->word_stride;
+        if (off + 4 > segment_size)
+            break;
+        _Atomic uint32_t *w = (_Atomic uint32_t *)((char *)segment_base + off);
+        if (atomic_exchange_explicit(w, 0, memory_order_seq_cst) != 0)
+            syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
+}
+
 /* The launcher's side: post that `rank` failed and wake every sleeper of
  * the node.  The wake is unconditional (0 stored, FUTEX_WAKE where a
  * sleeper may be): the launcher takes no part in the sleepers' Dekker
@@ -69,15 +87,7 @@ static inline int lmpi_notice_post(void *segment_base, size_t segment_size, int 
     uint64_t bit = 1ull << (rank % 64);
     if (atomic_fetch_or_explicit(&nb->failed[rank / 64], bit, memory_order_seq_cst) & bit)
         return 0; /* posted before (a host's proxy and mpiexec both saw it) */
-    atomic_fetch_add_explicit(&nb->epoch, 1, memory_order_seq_cst);
-    for (uint32_t i = 0; i < nb->nwords; i++) {
-        uint64_t off = nb->off_words + (uint64_t)i * nb->word_stride;
-        if (off + 4 > segment_size)
-            break;
-        _Atomic uint32_t *w = (_Atomic uint32_t *)((char *)segment_base + off);
-        if (atomic_exchange_explicit(w, 0, memory_order_seq_cst) != 0)
-            syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-    }
+    lmpi_notice_kick(segment_base, segment_size);
     return 0;
 }
 
