@@ -87,6 +87,9 @@ struct lmpi_comm {
     /* an internal communicator's (node, roots, local group): the one it
      * serves, broken when that one is (src/ft) */
     lmpi_comm *ft_parent;
+    /* a window's private duplicate: the window, told when a revoke
+     * arrives (lmpi_win_mark_revoked) */
+    void *owner;
 };
 
 /* The live communicators (lmpi_comm_alloc to lmpi_comm_destroy; not the

@@ -13,6 +13,7 @@
 #include "match/match.h"
 #include "pmi/pmi.h"
 #include "pt2pt/pt2pt.h"
+#include "rma/win.h"
 #include "transport/shm/notice.h"
 #include "transport/shm/shm.h"
 
@@ -350,6 +351,8 @@ void lmpi_ft_send(lmpi_comm *c, int rank, const lmpi_pkt_hdr *h, const void *pay
 
 static void revoke_local(lmpi_comm *c)
 {
+    if (c->owner) /* a window: its operations test a bit of their own */
+        lmpi_win_mark_revoked(c->owner);
     c->flags |= LMPI_COMM_REVOKED;
     if (c->local_comm)
         c->local_comm->flags |= LMPI_COMM_REVOKED;

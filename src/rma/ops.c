@@ -788,8 +788,8 @@ static inline bool contiguous_move(MPI_Win win, bool put, void *obuf, MPI_Count 
 {
     lmpi_win *w = (lmpi_win *)win;
     if ((uintptr_t)win < LMPI_PREDEF_LIMIT || w->magic != LMPI_MAGIC_WIN || !w->shared_data || w->delayed ||
-        w->rs_counts || !odt->contiguous || !tdt->contiguous || !tdt->committed || (unsigned)t >= (unsigned)w->size ||
-        (w->comm->flags & LMPI_COMM_REVOKED))
+        w->revoked || w->rs_counts || !odt->contiguous || !tdt->contiguous || !tdt->committed ||
+        (unsigned)t >= (unsigned)w->size)
         return false;
     MPI_Count bytes = tc * tdt->size;
     if (oc * odt->size != bytes || (w->access != LMPI_EPOCH_LOCK_ALL && check_epoch(w, t, false) != LMPI_OK))
@@ -892,8 +892,7 @@ __attribute__((always_inline)) static inline bool atomic_direct(MPI_Win win, con
 {
     lmpi_win *w = (lmpi_win *)win;
     if ((uintptr_t)win < LMPI_PREDEF_LIMIT || w->magic != LMPI_MAGIC_WIN || !w->shared_data || w->delayed ||
-        w->rs_counts || w->acc_same_op_no_op || (unsigned)t >= (unsigned)w->size ||
-        (w->comm->flags & LMPI_COMM_REVOKED))
+        w->revoked || w->rs_counts || w->acc_same_op_no_op || (unsigned)t >= (unsigned)w->size)
         return false;
     uint8_t path = one_element_path(oph, dt);
     bool noop = oph == MPI_NO_OP;

@@ -59,10 +59,10 @@ lmpi_status lmpi_win_fail(lmpi_win *w, lmpi_status st)
     return st;
 }
 
-lmpi_status lmpi_win_usable(MPI_Win h, lmpi_win **out)
+lmpi_status lmpi_win_unusable(MPI_Win h, lmpi_win **out)
 {
     LMPI_TRY(lmpi_win_arg(h, out));
-    if (LMPI_UNLIKELY((*out)->comm->flags & LMPI_COMM_REVOKED)) {
+    if (LMPI_UNLIKELY((*out)->revoked)) {
         lmpi_err_detail("win was revoked (MPIX_Win_revoke); only MPI_Win_free and local queries work on it");
         return lmpi_win_fail(*out, LMPI_ERR_REVOKED);
     }
@@ -343,6 +343,8 @@ static lmpi_status create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_u
         destroy(w);
         return st;
     }
+    w->comm->owner = w;
+    w->revoked = (w->comm->flags & LMPI_COMM_REVOKED) != 0; /* a revoke that came before it was made */
     w->rank = comm->rank;
     w->size = comm->size;
     w->win_size = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
@@ -512,8 +514,7 @@ lmpi_status lmpi_impl_Win_free(MPI_Win *win)
     lmpi_win *w;
     LMPI_TRY(lmpi_win_arg(*win, &w));
     /* a revoked window is freed whatever epoch its revoke interrupted */
-    if (((w->access != LMPI_EPOCH_NONE && w->access != LMPI_EPOCH_FENCE) || w->exposure || w->nheld) &&
-        !(w->comm->flags & LMPI_COMM_REVOKED)) {
+    if (((w->access != LMPI_EPOCH_NONE && w->access != LMPI_EPOCH_FENCE) || w->exposure || w->nheld) && !w->revoked) {
         lmpi_err_detail("win has an open %s epoch", w->exposure ? "exposure" : "access");
         return lmpi_win_fail(w, LMPI_ERR_RMA_SYNC);
     }
@@ -537,6 +538,8 @@ lmpi_status lmpi_impl_Win_free(MPI_Win *win)
  * queries answer MPIX_ERR_REVOKED from now on; one waiting in a
  * synchronization gives up (the window's private communicator carries
  * the revoke). */
+void lmpi_win_mark_revoked(void *win) { ((lmpi_win *)win)->revoked = true; }
+
 lmpi_status lmpi_impl_Win_revoke(MPI_Win win)
 {
     lmpi_win *w;

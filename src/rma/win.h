@@ -154,6 +154,7 @@ typedef struct lmpi_win {
     bool heap : 1;    /* a lone member's segment is plain memory */
     bool am : 1;      /* operations travel in messages (am.c): the segment is this member's alone */
     bool pooled : 1;  /* the segment is a piece of the transport's pool (seg->pool_off) */
+    bool revoked : 1; /* MPIX_Win_revoke here or elsewhere (src/ft): what comm's flag says, where the fast paths look */
     uint64_t fences; /* fences completed (reduce-scatter: epoch number) */
     int *start_ranks; /* the access group, sorted window ranks */
     int nstart;
@@ -172,6 +173,17 @@ typedef struct lmpi_win {
 
 static inline int lmpi_win_pending(const lmpi_win *w) { return w->pool ? w->pool->n : 0; }
 
+lmpi_status lmpi_win_unusable(MPI_Win h, lmpi_win **out);
+static inline lmpi_status lmpi_win_usable(MPI_Win h, lmpi_win **out)
+{
+    lmpi_win *w = (lmpi_win *)h;
+    if (LMPI_LIKELY((uintptr_t)h >= LMPI_PREDEF_LIMIT && w->magic == LMPI_MAGIC_WIN && !w->revoked)) {
+        *out = w;
+        return LMPI_OK;
+    }
+    return lmpi_win_unusable(h, out); /* the error, with its detail */
+}
+
 /* Knobs, read from the config table at window creation. */
 lmpi_rma_fence_algo lmpi_rma_fence_algo_now(void);
 lmpi_rma_lock_algo lmpi_rma_lock_algo_now(void);
@@ -181,8 +193,10 @@ lmpi_rma_issue_algo lmpi_rma_issue_algo_now(void);
 lmpi_status lmpi_win_arg(MPI_Win h, lmpi_win **out);
 /* The same for the calls that communicate or synchronize: a revoked window
  * (MPIX_Win_revoke) answers MPIX_ERR_REVOKED through its handler; MPI_Win_free
- * and the local queries take lmpi_win_arg. */
-lmpi_status lmpi_win_usable(MPI_Win h, lmpi_win **out);
+ * and the local queries take lmpi_win_arg.  Inline: flushes and
+ * compare-and-swap are a few nanoseconds long (below the window's type). */
+/* A revoke of the window's communicator arrived (src/ft calls it). */
+void lmpi_win_mark_revoked(void *win);
 /* The next error the binding raises goes to W's handler. */
 lmpi_status lmpi_win_fail(lmpi_win *w, lmpi_status st);
 
