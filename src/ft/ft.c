@@ -39,7 +39,8 @@ static struct {
  * Under mpiexec.hydra -disable-auto-cleanup (with LMPI_FT=1 in the ranks'
  * environment: Hydra does not tell them the option) a process that ends
  * before MPI_Finalize is announced by SIGUSR1 from its host's proxy, and
- * the server lists the dead under the KVS key PMI_dead_processes ("2,5-7").
+ * the server lists the dead under the KVS key PMI_dead_processes ("2,5-7";
+ * a job attribute in PMI-2).
  * The handler only moves the node's board epoch and wakes the sleepers (the
  * signal may interrupt anything, PMI traffic included); the next idle wait
  * asks the server for the list and posts it on the board, where the rest
@@ -109,7 +110,7 @@ static void hydra_ask(void)
         return;
     hydra_next = t + 0.001;
     char list[4096];
-    bool fresh = lmpi_pmi_get("PMI_dead_processes", list, sizeof(list)) == 0 && post_dead_list(list);
+    bool fresh = lmpi_pmi_dead_processes(list, sizeof(list)) == 0 && post_dead_list(list);
     if (fresh || t > hydra_until)
         lmpi_ft_recheck = false;
 }

@@ -45,6 +45,8 @@ const char *lmpi_pmi_describe(void);
  * there a failure survived (-disable-auto-cleanup) is told by SIGUSR1, and
  * the dead are listed under the key PMI_dead_processes (src/ft). */
 bool lmpi_pmi_signals_failures(void);
+/* There: the list of dead processes ("2,5-7"; a job attribute in PMI-2). */
+int lmpi_pmi_dead_processes(char *value, size_t len);
 void lmpi_pmi_abort(int code, const char *msg);
 int lmpi_pmi_finalize(void);
 

@@ -302,7 +302,17 @@ int lmpi_pmi_get_from(int owner, const char *key, char *value, size_t len)
 
 const char *lmpi_pmi_describe(void) { return describe; }
 
-bool lmpi_pmi_signals_failures(void) { return !PMIX_ON() && !lmpi_pmi2_active() && pmi_fd >= 0 && !server_has_range; }
+/* PMI-2 is spoken by Hydra and Slurm only, never by our mpiexec */
+bool lmpi_pmi_signals_failures(void)
+{
+    return !PMIX_ON() && pmi_fd >= 0 && (lmpi_pmi2_active() || !server_has_range);
+}
+
+int lmpi_pmi_dead_processes(char *value, size_t len)
+{
+    PMI2_RETURN(lmpi_pmi2_job_attr("PMI_dead_processes", value, len));
+    return lmpi_pmi_get("PMI_dead_processes", value, len);
+}
 
 int lmpi_pmi_get_range(const char *prefix, int from, int count, char *values, size_t len, int *got)
 {
