@@ -740,10 +740,10 @@ static void free_loop(const char *dir)
 }
 
 /* (4+ ranks) Rank 0, the coordinator of MPI_Win_free's agreement, dies
- * having told one member (LMPI_FT_INJECT=coord:1): that member decided
- * and let go of the agreement, the others ask it again and still finish
- * the free; a file's close the same way afterwards, and the survivors
- * shrink and agree. */
+ * having told one member (LMPI_FT_INJECT=coord:1).  That member, now the
+ * lowest survivor, has decided and let go of the agreement; it answers the
+ * others' contributions from what it kept, so the free completes at every
+ * survivor.  Then they shrink and free a window over the survivors. */
 static void free_kill(void)
 {
     int rank, size, *slot;
