@@ -280,6 +280,16 @@ int lmpi_dpm_addr(lmpi_gpid g)
     return (int)*e;
 }
 
+uint32_t lmpi_dpm_pgid_of_key(uint64_t key)
+{
+    if (key == dpm.my_key)
+        return 0;
+    for (int i = 1; i < dpm.n; i++)
+        if (dpm.g[i] && dpm.g[i]->key == key)
+            return (uint32_t)i;
+    return UINT32_MAX;
+}
+
 /* Bridge resolver: a sender's (group key, rank) -> transport index. */
 static int resolve_sender(uint64_t key, int rank)
 {

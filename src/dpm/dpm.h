@@ -22,6 +22,10 @@
  * process that cannot be reached gives an index no transport accepts. */
 int lmpi_dpm_addr(lmpi_gpid g);
 
+/* The local pgid of the group with this key (lmpi_bridge_group_key of its
+ * kvsname), UINT32_MAX when this process does not know it. */
+uint32_t lmpi_dpm_pgid_of_key(uint64_t key);
+
 /* Registry */
 uint32_t lmpi_dpm_group(const char *kvsname, int size); /* find or add; UINT32_MAX: out of memory */
 const char *lmpi_dpm_group_name(uint32_t pgid);

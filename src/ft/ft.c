@@ -11,6 +11,7 @@
 #include "ft/ft.h"
 #include "ft/ft_internal.h"
 #include "match/match.h"
+#include "dpm/dpm.h"
 #include "pmi/pmi.h"
 #include "pt2pt/pt2pt.h"
 #include "rma/win.h"
@@ -33,6 +34,13 @@ static struct {
     uint64_t *bits;
     int *order;
     int n;
+    /* processes of other groups (a spawned job, the job that spawned us)
+     * the launcher posted (notice.h's foreign list): as members of maps,
+     * and as transport addresses for the request checks */
+    lmpi_gpid *fg;
+    int *faddr;
+    int nf, fcap;
+    uint32_t fseen; /* entries of the foreign list read */
 } known;
 
 /* ---- Hydra's notices ----------------------------------------------------------
@@ -156,6 +164,8 @@ void lmpi_ft_finalize(void)
     lmpi_ft_epoch_seen = 0;
     lmpi_free(known.bits);
     lmpi_free(known.order);
+    lmpi_free(known.fg);
+    lmpi_free(known.faddr);
     memset(&known, 0, sizeof(known));
     lmpi_ft_active = false;
 }
@@ -181,7 +191,30 @@ void lmpi_ft_notice(void)
             known.order[known.n++] = w * 64 + b;
         }
     }
-    if (known.n > before) {
+    int fbefore = known.nf;
+    const lmpi_notice_foreign *f = lmpi_notice_foreign_of(known.board);
+    uint32_t nf = atomic_load_explicit(&f->n, memory_order_acquire);
+    for (; known.fseen < nf && known.fseen < LMPI_NOTICE_FOREIGN; known.fseen++) {
+        uint64_t e = atomic_load_explicit(&f->entry[known.fseen], memory_order_relaxed);
+        uint32_t pgid = lmpi_dpm_pgid_of_key(e >> 32);
+        if (pgid == UINT32_MAX || pgid == 0)
+            continue; /* a job this process does not address */
+        if (known.nf == known.fcap) {
+            int cap = known.fcap ? 2 * known.fcap : 8;
+            lmpi_gpid *g = lmpi_realloc(known.fg, (size_t)cap * sizeof(lmpi_gpid), LMPI_MEM_OTHER);
+            if (g)
+                known.fg = g;
+            int *a = g ? lmpi_realloc(known.faddr, (size_t)cap * sizeof(int), LMPI_MEM_OTHER) : NULL;
+            if (!a)
+                break; /* without room it stays unseen */
+            known.faddr = a;
+            known.fcap = cap;
+        }
+        lmpi_gpid g = {pgid, (uint32_t)e};
+        known.fg[known.nf] = g;
+        known.faddr[known.nf++] = lmpi_dpm_addr(g);
+    }
+    if (known.n > before || known.nf > fbefore) {
         lmpi_ft_active = true;
         revokes_resend(); /* a revoker may have failed half-way */
     }
@@ -189,7 +222,23 @@ void lmpi_ft_notice(void)
 
 bool lmpi_ft_failed(int world_rank)
 {
-    return known.bits && world_rank >= 0 && world_rank < known.world && (known.bits[world_rank / 64] >> (world_rank % 64) & 1);
+    if (known.bits && world_rank >= 0 && world_rank < known.world)
+        return known.bits[world_rank / 64] >> (world_rank % 64) & 1;
+    for (int i = 0; i < known.nf; i++) /* a transport address of another group's process */
+        if (known.faddr[i] == world_rank)
+            return true;
+    return false;
+}
+
+/* Is this member (of any group) known to have failed? */
+static bool gpid_failed(lmpi_gpid g)
+{
+    if (g.pgid == 0)
+        return lmpi_ft_failed((int)g.lpid);
+    for (int i = 0; i < known.nf; i++)
+        if (known.fg[i].pgid == g.pgid && known.fg[i].lpid == g.lpid)
+            return true;
+    return false;
 }
 
 int lmpi_ft_nfailed(void) { return known.n; }
@@ -200,8 +249,18 @@ int lmpi_ft_nfailed(void) { return known.n; }
 int lmpi_ft_comm_failed(const lmpi_comm *c, int *out)
 {
     int n = 0;
-    if (c->map.pgid != 0) /* other groups' processes: their launcher's board, not ours */
-        return 0;
+    if (c->map.pgid != 0) { /* members of other groups (only or too): each looked at */
+        if (!known.n && !known.nf)
+            return 0;
+        int size = c->is_inter ? c->peer_size : c->size;
+        for (int r = 0; r < size; r++)
+            if (gpid_failed(lmpi_rankmap_gpid(&c->map, r))) {
+                if (out)
+                    out[n] = r;
+                n++;
+            }
+        return n;
+    }
     for (int i = 0; i < known.n; i++) {
         int r = lmpi_rankmap_find(&c->map, (lmpi_gpid){0, (uint32_t)known.order[i]});
         if (r >= 0) {
@@ -215,7 +274,7 @@ int lmpi_ft_comm_failed(const lmpi_comm *c, int *out)
 
 static bool comm_has_unacked_failure(const lmpi_comm *c)
 {
-    return known.n > 0 && (uint32_t)lmpi_ft_comm_failed(c, NULL) > c->ft_acked;
+    return (known.n > 0 || known.nf > 0) && (uint32_t)lmpi_ft_comm_failed(c, NULL) > c->ft_acked;
 }
 
 static void end_request(lmpi_request *r, int error_class)
@@ -289,7 +348,7 @@ lmpi_status lmpi_ft_comm_broken(const lmpi_comm *c)
             lmpi_err_detail("the communicator was revoked");
             return LMPI_ERR_REVOKED;
         }
-        if (known.n && (lmpi_ft_comm_failed(c, NULL) > 0 ||
+        if ((known.n || known.nf) && (lmpi_ft_comm_failed(c, NULL) > 0 ||
                         (c->is_inter && c->local_comm && lmpi_ft_comm_failed(c->local_comm, NULL) > 0))) {
             lmpi_err_detail("a member of the communicator failed (MPIX_Comm_shrink makes one of the survivors)");
             return LMPI_ERR_PROC_FAILED;

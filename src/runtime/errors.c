@@ -527,9 +527,10 @@ static _Thread_local lmpi_comm *request_comm;
 
 void lmpi_err_blame_comm(lmpi_comm *c)
 {
-    /* an internal communicator (a collective's node or roots part) is not
-     * the user's: the call's own communicator keeps the blame */
-    if (!request_comm && !(c->flags & LMPI_COMM_INTERNAL))
+    /* an internal communicator (a collective's node or roots part, an
+     * intercommunicator's local group: ft_parent names the one it serves)
+     * is not the user's: the call's own communicator keeps the blame */
+    if (!request_comm && !(c->flags & LMPI_COMM_INTERNAL) && !c->ft_parent)
         request_comm = c;
 }
 

@@ -51,6 +51,11 @@
  *   t_ulfm intercomm_kill (4 ranks) rank 1 dies; MPI_Intercomm_create
  *                      between ranks 0-1 and 2-3 over MPI_COMM_WORLD ends
  *                      with MPIX_ERR_PROC_FAILED at all three survivors
+ *   t_ulfm child_kill  (4 ranks) a spawned child dies: the parents'
+ *                      receive from it and collectives over the
+ *                      intercommunicator end with MPIX_ERR_PROC_FAILED
+ *   t_ulfm parent_kill (4 ranks) parent 3 dies: the children's receive
+ *                      from it fails the same way
  *   t_ulfm win_revoke  (2+ ranks, no failure) a member revokes a window
  *                      while the others wait in a fence, then one while they
  *                      queue for its exclusive lock: their waits and every
@@ -758,6 +763,80 @@ static void free_kill(void)
     MPI_Comm_free(&small);
 }
 
+/* A process of another process group dies (4 parents spawn 2 children of
+ * t_ulfm spawned_victim): the launcher tells every job, so a parent's
+ * receive from the dead child ends with MPIX_ERR_PROC_FAILED, the failed
+ * group of the intercommunicator names it, and a collective over it ends
+ * with the failure at every parent and at the surviving child.  With
+ * PARENT set, parent 3 dies instead while the children wait on it. */
+static void group_kill(const char *self, bool parent_dies)
+{
+    int rank, size;
+    world_returning(&rank, &size);
+    char *args[] = {parent_dies ? "spawned_orphan" : "spawned_victim", NULL};
+    MPI_Comm inter;
+    CHECK_EQ(MPI_Comm_spawn(self, args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE),
+             MPI_SUCCESS);
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    if (parent_dies) {
+        if (rank == 3) {
+            usleep(100000);
+            raise(SIGKILL);
+        }
+        int v = 0; /* the children tell us they saw it */
+        if (rank == 0)
+            for (int c = 0; c < 2; c++) {
+                CHECK_EQ(MPI_Recv(&v, 1, MPI_INT, c, 2, inter, MPI_STATUS_IGNORE), MPI_SUCCESS);
+                CHECK_EQ(v, MPIX_ERR_PROC_FAILED);
+            }
+        MPI_Comm_free(&inter);
+        MPI_Comm small = shrunk_after(MPI_Barrier(MPI_COMM_WORLD));
+        MPI_Comm_free(&small);
+        return;
+    }
+    int v = 0;
+    if (rank == 0) {
+        double t0 = now();
+        CHECK_EQ(error_class(MPI_Recv(&v, 1, MPI_INT, 1, 0, inter, MPI_STATUS_IGNORE)), MPIX_ERR_PROC_FAILED);
+        printf("detected: %.1f ms after the spawn returned (the child dies 100 ms after its start)\n",
+               (now() - t0) * 1e3);
+    }
+    CHECK_EQ(error_class(MPI_Barrier(inter)), MPIX_ERR_PROC_FAILED);
+    MPI_Group g;
+    int n = 0, one = 1, got = -1;
+    MPIX_Comm_get_failed(inter, &g);
+    MPI_Group_size(g, &n);
+    CHECK_EQ(n, 1);
+    MPI_Group remote;
+    MPI_Comm_remote_group(inter, &remote);
+    MPI_Group_translate_ranks(g, 1, (int[]){0}, remote, &got);
+    CHECK_EQ(got, one);
+    MPI_Group_free(&g);
+    MPI_Group_free(&remote);
+    MPI_Comm_free(&inter);
+}
+
+/* The children of group_kill. */
+static void spawned_victim(bool orphan)
+{
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (orphan) { /* parent 3 dies: a receive from it fails, and we say so */
+        int v = 0, cls = error_class(MPI_Recv(&v, 1, MPI_INT, 3, 0, parent, MPI_STATUS_IGNORE));
+        MPI_Send(&cls, 1, MPI_INT, 0, 2, parent);
+    } else {
+        if (rank == 1) {
+            usleep(100000);
+            raise(SIGKILL);
+        }
+        CHECK_EQ(error_class(MPI_Barrier(parent)), MPIX_ERR_PROC_FAILED);
+    }
+    MPI_Comm_free(&parent);
+}
+
 static void coll_kill(void)
 {
     int rank, size;
@@ -920,6 +999,10 @@ int main(int argc, char **argv)
         spawn_kill(argv[0], !strcmp(what, "spawn_late"));
     else if (!strcmp(what, "spawned_child"))
         spawned_child();
+    else if (!strcmp(what, "child_kill") || !strcmp(what, "parent_kill"))
+        group_kill(argv[0], !strcmp(what, "parent_kill"));
+    else if (!strcmp(what, "spawned_victim") || !strcmp(what, "spawned_orphan"))
+        spawned_victim(!strcmp(what, "spawned_orphan"));
     else if (!strcmp(what, "accept_kill") || !strcmp(what, "connect_kill"))
         port_kill(!strcmp(what, "accept_kill"));
     else if (!strcmp(what, "intercomm_kill"))

@@ -175,22 +175,28 @@ void rank_ended(int r, int status)
 }
 
 /* --with-ft ulfm: the failed process's bit on its job's notice boards, here
- * and on every host of the job (src/transport/shm/notice.h).  Posting
- * wakes every sleeping rank; each sees the failure at its next idle poll. */
+ * and on every host of the job (src/transport/shm/notice.h), and its job's
+ * key and rank on every other job's boards (a spawned job and the job that
+ * spawned it address each other).  Posting wakes every sleeping rank; each
+ * sees the failure at its next idle poll. */
 void post_failure(int p)
 {
     rank_t *rk = &job.ranks[p];
     job_t *jb = &job.jobs[rk->job];
+    uint32_t key = lmpi_notice_group_key(jb->kvsname);
     jb->nfailed++;
     if (rk->in_barrier) { /* a barrier no longer waits for it */
         rk->in_barrier = false;
         jb->barrier_count--;
     }
-    if (jb->seg_fd > 0)
-        lmpi_notice_post_fd(jb->seg_fd, rk->rank);
+    for (int j = 0; j < job.njobs; j++)
+        if (job.jobs[j].seg_fd > 0)
+            lmpi_notice_post_fd(job.jobs[j].seg_fd, j == rk->job ? 0 : key, rk->rank);
     for (int h = 0; h < job.nhosts; h++)
         if (job.hosts[h].ctl_fd >= 0 && job.hosts[h].job == rk->job)
             lmpi_proxy_send(job.hosts[h].ctl_fd, "failed %d\n", rk->rank);
+        else if (job.hosts[h].ctl_fd >= 0)
+            lmpi_proxy_send(job.hosts[h].ctl_fd, "foreign %u %d\n", key, rk->rank);
     barrier_check(jb);
 }
 

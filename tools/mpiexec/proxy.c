@@ -285,7 +285,8 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
     }
     /* --with-ft ulfm (LMPI_FT in the ranks' environment): the segment stays
      * open to post failures on its notice board, ours at once, the other
-     * hosts' when mpiexec relays them ("failed R") */
+     * hosts' when mpiexec relays them ("failed R"), and other jobs'
+     * processes ("foreign KEY R": spawned jobs, or the job that spawned us) */
     bool ft = false;
     for (int e = 0; e < nenv; e++)
         if (!strcmp(env[e], "LMPI_FT=1"))
@@ -316,7 +317,7 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
                         ranks[i].exited = true;
                         left--;
                         if (seg >= 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-                            lmpi_notice_post_fd(seg, ranks[i].job_rank);
+                            lmpi_notice_post_fd(seg, 0, ranks[i].job_rank);
                         lmpi_proxy_send(ctl, "exit %d %d\n", ranks[i].rank, status);
                     }
         }
@@ -324,8 +325,11 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
             if (lmpi_proxy_read_line(ctl, line, sizeof(line)) < 0)
                 break; /* mpiexec is gone */
             int sig, failed;
+            unsigned key;
             if (sscanf(line, "failed %d", &failed) == 1 && seg >= 0)
-                lmpi_notice_post_fd(seg, failed);
+                lmpi_notice_post_fd(seg, 0, failed);
+            else if (sscanf(line, "foreign %u %d", &key, &failed) == 2 && seg >= 0)
+                lmpi_notice_post_fd(seg, key, failed); /* a process of another job */
             else if (sscanf(line, "kill %d", &sig) == 1)
                 for (int i = 0; i < nr; i++)
                     if (!ranks[i].exited)

@@ -19,6 +19,7 @@
 
 #include "runtime/wait.h"
 #include "transport/shm/bridge.h"
+#include "transport/shm/notice.h"
 #include "transport/shm/shm.h"
 #include "transport/shm/queue.h"
 
@@ -80,15 +81,10 @@ static struct {
 
 static uint64_t first_cell(void) { return (sizeof(inbox_header) + 127) / 128 * 128; }
 
-uint64_t lmpi_bridge_group_key(const char *kvsname)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)kvsname; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
-    /* 32 bits, never 0: the network carries it in the word beside the
-     * sender's rank, where 0 means "the receiver's own world" */
-    return ((h ^ (h >> 32)) & 0xffffffffu) | 1u;
-}
+/* 32 bits, never 0: the network carries it in the word beside the sender's
+ * rank, where 0 means "the receiver's own world"; the failure notice board
+ * names other jobs' processes by it too. */
+uint64_t lmpi_bridge_group_key(const char *kvsname) { return lmpi_notice_group_key(kvsname); }
 
 void lmpi_bridge_init(int base) { br.base = base; }
 bool lmpi_bridge_is_open(void) { return br.inbox != NULL; }

@@ -39,9 +39,36 @@ typedef struct {
     _Atomic uint64_t failed[]; /* one bit per process of the job */
 } lmpi_notice;
 
+/* After the bitmap: failures of other jobs' processes (spawned by the same
+ * launcher, or that spawned this job), each as the job's group key (its
+ * kvsname's, lmpi_notice_group_key) and the rank, in the order posted.
+ * One writer per board (the launcher here, a proxy on another host):
+ * an entry is written before the count that shows it. */
+#define LMPI_NOTICE_FOREIGN 128
+typedef struct {
+    _Atomic uint32_t n;
+    uint32_t pad;
+    _Atomic uint64_t entry[LMPI_NOTICE_FOREIGN]; /* key << 32 | rank */
+} lmpi_notice_foreign;
+
 static inline size_t lmpi_notice_bytes(int world)
 {
-    return sizeof(lmpi_notice) + (size_t)(world + 63) / 64 * 8;
+    return sizeof(lmpi_notice) + (size_t)(world + 63) / 64 * 8 + sizeof(lmpi_notice_foreign);
+}
+
+static inline lmpi_notice_foreign *lmpi_notice_foreign_of(const lmpi_notice *nb)
+{
+    return (lmpi_notice_foreign *)((char *)nb + sizeof(lmpi_notice) + (size_t)(nb->world + 63) / 64 * 8);
+}
+
+/* A process group's key: a 32-bit hash of its kvsname, never 0 (the same
+ * key the bridge carries beside a sender's rank, transport/shm/bridge.c). */
+static inline uint32_t lmpi_notice_group_key(const char *kvsname)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)kvsname; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return (uint32_t)((h ^ (h >> 32)) & 0xffffffffu) | 1u;
 }
 
 static inline lmpi_notice *lmpi_notice_of(void *segment_base)
@@ -91,9 +118,34 @@ static inline int lmpi_notice_post(void *segment_base, size_t segment_size, int 
     return 0;
 }
 
+/* The launcher's side: post that rank `rank` of the job whose group key is
+ * `key` (another job than the board's) failed, and wake every sleeper.
+ * Returns 0, or -1 (not formatted, or the list is full: then the failure
+ * stays unseen by this job). */
+static inline int lmpi_notice_post_foreign(void *segment_base, size_t segment_size, uint32_t key, int rank)
+{
+    lmpi_notice *nb = lmpi_notice_of(segment_base);
+    if (segment_size < LMPI_NOTICE_OFFSET + sizeof(lmpi_notice) || nb->magic != LMPI_NOTICE_MAGIC ||
+        segment_size < LMPI_NOTICE_OFFSET + lmpi_notice_bytes((int)nb->world) || rank < 0)
+        return -1;
+    lmpi_notice_foreign *f = lmpi_notice_foreign_of(nb);
+    uint64_t e = (uint64_t)key << 32 | (uint32_t)rank;
+    uint32_t n = atomic_load_explicit(&f->n, memory_order_relaxed);
+    for (uint32_t i = 0; i < n && i < LMPI_NOTICE_FOREIGN; i++)
+        if (atomic_load_explicit(&f->entry[i], memory_order_relaxed) == e)
+            return 0; /* posted before */
+    if (n >= LMPI_NOTICE_FOREIGN)
+        return -1;
+    atomic_store_explicit(&f->entry[n], e, memory_order_relaxed);
+    atomic_store_explicit(&f->n, n + 1, memory_order_release);
+    lmpi_notice_kick(segment_base, segment_size);
+    return 0;
+}
+
 /* The same through the segment's file (the launcher's memfd), mapped for
- * the moment it takes: failures are rare. */
-static inline int lmpi_notice_post_fd(int fd, int rank)
+ * the moment it takes: failures are rare.  key 0: a rank of the board's
+ * own job. */
+static inline int lmpi_notice_post_fd(int fd, uint32_t key, int rank)
 {
     struct stat st;
     if (fstat(fd, &st) != 0 || st.st_size <= 0)
@@ -101,7 +153,8 @@ static inline int lmpi_notice_post_fd(int fd, int rank)
     void *base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED)
         return -1;
-    int rc = lmpi_notice_post(base, (size_t)st.st_size, rank);
+    int rc = key ? lmpi_notice_post_foreign(base, (size_t)st.st_size, key, rank)
+                 : lmpi_notice_post(base, (size_t)st.st_size, rank);
     munmap(base, (size_t)st.st_size);
     return rc;
 }
