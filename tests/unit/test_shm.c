@@ -353,6 +353,19 @@ static void notice_board(void)
     CHECK_EQ(lmpi_notice_post(seg, SIZE, 65), 0); /* posted before: nothing moves */
     CHECK_EQ(atomic_load(&nb->epoch), 2);
     CHECK_EQ(lmpi_notice_post(seg, SIZE, 70), -1);
+    /* another job's process: listed once, after the bitmap, with a kick */
+    uint32_t key = lmpi_notice_group_key("kvs_1234_1");
+    CHECK(key & 1);
+    atomic_store(w0, 1);
+    CHECK_EQ(lmpi_notice_post_foreign(seg, SIZE, key, 5), 0);
+    CHECK_EQ(lmpi_notice_post_foreign(seg, SIZE, key, 5), 0);
+    lmpi_notice_foreign *f = lmpi_notice_foreign_of(nb);
+    CHECK((char *)f >= (char *)&nb->failed[2] && (char *)(f + 1) <= (char *)seg + WORDS);
+    CHECK_EQ(atomic_load(&f->n), 1);
+    CHECK_EQ(atomic_load(&f->entry[0]), (uint64_t)key << 32 | 5);
+    CHECK_EQ(atomic_load(&nb->epoch), 3);
+    CHECK_EQ(atomic_load(w0), 0);
+    CHECK_EQ(lmpi_notice_failed(nb, 5), 0); /* not a process of this job */
 }
 
 int main(int argc, char **argv)
