@@ -280,6 +280,13 @@ int lmpi_dpm_addr(lmpi_gpid g)
     return (int)*e;
 }
 
+uint64_t lmpi_dpm_group_key(uint32_t pgid)
+{
+    if (pgid == 0)
+        return dpm.my_key;
+    return (int)pgid < dpm.n && dpm.g[pgid] ? dpm.g[pgid]->key : 0;
+}
+
 uint32_t lmpi_dpm_pgid_of_key(uint64_t key)
 {
     if (key == dpm.my_key)

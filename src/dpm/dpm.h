@@ -23,8 +23,10 @@
 int lmpi_dpm_addr(lmpi_gpid g);
 
 /* The local pgid of the group with this key (lmpi_bridge_group_key of its
- * kvsname), UINT32_MAX when this process does not know it. */
+ * kvsname), UINT32_MAX when this process does not know it; and the key of
+ * a local pgid (0: none).  Keys outlive pgids, which are reused. */
 uint32_t lmpi_dpm_pgid_of_key(uint64_t key);
+uint64_t lmpi_dpm_group_key(uint32_t pgid);
 
 /* Registry */
 uint32_t lmpi_dpm_group(const char *kvsname, int size); /* find or add; UINT32_MAX: out of memory */

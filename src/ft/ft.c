@@ -35,12 +35,12 @@ static struct {
     int *order;
     int n;
     /* processes of other groups (a spawned job, the job that spawned us)
-     * the launcher posted (notice.h's foreign list): as members of maps,
-     * and as transport addresses for the request checks */
-    lmpi_gpid *fg;
-    int *faddr;
-    int nf, fcap;
-    uint32_t fseen; /* entries of the foreign list read */
+     * the launcher posted (notice.h's foreign list), as group key << 32 |
+     * rank: keys name jobs for good, where local pgids and transport
+     * addresses are reused once a group is let go */
+    uint64_t *foreign;
+    int nf;
+    uint32_t fseen; /* entries of the board's list read */
 } known;
 
 /* ---- Hydra's notices ----------------------------------------------------------
@@ -164,8 +164,7 @@ void lmpi_ft_finalize(void)
     lmpi_ft_epoch_seen = 0;
     lmpi_free(known.bits);
     lmpi_free(known.order);
-    lmpi_free(known.fg);
-    lmpi_free(known.faddr);
+    lmpi_free(known.foreign);
     memset(&known, 0, sizeof(known));
     lmpi_ft_active = false;
 }
@@ -194,26 +193,12 @@ void lmpi_ft_notice(void)
     int fbefore = known.nf;
     const lmpi_notice_foreign *f = lmpi_notice_foreign_of(known.board);
     uint32_t nf = atomic_load_explicit(&f->n, memory_order_acquire);
-    for (; known.fseen < nf && known.fseen < LMPI_NOTICE_FOREIGN; known.fseen++) {
-        uint64_t e = atomic_load_explicit(&f->entry[known.fseen], memory_order_relaxed);
-        uint32_t pgid = lmpi_dpm_pgid_of_key(e >> 32);
-        if (pgid == UINT32_MAX || pgid == 0)
-            continue; /* a job this process does not address */
-        if (known.nf == known.fcap) {
-            int cap = known.fcap ? 2 * known.fcap : 8;
-            lmpi_gpid *g = lmpi_realloc(known.fg, (size_t)cap * sizeof(lmpi_gpid), LMPI_MEM_OTHER);
-            if (g)
-                known.fg = g;
-            int *a = g ? lmpi_realloc(known.faddr, (size_t)cap * sizeof(int), LMPI_MEM_OTHER) : NULL;
-            if (!a)
-                break; /* without room it stays unseen */
-            known.faddr = a;
-            known.fcap = cap;
-        }
-        lmpi_gpid g = {pgid, (uint32_t)e};
-        known.fg[known.nf] = g;
-        known.faddr[known.nf++] = lmpi_dpm_addr(g);
-    }
+    if (nf > LMPI_NOTICE_FOREIGN)
+        nf = LMPI_NOTICE_FOREIGN;
+    if (nf > known.fseen && !known.foreign)
+        known.foreign = lmpi_malloc(LMPI_NOTICE_FOREIGN * sizeof(uint64_t), LMPI_MEM_OTHER);
+    for (; known.foreign && known.fseen < nf; known.fseen++) /* a job this process may not address: kept all the same */
+        known.foreign[known.nf++] = atomic_load_explicit(&f->entry[known.fseen], memory_order_relaxed);
     if (known.n > before || known.nf > fbefore) {
         lmpi_ft_active = true;
         revokes_resend(); /* a revoker may have failed half-way */
@@ -224,9 +209,12 @@ bool lmpi_ft_failed(int world_rank)
 {
     if (known.bits && world_rank >= 0 && world_rank < known.world)
         return known.bits[world_rank / 64] >> (world_rank % 64) & 1;
-    for (int i = 0; i < known.nf; i++) /* a transport address of another group's process */
-        if (known.faddr[i] == world_rank)
+    for (int i = 0; i < known.nf; i++) { /* a transport address of another group's process */
+        uint32_t pgid = lmpi_dpm_pgid_of_key(known.foreign[i] >> 32);
+        if (pgid != UINT32_MAX && pgid != 0 &&
+            lmpi_dpm_addr((lmpi_gpid){pgid, (uint32_t)known.foreign[i]}) == world_rank)
             return true;
+    }
     return false;
 }
 
@@ -235,8 +223,9 @@ static bool gpid_failed(lmpi_gpid g)
 {
     if (g.pgid == 0)
         return lmpi_ft_failed((int)g.lpid);
+    uint64_t e = lmpi_dpm_group_key(g.pgid) << 32 | g.lpid;
     for (int i = 0; i < known.nf; i++)
-        if (known.fg[i].pgid == g.pgid && known.fg[i].lpid == g.lpid)
+        if (known.foreign[i] == e)
             return true;
     return false;
 }
