@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "binding/gen/impl.h"
+#include "dpm/dpm.h"
 #include "ft/ft_internal.h"
 #include "pt2pt/pt2pt.h"
 
@@ -90,30 +91,55 @@ static stashed *stash(const lmpi_pkt_hdr *h, const void *payload, size_t len)
     return s;
 }
 
-static int by_value(const void *x, const void *y)
+/* A member as every process names it: its job's group key (a hash of the
+ * job's kvsname) and its rank there.  Transport addresses are this
+ * process's own numbering of other groups. */
+typedef struct {
+    uint64_t id;
+    int addr;
+} member;
+
+static int by_id(const void *x, const void *y)
 {
-    int a = *(const int *)x, b = *(const int *)y;
+    uint64_t a = ((const member *)x)->id, b = ((const member *)y)->id;
     return (a > b) - (a < b);
 }
 
-/* Who takes part in agreements over c, and which of them we are. */
+static member member_of(lmpi_comm *c, int r)
+{
+    lmpi_gpid g = lmpi_rankmap_gpid(&c->map, r);
+    return (member){lmpi_dpm_group_key(g.pgid) << 32 | g.lpid, lmpi_comm_world_rank(c, r)};
+}
+
+/* Who takes part in agreements over c (as transport addresses), in an
+ * order every member computes alike, and which of them we are: an
+ * intracommunicator's rank order (also one that spans process groups);
+ * for an intercommunicator both groups sorted by (job, rank). */
 static int *members_of(lmpi_comm *c, int *n, int *me)
 {
     int local = c->size, remote = c->is_inter ? c->peer_size : 0;
+    member *e = lmpi_malloc((size_t)(local + remote) * sizeof(member), LMPI_MEM_COMM);
     int *m = lmpi_malloc((size_t)(local + remote) * sizeof(int), LMPI_MEM_COMM);
-    if (!m)
+    if (!e || !m) {
+        lmpi_free(e);
+        lmpi_free(m);
         return NULL;
+    }
     lmpi_comm *lc = c->is_inter ? c->local_comm : c;
     for (int r = 0; r < local; r++)
-        m[r] = lmpi_comm_world_rank(lc, r);
+        e[r] = member_of(lc, r);
     for (int r = 0; r < remote; r++)
-        m[local + r] = lmpi_comm_world_rank(c, r);
+        e[local + r] = member_of(c, r);
     *n = local + remote;
-    int mine = m[c->rank];
+    uint64_t mine = e[c->rank].id;
     if (remote)
-        qsort(m, (size_t)*n, sizeof(int), by_value);
-    for (*me = 0; m[*me] != mine; (*me)++)
-        ;
+        qsort(e, (size_t)*n, sizeof(member), by_id);
+    for (int i = 0; i < *n; i++) {
+        m[i] = e[i].addr;
+        if (e[i].id == mine)
+            *me = i;
+    }
+    lmpi_free(e);
     return m;
 }
 
@@ -569,10 +595,6 @@ static void call_free(lmpi_request *r)
 
 static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_request **out)
 {
-    if (comm->map.pgid != 0 || (comm->local_map && comm->local_map->pgid != 0)) {
-        lmpi_err_detail("agreement and shrink between process groups (spawned, connected) are not supported yet");
-        return LMPI_ERR_UNSUPPORTED_OPERATION;
-    }
     agreement *a = find(comm->context_id, comm);
     agree_call *s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COMM);
     lmpi_request *r = lmpi_request_alloc(LMPI_REQ_SCHED);
@@ -652,8 +674,8 @@ lmpi_status lmpi_ft_release_barrier(lmpi_comm *c, bool *agreed)
      * revoked before it freed), so no barrier completes anywhere. */
     if (!lmpi_ft_enabled && !(c->flags & LMPI_COMM_REVOKED))
         st = lmpi_impl_Barrier(c);
-    if (st != LMPI_ERR_REVOKED || c->map.pgid != 0)
-        return st; /* agreements span one process group */
+    if (st != LMPI_ERR_REVOKED)
+        return st;
     int flag = ~0;
     *agreed = true;
     st = run(c, &flag, NULL);

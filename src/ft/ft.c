@@ -230,7 +230,7 @@ static bool gpid_failed(lmpi_gpid g)
     return false;
 }
 
-int lmpi_ft_nfailed(void) { return known.n; }
+int lmpi_ft_nfailed(void) { return known.n + known.nf; }
 
 /* The ranks of c that failed, in the order we learnt of them: count, and
  * (out non-NULL) the ranks.  O(failures x log size) with a rank map that

@@ -54,7 +54,7 @@ static inline bool lmpi_ft_epoch_moved(void)
 }
 /* Has this world rank (of our job) failed, as far as we know? */
 bool lmpi_ft_failed(int world_rank);
-/* Failures known so far (they only grow). */
+/* Failures known so far, of this job and of others (they only grow). */
 int lmpi_ft_nfailed(void);
 /* A send or receive that a failure or a revoke keeps from completing:
  * completes it with the error and returns true. */

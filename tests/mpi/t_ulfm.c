@@ -56,6 +56,11 @@
  *                      intercommunicator end with MPIX_ERR_PROC_FAILED
  *   t_ulfm parent_kill (4 ranks) parent 3 dies: the children's receive
  *                      from it fails the same way
+ *   t_ulfm respawn     (4 ranks) rank 3 dies; the survivors shrink, spawn a
+ *                      replacement, agree over the intercommunicator, merge,
+ *                      agree, reduce and shrink over the merged communicator
+ *                      (two process groups); the replacement dies, and the
+ *                      agreement and shrink go on without it
  *   t_ulfm win_revoke  (2+ ranks, no failure) a member revokes a window
  *                      while the others wait in a fence, then one while they
  *                      queue for its exclusive lock: their waits and every
@@ -837,6 +842,84 @@ static void spawned_victim(bool orphan)
     MPI_Comm_free(&parent);
 }
 
+/* (4 ranks) The respawn pattern: rank 3 dies, the survivors shrink, spawn
+ * a replacement (t_ulfm respawned), agree over the intercommunicator,
+ * merge it and agree, reduce and shrink over the merged communicator,
+ * which spans two process groups; then the replacement dies and the
+ * parents' agreement and shrink over the merged communicator go on
+ * without it. */
+static void respawn(const char *self)
+{
+    int rank, size;
+    world_returning(&rank, &size);
+    if (rank == 3) {
+        usleep(50000);
+        raise(SIGKILL);
+    }
+    MPI_Comm small = shrunk_after(MPI_Barrier(MPI_COMM_WORLD));
+    char *args[] = {"respawned", NULL};
+    MPI_Comm inter, merged, shrunk;
+    CHECK_EQ(MPI_Comm_spawn(self, args, 1, MPI_INFO_NULL, 0, small, &inter, MPI_ERRCODES_IGNORE), MPI_SUCCESS);
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    int flag = rank == 0 ? 0x3 : 0x7;
+    CHECK_EQ(MPIX_Comm_agree(inter, &flag), MPI_SUCCESS);
+    CHECK_EQ(flag, 0x1); /* the child gives 0x5 */
+    CHECK_EQ(MPI_Intercomm_merge(inter, 0, &merged), MPI_SUCCESS);
+    MPI_Comm_set_errhandler(merged, MPI_ERRORS_RETURN);
+    int mrank, msize, sum = 0;
+    MPI_Comm_rank(merged, &mrank);
+    MPI_Comm_size(merged, &msize);
+    CHECK_EQ(msize, 4);
+    int v = mrank == 1 ? 0x6 : 0x7;
+    CHECK_EQ(MPIX_Comm_agree(merged, &v), MPI_SUCCESS);
+    CHECK_EQ(v, 0x6);
+    MPI_Allreduce(&mrank, &sum, 1, MPI_INT, MPI_SUM, merged);
+    CHECK_EQ(sum, 6);
+    CHECK_EQ(MPIX_Comm_shrink(merged, &shrunk), MPI_SUCCESS);
+    MPI_Comm_size(shrunk, &msize);
+    CHECK_EQ(msize, 4);
+    MPI_Comm_free(&shrunk);
+    /* the replacement (merged rank 3) dies now */
+    v = 1;
+    int rc = MPIX_Comm_agree(merged, &v);
+    CHECK(rc == MPI_SUCCESS || error_class(rc) == MPIX_ERR_PROC_FAILED);
+    CHECK_EQ(v, 1);
+    CHECK_EQ(MPIX_Comm_shrink(merged, &shrunk), MPI_SUCCESS);
+    MPI_Comm_size(shrunk, &msize);
+    CHECK_EQ(msize, 3);
+    sum = 0;
+    MPI_Allreduce(&mrank, &sum, 1, MPI_INT, MPI_SUM, shrunk);
+    CHECK_EQ(sum, 3);
+    MPI_Comm_free(&shrunk);
+    MPI_Comm_free(&merged);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&small);
+}
+
+/* respawn's replacement. */
+static void respawned(void)
+{
+    MPI_Comm parent, merged, shrunk;
+    MPI_Comm_get_parent(&parent);
+    MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
+    int flag = 0x5, mrank, msize, sum = 0;
+    CHECK_EQ(MPIX_Comm_agree(parent, &flag), MPI_SUCCESS);
+    CHECK_EQ(flag, 0x1);
+    CHECK_EQ(MPI_Intercomm_merge(parent, 1, &merged), MPI_SUCCESS);
+    MPI_Comm_set_errhandler(merged, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(merged, &mrank);
+    CHECK_EQ(mrank, 3);
+    int v = 0x7;
+    CHECK_EQ(MPIX_Comm_agree(merged, &v), MPI_SUCCESS);
+    CHECK_EQ(v, 0x6);
+    MPI_Allreduce(&mrank, &sum, 1, MPI_INT, MPI_SUM, merged);
+    CHECK_EQ(sum, 6);
+    CHECK_EQ(MPIX_Comm_shrink(merged, &shrunk), MPI_SUCCESS);
+    MPI_Comm_size(shrunk, &msize);
+    CHECK_EQ(msize, 4);
+    raise(SIGKILL);
+}
+
 static void coll_kill(void)
 {
     int rank, size;
@@ -999,6 +1082,10 @@ int main(int argc, char **argv)
         spawn_kill(argv[0], !strcmp(what, "spawn_late"));
     else if (!strcmp(what, "spawned_child"))
         spawned_child();
+    else if (!strcmp(what, "respawn"))
+        respawn(argv[0]);
+    else if (!strcmp(what, "respawned"))
+        respawned();
     else if (!strcmp(what, "child_kill") || !strcmp(what, "parent_kill"))
         group_kill(argv[0], !strcmp(what, "parent_kill"));
     else if (!strcmp(what, "spawned_victim") || !strcmp(what, "spawned_orphan"))

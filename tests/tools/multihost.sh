@@ -21,7 +21,8 @@
 #                agree_kill, coord_kill, rma_kill (fences over messages), lock_kill,
 #                io_kill, spawn_kill, spawn_late, accept_kill, connect_kill, intercomm_kill (the
 #                accepting side on one host, the connecting one on the other),
-#                child_kill and parent_kill (a failure seen by the other job)
+#                child_kill and parent_kill (a failure seen by the other job),
+#                respawn (shrink, spawn, merge, agree across two groups)
 #                and host_kill (the second host's proxy and
 #                ranks all die): the survivors recover, nothing is left;
 #                win_revoke and file_revoke (no failure) between the hosts
@@ -259,7 +260,7 @@ for case in "$@"; do
         ;;
     ulfm)
         for c in kill coll_kill agree_kill coord_kill rma_kill lock_kill io_kill spawn_kill spawn_late accept_kill connect_kill \
-                 intercomm_kill child_kill parent_kill host_kill; do
+                 intercomm_kill child_kill parent_kill respawn host_kill; do
             t1=$(now)
             $M --with-ft ulfm --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_ulfm" $c >"$out" 2>&1
             st=$?
