@@ -23,7 +23,6 @@ bool lmpi_ft_active;
 static _Atomic uint32_t no_board_epoch;
 _Atomic uint32_t *lmpi_ft_epoch_word = &no_board_epoch;
 uint32_t lmpi_ft_epoch_seen;
-bool lmpi_ft_recheck;
 
 /* The failures this process learnt, in the order it learnt them (the order
  * MPIX_Comm_get_failed reports and MPIX_Comm_ack_failed acknowledges), and
@@ -64,6 +63,9 @@ static void *volatile hydra_base; /* the segment while the handler may use it */
 static size_t hydra_size;
 static struct sigaction hydra_old;
 static double hydra_until, hydra_next;
+/* a failure was signalled but its rank is not listed yet: lmpi_ft_notice
+ * leaves the epoch looking unseen, so waits ask again (and do not sleep) */
+static bool hydra_recheck;
 
 static void hydra_sigusr1(int sig)
 {
@@ -110,7 +112,7 @@ static void hydra_ask(void)
     double t = seconds();
     if (hydra_signalled) {
         hydra_signalled = 0;
-        lmpi_ft_recheck = true;
+        hydra_recheck = true;
         hydra_until = t + 5.0;
         hydra_next = 0;
     }
@@ -120,7 +122,7 @@ static void hydra_ask(void)
     char list[4096];
     bool fresh = lmpi_pmi_dead_processes(list, sizeof(list)) == 0 && post_dead_list(list);
     if (fresh || t > hydra_until)
-        lmpi_ft_recheck = false;
+        hydra_recheck = false;
 }
 
 void lmpi_ft_init(void)
@@ -158,7 +160,7 @@ void lmpi_ft_finalize(void)
         sigaction(SIGUSR1, hydra_old.sa_handler == SIG_DFL ? &ignore : &hydra_old, NULL);
         hydra_base = NULL;
     }
-    lmpi_ft_recheck = false;
+    hydra_recheck = false;
     lmpi_ft_agree_forget_all();
     lmpi_ft_epoch_word = &no_board_epoch;
     lmpi_ft_epoch_seen = 0;
@@ -177,9 +179,11 @@ void lmpi_ft_notice(void)
         lmpi_ft_epoch_seen = atomic_load(lmpi_ft_epoch_word);
         return;
     }
-    if (hydra_signalled || lmpi_ft_recheck)
+    if (hydra_signalled || hydra_recheck)
         hydra_ask();
     lmpi_ft_epoch_seen = atomic_load_explicit(&known.board->epoch, memory_order_acquire);
+    if (hydra_recheck)
+        lmpi_ft_epoch_seen--; /* not seen: the next idle poll comes back here */
     int before = known.n;
     for (int w = 0; w < (known.world + 63) / 64; w++) {
         uint64_t fresh = atomic_load_explicit(&known.board->failed[w], memory_order_acquire) & ~known.bits[w];

@@ -27,9 +27,6 @@ extern bool lmpi_ft_active;
 /* The notice board's epoch (a zero of our own without a board). */
 extern _Atomic uint32_t *lmpi_ft_epoch_word;
 extern uint32_t lmpi_ft_epoch_seen;
-/* Under Hydra: a failure was signalled but its rank is not listed yet, so
- * waits keep asking (and do not sleep) until it is. */
-extern bool lmpi_ft_recheck;
 
 /* After the segment exists: watch its notice board when enabled. */
 void lmpi_ft_init(void);
@@ -38,16 +35,14 @@ void lmpi_ft_finalize(void);
 void lmpi_ft_notice(void);
 static inline void lmpi_ft_poll(void)
 {
-    if (__builtin_expect(
-            atomic_load_explicit(lmpi_ft_epoch_word, memory_order_relaxed) != lmpi_ft_epoch_seen || lmpi_ft_recheck, 0))
+    if (__builtin_expect(atomic_load_explicit(lmpi_ft_epoch_word, memory_order_relaxed) != lmpi_ft_epoch_seen, 0))
         lmpi_ft_notice();
 }
 /* The same, true when there was news (the caller looks at its condition
  * again before it sleeps). */
 static inline bool lmpi_ft_epoch_moved(void)
 {
-    if (__builtin_expect(
-            atomic_load_explicit(lmpi_ft_epoch_word, memory_order_seq_cst) == lmpi_ft_epoch_seen && !lmpi_ft_recheck, 1))
+    if (__builtin_expect(atomic_load_explicit(lmpi_ft_epoch_word, memory_order_seq_cst) == lmpi_ft_epoch_seen, 1))
         return false;
     lmpi_ft_notice();
     return true;
