@@ -192,6 +192,8 @@ lmpi_unexpected *lmpi_pt2pt_message_from_handle(MPI_Message h)
 void lmpi_pt2pt_unexpected_free(lmpi_unexpected *u)
 {
     u->magic = 0;
+    if (u->data)
+        lmpi_tr_held(u->src, -(int64_t)u->hdr.len);
     if (u->data != u->small)
         payload_put(u->data, (size_t)u->hdr.len);
     lmpi_pool_put(&unexpected_pool, u);
@@ -331,6 +333,15 @@ static void outbox_push(out_kind kind, int dest, const lmpi_pkt_hdr *hdr, lmpi_r
     outbox_push_with(kind, dest, hdr, req, NULL, 0);
 }
 
+/* A send's announcement of a rendezvous: the receiver pulls from the
+ * user's buffer, or asks for a stream when the type must be packed. */
+static void rts_header(lmpi_pkt_hdr *h, const lmpi_request *r)
+{
+    h->type = LMPI_PKT_RTS;
+    h->addr = (uint64_t)(uintptr_t)r->buf;
+    h->flags = r->dt ? LMPI_PKT_PACKED : 0;
+}
+
 /* Try to send one outbox entry; true when it is finished. */
 static bool outbox_try(outbox_entry *e)
 {
@@ -350,6 +361,14 @@ static bool outbox_try(outbox_entry *e)
     case OUT_PACKET:
         return lmpi_tr_send_pkt(e->dest, &e->hdr, e->plen ? e->payload : NULL, e->plen) == LMPI_OK;
     case OUT_EAGER:
+        if (!lmpi_tr_eager_ok(e->dest, r->bytes)) {
+            /* the receiver asked for rendezvous while this waited (flow
+             * control, src/transport/shm/shm.c) */
+            rts_header(&e->hdr, r);
+            e->kind = OUT_RTS;
+            r->proto = LMPI_PROTO_RTS_QUEUED;
+            return outbox_try(e);
+        }
         if (send_data(e->dest, &e->hdr, r, 0, r->bytes) != LMPI_OK)
             return false;
         eager_sent(r);
@@ -449,7 +468,7 @@ lmpi_status lmpi_pt2pt_isend_dt(const void *buf, MPI_Count count, lmpi_datatype 
         complete_send(r);
         return LMPI_OK;
     }
-    if (bytes <= lmpi_tr_eager_max(peer)) {
+    if (lmpi_tr_eager_ok(peer, bytes)) {
         h.type = LMPI_PKT_EAGER;
         h.flags = mode == LMPI_MODE_SYNC ? LMPI_PKT_SYNC : 0;
         if (!outbox.head && send_data(peer, &h, r, 0, bytes) == LMPI_OK) {
@@ -460,10 +479,7 @@ lmpi_status lmpi_pt2pt_isend_dt(const void *buf, MPI_Count count, lmpi_datatype 
         outbox_push(OUT_EAGER, peer, &h, r);
         return LMPI_OK;
     }
-    h.type = LMPI_PKT_RTS;
-    h.addr = (uint64_t)(uintptr_t)buf;
-    if (dt)
-        h.flags = LMPI_PKT_PACKED; /* nothing to pull: the receiver asks for a stream */
+    rts_header(&h, r);
     if (!outbox.head && lmpi_tr_send_pkt(peer, &h, NULL, 0) == LMPI_OK) {
         r->proto = LMPI_PROTO_RNDV_WAIT;
         return LMPI_OK;
@@ -713,6 +729,7 @@ void lmpi_pt2pt_deliver(int src, const lmpi_pkt_hdr *h, const void *payload, siz
             if (!u->data)
                 lmpi_abort_job(MPI_ERR_NO_MEM, "out of memory storing an unexpected message");
             memcpy(u->data, payload, len);
+            lmpi_tr_held(src, (int64_t)len);
         }
         return;
     }
@@ -842,7 +859,7 @@ bool lmpi_pt2pt_try_send(const void *buf, size_t bytes, int dest, int tag, lmpi_
     if (outbox.head || dest == MPI_PROC_NULL)
         return false;
     int peer = lmpi_comm_world_rank(comm, dest);
-    if (bytes > lmpi_tr_eager_max(peer))
+    if (!lmpi_tr_eager_ok(peer, bytes))
         return false;
     lmpi_pkt_hdr h = {.type = LMPI_PKT_EAGER, .rank = comm->rank, .tag = tag, .ctx = ctx, .len = bytes};
     return lmpi_tr_send_pkt(peer, &h, buf, bytes) == LMPI_OK;

@@ -94,7 +94,12 @@ lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *pay
 lmpi_status lmpi_shm_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg);
 int lmpi_shm_pull_iov(int src, uint64_t remote_addr, const struct iovec *local, int n);
 size_t lmpi_shm_max_payload(void);
-size_t lmpi_shm_eager_max(void);
+/* May BYTES go to dest eagerly (not while dest holds too much of ours
+ * unexpected: shm.c, "Flow control")?  The bytes of this sender's
+ * unexpected eager messages a receiver holds, grown (delta > 0) or given
+ * back. */
+bool lmpi_shm_eager_ok(int dest, size_t bytes);
+void lmpi_shm_held(int src, int64_t delta);
 int lmpi_shm_pull(int src, uint64_t remote_addr, void *local, size_t len);
 int lmpi_shm_poll(void);
 uint64_t lmpi_shm_coop_start(int src, uint64_t remote_addr, void *local, size_t len);
@@ -245,15 +250,23 @@ static inline int lmpi_tr_pull_iov(int src, uint64_t a, const struct iovec *l, i
 {
     return lmpi_tr_remote(src) ? -1 : lmpi_shm_pull_iov(src, a, l, n);
 }
-/* Largest payload of one packet to (or from) peer, and the largest message
- * sent eagerly to it. */
+/* Largest payload of one packet to (or from) peer; whether a message of
+ * BYTES goes to it eagerly. */
 static inline size_t lmpi_tr_max_payload(int peer)
 {
     return LMPI_NET_CALL(peer, lmpi_ofi_max_payload(), lmpi_shm_max_payload());
 }
-static inline size_t lmpi_tr_eager_max(int peer)
+static inline bool lmpi_tr_eager_ok(int peer, size_t bytes)
 {
-    return LMPI_NET_CALL(peer, lmpi_ofi_eager_max(), lmpi_shm_eager_max());
+    return LMPI_NET_CALL(peer, bytes <= lmpi_ofi_eager_max(), lmpi_shm_eager_ok(peer, bytes));
+}
+/* This process now holds DELTA more (or fewer) bytes of peer's unexpected
+ * eager messages: the receiver's side of the flow control (shared memory
+ * only; over the network nothing yet). */
+static inline void lmpi_tr_held(int peer, int64_t delta)
+{
+    if (!lmpi_tr_remote(peer))
+        lmpi_shm_held(peer, delta);
 }
 /* Copy the n bytes a rendezvous announcement (rts) offers into l: 0 when
  * done, 1 when started (a LMPI_PKT_PULLED packet with rreq = token arrives

@@ -373,6 +373,48 @@ static void sender_sleeps_out_of_cells(void)
     free(rq);
 }
 
+/* A sender far ahead of its receiver: 640 eager-sized messages (10 MiB)
+ * that find no receive posted, while the receiver waits for the one sent
+ * after them.  The receiver holds at most about a cell ring's worth of them
+ * (then the sender is asked for rendezvous, src/transport/shm/shm.c "Flow
+ * control"), and every message arrives intact and in order. */
+static void producer_runs_ahead(void)
+{
+    enum { N = 640, LEN = 16384 };
+    char *buf = malloc((size_t)N * LEN);
+    MPI_Request *rq = malloc(sizeof(MPI_Request) * N);
+    CHECK(buf && rq);
+    int go = 0;
+    if (rank == 0) {
+        for (int i = 0; i < N; i++) {
+            memset(buf + (size_t)i * LEN, (i * 7) & 0xff, LEN);
+            MPI_Isend(buf + (size_t)i * LEN, LEN, MPI_BYTE, 1, 800, MPI_COMM_WORLD, &rq[i]);
+        }
+        go = 1;
+        MPI_Send(&go, 1, MPI_INT, 1, 801, MPI_COMM_WORLD);
+        CHECK_EQ(MPI_Waitall(N, rq, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    } else if (rank == 1) {
+        int provided;
+        MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+        long long before = mpitest_pvar_read("lmpi_mem_current_match");
+        MPI_Recv(&go, 1, MPI_INT, 0, 801, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        long long held = mpitest_pvar_read("lmpi_mem_current_match") - before;
+        MPI_T_finalize();
+        CHECK_EQ(go, 1);
+        /* LMPI_SHM_EAGER_MAX below 16k: nothing was eager */
+        CHECK_EQ(held < 3ll * 1024 * 1024, 1);
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            memset(buf, 0, LEN);
+            MPI_Recv(buf, LEN, MPI_BYTE, 0, 800, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            bad += buf[0] != (char)((i * 7) & 0xff) || buf[LEN - 1] != (char)((i * 7) & 0xff);
+        }
+        CHECK_EQ(bad, 0);
+    }
+    free(buf);
+    free(rq);
+}
+
 /* MPI (and what it loads: Debian's libfabric brings psm, whose library
  * installs backtrace printers for SIGINT, SIGTERM and the crash signals)
  * leaves the program's signal handlers as they were: the defaults here. */
@@ -413,6 +455,8 @@ int main(int argc, char **argv)
         busy_sender();
         MPI_Barrier(MPI_COMM_WORLD);
         sender_sleeps_out_of_cells();
+        MPI_Barrier(MPI_COMM_WORLD);
+        producer_runs_ahead();
     }
     signal_handlers_kept();
     return mpitest_finish("t_pt2pt");
