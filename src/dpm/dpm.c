@@ -45,6 +45,7 @@ typedef struct {
     int size;
     int refs;
     bool spawned; /* by a spawn this process took part in (a process set) */
+    bool met;     /* through a port: its launcher may not be ours (lmpi_dpm_watch) */
     lmpi_av av;
 } group;
 
@@ -952,9 +953,47 @@ static lmpi_status establish_one(bool accepting, const char *port_name, double t
         lmpi_rankmap_release(&peer_map);
     if (st == LMPI_OK) {
         lmpi_comm *c = lmpi_comm_from_handle(*newcomm);
+        for (int r = 0; r < c->peer_size; r++) {
+            group *g = group_of(lmpi_rankmap_gpid(&c->map, r).pgid);
+            if (g && !g->spawned)
+                g->met = true;
+        }
         st = lmpi_impl_Barrier(c);
     }
     return st;
+}
+
+void lmpi_dpm_watch(void (*gone)(uint64_t key, int rank))
+{
+    /* a few processes per call, taking up where the last call stopped */
+    static uint32_t next_group = 1, next_rank;
+    enum { PER_CALL = 64 };
+    for (int looked = 0, groups = 0; looked < PER_CALL && groups <= dpm.n; groups++) {
+        if (next_group >= (uint32_t)dpm.n) {
+            next_group = 1;
+            next_rank = 0;
+            if (dpm.n <= 1)
+                return;
+        }
+        group *g = group_of(next_group);
+        if (!g || !g->met || g->spawned || next_rank >= (uint32_t)g->size) {
+            next_group++;
+            next_rank = 0;
+            continue;
+        }
+        for (; next_rank < (uint32_t)g->size && looked < PER_CALL; next_rank++, looked++)
+            if (lmpi_bridge_failed(lmpi_dpm_addr((lmpi_gpid){next_group, next_rank})))
+                gone(g->key, (int)next_rank);
+        groups--; /* the same group again until its ranks are done */
+    }
+}
+
+bool lmpi_dpm_watching(void)
+{
+    for (int i = 1; i < dpm.n; i++)
+        if (dpm.g[i] && dpm.g[i]->met && !dpm.g[i]->spawned)
+            return true;
+    return false;
 }
 
 /* The info key "timeout" (seconds, as MPICH's) bounds a connect's wait for

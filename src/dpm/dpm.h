@@ -28,6 +28,13 @@ int lmpi_dpm_addr(lmpi_gpid g);
 uint32_t lmpi_dpm_pgid_of_key(uint64_t key);
 uint64_t lmpi_dpm_group_key(uint32_t pgid);
 
+/* Processes of groups met through a port (whose launcher may not be ours,
+ * so nobody tells us of their failures): are there any, and look at a few
+ * of them, telling gone(group key, rank) of each that was killed
+ * (lmpi_bridge_failed; once each).  Processes on other hosts are skipped. */
+bool lmpi_dpm_watching(void);
+void lmpi_dpm_watch(void (*gone)(uint64_t key, int rank));
+
 /* Registry */
 uint32_t lmpi_dpm_group(const char *kvsname, int size); /* find or add; UINT32_MAX: out of memory */
 const char *lmpi_dpm_group_name(uint32_t pgid);

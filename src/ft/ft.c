@@ -125,6 +125,38 @@ static void hydra_ask(void)
         hydra_recheck = false;
 }
 
+/* ---- processes that no launcher of ours watches --------------------------------
+ * Two jobs that different mpiexecs started and that met through a port
+ * (MPI_Comm_connect/accept, a name server) each hear of their own failures
+ * only: a launcher tells its own ranks.  So under --with-ft a waiting
+ * process looks at the processes of groups met through a port that share
+ * this host (their pid is in their inbox; 64 a round) every WATCH_NS while
+ * its wait is idle, and posts one that ended without closing its inbox on
+ * the board, as a launcher posts another job's failure: every rank of the
+ * node then sees it, and the rest of this file treats it as any other.  A
+ * process that ends normally marks its inbox closed first.  A sleeping wait
+ * sleeps at most WATCH_NS while there are such groups.  Processes on other
+ * hosts are not watched (that needs the network's errors). */
+#define WATCH_NS 10000000u
+static uint64_t watch_next;
+
+static void watch_gone(uint64_t key, int rank)
+{
+    lmpi_notice_post_foreign((char *)known.board - LMPI_NOTICE_OFFSET, lmpi_shm_segment_size(), (uint32_t)key,
+                             rank);
+}
+
+uint64_t lmpi_ft_watch(uint64_t now)
+{
+    if (!lmpi_ft_enabled || !known.bits || !lmpi_dpm_watching())
+        return 0;
+    if (now >= watch_next) {
+        watch_next = now + WATCH_NS;
+        lmpi_dpm_watch(watch_gone);
+    }
+    return WATCH_NS;
+}
+
 void lmpi_ft_init(void)
 {
     const char *e = getenv("LMPI_FT");

@@ -47,6 +47,11 @@ static inline bool lmpi_ft_epoch_moved(void)
     lmpi_ft_notice();
     return true;
 }
+/* From an idle wait (now: its clock, ns): look at the processes of other
+ * groups on this host when due (ft.c, "processes that no launcher of ours
+ * watches").  Returns how long the wait may sleep before it calls again
+ * (ns), 0 when it need not. */
+uint64_t lmpi_ft_watch(uint64_t now);
 /* Has this world rank (of our job) failed, as far as we know? */
 bool lmpi_ft_failed(int world_rank);
 /* Failures known so far, of this job and of others (they only grow). */

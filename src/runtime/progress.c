@@ -122,6 +122,11 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns, const _
         int suspended = lmpi_lock_suspend();
         if (lmpi_tr_sleep_needs_retry() && (!max_sleep_ns || max_sleep_ns > FOREIGN_CELL_RETRY_NS))
             max_sleep_ns = FOREIGN_CELL_RETRY_NS;
+        if (LMPI_UNLIKELY(lmpi_ft_enabled)) { /* other jobs' processes to look at (src/ft) */
+            uint64_t watch = lmpi_ft_watch(lmpi_now_ns());
+            if (watch && (!max_sleep_ns || max_sleep_ns > watch))
+                max_sleep_ns = watch;
+        }
         lmpi_wait_sleep(max_sleep_ns);
         lmpi_lock_resume(suspended);
         if (handing_off) {
@@ -155,6 +160,8 @@ static void idle(unsigned *count, bool word_wait, uint64_t max_sleep_ns, const _
     }
     lmpi_ft_poll();
     uint64_t now = lmpi_now_ns();
+    if (LMPI_UNLIKELY(lmpi_ft_enabled))
+        lmpi_ft_watch(now);
     if (now - wait_start < (uint64_t)lmpi_config.sleep_after * 1000u) {
         if (now < contended_until) {
             struct timespec ts = {0, 1000};

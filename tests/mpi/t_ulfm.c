@@ -48,6 +48,11 @@
  *                      holds the root there): every survivor's spawn ends
  *                      with MPIX_ERR_PROC_FAILED, the children end, and a
  *                      spawn over the shrunken communicator works
+ *   t_ulfm jobs_serve FILE / jobs_visit FILE (2 ranks each, two jobs of
+ *                      two mpiexecs, ulfm_jobs.sh) meet through a port; the
+ *                      visitor's rank 1 dies: the serving job's receive from
+ *                      it and a barrier over the intercommunicator end with
+ *                      MPIX_ERR_PROC_FAILED without any launcher telling it
  *   t_ulfm intercomm_kill (4 ranks) rank 1 dies; MPI_Intercomm_create
  *                      between ranks 0-1 and 2-3 over MPI_COMM_WORLD ends
  *                      with MPIX_ERR_PROC_FAILED at all three survivors
@@ -842,6 +847,69 @@ static void spawned_victim(bool orphan)
     MPI_Comm_free(&parent);
 }
 
+/* jobs_serve and jobs_visit: two jobs that different mpiexecs started
+ * (tests/mpi/ulfm_jobs.sh) meet through a port written to the file FILE;
+ * the visiting job's rank 1 dies 100 ms after the connect.  No launcher
+ * tells the serving job: its ranks see the process gone on this host
+ * (src/ft/ft.c, "processes that no launcher of ours watches"), so their
+ * receive from it and a barrier over the intercommunicator end with
+ * MPIX_ERR_PROC_FAILED; the visiting job's survivor learns it from its own
+ * launcher. */
+static void jobs_meet(bool serve, const char *file)
+{
+    int rank, size;
+    world_returning(&rank, &size);
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm inter;
+    if (serve) {
+        if (rank == 0) {
+            MPI_Open_port(MPI_INFO_NULL, port);
+            char tmp[4096];
+            snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+            FILE *f = fopen(tmp, "w");
+            CHECK(f != NULL);
+            fputs(port, f);
+            fclose(f);
+            rename(tmp, file); /* whole, or not there */
+        }
+        CHECK_EQ(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter), MPI_SUCCESS);
+    } else {
+        if (rank == 0) {
+            FILE *f = NULL;
+            for (int i = 0; i < 600 && !(f = fopen(file, "r")); i++)
+                usleep(50000);
+            CHECK(f != NULL);
+            if (!f || !fgets(port, sizeof(port), f))
+                port[0] = 0;
+            if (f)
+                fclose(f);
+        }
+        CHECK_EQ(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter), MPI_SUCCESS);
+    }
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    if (!serve && rank == 1)
+        die_in(100000);
+    double t0 = now();
+    int v = 0;
+    if (serve)
+        CHECK_EQ(error_class(MPI_Recv(&v, 1, MPI_INT, 1, 0, inter, MPI_STATUS_IGNORE)), MPIX_ERR_PROC_FAILED);
+    else
+        CHECK_EQ(error_class(MPI_Recv(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)),
+                 MPIX_ERR_PROC_FAILED);
+    printf("%s rank %d: detected %.1f ms after the connect (the visitor dies at 100 ms)\n", serve ? "serve" : "visit",
+           rank, (now() - t0) * 1e3);
+    CHECK_EQ(error_class(MPI_Barrier(inter)), MPIX_ERR_PROC_FAILED);
+    MPI_Group g; /* (an intercommunicator's: its remote group's) */
+    int n = 0;
+    MPIX_Comm_get_failed(serve ? inter : MPI_COMM_WORLD, &g);
+    MPI_Group_size(g, &n);
+    CHECK_EQ(n, 1);
+    MPI_Group_free(&g);
+    MPI_Comm_free(&inter);
+    if (serve && rank == 0)
+        MPI_Close_port(port);
+}
+
 /* (4 ranks) The respawn pattern: rank 3 dies, the survivors shrink, spawn
  * a replacement (t_ulfm respawned), agree over the intercommunicator,
  * merge it and agree, reduce and shrink over the merged communicator,
@@ -1092,6 +1160,8 @@ int main(int argc, char **argv)
         spawned_victim(!strcmp(what, "spawned_orphan"));
     else if (!strcmp(what, "accept_kill") || !strcmp(what, "connect_kill"))
         port_kill(!strcmp(what, "accept_kill"));
+    else if (!strcmp(what, "jobs_serve") || !strcmp(what, "jobs_visit"))
+        jobs_meet(!strcmp(what, "jobs_serve"), argc > 2 ? argv[2] : "/tmp/t_ulfm.port");
     else if (!strcmp(what, "intercomm_kill"))
         intercomm_kill();
     else if (!strcmp(what, "io_kill"))

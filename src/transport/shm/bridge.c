@@ -39,7 +39,8 @@ typedef struct {
     uint64_t size;
     uint64_t pidns; /* the owner's pid namespace (its inode): whose pid this is */
     lmpi_wait_word sleep; /* the owner sleeps on it too (runtime/wait.h): senders wake it */
-    char pad[20];
+    _Atomic uint32_t closed; /* the owner let go of it (MPI_Finalize): gone, but not failed */
+    char pad[16];
     lmpi_shmq recvq;
 } inbox_header;
 
@@ -63,6 +64,7 @@ typedef struct {
     pid_t pid;
     int next_free;
     int64_t net; /* on another host: its fabric address (lmpi_ofi_foreign_insert), else -1 */
+    bool reported; /* lmpi_bridge_failed said so */
 } peer;
 
 static struct {
@@ -72,6 +74,7 @@ static struct {
     char name[300];
     uint64_t my_key;
     int my_rank;
+    uint64_t my_pidns;
     peer *peers;
     int npeers, cap, free_slot, live;
     lmpi_bridge_resolver resolve;
@@ -257,12 +260,14 @@ lmpi_status lmpi_bridge_open(const char *kvsname, int rank)
     h->magic = INBOX_MAGIC;
     br.my_key = lmpi_bridge_group_key(kvsname);
     br.my_rank = rank;
+    br.my_pidns = h->pidns;
     lmpi_mem_account(LMPI_MEM_SHM, (int64_t)size);
     return LMPI_OK;
 }
 
-/* Map peer slot s; false (with an error detail) when its inbox is gone. */
-static bool map_peer(int s)
+/* Map peer slot s; false when its inbox is gone (with an error detail
+ * unless quiet). */
+static bool map_peer_how(int s, bool quiet)
 {
     peer *p = &br.peers[s];
     if (p->base)
@@ -272,8 +277,9 @@ static bool map_peer(int s)
     size_t size = 0;
     int fd = lmpi_shm_open_ours(p->name, sizeof(inbox_header), &size);
     if (fd < 0) {
-        lmpi_err_detail("no inbox %s (%s): the process is gone or never took part in dynamic process management",
-                        p->name, strerror(errno));
+        if (!quiet)
+            lmpi_err_detail("no inbox %s (%s): the process is gone or never took part in dynamic process management",
+                            p->name, strerror(errno));
         return false;
     }
     char *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -281,7 +287,8 @@ static bool map_peer(int s)
     if (base == MAP_FAILED || ((inbox_header *)base)->magic != INBOX_MAGIC) {
         if (base != MAP_FAILED)
             munmap(base, size);
-        lmpi_err_detail("the inbox %s is not ready or not LeanMPI's", p->name);
+        if (!quiet)
+            lmpi_err_detail("the inbox %s is not ready or not LeanMPI's", p->name);
         return false;
     }
     p->base = base;
@@ -289,6 +296,8 @@ static bool map_peer(int s)
     p->pid = ((inbox_header *)base)->pid;
     return true;
 }
+
+static bool map_peer(int s) { return map_peer_how(s, false); }
 
 int lmpi_bridge_reserve(const char *kvsname, int rank)
 {
@@ -317,7 +326,7 @@ int lmpi_bridge_reserve(const char *kvsname, int rank)
         }
         slot = br.npeers++;
     }
-    br.peers[slot] = (peer){copy, NULL, 0, -1, -1, -1};
+    br.peers[slot] = (peer){copy, NULL, 0, -1, -1, -1, false};
     br.live++;
     return br.base + slot;
 }
@@ -380,6 +389,23 @@ void lmpi_bridge_detach(int index)
     br.live--;
 }
 
+bool lmpi_bridge_failed(int index)
+{
+    if (!lmpi_bridge_is_peer(index) || lmpi_bridge_is_net(index))
+        return false;
+    peer *p = &br.peers[index - br.base];
+    if (p->reported || !map_peer_how(index - br.base, true))
+        return false;
+    const inbox_header *h = (const inbox_header *)p->base;
+    /* (a pid of another pid namespace says nothing here; a zombie counts as
+     * alive until its launcher reaps it) */
+    if (atomic_load_explicit(&h->closed, memory_order_acquire) || h->pidns != br.my_pidns || !br.my_pidns ||
+        kill(p->pid, 0) == 0 || errno != ESRCH)
+        return false;
+    p->reported = true;
+    return true;
+}
+
 pid_t lmpi_bridge_pid(int index)
 {
     if (!lmpi_bridge_is_peer(index) || lmpi_bridge_is_net(index))
@@ -401,6 +427,8 @@ void lmpi_bridge_close(void)
     lmpi_free(br.peers);
     if (br.inbox) {
         lmpi_wait_attach_inbox(NULL);
+        /* peers that still map it see an end, not a failure */
+        atomic_store_explicit(&((inbox_header *)br.inbox)->closed, 1, memory_order_release);
         shm_unlink(br.name);
         munmap(br.inbox, br.inbox_size);
         lmpi_mem_account(LMPI_MEM_SHM, -(int64_t)br.inbox_size);

@@ -60,6 +60,12 @@ pid_t lmpi_bridge_pid(int index);
  * (Hydra 4.0 leaves killed ranks so for a while): an inbox's owner is. */
 bool lmpi_bridge_pid_gone(pid_t pid);
 int lmpi_bridge_peers(void);
+/* Did the process of this peer (on this host) end without letting go of
+ * its inbox: killed (one that finishes marks its inbox closed)?  True once
+ * per peer; a peer named but not mapped yet is mapped here (the pid is in
+ * the inbox).  The fault tolerance's detector for processes that no
+ * launcher of ours watches (src/ft). */
+bool lmpi_bridge_failed(int index);
 size_t lmpi_bridge_bytes(void);
 
 lmpi_status lmpi_bridge_send(int index, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,

@@ -42,8 +42,11 @@ typedef struct {
 /* After the bitmap: failures of other jobs' processes (spawned by the same
  * launcher, or that spawned this job), each as the job's group key (its
  * kvsname's, lmpi_notice_group_key) and the rank, in the order posted.
- * One writer per board (the launcher here, a proxy on another host):
- * an entry is written before the count that shows it. */
+ * Written by the launcher (or a proxy on another host) and by the job's
+ * own ranks (a process of a job started by another launcher, seen gone
+ * through the bridge, src/ft): a writer claims the first free entry with a
+ * compare-and-swap, then raises the count past it, so every entry below
+ * the count is written. */
 #define LMPI_NOTICE_FOREIGN 128
 typedef struct {
     _Atomic uint32_t n;
@@ -130,16 +133,22 @@ static inline int lmpi_notice_post_foreign(void *segment_base, size_t segment_si
         return -1;
     lmpi_notice_foreign *f = lmpi_notice_foreign_of(nb);
     uint64_t e = (uint64_t)key << 32 | (uint32_t)rank;
-    uint32_t n = atomic_load_explicit(&f->n, memory_order_relaxed);
-    for (uint32_t i = 0; i < n && i < LMPI_NOTICE_FOREIGN; i++)
-        if (atomic_load_explicit(&f->entry[i], memory_order_relaxed) == e)
-            return 0; /* posted before */
-    if (n >= LMPI_NOTICE_FOREIGN)
-        return -1;
-    atomic_store_explicit(&f->entry[n], e, memory_order_relaxed);
-    atomic_store_explicit(&f->n, n + 1, memory_order_release);
-    lmpi_notice_kick(segment_base, segment_size);
-    return 0;
+    for (uint32_t i = 0; i < LMPI_NOTICE_FOREIGN; i++) {
+        uint64_t was = 0;
+        if (!atomic_compare_exchange_strong_explicit(&f->entry[i], &was, e, memory_order_seq_cst,
+                                                     memory_order_seq_cst)) {
+            if (was == e)
+                return 0; /* posted before */
+            continue;
+        }
+        uint32_t n = atomic_load_explicit(&f->n, memory_order_relaxed);
+        while (n < i + 1 && !atomic_compare_exchange_weak_explicit(&f->n, &n, i + 1, memory_order_release,
+                                                                   memory_order_relaxed))
+            ;
+        lmpi_notice_kick(segment_base, segment_size);
+        return 0;
+    }
+    return -1;
 }
 
 /* The same through the segment's file (the launcher's memfd), mapped for
