@@ -27,6 +27,7 @@ typedef enum {
     LMPI_PKT_RMA,          /* a one-sided operation carried in messages (rma/am.c; tag: what) */
     LMPI_PKT_NET,          /* the network transport's own: connecting on first use (ofi.c; tag: what) */
     LMPI_PKT_FT,           /* fault tolerance: a revoke, a step of an agreement (src/ft; tag: what) */
+    LMPI_PKT_THROTTLE,     /* flow control over the network (pt2pt.c): tag 1 send rendezvous to me, 0 eager again */
 } lmpi_pkt_type;
 
 /* flags: SYNC: the sender waits for the match; PACKED: an announced message
@@ -260,14 +261,7 @@ static inline bool lmpi_tr_eager_ok(int peer, size_t bytes)
 {
     return LMPI_NET_CALL(peer, bytes <= lmpi_ofi_eager_max(), lmpi_shm_eager_ok(peer, bytes));
 }
-/* This process now holds DELTA more (or fewer) bytes of peer's unexpected
- * eager messages: the receiver's side of the flow control (shared memory
- * only; over the network nothing yet). */
-static inline void lmpi_tr_held(int peer, int64_t delta)
-{
-    if (!lmpi_tr_remote(peer))
-        lmpi_shm_held(peer, delta);
-}
+
 /* Copy the n bytes a rendezvous announcement (rts) offers into l: 0 when
  * done, 1 when started (a LMPI_PKT_PULLED packet with rreq = token arrives
  * when it is done), -1 when impossible (the receiver asks for a stream). */
