@@ -190,7 +190,8 @@ static struct {
     uint32_t bitmap_words;
     lmpi_shmq *my_recvq;
     /* flow control: bytes of each sender's unexpected eager messages this
-     * rank holds, and when it asks a sender for rendezvous (from, until) */
+     * rank holds, and the amounts at which it asks a sender for rendezvous
+     * and stops asking */
     uint64_t *held;
     uint64_t held_high, held_low;
     /* With few local ranks the receiver reads every fast box of its row:
