@@ -64,7 +64,7 @@ static struct {
  * longer), sent when the bytes held from that peer pass NET_HELD_HIGH and
  * when they fall back to NET_HELD_LOW.  Measured between two emulated hosts:
  * 640 messages of 16 KiB sent ahead of their receives were all held (10 MiB)
- * before this.  Processes of other groups on other hosts are not covered. */
+ * before this.  Processes of other groups (the bridge) are not covered. */
 #define NET_HELD_HIGH ((uint64_t)1 << 20)
 #define NET_HELD_LOW (NET_HELD_HIGH / 4)
 #define SMALL_EAGER 448 /* never throttled: latency is what matters there */
