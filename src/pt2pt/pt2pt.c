@@ -67,7 +67,6 @@ static struct {
  * before this.  Processes of other groups (the bridge) are not covered. */
 #define NET_HELD_HIGH ((uint64_t)1 << 20)
 #define NET_HELD_LOW (NET_HELD_HIGH / 4)
-#define SMALL_EAGER 448 /* never throttled: latency is what matters there */
 static struct {
     uint64_t *held;      /* per world rank on another host: bytes of its unexpected eager messages here */
     uint64_t *asked;     /* bitmap per world rank: we asked it for rendezvous */
@@ -83,7 +82,7 @@ static bool eager_ok(int peer, size_t bytes)
 {
     if (!lmpi_tr_eager_ok(peer, bytes))
         return false;
-    return bytes <= SMALL_EAGER || !net_flow.throttled || peer >= lmpi_rt.world_size || peer < 0 ||
+    return bytes <= LMPI_EAGER_ALWAYS || !net_flow.throttled || peer >= lmpi_rt.world_size || peer < 0 ||
            !bit_of(net_flow.throttled, peer);
 }
 

@@ -95,6 +95,11 @@ lmpi_status lmpi_shm_send_pkt(int dest, const lmpi_pkt_hdr *hdr, const void *pay
 lmpi_status lmpi_shm_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len, lmpi_pkt_fill fill, void *arg);
 int lmpi_shm_pull_iov(int src, uint64_t remote_addr, const struct iovec *local, int n);
 size_t lmpi_shm_max_payload(void);
+/* Messages up to this size are always sent eagerly, flow control or not:
+ * a program that relies on the buffering of such messages (unsafe in MPI's
+ * terms, but it runs on Open MPI, whose shared-memory eager limit this is)
+ * must not block here. */
+#define LMPI_EAGER_ALWAYS 4096
 /* May BYTES go to dest eagerly (not while dest holds too much of ours
  * unexpected: shm.c, "Flow control")?  The bytes of this sender's
  * unexpected eager messages a receiver holds, grown (delta > 0) or given

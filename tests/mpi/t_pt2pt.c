@@ -415,6 +415,32 @@ static void producer_runs_ahead(void)
     free(rq);
 }
 
+/* Both ranks of a pair send 400 messages of 4 KiB (1.6 MiB) with MPI_Send
+ * before either receives: unsafe in MPI's terms, but it runs on Open MPI
+ * (4 KiB is its eager limit), so flow control must not turn these into
+ * rendezvous (it would deadlock here). */
+static void head_to_head_small(void)
+{
+    enum { N = 400, LEN = 4096 };
+    if (rank > 1)
+        return;
+    int other = 1 - rank;
+    char *out = malloc(LEN), *in = malloc(LEN);
+    CHECK(out && in);
+    for (int i = 0; i < N; i++) {
+        memset(out, (i + rank) & 0xff, LEN);
+        MPI_Send(out, LEN, MPI_BYTE, other, 900, MPI_COMM_WORLD);
+    }
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        MPI_Recv(in, LEN, MPI_BYTE, other, 900, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        bad += in[0] != (char)((i + other) & 0xff) || in[LEN - 1] != (char)((i + other) & 0xff);
+    }
+    CHECK_EQ(bad, 0);
+    free(out);
+    free(in);
+}
+
 /* MPI (and what it loads: Debian's libfabric brings psm, whose library
  * installs backtrace printers for SIGINT, SIGTERM and the crash signals)
  * leaves the program's signal handlers as they were: the defaults here. */
@@ -457,6 +483,8 @@ int main(int argc, char **argv)
         sender_sleeps_out_of_cells();
         MPI_Barrier(MPI_COMM_WORLD);
         producer_runs_ahead();
+        MPI_Barrier(MPI_COMM_WORLD);
+        head_to_head_small();
     }
     signal_handlers_kept();
     return mpitest_finish("t_pt2pt");

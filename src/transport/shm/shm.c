@@ -650,16 +650,17 @@ const lmpi_notice *lmpi_shm_notice(void)
  * So the receiver counts the bytes of each sender's unexpected eager
  * messages it holds.  Past a whole cell ring's worth (held_high: what the
  * sender could have in flight anyway) it sets the sender's bit in its row of
- * the throttle table, and the sender sends what exceeds a fast box as a
- * rendezvous (RTS; the receiver pulls the data once a receive matches it),
- * which waits for the receiver: the run-ahead stops there.  The bit is
- * cleared once the receiver is down to a quarter of that.  Either protocol
- * is correct at any time, so a stale bit costs speed, never a message;
- * messages up to the fast-box size stay eager (their latency is what
- * matters, and each costs the receiver little). */
+ * the throttle table, and the sender sends what exceeds LMPI_EAGER_ALWAYS
+ * (4 KiB) as a rendezvous (RTS; the receiver pulls the data once a receive
+ * matches it), which waits for the receiver: the run-ahead stops there.
+ * The bit is cleared once the receiver is down to a quarter of that.
+ * Either protocol is correct at any time, so a stale bit costs speed, never
+ * a message.  Messages up to 4 KiB stay eager: a program that relies on
+ * their buffering runs on Open MPI (its eager limit) and must not block
+ * here, so for them the receiver's memory is still unbounded. */
 bool lmpi_shm_eager_ok(int dest, size_t bytes)
 {
-    if (bytes <= FB_PAYLOAD)
+    if (bytes <= LMPI_EAGER_ALWAYS)
         return bytes <= shm.eager_max;
     if (bytes > shm.eager_max)
         return false;
