@@ -584,7 +584,7 @@ static void parallel_io(void)
 /* Part 9: waiting without burning a core -- the event-driven wait. */
 static void waiting(void)
 {
-    part("9. Waiting: a blocking call sleeps until its message wakes it");
+    part("9. Waiting: a blocking call sleeps until its message wakes it; a sender that runs ahead");
     int provided;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_T_pvar_session_create(&pv_session);
@@ -616,6 +616,33 @@ static void waiting(void)
                    pvar_read(handoffs), pvar_read(moves));
         }
     }
+    /* A sender far ahead of its receiver: its eager messages wait unexpected
+     * at the receiver, which asks it for rendezvous past 1 MiB held. */
+    MPI_T_pvar_handle held = pvar_handle("lmpi_mem_current_match", MPI_T_PVAR_CLASS_LEVEL);
+    if (size > 1 && rank <= 1) {
+        enum { N = 200, LEN = 16384 };
+        char *buf = malloc((size_t)N * LEN);
+        MPI_Request rq[N];
+        int go = 1;
+        if (rank == 1) {
+            memset(buf, 7, (size_t)N * LEN);
+            for (int i = 0; i < N; i++)
+                MPI_Isend(buf + (size_t)i * LEN, LEN, MPI_BYTE, 0, 9, MPI_COMM_WORLD, &rq[i]);
+            MPI_Send(&go, 1, MPI_INT, 0, 10, MPI_COMM_WORLD);
+            MPI_Waitall(N, rq, MPI_STATUSES_IGNORE);
+        } else {
+            unsigned long long before = pvar_read(held);
+            MPI_Recv(&go, 1, MPI_INT, 1, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* the last one sent */
+            unsigned long long during = pvar_read(held);
+            for (int i = 0; i < N; i++)
+                MPI_Recv(buf + (size_t)i * LEN, LEN, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            printf("rank 1 sent %d messages of 16 KiB (%.1f MiB) before rank 0 posted a receive: rank 0 held %.2f MiB\n"
+                   "of them (a receiver past 1 MiB of one sender's unexpected data asks it for rendezvous)\n",
+                   N, N * (double)LEN / (1 << 20), (double)(during - before) / (1 << 20));
+        }
+        free(buf);
+    }
+    MPI_T_pvar_handle_free(pv_session, &held);
     MPI_T_pvar_handle_free(pv_session, &sleeps);
     MPI_T_pvar_handle_free(pv_session, &moves);
     MPI_T_pvar_handle_free(pv_session, &handoffs);
