@@ -157,6 +157,14 @@ uint64_t lmpi_ft_watch(uint64_t now)
     return WATCH_NS;
 }
 
+bool lmpi_ft_unreachable(int world_rank)
+{
+    if (!lmpi_ft_enabled || !known.bits || world_rank < 0 || world_rank >= known.world)
+        return false;
+    lmpi_notice_post((char *)known.board - LMPI_NOTICE_OFFSET, lmpi_shm_segment_size(), world_rank);
+    return true;
+}
+
 void lmpi_ft_init(void)
 {
     const char *e = getenv("LMPI_FT");

@@ -52,6 +52,11 @@ static inline bool lmpi_ft_epoch_moved(void)
  * watches").  Returns how long the wait may sleep before it calls again
  * (ns), 0 when it need not. */
 uint64_t lmpi_ft_watch(uint64_t now);
+/* The network transport could not reach this world rank (a transfer to or
+ * from it failed): under --with-ft post it failed on the node's board, as
+ * the launcher would, and return true; false when failures are not
+ * survivable (the caller ends the process as before). */
+bool lmpi_ft_unreachable(int world_rank);
 /* Has this world rank (of our job) failed, as far as we know? */
 bool lmpi_ft_failed(int world_rank);
 /* Failures known so far, of this job and of others (they only grow). */

@@ -910,6 +910,30 @@ static void jobs_meet(bool serve, const char *file)
         MPI_Close_port(port);
 }
 
+/* net_error (2 ranks over the network: LMPI_NET=ofi LMPI_NODE_SIZE=1): the
+ * network transport fails to send to rank 1 (LMPI_FT_INJECT=ofi_send_error
+ * at rank 0, as if rank 1's host had gone), which therefore counts as
+ * failed at once, where the transport used to end rank 0: rank 0's
+ * receive from it ends with MPIX_ERR_PROC_FAILED long before any launcher
+ * could say so (rank 1 dies 1.5 s after its start, for the launcher's
+ * sake; rank 0's packets never reach it). */
+static void net_error(void)
+{
+    int rank, size;
+    world_returning(&rank, &size);
+    if (rank != 0)
+        for (;;)
+            pause();
+    int v = 1;
+    double t0 = now();
+    /* an eager send leaves (MPI lets it complete before its receiver fails) */
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD), MPI_SUCCESS);
+    CHECK_EQ(error_class(MPI_Recv(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)), MPIX_ERR_PROC_FAILED);
+    double ms = (now() - t0) * 1e3;
+    printf("net_error: the receive failed after %.1f ms (the victim dies 1.5 s after its start)\n", ms);
+    CHECK(ms < 500);
+}
+
 /* (4 ranks) The respawn pattern: rank 3 dies, the survivors shrink, spawn
  * a replacement (t_ulfm respawned), agree over the intercommunicator,
  * merge it and agree, reduce and shrink over the merged communicator,
@@ -1129,6 +1153,10 @@ int main(int argc, char **argv)
         setenv("LMPI_FT_INJECT", "coord:1", 1);
     if (!strcmp(what, "spawn_late") && pr && !strcmp(pr, "0"))
         setenv("LMPI_FT_INJECT", "spawn_late", 1);
+    if (!strcmp(what, "net_error") && pr && !strcmp(pr, "0"))
+        setenv("LMPI_FT_INJECT", "ofi_send_error:1", 1);
+    if (!strcmp(what, "net_error") && pr && !strcmp(pr, "1"))
+        die_in(1500000); /* wherever it is then: rank 0's packets never reach it */
     MPI_Init(&argc, &argv);
     if (!strcmp(what, "coord_kill"))
         coord_kill();
@@ -1162,6 +1190,8 @@ int main(int argc, char **argv)
         port_kill(!strcmp(what, "accept_kill"));
     else if (!strcmp(what, "jobs_serve") || !strcmp(what, "jobs_visit"))
         jobs_meet(!strcmp(what, "jobs_serve"), argc > 2 ? argv[2] : "/tmp/t_ulfm.port");
+    else if (!strcmp(what, "net_error"))
+        net_error();
     else if (!strcmp(what, "intercomm_kill"))
         intercomm_kill();
     else if (!strcmp(what, "io_kill"))

@@ -832,9 +832,30 @@ size_t lmpi_ofi_entry_bytes(void) { return ofi.fi_of ? sizeof(int32_t) : 0; }
  * receiver reaches it only after taking every message it waits for);
  * across groups nothing does (a spawned child may send its parent a last
  * message and finalize before the parent looks). */
+/* The tests' transfer error: LMPI_FT_INJECT=ofi_send_error:R makes every
+ * send of this process to rank R after MPI_Init fail as if R's host had
+ * gone (-1: none). */
+static int inject_send_error(void)
+{
+    static int rank = -2;
+    if (!lmpi_runtime_ready())
+        return -1;
+    if (rank == -2) {
+        const char *e = getenv("LMPI_FT_INJECT");
+        rank = e && !strncmp(e, "ofi_send_error:", 15) ? atoi(e + 15) : -1;
+    }
+    return rank;
+}
+
 static lmpi_status post_to(fi_addr_t fa, int dest, buffer *b, size_t len)
 {
     ssize_t rc;
+    if (LMPI_UNLIKELY(lmpi_ft_enabled) && dest >= 0 && dest == inject_send_error()) {
+        b->next = ofi.free_tx;
+        ofi.free_tx = b;
+        rc = -FI_EIO;
+        goto failed;
+    }
     if (len <= ofi.inject_max && dest >= 0) { /* copied at once: the buffer is free again */
         rc = fi_inject(ofi.ep, b->data, len, fa);
     } else {
@@ -850,6 +871,9 @@ static lmpi_status post_to(fi_addr_t fa, int dest, buffer *b, size_t len)
         return LMPI_OK;
     if (rc == -FI_EAGAIN)
         return LMPI_ERR_PENDING;
+failed:
+    if (lmpi_ft_unreachable(dest))
+        return LMPI_OK; /* the packet is dropped: its destination counts as failed (src/ft) */
     if (dest < 0)
         die("libfabric send to a process of another group failed: %s", fi_strerror((int)-rc));
     die("libfabric send to rank %d failed: %s", dest, fi_strerror((int)-rc));
@@ -1047,6 +1071,27 @@ static void completion(op_head *head, size_t len)
 static void flush_foreign(void);
 static void remove_doomed(void);
 
+/* An operation whose transfer failed, its peer now failed: its resources
+ * go back, nothing is delivered. */
+static void drop_failed(op_head *head)
+{
+    if (head->op == OP_READ) {
+        read_op *op = (read_op *)head;
+        if (op->local_mr)
+            fi_close(&op->local_mr->fid);
+        lmpi_free(op);
+    } else if (head->op == OP_WIN) {
+        win_op *op = (win_op *)head;
+        op->next = ofi.spare_win_ops;
+        ofi.spare_win_ops = op;
+    } else if (head->op == OP_SEND) {
+        buffer *b = (buffer *)head;
+        ofi.tx_out--;
+        b->next = ofi.free_tx;
+        ofi.free_tx = b;
+    }
+}
+
 int lmpi_ofi_poll(void)
 {
     if (LMPI_UNLIKELY(ofi.waiting))
@@ -1068,6 +1113,13 @@ int lmpi_ofi_poll(void)
         if (err.err == FI_ECANCELED)
             return 0;
         op_head *op = err.op_context;
+        if (op && op->op != OP_RECV && lmpi_ft_unreachable(op->peer)) {
+            /* under --with-ft the peer counts as failed, as if its launcher
+             * had said so (src/ft): the operation is let go, and what waits
+             * for it ends with the failure */
+            drop_failed(op);
+            return 1;
+        }
         char peer[48] = "";
         if (op && op->op != OP_RECV && op->peer < 0)
             snprintf(peer, sizeof(peer), " to a process of another group");
@@ -1274,6 +1326,10 @@ int lmpi_ofi_win_rma(int dest, bool write, void *local, size_t len, uint32_t id,
     while ((rc = write ? fi_writemsg(ofi.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE)
                        : fi_readmsg(ofi.ep, &msg, FI_COMPLETION)) == -FI_EAGAIN)
         lmpi_ofi_poll();
+    if (rc != 0 && lmpi_ft_unreachable(dest)) {
+        drop_failed(&op->head); /* what waits for it ends with the failure (src/ft) */
+        return 1;
+    }
     if (rc != 0)
         die("libfabric (%s): a one-sided %s of %zu bytes at rank %d failed: %s", ofi.describe,
             write ? "write" : "read", len, dest, fi_strerror((int)-rc));
