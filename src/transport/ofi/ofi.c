@@ -822,16 +822,6 @@ void lmpi_ofi_packet(int src, const lmpi_pkt_hdr *h, const void *payload, size_t
 
 size_t lmpi_ofi_entry_bytes(void) { return ofi.fi_of ? sizeof(int32_t) : 0; }
 
-/* Hand the packet in b (len bytes of data) to the provider, for fabric
- * address fa (world rank dest, or -1: a process of another group).
- *
- * A process of another group gets no injected packet: an injected packet
- * has no completion, so lmpi_ofi_close could not wait for it, and a
- * provider still connecting holds it inside the endpoint that closing
- * throws away.  Within the world the closing barrier covers that (a
- * receiver reaches it only after taking every message it waits for);
- * across groups nothing does (a spawned child may send its parent a last
- * message and finalize before the parent looks). */
 /* The tests' transfer error: LMPI_FT_INJECT=ofi_send_error:R makes every
  * send of this process to rank R after MPI_Init fail as if R's host had
  * gone (-1: none). */
@@ -847,6 +837,16 @@ static int inject_send_error(void)
     return rank;
 }
 
+/* Hand the packet in b (len bytes of data) to the provider, for fabric
+ * address fa (world rank dest, or -1: a process of another group).
+ *
+ * A process of another group gets no injected packet: an injected packet
+ * has no completion, so lmpi_ofi_close could not wait for it, and a
+ * provider still connecting holds it inside the endpoint that closing
+ * throws away.  Within the world the closing barrier covers that (a
+ * receiver reaches it only after taking every message it waits for);
+ * across groups nothing does (a spawned child may send its parent a last
+ * message and finalize before the parent looks). */
 static lmpi_status post_to(fi_addr_t fa, int dest, buffer *b, size_t len)
 {
     ssize_t rc;
