@@ -81,6 +81,14 @@ if [ -x $mpich/bin/mpiexec ] && [ -e $mpich/lib/libmpi_abi.so.1 ]; then
         [ "$(readlink -f "$lib")" = "$(readlink -f $mpich/lib/libmpi_abi.so.1)" ] ||
             { echo "FAIL: the swap did not pick MPICH's library ($lib)"; fail=1; }
         out=$(T_F08_PEER=mpich LD_LIBRARY_PATH=$mpich/lib timeout 60 $mpich/bin/mpiexec -n 2 "$tmp/$t" 2>&1)
+        # MPICH's UCX loses a race of its own now and then when a spawned
+        # child attaches its parent's SysV segment ("mm_sysv.c ... shmat ...
+        # failed"; one of three full make test runs of session 53): once
+        # more, said so
+        if ! echo "$out" | grep -q ": passed$" && echo "$out" | grep -q "mm_sysv.c.*shmat"; then
+            echo "$t over MPICH's libmpi_abi.so.1: MPICH's UCX failed to attach a SysV segment; running it again"
+            out=$(T_F08_PEER=mpich LD_LIBRARY_PATH=$mpich/lib timeout 60 $mpich/bin/mpiexec -n 2 "$tmp/$t" 2>&1)
+        fi
         echo "$out" | grep -q ": passed$" && echo "$t over MPICH's libmpi_abi.so.1: passed" ||
             { echo "$out"; echo "FAIL: $t over MPICH's libmpi_abi.so.1"; fail=1; }
     done
