@@ -968,23 +968,21 @@ void lmpi_dpm_watch(void (*gone)(uint64_t key, int rank))
     /* a few processes per call, taking up where the last call stopped */
     static uint32_t next_group = 1, next_rank;
     enum { PER_CALL = 64 };
-    for (int looked = 0, groups = 0; looked < PER_CALL && groups <= dpm.n; groups++) {
+    int looked = 0;
+    for (int steps = 0; steps < dpm.n && looked < PER_CALL; steps++) {
         if (next_group >= (uint32_t)dpm.n) {
             next_group = 1;
             next_rank = 0;
-            if (dpm.n <= 1)
-                return;
         }
         group *g = group_of(next_group);
-        if (!g || !g->met || g->spawned || next_rank >= (uint32_t)g->size) {
-            next_group++;
-            next_rank = 0;
-            continue;
-        }
-        for (; next_rank < (uint32_t)g->size && looked < PER_CALL; next_rank++, looked++)
+        bool watched = g && g->met && !g->spawned;
+        for (; watched && next_rank < (uint32_t)g->size && looked < PER_CALL; next_rank++, looked++)
             if (lmpi_bridge_failed(lmpi_dpm_addr((lmpi_gpid){next_group, next_rank})))
                 gone(g->key, (int)next_rank);
-        groups--; /* the same group again until its ranks are done */
+        if (!watched || next_rank >= (uint32_t)g->size) { /* this group is done: the next one */
+            next_group++;
+            next_rank = 0;
+        }
     }
 }
 

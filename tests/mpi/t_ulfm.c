@@ -934,6 +934,23 @@ static void net_error(void)
     CHECK(ms < 500);
 }
 
+/* respawn's round over the merged communicator (parents and replacement
+ * alike): agree (0x6 from merged rank 1's 0x6 and the others' 0x7), sum
+ * the ranks, shrink with nobody failed. */
+static void merged_round(MPI_Comm merged, int mrank, int flag)
+{
+    MPI_Comm shrunk;
+    int sum = 0, msize = 0;
+    CHECK_EQ(MPIX_Comm_agree(merged, &flag), MPI_SUCCESS);
+    CHECK_EQ(flag, 0x6);
+    MPI_Allreduce(&mrank, &sum, 1, MPI_INT, MPI_SUM, merged);
+    CHECK_EQ(sum, 6);
+    CHECK_EQ(MPIX_Comm_shrink(merged, &shrunk), MPI_SUCCESS);
+    MPI_Comm_size(shrunk, &msize);
+    CHECK_EQ(msize, 4);
+    MPI_Comm_free(&shrunk);
+}
+
 /* (4 ranks) The respawn pattern: rank 3 dies, the survivors shrink, spawn
  * a replacement (t_ulfm respawned), agree over the intercommunicator,
  * merge it and agree, reduce and shrink over the merged communicator,
@@ -962,17 +979,9 @@ static void respawn(const char *self)
     MPI_Comm_rank(merged, &mrank);
     MPI_Comm_size(merged, &msize);
     CHECK_EQ(msize, 4);
-    int v = mrank == 1 ? 0x6 : 0x7;
-    CHECK_EQ(MPIX_Comm_agree(merged, &v), MPI_SUCCESS);
-    CHECK_EQ(v, 0x6);
-    MPI_Allreduce(&mrank, &sum, 1, MPI_INT, MPI_SUM, merged);
-    CHECK_EQ(sum, 6);
-    CHECK_EQ(MPIX_Comm_shrink(merged, &shrunk), MPI_SUCCESS);
-    MPI_Comm_size(shrunk, &msize);
-    CHECK_EQ(msize, 4);
-    MPI_Comm_free(&shrunk);
+    merged_round(merged, mrank, mrank == 1 ? 0x6 : 0x7);
     /* the replacement (merged rank 3) dies now */
-    v = 1;
+    int v = 1;
     int rc = MPIX_Comm_agree(merged, &v);
     CHECK(rc == MPI_SUCCESS || error_class(rc) == MPIX_ERR_PROC_FAILED);
     CHECK_EQ(v, 1);
@@ -991,24 +1000,17 @@ static void respawn(const char *self)
 /* respawn's replacement. */
 static void respawned(void)
 {
-    MPI_Comm parent, merged, shrunk;
+    MPI_Comm parent, merged;
     MPI_Comm_get_parent(&parent);
     MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
-    int flag = 0x5, mrank, msize, sum = 0;
+    int flag = 0x5, mrank;
     CHECK_EQ(MPIX_Comm_agree(parent, &flag), MPI_SUCCESS);
     CHECK_EQ(flag, 0x1);
     CHECK_EQ(MPI_Intercomm_merge(parent, 1, &merged), MPI_SUCCESS);
     MPI_Comm_set_errhandler(merged, MPI_ERRORS_RETURN);
     MPI_Comm_rank(merged, &mrank);
     CHECK_EQ(mrank, 3);
-    int v = 0x7;
-    CHECK_EQ(MPIX_Comm_agree(merged, &v), MPI_SUCCESS);
-    CHECK_EQ(v, 0x6);
-    MPI_Allreduce(&mrank, &sum, 1, MPI_INT, MPI_SUM, merged);
-    CHECK_EQ(sum, 6);
-    CHECK_EQ(MPIX_Comm_shrink(merged, &shrunk), MPI_SUCCESS);
-    MPI_Comm_size(shrunk, &msize);
-    CHECK_EQ(msize, 4);
+    merged_round(merged, mrank, 0x7);
     raise(SIGKILL);
 }
 
