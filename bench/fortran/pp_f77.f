@@ -7,7 +7,10 @@ C     usage: pp_f77 [quick]
       INTEGER REQS(64)
       CHARACTER*8 BUF, WIN(64)
       CHARACTER*16 ARG
-      DOUBLE PRECISION T0, T
+      DOUBLE PRECISION T0, T, TC, TF, D(41)
+      DOUBLE PRECISION PAIR_C_LOOP, PAIR_MEDIAN
+      EXTERNAL PAIR_C_LOOP, PAIR_MEDIAN
+      INTEGER BLK, N
       CALL MPI_INIT(IERR)
       CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
       CALL GET_COMMAND_ARGUMENT(1, ARG)
@@ -76,5 +79,22 @@ C     the cost of one call: a 0-byte send to MPI_PROC_NULL
       T = MPI_WTIME() - T0
       IF (RANK .EQ. 0) PRINT '(A,F0.2,A)', 'RESULT call_time value=',
      &     T / ITERS * 1D9, ' interface=f77'
+C     what this interface adds to that call: blocks of it against blocks
+C     of the same call from C in this process, alternating (pair_c.c)
+      N = ITERS / 40
+      DO BLK = 1, 41
+         IF (MOD(BLK, 2) .EQ. 1) TC = PAIR_C_LOOP(N)
+         T0 = MPI_WTIME()
+         DO I = 1, N
+            CALL MPI_SEND(BUF, 0, MPI_BYTE, MPI_PROC_NULL, 1,
+     &           MPI_COMM_WORLD, IERR)
+         END DO
+         TF = MPI_WTIME() - T0
+         IF (MOD(BLK, 2) .EQ. 0) TC = PAIR_C_LOOP(N)
+         D(BLK) = (TF - TC) / N * 1D9
+      END DO
+      T = PAIR_MEDIAN(D, 41)
+      IF (RANK .EQ. 0) PRINT '(A,F0.2,A)',
+     &     'RESULT fortran_overhead value=', T, ' interface=f77'
       CALL MPI_FINALIZE(IERR)
       END
