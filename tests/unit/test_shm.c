@@ -2,7 +2,7 @@
  * each other packets of every size class (fast box, cell) in bursts that
  * exhaust the cells, and check per-sender order, sizes and contents.  The
  * transport is linked alone; this file plays the pt2pt layer above it.
- * Mode "ring512": the smallest fast-box ring (8 lines; records skip its end
+ * Mode "ring512": the smallest fast-box ring (64 units; records skip its end
  * often), after a scripted exchange (forge_stale_record) that leaves in the
  * ring a stale payload shaped like the next record.
  * Mode "coop": first, a receiver asks a rank for help with a large copy
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "runtime/config.h"
+#include "transport/shm/fastbox.h"
 #include "transport/shm/notice.h"
 #include "transport/shm/shm.h"
 #include "transport/transport.h"
@@ -56,17 +57,21 @@ static void deliver(int src, const lmpi_pkt_hdr *h, const void *payload, size_t 
     got++;
 }
 
-/* The stale-payload scenario, rank 1 to rank 0 with an 8-line ring; the
- * receiver polls only when told (pipes), so every placement is known:
- *   round 1: seq 0 (0 B) takes the slot, seq 1 (100 B) ring lines 0-2;
- *            its payload holds, where line 1 starts, a record exactly like
- *            the one seq 9 would be at position 9 (ring line 1, one lap
- *            on), with 0xee bytes;
- *   round 2: seq 2 takes the slot again, seq 3-8 (0 B) positions 3-8;
- *   the receiver, having read position 8, looks at position 9 before
- *            seq 9 is written: only the clearing of consumed payload lines
- *            keeps it from delivering the forged record;
- *   round 3: seq 9 (8 B, real bytes), in the slot.
+/* The stale-payload scenario, rank 1 to rank 0 with a 64-unit ring (512
+ * bytes; fastbox.h); the receiver polls only when told (pipes), so every
+ * placement is known (a 0-byte message takes 4 units, 8 bytes 5, 100 bytes
+ * 17):
+ *   round 1: seq 0 (0 B) takes the slot, seq 1 (100 B) finds it full and
+ *            goes to ring units 0-16 (and the next FB_RING_RUN = 16 sends go
+ *            to the ring without looking at the slot); its payload holds,
+ *            at unit 4, a record exactly like the one seq 14 would be at
+ *            position 68 (unit 4, one lap on), with 0xee bytes;
+ *   round 2: seq 2-12 (0 B) at units 17, 21, ... 57; seq 13 at 61 would
+ *            wrap: a skip record, then position 64;
+ *   the receiver, having read up to position 68, looks at position 68
+ *            before seq 14 is written: only the clearing of consumed
+ *            units keeps it from delivering the forged record;
+ *   round 3: seq 14 (8 B, real bytes), into the ring at 68.
  * Afterwards the counts start again from 0 for the main exchange. */
 static bool scripted; /* ring512 */
 static int go[2], done[2], start[2]; /* start: rank 0 lets the others begin the main exchange */
@@ -81,21 +86,15 @@ static void scenario_deliver(int src, const lmpi_pkt_hdr *h, const void *payload
     got++;
 }
 
-typedef struct { /* shm.c's fast-box record */
-    uint32_t mark, seq, len, lines;
-    lmpi_pkt_hdr hdr;
-} record;
-
 static void scenario_send(uint32_t seq, size_t len, bool forge)
 {
     unsigned char buf[100];
     memset(buf, 1, sizeof(buf));
     if (forge) {
-        record r = {.mark = 9 + 1, .seq = 9, .len = 8, .lines = 1,
-                    .hdr = {.type = LMPI_PKT_EAGER, .rank = 1, .tag = 9, .len = 8}};
-        size_t at = 64 - sizeof(record); /* payload offset of the record's second line */
-        memcpy(buf + at, &r, sizeof(r));
-        memset(buf + at + sizeof(r), 0xee, 8);
+        fastbox_compact r = {.r = {.mark = 68 + 1, .len = 8, .units = 5, .seq = 14, .type = LMPI_PKT_EAGER},
+                             .rank = 1, .tag = 14};
+        memcpy(buf, &r, sizeof(r)); /* the payload's offset 0 is the record's unit 4 */
+        memset(buf + sizeof(r), 0xee, 8);
     }
     lmpi_pkt_hdr h = {.type = LMPI_PKT_EAGER, .rank = 1, .tag = (int32_t)seq, .len = len};
     while (lmpi_shm_send_pkt(0, &h, buf, len) != LMPI_OK)
@@ -104,18 +103,18 @@ static void scenario_send(uint32_t seq, size_t len, bool forge)
 
 static int forge_stale_record(int rank)
 {
-    static const int per_round[3] = {2, 7, 1};
+    static const int per_round[3] = {2, 12, 1};
     char c = 0;
     if (rank == 1) {
         uint32_t seq = 0;
         for (int round = 0; round < 3; round++) {
             for (int i = 0; i < per_round[round]; i++, seq++)
-                scenario_send(seq, seq == 1 ? 100 : seq == 9 ? 8 : 0, seq == 1);
+                scenario_send(seq, seq == 1 ? 100 : seq == 14 ? 8 : 0, seq == 1);
             if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
                 return 1;
         }
         uint32_t ring, head = lmpi_shm_fastbox_head(0, &ring);
-        return head == 9 && ring == 8 ? 0 : 1; /* the placements were as scripted (seq 9 took the slot) */
+        return head == 73 && ring == 64 ? 0 : 1; /* the placements were as scripted (seq 14 at 68) */
     }
     if (rank != 0)
         return 0;
@@ -127,14 +126,14 @@ static int forge_stale_record(int rank)
         want += per_round[round];
         while (got < want && !forged_seen)
             lmpi_shm_poll();
-        if (round == 1) /* everything read: now the look at position 9 */
+        if (round == 1) /* everything read: now the look at position 68 */
             for (int i = 0; i < 1000; i++)
                 lmpi_shm_poll();
         if (write(done[1], &c, 1) != 1)
             return 1;
     }
     fprintf(stderr, "rank 0: scripted exchange, %ld packets, %ld forged or misordered\n", got, forged_seen);
-    bool ok = !forged_seen && got == 10;
+    bool ok = !forged_seen && got == 15;
     lmpi_tr_set_handler(deliver);
     memset(expect_seq, 0, sizeof(expect_seq));
     got = 0;

@@ -52,6 +52,7 @@
 #include "runtime/wait.h"
 #include "transport/shm/bridge.h"
 #include "transport/shm/notice.h"
+#include "transport/shm/fastbox.h"
 #include "transport/shm/queue.h"
 #include "transport/shm/shm.h"
 #include "transport/transport.h"
@@ -62,13 +63,12 @@
 #define CELL_SIZE (CELL_HDR + CELL_PAYLOAD)
 #define FB_SLOT 512               /* a pair's slot: header line + FB_PAYLOAD */
 #define FB_SLOT_HDR 64
-#define FB_LINE 64
 #define FB_PAYLOAD 448            /* the largest message a fast box takes */
 #define FB_RING_MIN 512           /* bytes per pair: a 448-byte message fits */
 #define FB_RING_MAX (64 * 1024)
 #define FB_RING_DEFAULT 4096
+#define FB_RING_RUN 16            /* sends into the ring after finding the slot full */
 #define FB_NODE_BUDGET (1u << 20) /* the default ring shrinks to keep n*n rings below this, then goes */
-#define FB_SKIP UINT32_MAX        /* a record's len: the rest of the ring is unused, go to its start */
 #define POLL_BATCH 32
 
 typedef struct {
@@ -83,8 +83,8 @@ typedef struct {
      * (runtime/wait.h, the hand-off) */
     uint64_t off_cpu_slots;
     uint32_t ncpus;
-    uint32_t fb_lines;    /* lines per fast-box ring, a power of two */
-    uint64_t off_fb_tails; /* per receiver, a row of n read positions (lines) */
+    uint32_t fb_units;    /* units per fast-box ring, a power of two (fastbox.h) */
+    uint64_t off_fb_tails; /* per receiver, a row of n read positions (units) */
     uint64_t off_throttle; /* per receiver, a bitmap of the senders it asks for rendezvous */
     _Atomic uint32_t attached;
     /* the pool for collectives' shared areas: POOL_UNIT units, a bit each
@@ -140,25 +140,13 @@ typedef struct {
 
 _Static_assert(sizeof(fastbox_slot) <= FB_SLOT_HDR && FB_SLOT_HDR + FB_PAYLOAD <= FB_SLOT, "fast-box slot fits");
 
-/* A fast-box record: whole lines of the ring, never wrapping; the payload
- * follows the header (an 8-byte message fills one line). */
-typedef struct {
-    _Atomic uint32_t mark; /* the record's position in lines since the ring began, + 1 */
-    uint32_t seq;
-    uint32_t len;   /* payload bytes, or FB_SKIP */
-    uint32_t lines; /* lines the record spans */
-    lmpi_pkt_hdr hdr;
-} fastbox_record;
-
-#define FB_REC_HDR sizeof(fastbox_record)
-
-/* The mark of a record at line position pos (counted since the ring began):
- * never 0, so that a line the receiver cleared is never taken for a record. */
+/* The mark of a record at unit position pos (counted since the ring began):
+ * never 0, so that a unit the receiver cleared is never taken for a record. */
 static inline uint32_t fastbox_mark(uint32_t pos)
 {
     return pos + 1 ? pos + 1 : 1;
 }
-_Static_assert(FB_REC_HDR + FB_PAYLOAD <= FB_RING_MIN, "the largest fast-box message fits the smallest ring");
+_Static_assert(sizeof(fastbox_whole) + FB_PAYLOAD <= FB_RING_MIN, "the largest fast-box message fits the smallest ring");
 
 static struct {
     char *base;
@@ -171,11 +159,14 @@ static struct {
     uint32_t *recv_seq;
     size_t eager_max;
     size_t fb_max;
-    /* fast boxes: ring size, and this rank's positions (in lines): where it
+    /* fast boxes: ring size, and this rank's positions (in units): where it
      * writes next to each receiver, where it last saw each receiver's read
      * position, and where it reads next from each sender */
-    uint32_t fb_lines, fb_mask;
+    uint32_t fb_units, fb_mask;
     uint32_t *fb_head, *fb_seen_tail, *fb_tail;
+    /* sends to each receiver left that go to its ring without a look at its
+     * slot (send_core) */
+    uint8_t *fb_ring_run;
     /* computed once: the slots and rings this rank reads (its row: src's at
      * slot_row + src * FB_SLOT, ring_row + src * ring_bytes) and writes (its
      * column: dest's at slot_column + dest * n * FB_SLOT, ring_column + dest
@@ -234,7 +225,7 @@ static char *fastbox_slot_at(int dst, int src)
 
 static char *fastbox_ring_at(int dst, int src)
 {
-    return shm.base + shm.hdr->off_fb_rings + ((size_t)dst * shm.n + (size_t)src) * shm.fb_lines * FB_LINE;
+    return shm.base + shm.hdr->off_fb_rings + ((size_t)dst * shm.n + (size_t)src) * shm.fb_units * FB_UNIT;
 }
 
 /* dst's read position in src's ring: only dst writes it */
@@ -296,7 +287,7 @@ static void layout(seg_header *h, int n)
     h->off_throttle = off; /* apart from the bitmaps: those lines change with every message */
     off = align_up(off + (size_t)n * align_up((size_t)h->bitmap_words * 8, 64), 4096);
     size_t ring = fastbox_ring_bytes(n, false);
-    h->fb_lines = (uint32_t)(ring / FB_LINE);
+    h->fb_units = (uint32_t)(ring / FB_UNIT);
     h->off_fb_tails = off; /* (read positions only where there are rings) */
     if (ring)
         off = align_up(off + (size_t)n * align_up((size_t)n * sizeof(uint32_t), 64), 4096);
@@ -506,12 +497,14 @@ lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job
     shm.fb_head = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
     shm.fb_seen_tail = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
     shm.fb_tail = lmpi_calloc((size_t)n, sizeof(uint32_t), LMPI_MEM_SHM);
+    shm.fb_ring_run = lmpi_calloc((size_t)n, sizeof(uint8_t), LMPI_MEM_SHM);
     shm.held = lmpi_calloc((size_t)n, sizeof(uint64_t), LMPI_MEM_SHM);
-    if (!shm.send_seq || !shm.recv_seq || !shm.fb_head || !shm.fb_seen_tail || !shm.fb_tail || !shm.held)
+    if (!shm.send_seq || !shm.recv_seq || !shm.fb_head || !shm.fb_seen_tail || !shm.fb_tail || !shm.fb_ring_run ||
+        !shm.held)
         return LMPI_ERR_NO_MEM;
-    shm.fb_lines = shm.hdr->fb_lines;
-    shm.fb_mask = shm.fb_lines - 1;
-    shm.ring_bytes = (size_t)shm.fb_lines * FB_LINE;
+    shm.fb_units = shm.hdr->fb_units;
+    shm.fb_mask = shm.fb_units - 1;
+    shm.ring_bytes = (size_t)shm.fb_units * FB_UNIT;
     shm.slot_row = fastbox_slot_at(me, 0);
     shm.slot_column = fastbox_slot_at(0, me);
     shm.ring_row = fastbox_ring_at(me, 0);
@@ -565,6 +558,7 @@ void lmpi_shm_finalize(void)
     lmpi_free(shm.fb_head);
     lmpi_free(shm.fb_seen_tail);
     lmpi_free(shm.fb_tail);
+    lmpi_free(shm.fb_ring_run);
     lmpi_free(shm.held);
     lmpi_free(bounce_mem); /* this thread's; others' go with the process */
     bounce_mem = NULL;
@@ -759,37 +753,49 @@ static inline void write_payload(char *dst, const void *payload, size_t len, lmp
 static inline bool fastbox_put(int dest, uint32_t seq, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
                                lmpi_pkt_fill fill, void *arg)
 {
-    uint32_t need = (uint32_t)((FB_REC_HDR + len + FB_LINE - 1) / FB_LINE);
+    bool compact = hdr->type == LMPI_PKT_EAGER && !hdr->tr && !hdr->rreq && !hdr->addr && hdr->len == len;
+    size_t head_bytes = compact ? sizeof(fastbox_compact) : sizeof(fastbox_whole);
+    uint32_t need = (uint32_t)((head_bytes + len + FB_UNIT - 1) / FB_UNIT);
     uint32_t head = shm.fb_head[dest], pos = head & shm.fb_mask;
-    uint32_t skip = pos + need > shm.fb_lines ? shm.fb_lines - pos : 0;
-    if (head + skip + need - shm.fb_seen_tail[dest] > shm.fb_lines) {
-        /* acquire: the receiver is done with the lines it says it has read */
+    uint32_t skip = pos + need > shm.fb_units ? shm.fb_units - pos : 0;
+    if (head + skip + need - shm.fb_seen_tail[dest] > shm.fb_units) {
+        /* acquire: the receiver is done with the units it says it has read */
         shm.fb_seen_tail[dest] = atomic_load_explicit(fastbox_tail(dest, shm.me), memory_order_acquire);
-        if (head + skip + need - shm.fb_seen_tail[dest] > shm.fb_lines)
+        if (head + skip + need - shm.fb_seen_tail[dest] > shm.fb_units)
             return false;
     }
     char *ring = shm.ring_column + (size_t)dest * shm.n * shm.ring_bytes;
-    fastbox_record *r = (fastbox_record *)(ring + (size_t)pos * FB_LINE);
+    fastbox_record *r = (fastbox_record *)(ring + (size_t)pos * FB_UNIT);
     if (skip) {
         r->len = FB_SKIP;
-        r->lines = skip;
+        r->units = (uint8_t)skip;
         atomic_store_explicit(&r->mark, fastbox_mark(head), memory_order_release);
         head += skip;
         r = (fastbox_record *)ring;
     }
-    r->seq = seq;
-    r->len = (uint32_t)len;
-    r->lines = need;
-    r->hdr = *hdr;
-    write_payload((char *)r + FB_REC_HDR, payload, len, fill, arg);
+    r->len = (uint16_t)len;
+    r->units = (uint8_t)need;
+    r->whole = !compact;
+    r->seq = (uint16_t)seq;
+    r->type = hdr->type;
+    r->flags = hdr->flags;
+    r->ctx = hdr->ctx;
+    if (compact) {
+        fastbox_compact *c = (fastbox_compact *)r;
+        c->rank = hdr->rank;
+        c->tag = hdr->tag;
+        c->sreq = hdr->sreq;
+    } else
+        ((fastbox_whole *)r)->hdr = *hdr;
+    write_payload((char *)r + head_bytes, payload, len, fill, arg);
     atomic_store_explicit(&r->mark, fastbox_mark(head), memory_order_release);
     shm.fb_head[dest] = head + need;
     return true;
 }
 
-uint32_t lmpi_shm_fastbox_head(int dest, uint32_t *ring_lines)
+uint32_t lmpi_shm_fastbox_head(int dest, uint32_t *ring_units)
 {
-    *ring_lines = shm.fb_lines;
+    *ring_units = shm.fb_units;
     return shm.fb_head[dest];
 }
 
@@ -801,13 +807,22 @@ static inline lmpi_status send_core(int dest, const lmpi_pkt_hdr *hdr, const voi
     uint32_t seq = shm.send_seq[dest];
     if (len <= shm.fb_max) {
         fastbox_slot *fb = (fastbox_slot *)(shm.slot_column + (size_t)dest * shm.n * FB_SLOT);
-        if (!atomic_load_explicit(&fb->full, memory_order_acquire)) {
+        /* A sender that runs ahead finds the slot full: the receiver has not
+         * read it yet.  Looking costs a cache miss on a line the receiver
+         * writes (a third of a streaming send's time), so after finding it
+         * full the next FB_RING_RUN sends go to the ring without looking.  A
+         * ping-pong always finds the slot empty and never skips it. */
+        if (shm.fb_ring_run[dest] && shm.fb_units && fastbox_put(dest, seq, hdr, payload, len, fill, arg))
+            shm.fb_ring_run[dest]--;
+        else if (!atomic_load_explicit(&fb->full, memory_order_acquire)) {
             fb->seq = seq;
             fb->len = (uint32_t)len;
             fb->hdr = *hdr;
             write_payload((char *)fb + FB_SLOT_HDR, payload, len, fill, arg);
             atomic_store_explicit(&fb->full, 1, memory_order_release);
-        } else if (!shm.fb_lines || !fastbox_put(dest, seq, hdr, payload, len, fill, arg))
+        } else if (shm.fb_units && fastbox_put(dest, seq, hdr, payload, len, fill, arg))
+            shm.fb_ring_run[dest] = FB_RING_RUN;
+        else
             goto cell;
         if (!shm.scan_fastboxes)
             atomic_fetch_or_explicit(&bitmap_of(dest)[shm.me / 64], 1ull << (shm.me % 64), memory_order_release);
@@ -873,44 +888,44 @@ lmpi_status lmpi_shm_send_pkt_fill(int dest, const lmpi_pkt_hdr *hdr, size_t len
     return send_linked(dest, hdr, NULL, len, fill, arg);
 }
 
-/* Clears the first word of every line of a consumed record but its first:
- * they held payload, which a later lap's record may start on, and stale
- * bytes there must never read as that record's mark.  (The first line holds
- * an older lap's mark, which differs.)  Done before the read position is
- * published, so before the sender may write there again. */
-static void forget_lines(fastbox_record *r)
+/* Clears the first word of every unit of a consumed record but its first:
+ * they held header words or payload, which a later lap's record may start
+ * on, and stale bytes there must never read as that record's mark.  (The
+ * first unit holds an older lap's mark, which differs.)  Done before the
+ * read position is published, so before the sender may write there again. */
+static void forget_units(fastbox_record *r)
 {
-    for (uint32_t i = 1; i < r->lines; i++)
-        atomic_store_explicit(&((fastbox_record *)((char *)r + (size_t)i * FB_LINE))->mark, 0, memory_order_relaxed);
+    for (uint32_t i = 1; i < r->units; i++)
+        atomic_store_explicit(&((fastbox_record *)((char *)r + (size_t)i * FB_UNIT))->mark, 0, memory_order_relaxed);
 }
 
-/* Whether the line at src's ring read position holds a record (or a skip):
+/* Whether the unit at src's ring read position holds a record (or a skip):
  * one load, inlined in the poll loop. */
 static inline bool fastbox_ring_news(int src)
 {
-    if (!shm.fb_lines)
+    if (!shm.fb_units)
         return false;
     uint32_t tail = shm.fb_tail[src];
     const fastbox_record *r =
-        (const fastbox_record *)(shm.ring_row + (size_t)src * shm.ring_bytes + (size_t)(tail & shm.fb_mask) * FB_LINE);
+        (const fastbox_record *)(shm.ring_row + (size_t)src * shm.ring_bytes + (size_t)(tail & shm.fb_mask) * FB_UNIT);
     return atomic_load_explicit(&r->mark, memory_order_relaxed) == fastbox_mark(tail);
 }
 
 /* The next record of src's ring, past any skip; NULL: none written yet. */
 static fastbox_record *fastbox_next(int src)
 {
-    if (!shm.fb_lines)
+    if (!shm.fb_units)
         return NULL;
     char *ring = shm.ring_row + (size_t)src * shm.ring_bytes;
     for (;;) {
         uint32_t tail = shm.fb_tail[src];
-        fastbox_record *r = (fastbox_record *)(ring + (size_t)(tail & shm.fb_mask) * FB_LINE);
+        fastbox_record *r = (fastbox_record *)(ring + (size_t)(tail & shm.fb_mask) * FB_UNIT);
         if (atomic_load_explicit(&r->mark, memory_order_acquire) != fastbox_mark(tail))
             return NULL;
         if (r->len != FB_SKIP)
             return r;
-        forget_lines(r);
-        shm.fb_tail[src] = tail + r->lines;
+        forget_units(r);
+        shm.fb_tail[src] = tail + r->units;
     }
 }
 
@@ -928,10 +943,17 @@ static void deliver_slot(int src, fastbox_slot *fb)
 
 static void deliver_record(int src, fastbox_record *r)
 {
-    lmpi_tr_deliver(src, &r->hdr, (char *)r + FB_REC_HDR, r->len);
+    if (r->whole)
+        lmpi_tr_deliver(src, &((fastbox_whole *)r)->hdr, (char *)r + sizeof(fastbox_whole), r->len);
+    else {
+        const fastbox_compact *c = (const fastbox_compact *)r;
+        lmpi_pkt_hdr h = {.type = r->type, .flags = r->flags, .rank = c->rank, .tag = c->tag, .ctx = r->ctx,
+                          .len = r->len, .sreq = c->sreq};
+        lmpi_tr_deliver(src, &h, (char *)r + sizeof(fastbox_compact), r->len);
+    }
     shm.recv_seq[src]++;
-    forget_lines(r);
-    shm.fb_tail[src] += r->lines;
+    forget_units(r);
+    shm.fb_tail[src] += r->units;
 }
 
 /* Delivers the next packet of src if its slot or ring holds it (true). */
@@ -944,7 +966,7 @@ static bool fastbox_deliver_next(int src, bool *ahead)
         return true;
     }
     fastbox_record *r = fastbox_next(src);
-    if (r && r->seq == shm.recv_seq[src]) {
+    if (r && r->seq == (uint16_t)shm.recv_seq[src]) {
         deliver_record(src, r);
         return true;
     }

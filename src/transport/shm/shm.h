@@ -20,7 +20,7 @@ lmpi_status lmpi_shm_bridge_open(const char *kvsname, int rank);
 size_t lmpi_shm_segment_size(void);
 /* Lines written so far into local rank dest's fast-box ring, and the ring's
  * length in lines (unit tests aim payloads at the ring's positions). */
-uint32_t lmpi_shm_fastbox_head(int dest, uint32_t *ring_lines);
+uint32_t lmpi_shm_fastbox_head(int dest, uint32_t *ring_units);
 /* The segment's notice board of failed processes (notice.h); NULL without
  * a segment. */
 const lmpi_notice *lmpi_shm_notice(void);
