@@ -23,7 +23,7 @@ check "$?" "127" "a program that cannot start"
 check "$?" "1" "unknown options are rejected"
 # help on stdout with status 0, as Hydra and Open MPI (mpiexec --help | less)
 out=$("$m" --help 2>/dev/null | head -1)
-check "$out" "usage: mpiexec [options] program [args...]" "--help on stdout"
+check "$out" "usage: mpiexec [options] program [args...] [: [-n N] [-wdir DIR] [-env NAME VALUE] program2 [args...] ...]" "--help on stdout"
 "$m" --help >/dev/null 2>&1
 check "$?" "0" "--help exits 0"
 out=$("$m" --version 2>/dev/null | head -1)
@@ -37,6 +37,14 @@ MPIEXEC_TIMEOUT=30 "$m" --timeout 1 -n 2 sleep 20 2>/dev/null
 check "$?" "124" "--timeout wins over MPIEXEC_TIMEOUT"
 MPIEXEC_TIMEOUT=soon "$m" -n 1 true 2>/dev/null
 check "$?" "1" "an invalid MPIEXEC_TIMEOUT is rejected"
+# MPMD (':'): one job, the applications' ranks in turn (tests/mpi/t_mpmd.c
+# checks MPI_APPNUM), each application's -n, -wdir and -env its own
+out=$("$m" -n 2 sh -c 'echo "$PMI_RANK/$PMI_SIZE a ${C:-none} $(pwd)"' : -n 2 -wdir / -env C blue sh -c 'echo "$PMI_RANK/$PMI_SIZE b $C $(pwd)"' : sh -c 'echo "$PMI_RANK/$PMI_SIZE c ${C:-none}"' | sort)
+check "$out" "$(printf '0/5 a none %s\n1/5 a none %s\n2/5 b blue /\n3/5 b blue /\n4/5 c none' "$(pwd)" "$(pwd)")" "MPMD: ranks, -n, -wdir and -env per application"
+"$m" -n 2 true : 2>/dev/null
+check "$?" "1" "MPMD: a ':' with no program after it is rejected"
+"$m" -n 2 true : --tag-output true 2>/dev/null
+check "$?" "1" "MPMD: a job option after ':' is rejected"
 "$m" -n 2 --host far-away-host true 2>/dev/null
 check "$?" "1" "--host other than this machine is rejected"
 

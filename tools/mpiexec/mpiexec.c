@@ -236,6 +236,8 @@ static void launcher_ended(pid_t pid, int status)
 int main(int argc, char **argv)
 {
     int first = parse_args(argc, argv);
+    app_t *apps = NULL;
+    int napps = job.singleton_kvs ? 0 : parse_apps(argc, argv, first, &apps);
     if (job.singleton_kvs) {
         adopt_singleton();
     } else {
@@ -281,11 +283,13 @@ int main(int argc, char **argv)
         /* spawned jobs run on this machine, the others' ranks elsewhere:
          * their processes reach each other over the network (src/dpm) */
         setenv("LMPI_DPM_NET", "1", 1);
+        if (napps > 1)
+            die("several applications (':') run on this host only for now: with --host or --hostfile, "
+                "start one program (it may choose its part by rank)");
         job.app_argv = argv + first;
         start_proxies();
     } else if (!job.singleton_kvs) {
-        app_t app = {.nprocs = job.n, .execname = argv[first], .argv = argv + first + 1, .argc = argc - first - 1};
-        launch_job(0, &app, 1, false);
+        launch_job(0, apps, napps, false);
     }
     double deadline = job.timeout > 0 ? now() + job.timeout : 0;
     struct pollfd *pfd = NULL;

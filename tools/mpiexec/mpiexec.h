@@ -212,6 +212,7 @@ void barrier_check(job_t *jb);
 void add_env(const char *name, const char *value);
 bool is_this_host(const char *h);
 int parse_args(int argc, char **argv);
+int parse_apps(int argc, char **argv, int first, app_t **apps);
 
 /* kvs.c */
 void kv_set(kv_t **kvs, int *n, int *cap, const char *key, const char *value);

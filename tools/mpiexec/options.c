@@ -10,9 +10,10 @@ static void usage(void) { help(stderr, 1); }
 static void help(FILE *out, int status)
 {
     fprintf(out,
-            "usage: mpiexec [options] program [args...]\n"
+            "usage: mpiexec [options] program [args...] [: [-n N] [-wdir DIR] [-env NAME VALUE] program2 [args...] ...]\n"
             "  -h, --help              this help;  --version  LeanMPI's version\n"
-            "  -n, -np N               number of ranks (default 1)\n"
+            "  -n, -np N               number of ranks (default 1); after a ':', of that application\n"
+            "                          (MPMD: one job, the applications' ranks in turn, MPI_APPNUM 0, 1, ...)\n"
             "  -genv NAME VALUE        set an environment variable in every rank (also -env)\n"
             "  -x NAME[=VALUE]         export NAME (from mpiexec's environment, or VALUE)\n"
             "  --tag-output, -l        prefix every output line with [rank]\n"
@@ -327,4 +328,92 @@ int parse_args(int argc, char **argv)
     if (i >= argc)
         usage();
     return i;
+}
+
+static long rank_count(const char *opt, const char *v)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 1 || n > 100000)
+        die("%s '%s': invalid rank count", opt, v);
+    return n;
+}
+
+/* MPMD, as in MPICH's and Open MPI's mpiexec (and the MPI standard's
+ * mpiexec): "mpiexec -n 2 a x : -n 3 b y" is one job of 5 ranks, ranks 0-1
+ * running "a x" and 2-4 "b y", whose MPI_APPNUM is 0 and 1.  The options
+ * before the first program hold for the whole job, its -n for the first
+ * application; after each ':' come one application's own -n/-np (default 1),
+ * -wdir DIR and -env NAME VALUE, then its program.  Returns the number of
+ * applications; job.n becomes their total.  The ':' words become NULL, so
+ * each application's arguments end there. */
+int parse_apps(int argc, char **argv, int first, app_t **out)
+{
+    app_t *apps = NULL;
+    int napps = 0, i = first;
+    long n = job.n, total = 0;
+    for (;;) {
+        if (i >= argc || !strcmp(argv[i], ":"))
+            die("a ':' with no program after it (mpiexec -n N PROGRAM ARGS : -n M PROGRAM2 ARGS2 ...)");
+        int end = i;
+        while (end < argc && strcmp(argv[end], ":"))
+            end++;
+        if (!(apps = realloc(apps, sizeof(app_t) * (size_t)(napps + 1))))
+            die("out of memory");
+        app_t *ap = &apps[napps];
+        if (napps == 0)
+            memset(ap, 0, sizeof(*ap)); /* later ones were set while reading their options */
+        ap->nprocs = (int)n;
+        ap->execname = argv[i];
+        ap->argv = argv + i + 1;
+        ap->argc = end - i - 1;
+        napps++;
+        if ((total += n) > 100000)
+            die("%ld ranks in all: more than 100000", total);
+        if (end >= argc)
+            break;
+        argv[end] = NULL;
+        i = end + 1;
+        n = 1;
+        if (!(apps = realloc(apps, sizeof(app_t) * (size_t)(napps + 1))))
+            die("out of memory");
+        memset(&apps[napps], 0, sizeof(app_t));
+        for (; i < argc && argv[i][0] == '-'; i++) {
+            const char *a = argv[i];
+            if (!strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--n") || !strcmp(a, "--np")) {
+                if (i + 1 >= argc)
+                    die("%s after ':' needs a rank count", a);
+                n = rank_count(a, argv[++i]);
+            } else if (!strcmp(a, "-wdir") || !strcmp(a, "--wdir") || !strcmp(a, "-env") || !strcmp(a, "--env")) {
+                bool env = strstr(a, "env") != NULL;
+                if (i + 1 + env >= argc)
+                    die("%s after ':' needs %s", a, env ? "a name and a value" : "a directory");
+                app_t *ap2 = &apps[napps];
+                ap2->info_k = realloc(ap2->info_k, sizeof(char *) * (size_t)(ap2->ninfo + 1));
+                ap2->info_v = realloc(ap2->info_v, sizeof(char *) * (size_t)(ap2->ninfo + 1));
+                if (!ap2->info_k || !ap2->info_v)
+                    die("out of memory");
+                if (env) {
+                    if (launcher_owned(argv[i + 1]) || !*argv[i + 1] || strchr(argv[i + 1], '='))
+                        die("%s '%s': not a variable a rank may be given", a, argv[i + 1]);
+                    size_t len = strlen(argv[i + 1]) + strlen(argv[i + 2]) + 2;
+                    char *kv = malloc(len);
+                    if (!kv)
+                        die("out of memory");
+                    snprintf(kv, len, "%s=%s", argv[i + 1], argv[i + 2]);
+                    ap2->info_k[ap2->ninfo] = (char *)"lmpi:env"; /* (not an info key of the standard: mpiexec's own) */
+                    ap2->info_v[ap2->ninfo++] = kv;
+                    i += 2;
+                } else {
+                    ap2->info_k[ap2->ninfo] = (char *)"wdir";
+                    ap2->info_v[ap2->ninfo++] = argv[++i];
+                }
+            } else
+                die("'%s' after ':': only -n/-np, -wdir and -env apply to one application; the job's "
+                    "options go before the first program", a);
+        }
+    }
+    job.n = (int)total;
+    *out = apps;
+    return napps;
 }

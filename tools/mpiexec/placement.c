@@ -222,6 +222,9 @@ void launch_job(int j, const app_t *apps, int napps, bool spawned)
                 if (!spawned && job.rank_env[r])
                     for (char *e = strtok(job.rank_env[r], "\n"); e; e = strtok(NULL, "\n"))
                         putenv(e);
+                for (int i = 0; !spawned && i < ap->ninfo; i++) /* an MPMD application's -env */
+                    if (ap->info_k[i] && !strcmp(ap->info_k[i], "lmpi:env"))
+                        putenv(ap->info_v[i]);
                 int fd = dup(sp[1]); /* without CLOEXEC */
                 char v[32];
                 snprintf(v, sizeof(v), "%d", fd);
