@@ -117,6 +117,23 @@ static void held(int src, int64_t delta)
     send_control(src, &h);
 }
 
+/* A sender that posts sends without waiting (an MPI_Isend loop) hears a
+ * receiver's LMPI_PKT_THROTTLE only when it polls: before, such a loop
+ * polled only when the network refused a send (its queue full, a few MiB
+ * later), and a receiver held up to 4 MiB instead of about 1
+ * (hosts.mpiexec.4's t_pt2pt producer_runs_ahead, under a busy machine).
+ * So every NET_POLL_EVERY eager bytes sent to other hosts, the sender polls. */
+#define NET_POLL_EVERY (NET_HELD_HIGH / 4)
+static uint64_t net_eager_unpolled;
+
+static void net_eager_sent(size_t bytes)
+{
+    if ((net_eager_unpolled += bytes) < NET_POLL_EVERY)
+        return;
+    net_eager_unpolled = 0;
+    lmpi_progress_poll();
+}
+
 /* A peer on another host asks for rendezvous (tag 1) or lets us send eagerly again. */
 static void throttle_packet(int src, const lmpi_pkt_hdr *h)
 {
@@ -309,6 +326,7 @@ void lmpi_pt2pt_finalize(void)
     lmpi_free(net_flow.asked);
     lmpi_free(net_flow.throttled);
     memset(&net_flow, 0, sizeof(net_flow));
+    net_eager_unpolled = 0;
     lmpi_match_finalize();
     if (unexpected_pool.obj_size)
         lmpi_pool_destroy(&unexpected_pool);
@@ -548,6 +566,8 @@ lmpi_status lmpi_pt2pt_isend_dt(const void *buf, MPI_Count count, lmpi_datatype 
         complete_send(r);
         return LMPI_OK;
     }
+    if (bytes > LMPI_EAGER_ALWAYS && lmpi_tr_remote(peer))
+        net_eager_sent(bytes); /* (may learn here that peer asks for rendezvous) */
     if (eager_ok(peer, bytes)) {
         h.type = LMPI_PKT_EAGER;
         h.flags = mode == LMPI_MODE_SYNC ? LMPI_PKT_SYNC : 0;
