@@ -62,9 +62,9 @@ static void cleanup_shm(void)
  * direct child) has gone. */
 static void signal_rank(const rank_t *rk, int sig)
 {
-    if (rk->pgid > 0)
-        kill(-rk->pgid, sig);
-    else if (!rk->exited && rk->pid > 0)
+    if (rk->pgid > 0 && kill(-rk->pgid, sig) == 0)
+        return;
+    if (!rk->exited && rk->pid > 0) /* (also before the child made its group) */
         kill(rk->pid, sig);
 }
 

@@ -262,10 +262,8 @@ void launch_job(int j, const app_t *apps, int napps, bool spawned)
             memset(rk, 0, sizeof(*rk));
             rk->host = -1;
             rk->pid = pid;
-            if (!(r == 0 && !spawned && tty_stdin)) {
-                setpgid(pid, pid); /* also here: no window where a signal to the group misses it */
-                rk->pgid = pid;
-            }
+            if (!(r == 0 && !spawned && tty_stdin))
+                rk->pgid = pid; /* (the child's own session: lmpi_launch_child_prepare) */
             fcntl(sp[0], F_SETFL, O_NONBLOCK);
             rk->job = j;
             rk->rank = r;

@@ -100,14 +100,33 @@ int lmpi_proxy_read_line(int fd, char *out, size_t len)
     return (int)n;
 }
 
+/* own_group: the rank gets a session of its own (and with it a process
+ * group, so that a wrapper's children are signalled with it), as Hydra's
+ * proxy gives each of MPICH's ranks.  With the kernel's automatic grouping
+ * of sessions (sched_autogroup, on in most distributions) the scheduler
+ * shares the processors between sessions first: ranks left in the
+ * launcher's session shared one share among themselves and every busy
+ * process of that session, and two ranks beside four busy loops ran apart,
+ * an 8-byte allreduce taking 100-300 us in most runs (MPICH: 1-4 us);
+ * docs/performance.md, session 54. */
 void lmpi_launch_child_prepare(int own_group)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (own_group)
+    if (own_group && setsid() < 0)
         setpgid(0, 0);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* Signals the process group a child made itself leader of, or the child
+ * alone while it has not got there yet (fork to setsid: the group does not
+ * exist; the child has started nothing else).  (The parent cannot make the
+ * group itself, as it did with setpgid: a group leader cannot call setsid.) */
+void lmpi_launch_kill_group(pid_t pid, int sig)
+{
+    if (kill(-pid, sig) != 0 && errno == ESRCH)
+        kill(pid, sig);
 }
 
 void lmpi_launch_prepend_path(const char *dir)
@@ -277,7 +296,6 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
             fprintf(stderr, "mpiexec: cannot execute '%s' on host %d: %s\n", argv[0], host, strerror(errno));
             _exit(127);
         }
-        setpgid(pid, pid);
         ranks[i].pid = pid;
         for (int s = 0; s < nstreams; s++)
             close(fds[s]);
@@ -333,11 +351,11 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
             else if (sscanf(line, "kill %d", &sig) == 1)
                 for (int i = 0; i < nr; i++)
                     if (!ranks[i].exited)
-                        kill(-ranks[i].pid, sig);
+                        lmpi_launch_kill_group(ranks[i].pid, sig);
         }
     }
     for (int i = 0; i < nr; i++)
         if (!ranks[i].exited)
-            kill(-ranks[i].pid, SIGKILL);
+            lmpi_launch_kill_group(ranks[i].pid, SIGKILL);
     return left > 0 ? 1 : 0;
 }

@@ -4,6 +4,7 @@
 #define LMPI_MPIEXEC_PROXY_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define LMPI_PROXY_SECRET 32 /* hex digits: 128 random bits */
 #define LMPI_PROXY_LINE 8192
@@ -19,6 +20,7 @@ int lmpi_proxy_read_line(int fd, char *out, size_t len);
 /* In a child about to exec a rank or a proxy: die with the parent
  * (SIGKILL), its own process group unless told not to, no signal blocked. */
 void lmpi_launch_child_prepare(int own_group);
+void lmpi_launch_kill_group(pid_t pid, int sig);
 /* Block SIGCHLD, SIGINT, SIGTERM and SIGHUP and return a signalfd that
  * reports them (the event loops of mpiexec and the proxy poll it). */
 int lmpi_launch_signalfd(void);
