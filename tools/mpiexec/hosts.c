@@ -138,7 +138,7 @@ static void start_proxy(int h)
     if (pid < 0)
         die("fork failed for host %s: %s", ho->name, strerror(errno));
     if (pid == 0) {
-        lmpi_launch_child_prepare(1);
+        lmpi_launch_child_prepare(1, false);
         dup2(in[0], 0);
         if (direct)
             execl(self, self, "--proxy", job.listen_addr, job.listen_port, idx, (char *)NULL);

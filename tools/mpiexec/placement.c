@@ -180,6 +180,10 @@ void launch_job(int j, const app_t *apps, int napps, bool spawned)
     snprintf(segname, sizeof(segname), "lmpi-%s", jb->kvsname);
     int seg = memfd_create(segname, MFD_CLOEXEC);
     bool tty_stdin = isatty(0);
+    int launching = 0;
+    for (int a = 0; a < napps; a++)
+        launching += apps[a].nprocs;
+    bool own_sessions = lmpi_launch_own_sessions(job.running + launching);
     for (int a = 0; a < napps; a++) {
         const app_t *ap = &apps[a];
         const char *wdir = app_info(ap, "wdir"), *path = app_info(ap, "path");
@@ -204,7 +208,7 @@ void launch_job(int j, const app_t *apps, int napps, bool spawned)
                  * own process group, so that a wrapper's children are
                  * signalled with it; rank 0 reading a terminal stays in the
                  * foreground group (a background group would stop on read). */
-                lmpi_launch_child_prepare(!(r == 0 && !spawned && tty_stdin));
+                lmpi_launch_child_prepare(!(r == 0 && !spawned && tty_stdin), own_sessions);
                 /* mpiexec's own stderr, for an exec that fails: the cause
                  * must come before mpiexec's report of the exit status,
                  * which the relayed pipe would not guarantee */
@@ -262,8 +266,11 @@ void launch_job(int j, const app_t *apps, int napps, bool spawned)
             memset(rk, 0, sizeof(*rk));
             rk->host = -1;
             rk->pid = pid;
-            if (!(r == 0 && !spawned && tty_stdin))
-                rk->pgid = pid; /* (the child's own session: lmpi_launch_child_prepare) */
+            if (!(r == 0 && !spawned && tty_stdin)) {
+                if (!own_sessions) /* (a session the child makes itself: lmpi_launch_child_prepare) */
+                    setpgid(pid, pid); /* also here: no window where a signal to the group misses it */
+                rk->pgid = pid;
+            }
             fcntl(sp[0], F_SETFL, O_NONBLOCK);
             rk->job = j;
             rk->rank = r;

@@ -100,19 +100,30 @@ int lmpi_proxy_read_line(int fd, char *out, size_t len)
     return (int)n;
 }
 
-/* own_group: the rank gets a session of its own (and with it a process
- * group, so that a wrapper's children are signalled with it), as Hydra's
- * proxy gives each of MPICH's ranks.  With the kernel's automatic grouping
- * of sessions (sched_autogroup, on in most distributions) the scheduler
- * shares the processors between sessions first: ranks left in the
- * launcher's session shared one share among themselves and every busy
- * process of that session, and two ranks beside four busy loops ran apart,
- * an 8-byte allreduce taking 100-300 us in most runs (MPICH: 1-4 us);
+/* own_group: the rank is a process group of its own, so that a wrapper's
+ * children are signalled with it.  own_session: also a session of its own,
+ * as Hydra's proxy gives each of MPICH's ranks, when the node has a
+ * processor for each of the job's ranks (lmpi_launch_own_sessions).  With
+ * the kernel's automatic grouping of sessions (sched_autogroup, on in most
+ * distributions) the scheduler shares the processors between sessions
+ * first: ranks left in the launcher's session shared one share among
+ * themselves and every busy process of that session, and two ranks beside
+ * four busy loops seldom ran at the same time (an 8-byte allreduce: 0.1-32
+ * us a run, 100-300 beside eight loops; MPICH 0.3-6).  A job with more ranks
+ * than processors stays in one session: its ranks hand the processor to
+ * each other, and in sessions of their own a yield goes to whoever else
+ * runs (4 ranks on 2 cores beside a second job: 70-150 us against 3-13);
  * docs/performance.md, session 54. */
-void lmpi_launch_child_prepare(int own_group)
+bool lmpi_launch_own_sessions(int ranks_here)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 && ranks_here <= cores;
+}
+
+void lmpi_launch_child_prepare(int own_group, bool own_session)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (own_group && setsid() < 0)
+    if (own_group && (!own_session || setsid() < 0))
         setpgid(0, 0);
     sigset_t none;
     sigemptyset(&none);
@@ -121,8 +132,9 @@ void lmpi_launch_child_prepare(int own_group)
 
 /* Signals the process group a child made itself leader of, or the child
  * alone while it has not got there yet (fork to setsid: the group does not
- * exist; the child has started nothing else).  (The parent cannot make the
- * group itself, as it did with setpgid: a group leader cannot call setsid.) */
+ * exist; the child has started nothing else).  (Where the child makes a
+ * session the parent cannot make the group itself, as with setpgid: a group
+ * leader cannot call setsid.) */
 void lmpi_launch_kill_group(pid_t pid, int sig)
 {
     if (kill(-pid, sig) != 0 && errno == ESRCH)
@@ -244,6 +256,7 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
     int sfd = lmpi_launch_signalfd();
     /* this host's segment: its ranks inherit it, nobody else can name it */
     int seg = memfd_create("lmpi-host", MFD_CLOEXEC);
+    bool own_sessions = lmpi_launch_own_sessions(nr);
     for (int i = 0; i < nr; i++) {
         int fds[4] = {-1, -1, -1, -1}, nstreams = ranks[i].rank == 0 && !spawned ? 4 : 3;
         char ok[8];
@@ -263,7 +276,7 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
         if (pid < 0)
             proxy_die(host, "fork failed for rank %d: %s", ranks[i].rank, strerror(errno));
         if (pid == 0) {
-            lmpi_launch_child_prepare(1);
+            lmpi_launch_child_prepare(1, own_sessions);
             int devnull = fds[3] >= 0 ? fds[3] : open("/dev/null", O_RDONLY);
             if (devnull >= 0)
                 dup2(devnull, 0);
@@ -296,6 +309,8 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
             fprintf(stderr, "mpiexec: cannot execute '%s' on host %d: %s\n", argv[0], host, strerror(errno));
             _exit(127);
         }
+        if (!own_sessions)
+            setpgid(pid, pid); /* also here: no window where a signal to the group misses it */
         ranks[i].pid = pid;
         for (int s = 0; s < nstreams; s++)
             close(fds[s]);

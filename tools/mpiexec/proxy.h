@@ -3,6 +3,7 @@
 #ifndef LMPI_MPIEXEC_PROXY_H
 #define LMPI_MPIEXEC_PROXY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -19,7 +20,8 @@ int lmpi_proxy_send(int fd, const char *fmt, ...) __attribute__((format(printf, 
 int lmpi_proxy_read_line(int fd, char *out, size_t len);
 /* In a child about to exec a rank or a proxy: die with the parent
  * (SIGKILL), its own process group unless told not to, no signal blocked. */
-void lmpi_launch_child_prepare(int own_group);
+bool lmpi_launch_own_sessions(int ranks_here);
+void lmpi_launch_child_prepare(int own_group, bool own_session);
 void lmpi_launch_kill_group(pid_t pid, int sig);
 /* Block SIGCHLD, SIGINT, SIGTERM and SIGHUP and return a signalfd that
  * reports them (the event loops of mpiexec and the proxy poll it). */
