@@ -155,6 +155,21 @@ static void parse_hostfile(const char *path)
         die("--hostfile %s names no host", path);
 }
 
+/* -n, -np (and Open MPI's --n, --np): a rank count follows */
+static bool is_count_option(const char *a)
+{
+    return !strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--n") || !strcmp(a, "--np");
+}
+
+static long rank_count(const char *opt, const char *v)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 1 || n > 100000)
+        die("%s '%s': invalid rank count", opt, v);
+    return n;
+}
+
 int parse_args(int argc, char **argv)
 {
     job.n = 1;
@@ -175,14 +190,10 @@ int parse_args(int argc, char **argv)
             i++;
             break;
         }
-        if (!strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--n") || !strcmp(a, "--np")) {
+        if (is_count_option(a)) {
             if (i + 1 >= argc)
                 usage();
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 100000)
-                die("invalid rank count '%s'", argv[i]);
-            job.n = (int)v;
+            job.n = (int)rank_count(a, argv[++i]);
         } else if (!strcmp(a, "-genv") || !strcmp(a, "-env") || !strcmp(a, "--genv")) {
             if (i + 2 >= argc)
                 usage();
@@ -330,15 +341,6 @@ int parse_args(int argc, char **argv)
     return i;
 }
 
-static long rank_count(const char *opt, const char *v)
-{
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (*end || n < 1 || n > 100000)
-        die("%s '%s': invalid rank count", opt, v);
-    return n;
-}
-
 /* MPMD, as in MPICH's and Open MPI's mpiexec (and the MPI standard's
  * mpiexec): "mpiexec -n 2 a x : -n 3 b y" is one job of 5 ranks, ranks 0-1
  * running "a x" and 2-4 "b y", whose MPI_APPNUM is 0 and 1.  The options
@@ -380,7 +382,7 @@ int parse_apps(int argc, char **argv, int first, app_t **out)
         memset(&apps[napps], 0, sizeof(app_t));
         for (; i < argc && argv[i][0] == '-'; i++) {
             const char *a = argv[i];
-            if (!strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--n") || !strcmp(a, "--np")) {
+            if (is_count_option(a)) {
                 if (i + 1 >= argc)
                     die("%s after ':' needs a rank count", a);
                 n = rank_count(a, argv[++i]);
