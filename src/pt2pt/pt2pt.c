@@ -64,7 +64,10 @@ static struct {
  * longer), sent when the bytes held from that peer pass NET_HELD_HIGH and
  * when they fall back to NET_HELD_LOW.  Measured between two emulated hosts:
  * 640 messages of 16 KiB sent ahead of their receives were all held (10 MiB)
- * before this.  Processes of other groups (the bridge) are not covered. */
+ * before this.  Processes of other groups (the bridge) are not covered, and
+ * between hosts the bound holds only while the receiver keeps reading: a
+ * burst sent while it is descheduled waits in the network's buffers, out of
+ * its reach (sender-side credits would bound that; not built). */
 #define NET_HELD_HIGH ((uint64_t)1 << 20)
 #define NET_HELD_LOW (NET_HELD_HIGH / 4)
 static struct {
