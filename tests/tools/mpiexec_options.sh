@@ -48,19 +48,41 @@ check "$?" "1" "MPMD: a job option after ':' is rejected"
 "$m" -n 2 --host far-away-host true 2>/dev/null
 check "$?" "1" "--host other than this machine is rejected"
 
-# SIGTERM to mpiexec stops every rank
-tmp=$(mktemp -d)
-"$m" -n 3 sh -c 'echo $$ > '"$tmp"'/pid.$PMI_RANK; exec sleep 60' &
-job=$!
-for i in 1 2 3 4 5 6 7 8 9 10; do [ -f "$tmp/pid.2" ] && [ -f "$tmp/pid.0" ] && [ -f "$tmp/pid.1" ] && break; sleep 0.2; done
-sleep 0.2
-kill -TERM $job
-wait $job
-check "$?" "143" "SIGTERM stops the job with status 128+15"
-sleep 0.3
-for f in "$tmp"/pid.*; do
-    p=$(cat "$f")
-    if kill -0 "$p" 2>/dev/null; then echo "FAIL: rank process $p survived"; fail=1; kill -9 "$p"; fi
+# Sessions (tools/mpiexec/README.md): where the node has a processor for
+# each rank, every rank leads a session of its own; a job with more ranks
+# than processors is one session of its own, led by mpiexec's child, not
+# the launcher's (the scheduler's autogroups)
+np=$(getconf _NPROCESSORS_ONLN)
+n=$((np + 1))
+out=$("$m" -n "$np" sh -c 'set -- $(cat /proc/$$/stat); [ "$6" = $$ ] && echo own || echo "session $6, pid $$"' | sort -u)
+check "$out" "own" "$np ranks on $np processors: each leads a session"
+set -- $(cat /proc/$$/stat)
+here=$6
+out=$("$m" -n "$n" sh -c 'set -- $(cat /proc/$$/stat); echo "$6 $(cat /proc/$6/comm)"' | sort -u)
+check "$(echo "$out" | wc -l) ${out#* }" "1 mpiexec" "$n ranks on $np processors: one session, led by mpiexec"
+check "$([ "${out%% *}" != "$here" ] && echo other)" "other" "$n ranks on $np processors: not the launcher's session"
+"$m" -n "$n" sh -c 'exit 7' 2>/dev/null
+check "$?" "7" "a job in a session of its own: the exit status comes back"
+
+# SIGTERM to mpiexec stops every rank (both ways of starting them);
+# SIGKILL too, through the ranks' parent-death signal
+for sig in TERM:$np TERM:$n KILL:$n; do
+    tmp=$(mktemp -d)
+    ranks=${sig#*:}
+    "$m" -n "$ranks" sh -c 'echo $$ > '"$tmp"'/pid.$PMI_RANK; exec sleep 60' 2>/dev/null &
+    job=$!
+    for i in $(seq 50); do [ "$(ls "$tmp" | wc -l)" = "$ranks" ] && break; sleep 0.2; done
+    sleep 0.2
+    kill -"${sig%:*}" $job
+    wait $job
+    check "$?" "$([ "${sig%:*}" = TERM ] && echo 143 || echo 137)" "SIG${sig%:*} to mpiexec of $ranks ranks: its status"
+    sleep 0.3
+    for f in "$tmp"/pid.*; do
+        p=$(cat "$f")
+        # (a rank whose parent was killed may wait as a zombie for init)
+        state=$(cut -d' ' -f3 /proc/"$p"/stat 2>/dev/null)
+        if [ -n "$state" ] && [ "$state" != Z ]; then echo "FAIL: SIG${sig%:*}: rank process $p survived"; fail=1; kill -9 "$p"; fi
+    done
+    rm -rf "$tmp"
 done
-rm -rf "$tmp"
 exit $fail

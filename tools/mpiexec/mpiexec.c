@@ -264,6 +264,8 @@ int main(int argc, char **argv)
         }
     }
 
+    if (!job.remote && !job.singleton_kvs && !lmpi_launch_own_sessions(job.n))
+        lmpi_launch_job_session();
     int sfd = lmpi_launch_signalfd();
     signal(SIGPIPE, SIG_IGN);
     if (job.ft) /* the ranks' MPIX_FT, and the proxies post failures of their own */

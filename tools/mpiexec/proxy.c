@@ -120,6 +120,69 @@ bool lmpi_launch_own_sessions(int ranks_here)
     return cores > 0 && ranks_here <= cores;
 }
 
+/* A job with more ranks than processors here keeps its ranks out of
+ * sessions of their own (above) but should not share the launcher's session
+ * either: there they shared one scheduler share with every busy process the
+ * user's shell had started, and four ranks on two cores beside one busy loop
+ * took 6-180 us an 8-byte allreduce (median ~70), in a session of the job's
+ * own 3-21 (median ~7; docs/performance.md, session 55).  Only a process
+ * that leads no process group can call setsid(), and a launcher started
+ * from a shell leads one (the shell's job) or must stay in the terminal's
+ * session to hear its Ctrl-C, so the launcher forks: the child makes the
+ * session and goes on to start the job; the parent stays behind, passes on
+ * every signal a user or a batch system sends it, and exits as the child
+ * did.  The child dies with the parent, whatever kills it, and the ranks
+ * with the child. */
+void lmpi_launch_job_session(void)
+{
+    static const int relayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCONT};
+    sigset_t mask, old;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    for (size_t i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
+        sigaddset(&mask, relayed[i]);
+    sigprocmask(SIG_BLOCK, &mask, &old); /* nothing sent from here on is lost */
+    pid_t parent = getpid();
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0) { /* the job runs in the launcher's session, as before */
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return;
+    }
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(128 + SIGKILL);
+        setsid();
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return;
+    }
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(&mask, &si);
+        if (sig < 0)
+            continue;
+        if (sig != SIGCHLD) {
+            kill(child, sig);
+            continue;
+        }
+        int status;
+        pid_t w = waitpid(child, &status, WNOHANG);
+        if (w != child)
+            continue;
+        if (WIFEXITED(status))
+            exit(WEXITSTATUS(status));
+        int code = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+        signal(code, SIG_DFL);
+        sigset_t only;
+        sigemptyset(&only);
+        sigaddset(&only, code);
+        sigprocmask(SIG_UNBLOCK, &only, NULL);
+        raise(code);
+        exit(128 + code);
+    }
+}
+
 void lmpi_launch_child_prepare(int own_group, bool own_session)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -253,10 +316,12 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
     if (!argc || !nr || size < 1)
         proxy_die(host, "an incomplete job description");
 
+    bool own_sessions = lmpi_launch_own_sessions(nr);
+    if (!own_sessions)
+        lmpi_launch_job_session();
     int sfd = lmpi_launch_signalfd();
     /* this host's segment: its ranks inherit it, nobody else can name it */
     int seg = memfd_create("lmpi-host", MFD_CLOEXEC);
-    bool own_sessions = lmpi_launch_own_sessions(nr);
     for (int i = 0; i < nr; i++) {
         int fds[4] = {-1, -1, -1, -1}, nstreams = ranks[i].rank == 0 && !spawned ? 4 : 3;
         char ok[8];

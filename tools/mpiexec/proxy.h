@@ -22,6 +22,10 @@ int lmpi_proxy_read_line(int fd, char *out, size_t len);
  * (SIGKILL), its own process group unless told not to, no signal blocked. */
 bool lmpi_launch_own_sessions(int ranks_here);
 void lmpi_launch_child_prepare(int own_group, bool own_session);
+/* Go on in a forked child that leads a session of its own (a job with more
+ * ranks than processors: one scheduler share for the job); the original
+ * process relays signals to it and exits with its status. */
+void lmpi_launch_job_session(void);
 void lmpi_launch_kill_group(pid_t pid, int sig);
 /* Block SIGCHLD, SIGINT, SIGTERM and SIGHUP and return a signalfd that
  * reports them (the event loops of mpiexec and the proxy poll it). */
