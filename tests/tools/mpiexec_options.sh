@@ -64,6 +64,17 @@ check "$([ "${out%% *}" != "$here" ] && echo other)" "other" "$n ranks on $np pr
 "$m" -n "$n" sh -c 'exit 7' 2>/dev/null
 check "$?" "7" "a job in a session of its own: the exit status comes back"
 
+# Binding: a job with a rank per processor pins each rank to a processor
+# of its own, as Open MPI does; --bind-to none and larger jobs are not pinned
+mine=$(sed -n 's/^Cpus_allowed_list:\s*//p' /proc/$$/status)
+ncpu=$(nproc)  # (the processors this shell may use)
+out=$("$m" -n "$ncpu" sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/$$/status' | sort -n | uniq | grep -c '^[0-9][0-9]*$')
+check "$out" "$ncpu" "$ncpu ranks on $ncpu processors: one processor each"
+out=$("$m" -n "$ncpu" --bind-to none sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/$$/status' | sort -u)
+check "$out" "$mine" "--bind-to none: not pinned"
+out=$("$m" -n "$((ncpu + 1))" sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/$$/status' | sort -u)
+check "$out" "$mine" "$((ncpu + 1)) ranks on $ncpu processors: not pinned"
+
 # SIGTERM to mpiexec stops every rank (both ways of starting them);
 # SIGKILL too, through the ranks' parent-death signal
 for sig in TERM:$np TERM:$n KILL:$n; do

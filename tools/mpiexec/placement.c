@@ -141,12 +141,42 @@ void place_ranks(void)
     }
 }
 
+/* No --bind-to given: a job that fills the processors mpiexec may use (as
+ * many ranks here as processors in its affinity mask) pins its r-th rank to
+ * the r-th of them, as Open MPI binds small jobs by default.  Left to the
+ * scheduler, such a job had both ranks of a ping-pong put on one processor
+ * now and then beside busy processes on the other (the kernel places a
+ * woken task near its waker): every message a context switch, runs of 2-15
+ * us where the rest took 0.1 (docs/performance.md, session 55).  A smaller
+ * job is not pinned: jobs sharing a larger node would all pile onto its
+ * first processors.  Returns the processor for rank r, or -1. */
+static int default_cpu(int r)
+{
+    if (job.bind_to || job.n < 2)
+        return -1;
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0 || CPU_COUNT(&mask) != job.n)
+        return -1;
+    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &mask) && seen++ == r)
+            return cpu;
+    return -1;
+}
+
 /* In the child, before exec: pin to the chosen core or package. */
 static void bind_self(int r)
 {
     int idx = job.bind_index[r];
-    if (idx < 0)
+    if (idx < 0) {
+        int cpu = default_cpu(r);
+        if (cpu >= 0) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            sched_setaffinity(0, sizeof(one), &one); /* (a hint: the rank runs anyway) */
+        }
         return;
+    }
     hwloc_obj_t obj = hwloc_get_obj_by_type(job.topo, job.bind_type, (unsigned)idx);
     if (!obj || hwloc_set_cpubind(job.topo, obj->cpuset, HWLOC_CPUBIND_PROCESS))
         fprintf(stderr, "mpiexec: rank %d: binding failed: %s\n", r, strerror(errno));
