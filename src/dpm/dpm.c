@@ -986,6 +986,36 @@ void lmpi_dpm_watch(void (*gone)(uint64_t key, int rank))
     }
 }
 
+/* Groups met through a port whose processes may be on other hosts (the
+ * network is on): their mpiexec, under --with-ft with a name server, lists
+ * their failed ranks there under "lmpi-ft:KVSNAME" ("2,5,7"; mpiexec.c's
+ * post_failure).  One lookup per group. */
+void lmpi_dpm_watch_remote(void (*gone)(uint64_t key, int rank))
+{
+    if (!dpm.net)
+        return;
+    for (int i = 1; i < dpm.n; i++) {
+        group *g = dpm.g[i];
+        if (!g || !g->met || g->spawned)
+            continue;
+        char service[320], list[2048], err[128];
+        snprintf(service, sizeof(service), "lmpi-ft:%s", g->name);
+        if (lmpi_pmi_lookup(service, list, sizeof(list), err, sizeof(err)) != 0)
+            continue;
+        for (const char *p = list; *p;) {
+            char *end;
+            long r = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            if (r >= 0 && r < g->size && lmpi_bridge_report(lmpi_dpm_addr((lmpi_gpid){(uint32_t)i, (int)r})))
+                gone(g->key, (int)r);
+            if (*end != ',')
+                break;
+            p = end + 1;
+        }
+    }
+}
+
 bool lmpi_dpm_watching(void)
 {
     for (int i = 1; i < dpm.n; i++)

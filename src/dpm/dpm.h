@@ -31,9 +31,12 @@ uint64_t lmpi_dpm_group_key(uint32_t pgid);
 /* Processes of groups met through a port (whose launcher may not be ours,
  * so nobody tells us of their failures): are there any, and look at a few
  * of them, telling gone(group key, rank) of each that was killed
- * (lmpi_bridge_failed; once each).  Processes on other hosts are skipped. */
+ * (lmpi_bridge_failed; once each).  Processes on other hosts: those a
+ * transfer to failed (lmpi_bridge_failed too), and lmpi_dpm_watch_remote
+ * asks the name server which of them their launcher saw fail. */
 bool lmpi_dpm_watching(void);
 void lmpi_dpm_watch(void (*gone)(uint64_t key, int rank));
+void lmpi_dpm_watch_remote(void (*gone)(uint64_t key, int rank));
 
 /* Registry */
 uint32_t lmpi_dpm_group(const char *kvsname, int size); /* find or add; UINT32_MAX: out of memory */

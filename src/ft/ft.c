@@ -136,9 +136,16 @@ static void hydra_ask(void)
  * node then sees it, and the rest of this file treats it as any other.  A
  * process that ends normally marks its inbox closed first.  A sleeping wait
  * sleeps at most WATCH_NS while there are such groups.  Processes on other
- * hosts are not watched (that needs the network's errors). */
+ * hosts have no pid to look at: one that the network transport could not
+ * deliver to counts as failed (src/transport/ofi), and every REMOTE_NS the
+ * name server is asked which of them their mpiexec saw fail (the jobs of
+ * different launchers that met across hosts share one: it holds the
+ * network addresses they reach each other by).  A provider that loses a
+ * peer's connection does not always fail the transfers to it: Debian's tcp
+ * completed 200 sends to a killed process in 6 s. */
 #define WATCH_NS 10000000u
-static uint64_t watch_next;
+#define REMOTE_NS 200000000u
+static uint64_t watch_next, remote_next;
 
 static void watch_gone(uint64_t key, int rank)
 {
@@ -153,6 +160,10 @@ uint64_t lmpi_ft_watch(uint64_t now)
     if (now >= watch_next) {
         watch_next = now + WATCH_NS;
         lmpi_dpm_watch(watch_gone);
+        if (now >= remote_next) {
+            remote_next = now + REMOTE_NS;
+            lmpi_dpm_watch_remote(watch_gone);
+        }
     }
     return WATCH_NS;
 }

@@ -202,6 +202,9 @@ int lmpi_ofi_win_rma(int dest, bool write, void *local, size_t len, uint32_t id,
 lmpi_status lmpi_ofi_foreign_address(int me, int n, char *hex, size_t len);
 int64_t lmpi_ofi_foreign_insert(const void *addr, size_t len);
 void lmpi_ofi_foreign_remove(int64_t fa);
+/* Under --with-ft: did a transfer to this process of another group fail
+ * (it was dropped, the process counts as failed: src/ft)? */
+bool lmpi_ofi_foreign_failed(int64_t fa);
 lmpi_status lmpi_ofi_send_foreign(int64_t fa, uint32_t group, const lmpi_pkt_hdr *hdr, const void *payload,
                                   size_t len, lmpi_pkt_fill fill, void *arg);
 #define LMPI_NET_CALL(peer, net_call, shm_call) (lmpi_tr_remote(peer) ? (net_call) : (shm_call))

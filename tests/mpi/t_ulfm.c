@@ -52,7 +52,10 @@
  *                      two mpiexecs, ulfm_jobs.sh) meet through a port; the
  *                      visitor's rank 1 dies: the serving job's receive from
  *                      it and a barrier over the intercommunicator end with
- *                      MPIX_ERR_PROC_FAILED without any launcher telling it
+ *                      MPIX_ERR_PROC_FAILED without any launcher telling it;
+ *                      with a third argument "inject" nobody dies and the
+ *                      serving rank 0's transfers to the other job fail
+ *                      (two hosts: multihost.sh jobs2)
  *   t_ulfm intercomm_kill (4 ranks) rank 1 dies; MPI_Intercomm_create
  *                      between ranks 0-1 and 2-3 over MPI_COMM_WORLD ends
  *                      with MPIX_ERR_PROC_FAILED at all three survivors
@@ -855,7 +858,9 @@ static void spawned_victim(bool orphan)
  * receive from it and a barrier over the intercommunicator end with
  * MPIX_ERR_PROC_FAILED; the visiting job's survivor learns it from its own
  * launcher. */
-static void jobs_meet(bool serve, const char *file)
+static void jobs_inject(bool serve, int rank, MPI_Comm inter);
+
+static void jobs_meet(bool serve, const char *file, bool inject)
 {
     int rank, size;
     world_returning(&rank, &size);
@@ -887,6 +892,10 @@ static void jobs_meet(bool serve, const char *file)
         CHECK_EQ(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter), MPI_SUCCESS);
     }
     MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    if (inject) {
+        jobs_inject(serve, rank, inter);
+        return;
+    }
     if (!serve && rank == 1)
         die_in(100000);
     double t0 = now();
@@ -908,6 +917,29 @@ static void jobs_meet(bool serve, const char *file)
     MPI_Comm_free(&inter);
     if (serve && rank == 0)
         MPI_Close_port(port);
+}
+
+/* jobs_serve FILE inject / jobs_visit FILE inject (the two jobs on two
+ * hosts: tests/tools/multihost.sh jobs2): nobody dies; once met, the
+ * serving rank 0's network transport fails every send to the other job
+ * (LMPI_FT_INJECT=ofi_foreign_error, as if its host had gone), which ended
+ * the process before.  Now the destination counts as failed: rank 0's
+ * receive from it ends with MPIX_ERR_PROC_FAILED within the watch's 10 ms
+ * (no launcher says anything: nobody failed).  Everyone then finalizes. */
+static void jobs_inject(bool serve, int rank, MPI_Comm inter)
+{
+    int v = 1;
+    if (serve && rank == 0) {
+        setenv("LMPI_FT_INJECT", "ofi_foreign_error", 1);
+        double t0 = now();
+        CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 1, 0, inter), MPI_SUCCESS); /* (eager: it may complete) */
+        CHECK_EQ(error_class(MPI_Recv(&v, 1, MPI_INT, 1, 0, inter, MPI_STATUS_IGNORE)), MPIX_ERR_PROC_FAILED);
+        double ms = (now() - t0) * 1e3;
+        unsetenv("LMPI_FT_INJECT");
+        printf("serve rank 0: a failed transfer to the other job counted as its failure after %.1f ms\n", ms);
+        CHECK(ms < 100);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* (each job's own) */
 }
 
 /* net_error (2 ranks over the network: LMPI_NET=ofi LMPI_NODE_SIZE=1): the
@@ -1191,7 +1223,8 @@ int main(int argc, char **argv)
     else if (!strcmp(what, "accept_kill") || !strcmp(what, "connect_kill"))
         port_kill(!strcmp(what, "accept_kill"));
     else if (!strcmp(what, "jobs_serve") || !strcmp(what, "jobs_visit"))
-        jobs_meet(!strcmp(what, "jobs_serve"), argc > 2 ? argv[2] : "/tmp/t_ulfm.port");
+        jobs_meet(!strcmp(what, "jobs_serve"), argc > 2 ? argv[2] : "/tmp/t_ulfm.port",
+                  argc > 3 && !strcmp(argv[3], "inject"));
     else if (!strcmp(what, "net_error"))
         net_error();
     else if (!strcmp(what, "intercomm_kill"))

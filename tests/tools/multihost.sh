@@ -11,7 +11,9 @@
 #   hydra2       mpiexec.hydra across 2 hosts (with dynamic processes), PMI-1
 #                and PMI-2, and a rank's exit survived (-disable-auto-cleanup)
 #   jobs2        independently started jobs, one per host, meet through a
-#                shared hydra_nameserver (mpiexec -nameserver; Hydra too)
+#                shared hydra_nameserver (mpiexec -nameserver; Hydra too);
+#                under --with-ft ulfm the serving job survives a visitor's
+#                killed rank (t_ulfm jobs_serve/jobs_visit)
 #   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
 #   kill_rank    SIGKILL of one rank on the second host
 #   kill_host    SIGKILL of every process of the second host (its proxy too)
@@ -214,6 +216,36 @@ for case in "$@"; do
             kill $spid
             wait $spid
         fi
+        # under --with-ft ulfm, a rank of the visiting job on the other host
+        # is killed: no launcher of the serving job knows the visitors, and
+        # the network does not fail the transfers to a killed process; the
+        # visitors' mpiexec lists the failure at the name server, where the
+        # serving ranks look (t_ulfm jobs_serve / jobs_visit, as
+        # faults.ulfm.jobs.2x2 on one host; src/ft/README.md)
+        pf=$(mktemp -u /tmp/lmpi-ulfm-port.XXXXXX)
+        $M $N --with-ft ulfm --host lmpi-h0:2 -n 2 "$T/t_ulfm" jobs_serve "$pf" >"$err" 2>&1 &
+        spid=$!
+        $M $N --with-ft ulfm --host lmpi-h1:2 -n 2 "$T/t_ulfm" jobs_visit "$pf" >"$out" 2>&1
+        st=$?
+        [ $st = 137 ] || bad "ulfm_jobs: the visiting job's exit status $st, expected 137: $(tail -3 "$out")"
+        grep -q "t_ulfm jobs_visit: ok" "$out" || bad "ulfm_jobs: the visitor's survivor did not finish: $(tail -3 "$out")"
+        wait $spid || bad "ulfm_jobs: the serving job failed: $(tail -5 "$err")"
+        [ "$(grep -c "t_ulfm jobs_serve: ok" "$err")" = 2 ] || bad "ulfm_jobs: a serving rank did not finish: $(tail -5 "$err")"
+        ! grep -q "failure(s)" "$err" "$out" || bad "ulfm_jobs: a survivor's checks failed"
+        echo "case jobs2 ulfm_jobs: $(grep -h '^serve rank' "$err" | tr '\n' ' ')"
+        rm -f "$pf"
+        # ... and a transfer to the other job that the network fails
+        # (injected: LMPI_FT_INJECT=ofi_foreign_error once met) counts as
+        # the failure of its destination instead of ending the sender
+        $M $N --with-ft ulfm --host lmpi-h0:2 -n 2 "$T/t_ulfm" jobs_serve "$pf" inject >"$err" 2>&1 &
+        spid=$!
+        run ulfm_jobs_inject $M $N --with-ft ulfm --host lmpi-h1:2 -n 2 "$T/t_ulfm" jobs_visit "$pf" inject
+        wait $spid || bad "ulfm_jobs_inject: the serving job failed: $(tail -5 "$err")"
+        grep -q "counted as its failure" "$err" || bad "ulfm_jobs_inject: $(tail -5 "$err")"
+        ! grep -q "failure(s)" "$err" "$out" || bad "ulfm_jobs_inject: a check failed: $(tail -5 "$err")"
+        echo "case jobs2 ulfm_jobs_inject: $(grep -h 'counted as its failure' "$err")"
+        rm -f "$pf"
+        left t_ulfm
         kill $nspid
         left t_dpm
         ;;

@@ -179,10 +179,38 @@ void rank_ended(int r, int status)
  * key and rank on every other job's boards (a spawned job and the job that
  * spawned it address each other).  Posting wakes every sleeping rank; each
  * sees the failure at its next idle poll. */
+/* --with-ft with a name server: the job's failed ranks are listed there
+ * under "lmpi-ft:KVSNAME" ("2,5,7"), where the processes of jobs of other
+ * launchers that met this one across hosts look (src/dpm's
+ * lmpi_dpm_watch_remote): no launcher of theirs knows of this job, and a
+ * network provider does not always fail the transfers to a killed process.
+ * (hydra_nameserver has no update: unpublish, then publish the longer list;
+ * a lookup between the two sees nothing and asks again later.)  The list
+ * stays after the job: a process of another job may still wait for one of
+ * the dead, and the name (the job's kvsname) is never used again. */
+static void list_failed_at_nameserver(job_t *jb, int rank)
+{
+    size_t old = jb->ft_listed ? strlen(jb->ft_listed) : 0;
+    char *l = realloc(jb->ft_listed, old + 16);
+    if (!l)
+        return;
+    snprintf(l + old, 16, "%s%d", old ? "," : "", rank);
+    jb->ft_listed = l;
+    char service[300], reply[64], err[600];
+    snprintf(service, sizeof(service), "lmpi-ft:%s", jb->kvsname);
+    const char *unpublish[2] = {"UNPUBLISH", service}, *publish[3] = {"PUBLISH", service, l};
+    if (old)
+        lmpi_ns_request(&job.nameserver, unpublish, 2, reply, sizeof(reply), NS_TIMEOUT_MS, err, sizeof(err));
+    if (lmpi_ns_request(&job.nameserver, publish, 3, reply, sizeof(reply), NS_TIMEOUT_MS, err, sizeof(err)) != 0)
+        fprintf(stderr, "mpiexec: cannot list the failure at the name server: %s\n", err);
+}
+
 void post_failure(int p)
 {
     rank_t *rk = &job.ranks[p];
     job_t *jb = &job.jobs[rk->job];
+    if (job.ft && job.nameserver.host[0])
+        list_failed_at_nameserver(jb, rk->rank);
     uint32_t key = lmpi_notice_group_key(jb->kvsname);
     jb->nfailed++;
     if (rk->in_barrier) { /* a barrier no longer waits for it */

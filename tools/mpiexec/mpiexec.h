@@ -132,6 +132,7 @@ typedef struct {
      * a segment: our stdin) when it has none */
     int seg_fd;
     int nfailed; /* its processes that failed: barriers no longer wait for them */
+    char *ft_listed; /* --with-ft -nameserver: "2,5,7", published as lmpi-ft:KVSNAME */
 } job_t;
 
 typedef struct {

@@ -115,7 +115,8 @@ enum { OP_SEND, OP_RECV, OP_READ, OP_WIN };
 typedef struct {
     struct fi_context ctx;
     int op;
-    int peer; /* a send's destination, a read's source */
+    int peer;   /* a send's destination, a read's source */
+    int64_t fa; /* peer -1 (a process of another group): its fabric address */
 } op_head;
 
 typedef struct buffer {
@@ -837,6 +838,52 @@ static int inject_send_error(void)
     return rank;
 }
 
+/* Processes of other groups (met through a port) whose transfers failed
+ * under --with-ft, by fabric address.  No launcher of ours watches them, so
+ * instead of ending this process as before, the packet is dropped and the
+ * address kept here; the bridge's watch of such groups (lmpi_bridge_failed,
+ * src/ft's lmpi_ft_watch) finds it and posts the process failed on the
+ * node's board, where every wait of the node sees it. */
+static struct {
+    int64_t *fa;
+    int n, cap;
+} failed_foreign;
+
+static bool foreign_unreachable(int64_t fa)
+{
+    if (!lmpi_ft_enabled || fa < 0)
+        return false;
+    if (lmpi_ofi_foreign_failed(fa))
+        return true;
+    if (failed_foreign.n == failed_foreign.cap) {
+        int cap = failed_foreign.cap ? 2 * failed_foreign.cap : 8;
+        int64_t *a = lmpi_realloc(failed_foreign.fa, sizeof(*a) * (size_t)cap, LMPI_MEM_OFI);
+        if (!a)
+            return false;
+        failed_foreign.fa = a;
+        failed_foreign.cap = cap;
+    }
+    failed_foreign.fa[failed_foreign.n++] = fa;
+    return true;
+}
+
+bool lmpi_ofi_foreign_failed(int64_t fa)
+{
+    for (int i = 0; i < failed_foreign.n; i++)
+        if (failed_foreign.fa[i] == fa)
+            return true;
+    return false;
+}
+
+/* LMPI_FT_INJECT=ofi_foreign_error: from when the process sets it, every
+ * send to a process of another group fails as if that process's host had
+ * gone (the tests set it once they have met the other group). */
+static bool inject_foreign_error(void)
+{
+    const char *e = getenv("LMPI_FT_INJECT");
+    return e && !strcmp(e, "ofi_foreign_error");
+}
+
 /* Hand the packet in b (len bytes of data) to the provider, for fabric
  * address fa (world rank dest, or -1: a process of another group).
  *
@@ -850,7 +897,8 @@ static int inject_send_error(void)
 static lmpi_status post_to(fi_addr_t fa, int dest, buffer *b, size_t len)
 {
     ssize_t rc;
-    if (LMPI_UNLIKELY(lmpi_ft_enabled) && dest >= 0 && dest == inject_send_error()) {
+    if (LMPI_UNLIKELY(lmpi_ft_enabled) &&
+        (dest >= 0 ? dest == inject_send_error() : inject_foreign_error())) {
         b->next = ofi.free_tx;
         ofi.free_tx = b;
         rc = -FI_EIO;
@@ -872,7 +920,7 @@ static lmpi_status post_to(fi_addr_t fa, int dest, buffer *b, size_t len)
     if (rc == -FI_EAGAIN)
         return LMPI_ERR_PENDING;
 failed:
-    if (lmpi_ft_unreachable(dest))
+    if (dest >= 0 ? lmpi_ft_unreachable(dest) : foreign_unreachable((int64_t)fa))
         return LMPI_OK; /* the packet is dropped: its destination counts as failed (src/ft) */
     if (dest < 0)
         die("libfabric send to a process of another group failed: %s", fi_strerror((int)-rc));
@@ -893,6 +941,7 @@ static buffer *take_tx(int dest, const lmpi_pkt_hdr *hdr)
     memcpy(b->data + sizeof(w), hdr, sizeof(*hdr));
     b->head.op = OP_SEND;
     b->head.peer = dest;
+    b->head.fa = -1;
     return b;
 }
 
@@ -1113,7 +1162,8 @@ int lmpi_ofi_poll(void)
         if (err.err == FI_ECANCELED)
             return 0;
         op_head *op = err.op_context;
-        if (op && op->op != OP_RECV && lmpi_ft_unreachable(op->peer)) {
+        if (op && op->op != OP_RECV &&
+            (op->peer >= 0 ? lmpi_ft_unreachable(op->peer) : foreign_unreachable(op->fa))) {
             /* under --with-ft the peer counts as failed, as if its launcher
              * had said so (src/ft): the operation is let go, and what waits
              * for it ends with the failure */
@@ -1236,6 +1286,7 @@ static lmpi_status foreign_now(int64_t fa, uint32_t group, const lmpi_pkt_hdr *h
     memcpy(b->data, &w, sizeof(w));
     if (len)
         memcpy(b->data + WIRE_HDR, payload, len);
+    b->head.fa = fa;
     return post_to((fi_addr_t)fa, -1, b, WIRE_HDR + len);
 }
 

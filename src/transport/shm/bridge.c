@@ -391,9 +391,16 @@ void lmpi_bridge_detach(int index)
 
 bool lmpi_bridge_failed(int index)
 {
-    if (!lmpi_bridge_is_peer(index) || lmpi_bridge_is_net(index))
+    if (!lmpi_bridge_is_peer(index))
         return false;
     peer *p = &br.peers[index - br.base];
+    if (p->net >= 0) { /* on another host: did a transfer to it fail? */
+#if LMPI_HAVE_OFI
+        if (!p->reported && lmpi_ofi_foreign_failed(p->net))
+            return p->reported = true;
+#endif
+        return false;
+    }
     if (p->reported || !map_peer_how(index - br.base, true))
         return false;
     const inbox_header *h = (const inbox_header *)p->base;
@@ -404,6 +411,13 @@ bool lmpi_bridge_failed(int index)
         return false;
     p->reported = true;
     return true;
+}
+
+bool lmpi_bridge_report(int index)
+{
+    if (!lmpi_bridge_is_peer(index) || br.peers[index - br.base].reported)
+        return false;
+    return br.peers[index - br.base].reported = true;
 }
 
 pid_t lmpi_bridge_pid(int index)

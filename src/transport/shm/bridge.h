@@ -64,8 +64,12 @@ int lmpi_bridge_peers(void);
  * its inbox: killed (one that finishes marks its inbox closed)?  True once
  * per peer; a peer named but not mapped yet is mapped here (the pid is in
  * the inbox).  The fault tolerance's detector for processes that no
- * launcher of ours watches (src/ft). */
+ * launcher of ours watches (src/ft).  A peer on another host: did the
+ * network transport fail to deliver to it (lmpi_ofi_foreign_failed)? */
 bool lmpi_bridge_failed(int index);
+/* The peer failed, as another detector found (the name server's list):
+ * true the first time it is said of it or lmpi_bridge_failed said so. */
+bool lmpi_bridge_report(int index);
 size_t lmpi_bridge_bytes(void);
 
 lmpi_status lmpi_bridge_send(int index, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
