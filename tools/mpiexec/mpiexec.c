@@ -174,11 +174,6 @@ void rank_ended(int r, int status)
         post_failure(r);
 }
 
-/* --with-ft ulfm: the failed process's bit on its job's notice boards, here
- * and on every host of the job (src/transport/shm/notice.h), and its job's
- * key and rank on every other job's boards (a spawned job and the job that
- * spawned it address each other).  Posting wakes every sleeping rank; each
- * sees the failure at its next idle poll. */
 /* --with-ft with a name server: the job's failed ranks are listed there
  * under "lmpi-ft:KVSNAME" ("2,5,7"), where the processes of jobs of other
  * launchers that met this one across hosts look (src/dpm's
@@ -187,7 +182,8 @@ void rank_ended(int r, int status)
  * (hydra_nameserver has no update: unpublish, then publish the longer list;
  * a lookup between the two sees nothing and asks again later.)  The list
  * stays after the job: a process of another job may still wait for one of
- * the dead, and the name (the job's kvsname) is never used again. */
+ * the dead, and the name (the job's kvsname) is never used again.  (The
+ * ranks read at most 2047 characters of it: some 400 failures.) */
 static void list_failed_at_nameserver(job_t *jb, int rank)
 {
     size_t old = jb->ft_listed ? strlen(jb->ft_listed) : 0;
@@ -205,12 +201,15 @@ static void list_failed_at_nameserver(job_t *jb, int rank)
         fprintf(stderr, "mpiexec: cannot list the failure at the name server: %s\n", err);
 }
 
+/* --with-ft ulfm: the failed process's bit on its job's notice boards, here
+ * and on every host of the job (src/transport/shm/notice.h), and its job's
+ * key and rank on every other job's boards (a spawned job and the job that
+ * spawned it address each other).  Posting wakes every sleeping rank; each
+ * sees the failure at its next idle poll. */
 void post_failure(int p)
 {
     rank_t *rk = &job.ranks[p];
     job_t *jb = &job.jobs[rk->job];
-    if (job.ft && job.nameserver.host[0])
-        list_failed_at_nameserver(jb, rk->rank);
     uint32_t key = lmpi_notice_group_key(jb->kvsname);
     jb->nfailed++;
     if (rk->in_barrier) { /* a barrier no longer waits for it */
@@ -226,6 +225,8 @@ void post_failure(int p)
         else if (job.hosts[h].ctl_fd >= 0)
             lmpi_proxy_send(job.hosts[h].ctl_fd, "foreign %u %d\n", key, rk->rank);
     barrier_check(jb);
+    if (job.ft && job.nameserver.host[0]) /* (last: a slow name server delays nobody here) */
+        list_failed_at_nameserver(jb, rk->rank);
 }
 
 
