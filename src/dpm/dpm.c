@@ -986,6 +986,19 @@ void lmpi_dpm_watch(void (*gone)(uint64_t key, int rank))
     }
 }
 
+typedef struct {
+    int pgid;
+    uint64_t key;
+    void (*gone)(uint64_t key, int rank);
+} remote_seen;
+
+static void remote_failed(int rank, void *arg)
+{
+    remote_seen *s = arg;
+    if (lmpi_bridge_report(lmpi_dpm_addr((lmpi_gpid){(uint32_t)s->pgid, rank})))
+        s->gone(s->key, rank);
+}
+
 /* Groups met through a port whose processes may be on other hosts (the
  * network is on): their mpiexec, under --with-ft with a name server, lists
  * their failed ranks there under "lmpi-ft:KVSNAME" ("2,5,7"; mpiexec.c's
@@ -1000,18 +1013,9 @@ void lmpi_dpm_watch_remote(void (*gone)(uint64_t key, int rank))
             continue;
         char service[320], list[2048], err[128];
         snprintf(service, sizeof(service), "lmpi-ft:%s", g->name);
-        if (lmpi_pmi_lookup(service, list, sizeof(list), err, sizeof(err)) != 0)
-            continue;
-        for (const char *p = list; *p;) {
-            char *end;
-            long r = strtol(p, &end, 10);
-            if (end == p)
-                break;
-            if (r >= 0 && r < g->size && lmpi_bridge_report(lmpi_dpm_addr((lmpi_gpid){(uint32_t)i, (int)r})))
-                gone(g->key, (int)r);
-            if (*end != ',')
-                break;
-            p = end + 1;
+        if (lmpi_pmi_lookup(service, list, sizeof(list), err, sizeof(err)) == 0) {
+            remote_seen seen = {i, g->key, gone};
+            lmpi_ft_each_listed(list, g->size, remote_failed, &seen);
         }
     }
 }

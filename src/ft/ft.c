@@ -83,11 +83,8 @@ static double seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Post the ranks of a list like "2,5-7" on the board; true when one was new. */
-static bool post_dead_list(const char *list)
+void lmpi_ft_each_listed(const char *list, long size, void (*fn)(int rank, void *arg), void *arg)
 {
-    bool fresh = false;
-    void *base = (char *)known.board - LMPI_NOTICE_OFFSET;
     for (const char *p = list; *p;) {
         char *end;
         long lo = strtol(p, &end, 10), hi = lo;
@@ -95,15 +92,27 @@ static bool post_dead_list(const char *list)
             break;
         if (*end == '-')
             hi = strtol(end + 1, &end, 10);
-        for (long r = lo; r <= hi && r >= 0 && r < known.world; r++)
-            if (!lmpi_notice_failed(known.board, (int)r)) {
-                lmpi_notice_post(base, lmpi_shm_segment_size(), (int)r);
-                fresh = true;
-            }
-        p = *end == ',' ? end + 1 : end;
+        for (long r = lo; r <= hi && r >= 0 && r < size; r++)
+            fn((int)r, arg);
         if (*end != ',')
             break;
+        p = end + 1;
     }
+}
+
+static void post_dead(int rank, void *fresh)
+{
+    if (!lmpi_notice_failed(known.board, rank)) {
+        lmpi_notice_post((char *)known.board - LMPI_NOTICE_OFFSET, lmpi_shm_segment_size(), rank);
+        *(bool *)fresh = true;
+    }
+}
+
+/* Post the ranks of a list like "2,5-7" on the board; true when one was new. */
+static bool post_dead_list(const char *list)
+{
+    bool fresh = false;
+    lmpi_ft_each_listed(list, known.world, post_dead, &fresh);
     return fresh;
 }
 

@@ -57,6 +57,9 @@ uint64_t lmpi_ft_watch(uint64_t now);
  * the launcher would, and return true; false when failures are not
  * survivable (the caller ends the process as before). */
 bool lmpi_ft_unreachable(int world_rank);
+/* fn(rank, arg) for each rank of a list like "2,5-7" (Hydra's
+ * PMI_dead_processes, mpiexec's lmpi-ft: names) below size, in order. */
+void lmpi_ft_each_listed(const char *list, long size, void (*fn)(int rank, void *arg), void *arg);
 /* Has this world rank (of our job) failed, as far as we know? */
 bool lmpi_ft_failed(int world_rank);
 /* Failures known so far, of this job and of others (they only grow). */

@@ -110,10 +110,10 @@ int lmpi_proxy_read_line(int fd, char *out, size_t len)
  * themselves and every busy process of that session, and two ranks beside
  * four busy loops seldom ran at the same time (an 8-byte allreduce: 0.1-32
  * us a run, 100-300 beside eight loops; MPICH 0.3-6).  A job with more ranks
- * than processors stays in one session: its ranks hand the processor to
- * each other, and in sessions of their own a yield goes to whoever else
- * runs (4 ranks on 2 cores beside a second job: 70-150 us against 3-13);
- * docs/performance.md, session 54. */
+ * than processors stays in one session (its own: lmpi_launch_job_session,
+ * below): its ranks hand the processor to each other, and in sessions of
+ * their own a yield goes to whoever else runs (4 ranks on 2 cores beside a
+ * second job: 70-150 us against 3-13); docs/performance.md, session 54. */
 bool lmpi_launch_own_sessions(int ranks_here)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
