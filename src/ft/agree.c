@@ -493,6 +493,7 @@ typedef struct {
     lmpi_comm *comm;
     int *flag;          /* agree: where the result goes */
     MPI_Comm *newcomm;  /* shrink: where the new communicator goes */
+    bool placeholder;   /* ishrink: *newcomm is this call's address until done */
 } agree_call;
 
 /* The index of world rank w among the members (-1: none). */
@@ -558,6 +559,8 @@ static lmpi_status finish_shrink(agree_call *s)
         lmpi_rankmap_release(&remote);
     if (st != LMPI_OK)
         return st;
+    if (s->placeholder)
+        lmpi_handle_int_move(s, nc);
     *s->newcomm = nc->handle;
     return LMPI_OK;
 }
@@ -570,6 +573,10 @@ static bool call_advance(lmpi_request *r)
     agreement *a = s->a;
     if (s->newcomm) {
         r->sched_error = finish_shrink(s);
+        if (r->sched_error != LMPI_OK && s->placeholder) {
+            lmpi_handle_int_move(s, MPI_COMM_NULL);
+            *s->newcomm = MPI_COMM_NULL;
+        }
     } else {
         *s->flag = a->d_flag;
         /* failed members this process did not acknowledge: the caller must
@@ -593,7 +600,12 @@ static void call_free(lmpi_request *r)
     r->sched = NULL;
 }
 
-static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_request **out)
+/* A nonblocking shrink hands out a placeholder handle at once (its own
+ * address, which no call accepts as a communicator): a language binding
+ * converts handles when the call returns (the Fortran layer's INTEGER, over
+ * the standard ABI's MPI_Comm_toint), and that integer must name the new
+ * communicator once the request completes (lmpi_handle_int_move). */
+static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, bool nonblocking, lmpi_request **out)
 {
     agreement *a = find(comm->context_id, comm);
     agree_call *s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COMM);
@@ -624,6 +636,10 @@ static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_req
     r->sched = s;
     r->advance = call_advance;
     r->sched_free = call_free;
+    if (nonblocking && newcomm) {
+        s->placeholder = true;
+        *newcomm = (MPI_Comm)(void *)s;
+    }
     r->complete = call_advance(r);
     *out = r;
     return LMPI_OK;
@@ -632,7 +648,7 @@ static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_req
 static lmpi_status run(lmpi_comm *comm, int *flag, MPI_Comm *newcomm)
 {
     lmpi_request *r;
-    LMPI_TRY(start(comm, flag, newcomm, &r));
+    LMPI_TRY(start(comm, flag, newcomm, false, &r));
     lmpi_request_wait(r);
     lmpi_status st = r->sched_error;
     r->sched_free(r);
@@ -645,7 +661,7 @@ lmpi_status lmpi_impl_Comm_agree(lmpi_comm *comm, int *flag) { return run(comm, 
 lmpi_status lmpi_impl_Comm_iagree(lmpi_comm *comm, int *flag, MPI_Request *request)
 {
     lmpi_request *r;
-    LMPI_TRY(start(comm, flag, NULL, &r));
+    LMPI_TRY(start(comm, flag, NULL, true, &r));
     *request = (MPI_Request)r;
     return LMPI_OK;
 }
@@ -655,7 +671,7 @@ lmpi_status lmpi_impl_Comm_shrink(lmpi_comm *comm, MPI_Comm *newcomm) { return r
 lmpi_status lmpi_impl_Comm_ishrink(lmpi_comm *comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     lmpi_request *r;
-    LMPI_TRY(start(comm, NULL, newcomm, &r));
+    LMPI_TRY(start(comm, NULL, newcomm, true, &r));
     *request = (MPI_Request)r;
     return LMPI_OK;
 }
