@@ -17,6 +17,7 @@ enable_language(Fortran)
 set(LMPI_FORTRAN ON)
 
 configure_file(${CMAKE_SOURCE_DIR}/include/fortran/mpif.h ${CMAKE_BINARY_DIR}/include/mpif.h COPYONLY)
+configure_file(${CMAKE_SOURCE_DIR}/include/fortran/mpif-ext.h ${CMAKE_BINARY_DIR}/include/mpif-ext.h COPYONLY)
 add_library(mpifort_abi SHARED
   src/fortran/gen/mpif_procs.c
   src/fortran/gen/mpif08_procs.c
@@ -29,7 +30,8 @@ add_library(mpifort_abi SHARED
   src/fortran/mpif_attrcell.c
   src/fortran/mpif_removed.c
   src/fortran/mpi.F90
-  src/fortran/mpi_f08.F90)
+  src/fortran/mpi_f08.F90
+  src/fortran/mpi_ext.F90)
 # $ORIGIN: an installed libmpifort_abi finds the libmpi_abi beside it (a
 # program's own run path does not reach its libraries' dependencies);
 # LD_LIBRARY_PATH still swaps in another implementation's.

@@ -10,7 +10,9 @@ install(CODE "execute_process(COMMAND ${CMAKE_COMMAND} -E create_symlink leanmpi
 if(LMPI_FORTRAN)
   install(TARGETS mpifort_abi LIBRARY DESTINATION lib)
   install(FILES ${CMAKE_BINARY_DIR}/include/mpif.h ${CMAKE_BINARY_DIR}/include/mpi.mod
-    ${CMAKE_BINARY_DIR}/include/mpi_f08.mod DESTINATION include)
+    ${CMAKE_BINARY_DIR}/include/mpi_f08.mod ${CMAKE_BINARY_DIR}/include/mpif-ext.h
+    ${CMAKE_BINARY_DIR}/include/mpi_ext.mod ${CMAKE_BINARY_DIR}/include/mpi_f08_ext.mod
+    ${CMAKE_BINARY_DIR}/include/mpi_ext_f08.mod DESTINATION include)
   install(PROGRAMS tools/wrappers/mpifort DESTINATION bin)
   configure_file(${CMAKE_SOURCE_DIR}/tools/wrappers/mpi-fort.pc.in ${CMAKE_BINARY_DIR}/mpi-fort.pc @ONLY)
   install(FILES ${CMAKE_BINARY_DIR}/mpi-fort.pc DESTINATION lib/pkgconfig)

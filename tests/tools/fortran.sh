@@ -23,6 +23,46 @@ for t in t_f77.f t_f90.f90 t_f90_include.f90 t_f90_spawn.f90 t_f08.f90 t_f08_sec
             { echo "$out"; echo "FAIL: $t at $n ranks"; fail=1; }
     done
 done
+# User-Level Failure Mitigation from each of mpif.h (+ mpif-ext.h), use mpi
+# (+ mpi_ext) and use mpi_f08 (+ mpi_f08_ext): the last rank dies, the
+# others recover (tests/mpi/ulfm.sh checks the job's end)
+for t in t_ulfm_f77.f t_ulfm_f90.f90 t_ulfm_f08.f90; do
+    exe="$tmp/${t%.*}"
+    w=mpifort
+    [ "${t##*.}" = f ] && w=mpif77
+    "$b/bin/$w" -o "$exe" "$src/tests/fortran/$t" 2>"$tmp/err" || { cat "$tmp/err"; echo "FAIL: $w $t"; fail=1; continue; }
+    if sh "$src/tests/mpi/ulfm.sh" "$b/bin/mpiexec" 3 "$exe" - "${t%.*}: ok" >"$tmp/out" 2>&1; then
+        echo "$t, 3 ranks, the last killed: passed"
+    else
+        cat "$tmp/out"; echo "FAIL: $t"; fail=1
+    fi
+done
+# an MPIX_ procedure over a library without it (MPICH's libmpi_abi, below)
+# answers MPI_ERR_UNSUPPORTED_OPERATION naming itself; over ours it works
+cat > "$tmp/noulfm.f90" <<'F'
+program noulfm
+  use mpi_f08
+  use mpi_f08_ext
+  implicit none
+  integer :: flag, ierr, cls, rank, n
+  character(len=MPI_MAX_ERROR_STRING) :: msg
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
+  flag = 5
+  call MPIX_Comm_agree(MPI_COMM_WORLD, flag, ierr)
+  call MPI_Error_class(ierr, cls)
+  call MPI_Error_string(ierr, msg, n)
+  if (rank == 0 .and. ierr == MPI_SUCCESS .and. flag == 5) print '(a)', 'noulfm: agreed'
+  if (rank == 0 .and. cls == MPI_ERR_UNSUPPORTED_OPERATION .and. index(msg, 'MPIX_COMM_AGREE') > 0) &
+      print '(a)', 'noulfm: unsupported'
+  call MPI_Finalize()
+end program noulfm
+F
+"$b/bin/mpifort" -o "$tmp/noulfm" "$tmp/noulfm.f90" 2>"$tmp/err" || { cat "$tmp/err"; echo "FAIL: noulfm"; fail=1; }
+out=$("$b/bin/mpiexec" --timeout 60 -n 2 "$tmp/noulfm" 2>&1)
+echo "$out" | grep -q "noulfm: agreed" && echo "MPIX_Comm_agree from mpi_f08_ext: passed" ||
+    { echo "$out"; echo "FAIL: MPIX_Comm_agree from Fortran"; fail=1; }
 # under mpi_f08 a handle of the wrong kind does not compile
 cat > "$tmp/wrong.f90" <<'F'
 program wrong
@@ -92,6 +132,9 @@ if [ -x $mpich/bin/mpiexec ] && [ -e $mpich/lib/libmpi_abi.so.1 ]; then
         echo "$out" | grep -q ": passed$" && echo "$t over MPICH's libmpi_abi.so.1: passed" ||
             { echo "$out"; echo "FAIL: $t over MPICH's libmpi_abi.so.1"; fail=1; }
     done
+    out=$(LD_LIBRARY_PATH=$mpich/lib timeout 60 $mpich/bin/mpiexec -n 2 "$tmp/noulfm" 2>&1)
+    echo "$out" | grep -q "noulfm: unsupported" && echo "MPIX_Comm_agree over MPICH's libmpi_abi.so.1: unsupported, said so" ||
+        { echo "$out"; echo "FAIL: MPIX_Comm_agree over MPICH's libmpi_abi.so.1"; fail=1; }
 else
     echo "note: MPICH 5.0.2 (PyPI) missing: the run over its library was skipped"
 fi

@@ -5,6 +5,19 @@ static const struct lmpi_fortran_proc {
     const char *name;
     unsigned char where;
 } lmpi_fortran_procs[] = {
+    {"MPIX_Comm_ack_failed", 7},
+    {"MPIX_Comm_agree", 7},
+    {"MPIX_Comm_failure_ack", 7},
+    {"MPIX_Comm_failure_get_acked", 7},
+    {"MPIX_Comm_get_failed", 7},
+    {"MPIX_Comm_iagree", 7},
+    {"MPIX_Comm_is_revoked", 7},
+    {"MPIX_Comm_ishrink", 7},
+    {"MPIX_Comm_revoke", 7},
+    {"MPIX_Comm_shrink", 7},
+    {"MPIX_File_revoke", 7},
+    {"MPIX_Win_get_failed", 7},
+    {"MPIX_Win_revoke", 7},
     {"MPI_Abi_get_fortran_booleans", 7},
     {"MPI_Abi_get_fortran_info", 7},
     {"MPI_Abi_get_info", 7},
