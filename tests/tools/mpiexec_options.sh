@@ -41,6 +41,10 @@ check "$?" "1" "an invalid MPIEXEC_TIMEOUT is rejected"
 # checks MPI_APPNUM), each application's -n, -wdir and -env its own
 out=$("$m" -n 2 sh -c 'echo "$PMI_RANK/$PMI_SIZE a ${C:-none} $(pwd)"' : -n 2 -wdir / -env C blue sh -c 'echo "$PMI_RANK/$PMI_SIZE b $C $(pwd)"' : sh -c 'echo "$PMI_RANK/$PMI_SIZE c ${C:-none}"' | sort)
 check "$out" "$(printf '0/5 a none %s\n1/5 a none %s\n2/5 b blue /\n3/5 b blue /\n4/5 c none' "$(pwd)" "$(pwd)")" "MPMD: ranks, -n, -wdir and -env per application"
+# the same line across two hosts (their proxies started here: --launcher
+# fork), each host running ranks of two applications
+out=$("$m" --launcher fork --iface lo --host h0:3,h1:2 -n 2 sh -c 'echo "$PMI_RANK/$PMI_SIZE a ${C:-none} $(pwd)"' : -n 2 -wdir / -env C blue sh -c 'echo "$PMI_RANK/$PMI_SIZE b $C $(pwd)"' : sh -c 'echo "$PMI_RANK/$PMI_SIZE c ${C:-none}"' | sort)
+check "$out" "$(printf '0/5 a none %s\n1/5 a none %s\n2/5 b blue /\n3/5 b blue /\n4/5 c none' "$(pwd)" "$(pwd)")" "MPMD across hosts: ranks, -n, -wdir and -env per application"
 "$m" -n 2 true : 2>/dev/null
 check "$?" "1" "MPMD: a ':' with no program after it is rejected"
 "$m" -n 2 true : --tag-output true 2>/dev/null

@@ -105,6 +105,9 @@ for case in "$@"; do
         programs $M --host lmpi-h0:3,lmpi-h1:3 -n 6 -genv T_NODE_SIZE 3
         # dynamic processes between hosts: the spawned children run on this
         # machine (mpiexec's), the parents on two others
+        # several applications (MPMD), each host running ranks of two
+        run t_mpmd $M --host lmpi-h0:3,lmpi-h1:3 -n 2 "$T/t_mpmd" 0 : -n 3 -env LMPI_T_COLOR red "$T/t_mpmd" 1 : \
+            "$T/t_mpmd" 2
         run t_dpm $M --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_dpm"
         run t_dpm_hosts $M --host lmpi-h0:2,lmpi-h1:2 -n 4 "$T/t_dpm" hosts
         # a remote rank's last lines arrive even when it exits right after

@@ -318,9 +318,37 @@ static bool send_hex(int fd, const char *what, const char *text)
     return lmpi_proxy_send(fd, "%s %s\n", what, hex) == 0;
 }
 
-/* The job a proxy starts: its size, its ranks ("rank P R": process P of
- * ours, rank R of its job), the environment (mpiexec's, then -genv), the
- * program, and for a spawned job "spawned", wdir and path. */
+/* The first job's applications after the first (MPMD, ':'), each that has
+ * ranks on host h: "app A", its program and arguments, its -env and -wdir. */
+static bool send_other_apps(int fd, int h)
+{
+    bool ok = true;
+    for (int a = 1; a < job.napps && ok; a++) {
+        const app_t *ap = &job.apps[a];
+        bool here = false;
+        for (int p = 0; p < job.n && !here; p++)
+            here = job.ranks[p].host == h && job.ranks[p].appnum == a;
+        if (!here)
+            continue;
+        ok = lmpi_proxy_send(fd, "app %d\n", a) == 0;
+        if (ok && !send_hex(fd, "arg", ap->execname))
+            die("program name too long for another host: %.40s...", ap->execname);
+        for (int i = 0; i < ap->argc && ok; i++)
+            if (!send_hex(fd, "arg", ap->argv[i]))
+                die("argument too long for another host: %.40s...", ap->argv[i]);
+        for (int i = 0; i < ap->ninfo && ok; i++) {
+            bool env = !strcmp(ap->info_k[i], "lmpi:env");
+            if ((env || !strcmp(ap->info_k[i], "wdir")) && !send_hex(fd, env ? "appenv" : "wdir", ap->info_v[i]))
+                die("-env/-wdir value too long for another host: %.40s...", ap->info_v[i]);
+        }
+    }
+    return ok;
+}
+
+/* The job a proxy starts: its size, its ranks ("rank P R A": process P of
+ * ours, rank R of its job, of application A), the environment (mpiexec's,
+ * then -genv), the program, and for a spawned job "spawned", wdir and path;
+ * for an MPMD job the other applications' programs (send_other_apps). */
 static void send_job(host_t *ho, int h)
 {
     int fd = ho->ctl_fd;
@@ -328,7 +356,7 @@ static void send_job(host_t *ho, int h)
     bool ok = lmpi_proxy_send(fd, "size %d\n", jb->n) == 0;
     for (int p = jb->first; p < jb->first + jb->n && ok; p++)
         if (job.ranks[p].host == h)
-            ok = lmpi_proxy_send(fd, "rank %d %d\n", p, job.ranks[p].rank) == 0;
+            ok = lmpi_proxy_send(fd, "rank %d %d %d\n", p, job.ranks[p].rank, ho->job ? 0 : job.ranks[p].appnum) == 0;
     for (char **e = environ; *e && ok; e++) {
         if (!strncmp(*e, "PMI_", 4) || !strncmp(*e, "LMPI_SHM_FD=", 12))
             continue;
@@ -350,6 +378,8 @@ static void send_job(host_t *ho, int h)
     if (ok && ho->job)
         ok = lmpi_proxy_send(fd, "spawned 1\n") == 0 && (!ho->wdir || send_hex(fd, "wdir", ho->wdir)) &&
              (!ho->path || send_hex(fd, "path", ho->path));
+    if (ok && !ho->job)
+        ok = send_other_apps(fd, h);
     if (!ok || lmpi_proxy_send(fd, "go\n") != 0)
         fail(1, "lost host %s's proxy while sending it the job", ho->name);
 }

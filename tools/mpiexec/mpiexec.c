@@ -314,10 +314,12 @@ int main(int argc, char **argv)
         /* spawned jobs run on this machine, the others' ranks elsewhere:
          * their processes reach each other over the network (src/dpm) */
         setenv("LMPI_DPM_NET", "1", 1);
-        if (napps > 1)
-            die("several applications (':') run on this host only for now: with --host or --hostfile, "
-                "start one program (it may choose its part by rank)");
         job.app_argv = argv + first;
+        job.apps = apps;
+        job.napps = napps;
+        for (int a = 0, r = 0; a < napps; a++) /* MPMD: the applications' ranks in turn */
+            for (int k = 0; k < apps[a].nprocs; k++)
+                job.ranks[r++].appnum = a;
         start_proxies();
     } else if (!job.singleton_kvs) {
         launch_job(0, apps, napps, false);

@@ -184,6 +184,8 @@ typedef struct {
     const char *iface;          /* where the hosts reach us (--iface) */
     int listen_fd;
     char **app_argv;            /* the program and its arguments (NULL-terminated) */
+    const app_t *apps;          /* the first job's applications (MPMD with ':'), napps of them */
+    int napps;
     char secret[LMPI_PROXY_SECRET + 1];
     int *pending;               /* accepted connections that have not introduced themselves */
     int npending;

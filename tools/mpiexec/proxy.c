@@ -256,9 +256,26 @@ static char *unhex(const char *in)
 typedef struct {
     int rank;     /* mpiexec's number for it (its streams, pid and exit lines) */
     int job_rank; /* PMI_RANK: its rank in its job (a spawned job's differ) */
+    int app;      /* its application (MPMD): the index in apps */
     pid_t pid;
     bool exited;
 } proxied;
+
+/* One application of the job: its program and arguments, its own -env
+ * and working directory (MPMD jobs have several; "app A" switches). */
+typedef struct {
+    char **argv, **env, *wdir;
+    int argc, nenv;
+} proxy_app;
+
+static void add_word(int host, char ***list, int *n, char *w)
+{
+    *list = realloc(*list, sizeof(char *) * (size_t)(*n + 2));
+    if (!*list || !w)
+        proxy_die(host, "out of memory or a malformed job description");
+    (*list)[*n] = w;
+    (*list)[++*n] = NULL;
+}
 
 int lmpi_proxy_main(const char *addr, const char *port, int host)
 {
@@ -273,10 +290,13 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
         proxy_die(host, "lost mpiexec while introducing itself");
 
     /* the job: size, our ranks, argv, environment */
-    int size = 0, nr = 0, argc = 0, nenv = 0;
+    int size = 0, nr = 0, nenv = 0, napps = 1, cur = 0;
     bool spawned = false;
     proxied *ranks = NULL;
-    char **argv = NULL, **env = NULL, *wdir = NULL, *path = NULL, line[LMPI_PROXY_LINE];
+    proxy_app *apps = calloc(1, sizeof(proxy_app));
+    char **env = NULL, *path = NULL, line[LMPI_PROXY_LINE];
+    if (!apps)
+        proxy_die(host, "out of memory");
     for (;;) {
         if (lmpi_proxy_read_line(ctl, line, sizeof(line)) < 0)
             proxy_die(host, "mpiexec refused this proxy or went away");
@@ -292,28 +312,41 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
             ranks = realloc(ranks, sizeof(*ranks) * (size_t)(nr + 1));
             if (!ranks)
                 proxy_die(host, "out of memory");
-            int p = -1, r = -1;
-            if (sscanf(val, "%d %d", &p, &r) < 1)
+            int p = -1, r = -1, a = 0;
+            if (sscanf(val, "%d %d %d", &p, &r, &a) < 1 || a < 0 || a > 100000)
                 proxy_die(host, "a malformed job description");
-            ranks[nr++] = (proxied){.rank = p, .job_rank = r >= 0 ? r : p};
+            ranks[nr++] = (proxied){.rank = p, .job_rank = r >= 0 ? r : p, .app = a};
+        } else if (!strcmp(line, "app")) {
+            cur = atoi(val);
+            if (cur < 0 || cur > 100000)
+                proxy_die(host, "a malformed job description");
+            if (cur >= napps) {
+                proxy_app *n = realloc(apps, sizeof(proxy_app) * (size_t)(cur + 1));
+                if (!n)
+                    proxy_die(host, "out of memory");
+                memset(n + napps, 0, sizeof(proxy_app) * (size_t)(cur + 1 - napps));
+                apps = n;
+                napps = cur + 1;
+            }
         } else if (!strcmp(line, "spawned")) {
             spawned = true;
         } else if (!strcmp(line, "wdir") || !strcmp(line, "path")) {
-            char **dst = line[0] == 'w' ? &wdir : &path;
+            char **dst = line[0] == 'w' ? &apps[cur].wdir : &path;
             free(*dst);
             if (!(*dst = unhex(val)))
                 proxy_die(host, "out of memory or a malformed job description");
-        } else if (!strcmp(line, "arg") || !strcmp(line, "env")) {
-            bool is_arg = line[0] == 'a';
-            char ***list = is_arg ? &argv : &env;
-            int *n = is_arg ? &argc : &nenv;
-            *list = realloc(*list, sizeof(char *) * (size_t)(*n + 2));
-            if (!*list || !((*list)[*n] = unhex(val)))
-                proxy_die(host, "out of memory or a malformed job description");
-            (*list)[++*n] = NULL;
+        } else if (!strcmp(line, "arg")) {
+            add_word(host, &apps[cur].argv, &apps[cur].argc, unhex(val));
+        } else if (!strcmp(line, "appenv")) {
+            add_word(host, &apps[cur].env, &apps[cur].nenv, unhex(val));
+        } else if (!strcmp(line, "env")) {
+            add_word(host, &env, &nenv, unhex(val));
         }
     }
-    if (!argc || !nr || size < 1)
+    bool complete = nr > 0 && size >= 1;
+    for (int i = 0; i < nr && complete; i++)
+        complete = ranks[i].app < napps && apps[ranks[i].app].argc > 0;
+    if (!complete)
         proxy_die(host, "an incomplete job description");
 
     bool own_sessions = lmpi_launch_own_sessions(nr);
@@ -347,8 +380,13 @@ int lmpi_proxy_main(const char *addr, const char *port, int host)
                 dup2(devnull, 0);
             dup2(fds[1], 1);
             dup2(fds[2], 2);
+            const proxy_app *ap = &apps[ranks[i].app];
+            char **argv = ap->argv;
+            const char *wdir = ap->wdir;
             for (int e = 0; e < nenv; e++)
                 putenv(env[e]);
+            for (int e = 0; e < ap->nenv; e++) /* its application's -env: after the job's */
+                putenv(ap->env[e]);
             char v[32];
             snprintf(v, sizeof(v), "%d", dup(fds[0])); /* without CLOEXEC */
             setenv("PMI_FD", v, 1);
