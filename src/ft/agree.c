@@ -493,7 +493,6 @@ typedef struct {
     lmpi_comm *comm;
     int *flag;          /* agree: where the result goes */
     MPI_Comm *newcomm;  /* shrink: where the new communicator goes */
-    bool placeholder;   /* ishrink: *newcomm is this call's address until done */
 } agree_call;
 
 /* The index of world rank w among the members (-1: none). */
@@ -559,8 +558,6 @@ static lmpi_status finish_shrink(agree_call *s)
         lmpi_rankmap_release(&remote);
     if (st != LMPI_OK)
         return st;
-    if (s->placeholder)
-        lmpi_handle_int_move(s, nc);
     *s->newcomm = nc->handle;
     return LMPI_OK;
 }
@@ -573,10 +570,6 @@ static bool call_advance(lmpi_request *r)
     agreement *a = s->a;
     if (s->newcomm) {
         r->sched_error = finish_shrink(s);
-        if (r->sched_error != LMPI_OK && s->placeholder) {
-            lmpi_handle_int_move(s, MPI_COMM_NULL);
-            *s->newcomm = MPI_COMM_NULL;
-        }
     } else {
         *s->flag = a->d_flag;
         /* failed members this process did not acknowledge: the caller must
@@ -600,12 +593,7 @@ static void call_free(lmpi_request *r)
     r->sched = NULL;
 }
 
-/* A nonblocking shrink hands out a placeholder handle at once (its own
- * address, which no call accepts as a communicator): a language binding
- * converts handles when the call returns (the Fortran layer's INTEGER, over
- * the standard ABI's MPI_Comm_toint), and that integer must name the new
- * communicator once the request completes (lmpi_handle_int_move). */
-static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, bool nonblocking, lmpi_request **out)
+static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_request **out)
 {
     agreement *a = find(comm->context_id, comm);
     agree_call *s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COMM);
@@ -636,10 +624,6 @@ static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, bool non
     r->sched = s;
     r->advance = call_advance;
     r->sched_free = call_free;
-    if (nonblocking && newcomm) {
-        s->placeholder = true;
-        *newcomm = (MPI_Comm)(void *)s;
-    }
     r->complete = call_advance(r);
     *out = r;
     return LMPI_OK;
@@ -648,7 +632,7 @@ static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, bool non
 static lmpi_status run(lmpi_comm *comm, int *flag, MPI_Comm *newcomm)
 {
     lmpi_request *r;
-    LMPI_TRY(start(comm, flag, newcomm, false, &r));
+    LMPI_TRY(start(comm, flag, newcomm, &r));
     lmpi_request_wait(r);
     lmpi_status st = r->sched_error;
     r->sched_free(r);
@@ -661,7 +645,7 @@ lmpi_status lmpi_impl_Comm_agree(lmpi_comm *comm, int *flag) { return run(comm, 
 lmpi_status lmpi_impl_Comm_iagree(lmpi_comm *comm, int *flag, MPI_Request *request)
 {
     lmpi_request *r;
-    LMPI_TRY(start(comm, flag, NULL, true, &r));
+    LMPI_TRY(start(comm, flag, NULL, &r));
     *request = (MPI_Request)r;
     return LMPI_OK;
 }
@@ -671,7 +655,7 @@ lmpi_status lmpi_impl_Comm_shrink(lmpi_comm *comm, MPI_Comm *newcomm) { return r
 lmpi_status lmpi_impl_Comm_ishrink(lmpi_comm *comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     lmpi_request *r;
-    LMPI_TRY(start(comm, NULL, newcomm, true, &r));
+    LMPI_TRY(start(comm, NULL, newcomm, &r));
     *request = (MPI_Request)r;
     return LMPI_OK;
 }

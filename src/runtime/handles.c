@@ -78,43 +78,6 @@ static void *from_int(int i)
     return NULL;
 }
 
-/* Remove the hash slot at k, moving later entries of its probe run back
- * (no tombstones: the table is searched on every Fortran request). */
-static void slot_delete(uint32_t k)
-{
-    uint32_t hole = k;
-    for (uint32_t j = (k + 1) & (nslots - 1); slots[j] >= 0; j = (j + 1) & (nslots - 1)) {
-        uint32_t home = slot_of(table[slots[j]]);
-        /* j's entry may fill the hole unless its home lies in (hole, j] */
-        bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
-        if (!stays) {
-            slots[hole] = slots[j];
-            hole = j;
-        }
-    }
-    slots[hole] = -1;
-}
-
-void lmpi_handle_int_move(const void *from, void *to)
-{
-    if (!nslots || (uintptr_t)from < LMPI_PREDEF_LIMIT)
-        return;
-    uint32_t k = slot_of(from);
-    while (slots[k] >= 0 && table[slots[k]] != from)
-        k = (k + 1) & (nslots - 1);
-    if (slots[k] < 0)
-        return; /* never converted: nothing names it */
-    int i = slots[k];
-    slot_delete(k);
-    table[i] = to;
-    if ((uintptr_t)to < LMPI_PREDEF_LIMIT)
-        return; /* a predefined handle is its own integer: no slot, the entry answers from_int */
-    for (k = slot_of(to); slots[k] >= 0; k = (k + 1) & (nslots - 1))
-        if (table[slots[k]] == to)
-            return; /* `to` has an integer of its own already: it keeps it */
-    slots[k] = i;
-}
-
 #define HANDLE_CONVERSIONS(T, name)                                     \
     int lmpi_impl_##name##_toint(T h) { return to_int((void *)h); }     \
     T lmpi_impl_##name##_fromint(int i) { return (T)from_int(i); }     \

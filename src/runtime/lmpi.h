@@ -161,12 +161,6 @@ typedef struct lmpi_errhandler lmpi_errhandler;
  * anything larger is a pointer to one of our objects. */
 #define LMPI_PREDEF_LIMIT 0x400u
 
-/* The integer handle (MPI_x_toint) `from` was given now names `to`
- * (runtime/handles.c): an object that exists only when a nonblocking call
- * completes (MPIX_Comm_ishrink's communicator) is handed out at the call
- * as a placeholder, whose integer a language binding may already hold. */
-void lmpi_handle_int_move(const void *from, void *to);
-
 /* Magic words, cleared on free, catch stale and garbage handles. */
 enum {
     LMPI_MAGIC_COMM = 0x436f6d6du,

@@ -231,19 +231,6 @@ static void basic(void)
     MPIX_Comm_iagree(comm, &v, &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     CHECK_EQ(v, size == 1 ? 1 : 0);
-    /* a nonblocking shrink: the integer a language binding takes of the
-     * handle at the call names the new communicator once it completes */
-    MPI_Comm sh = MPI_COMM_NULL;
-    CHECK_EQ(MPIX_Comm_ishrink(comm, &sh, &req), MPI_SUCCESS);
-    int fint = MPI_Comm_toint(sh);
-    CHECK_EQ(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
-    CHECK(sh != MPI_COMM_NULL);
-    CHECK(MPI_Comm_fromint(fint) == sh);
-    CHECK_EQ(MPI_Comm_toint(sh), fint);
-    int shsize = -1;
-    MPI_Comm_size(MPI_Comm_fromint(fint), &shsize);
-    CHECK_EQ(shsize, size);
-    MPI_Comm_free(&sh);
     recover(comm, -1, size);
     MPI_Comm_free(&comm);
 }
