@@ -153,10 +153,13 @@ typedef struct lmpi_group {
     lmpi_rankmap map;
 } lmpi_group;
 
-/* A new intracommunicator over map (copied) with context id ctx, the
- * parent's error handler, node communicators built (MPIX_Comm_shrink). */
-lmpi_status lmpi_comm_new_from_map(lmpi_comm *parent, const lmpi_rankmap *map, int rank, uint32_t ctx,
-                                   lmpi_comm **out);
+/* A communicator handed out before its members are known (MPIX_Comm_shrink
+ * and ishrink): the parent's error handler and session, no traffic of its
+ * own; lmpi_comm_fill makes it an intracommunicator over lmap (rmap NULL)
+ * or an intercommunicator with the remote group rmap, both copied, with
+ * context id ctx (src/comm/create.c). */
+lmpi_status lmpi_comm_new_pending(lmpi_comm *parent, lmpi_comm **out);
+lmpi_status lmpi_comm_fill(lmpi_comm *c, const lmpi_rankmap *lmap, int lrank, const lmpi_rankmap *rmap, uint32_t ctx);
 /* The same for an intercommunicator: our group's map and our rank in it,
  * the remote group's map. */
 lmpi_status lmpi_comm_new_inter(lmpi_comm *parent, const lmpi_rankmap *lmap, int lrank, const lmpi_rankmap *rmap,

@@ -8,6 +8,7 @@
 
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
+#include "ft/ft.h"
 #include "transport/shm/bridge.h"
 #include "topo/vtopo.h"
 #include "pt2pt/pt2pt.h"
@@ -39,12 +40,12 @@ static lmpi_status eager_node_comms(lmpi_comm *c)
     return lmpi_comm_node_comms(c, &n, &r);
 }
 
-/* A new intracommunicator: errhandler inherited, maps as given. */
-static lmpi_status finish_new(lmpi_comm *parent, const lmpi_rankmap *map, int rank, uint32_t ctx, lmpi_comm **out)
+/* A communicator object derived from parent: its error handler and session. */
+static lmpi_comm *alloc_derived(lmpi_comm *parent, const lmpi_rankmap *map, int rank, uint32_t ctx)
 {
     lmpi_comm *c = lmpi_comm_alloc(map, rank, ctx);
     if (!c)
-        return LMPI_ERR_NO_MEM;
+        return NULL;
     if (parent && parent->errh) { /* a temporary communicator has none */
         lmpi_errhandler_retain(parent->errh);
         lmpi_errhandler_release(c->errh);
@@ -52,6 +53,15 @@ static lmpi_status finish_new(lmpi_comm *parent, const lmpi_rankmap *map, int ra
     }
     if (parent)
         c->session = parent->session; /* derived communicators stay in their session */
+    return c;
+}
+
+/* A new intracommunicator: errhandler inherited, maps as given. */
+static lmpi_status finish_new(lmpi_comm *parent, const lmpi_rankmap *map, int rank, uint32_t ctx, lmpi_comm **out)
+{
+    lmpi_comm *c = alloc_derived(parent, map, rank, ctx);
+    if (!c)
+        return LMPI_ERR_NO_MEM;
     lmpi_status st = eager_node_comms(c);
     if (st != LMPI_OK) {
         lmpi_comm_destroy(c);
@@ -61,10 +71,50 @@ static lmpi_status finish_new(lmpi_comm *parent, const lmpi_rankmap *map, int ra
     return LMPI_OK;
 }
 
-lmpi_status lmpi_comm_new_from_map(lmpi_comm *parent, const lmpi_rankmap *map, int rank, uint32_t ctx,
-                                   lmpi_comm **out)
+/* c (over the remote group's map, at our rank in the local group) becomes
+ * an intercommunicator with the local group lmap. */
+static lmpi_status make_inter(lmpi_comm *c, const lmpi_rankmap *lmap)
 {
-    return finish_new(parent, map, rank, ctx, out);
+    c->is_inter = 1;
+    c->size = lmap->size;
+    c->peer_size = c->map.size;
+    c->local_map = lmpi_malloc(sizeof(*c->local_map), LMPI_MEM_COMM);
+    if (!c->local_map)
+        return LMPI_ERR_NO_MEM;
+    lmpi_rankmap_copy(c->local_map, lmap);
+    c->local_comm = lmpi_comm_alloc(c->local_map, c->rank, c->context_id + LMPI_CTX_LOCAL);
+    if (!c->local_comm)
+        return LMPI_ERR_NO_MEM;
+    c->local_comm->ft_parent = c;
+    return LMPI_OK;
+}
+
+/* ---- pending communicators ------------------------------------------------------
+ * MPIX_Comm_ishrink learns its members only at completion, yet its handle
+ * must be valid when the call returns: bindings convert handles then (the
+ * Fortran layer's INTEGER through MPI_Comm_toint) and mpi4py sets the
+ * handle's error handler at once.  So the call hands out a real
+ * communicator, with the parent's error handler and session, over the
+ * parent's local group at context id 0 (like idup's before its agreement:
+ * nothing of its own travels), and the completion fills that same object
+ * in place.  Error handler, attributes and name set meanwhile stay. */
+lmpi_status lmpi_comm_new_pending(lmpi_comm *parent, lmpi_comm **out)
+{
+    lmpi_comm *lc = parent->is_inter ? parent->local_comm : parent;
+    *out = alloc_derived(parent, &lc->map, lc->rank, 0);
+    return *out ? LMPI_OK : LMPI_ERR_NO_MEM;
+}
+
+lmpi_status lmpi_comm_fill(lmpi_comm *c, const lmpi_rankmap *lmap, int lrank, const lmpi_rankmap *rmap, uint32_t ctx)
+{
+    lmpi_rankmap_release(&c->map);
+    lmpi_rankmap_copy(&c->map, rmap ? rmap : lmap);
+    c->context_id = ctx;
+    c->rank = lrank;
+    c->size = c->peer_size = c->map.size;
+    if (LMPI_UNLIKELY(lmpi_ft_early_revokes))
+        lmpi_ft_comm_made(c); /* a revoke of it that came first */
+    return rmap ? make_inter(c, lmap) : eager_node_comms(c);
 }
 
 /* ---- dup ---------------------------------------------------------------- */
@@ -655,23 +705,13 @@ static uint64_t group_key(uint32_t pgid) { return lmpi_bridge_group_key(lmpi_dpm
 lmpi_status lmpi_comm_new_inter(lmpi_comm *parent, const lmpi_rankmap *lmap, int lrank, const lmpi_rankmap *rmap,
                                 uint32_t ctx, lmpi_comm **out)
 {
-    lmpi_comm *c;
-    lmpi_status st = finish_new(parent, rmap, lrank, ctx, &c);
-    if (st != LMPI_OK)
-        return st;
-    c->is_inter = 1;
-    c->size = lmap->size;
-    c->peer_size = rmap->size;
-    c->local_map = lmpi_malloc(sizeof(*c->local_map), LMPI_MEM_COMM);
-    if (c->local_map)
-        lmpi_rankmap_copy(c->local_map, lmap);
-    if (c->local_map)
-        c->local_comm = lmpi_comm_alloc(c->local_map, c->rank, ctx + LMPI_CTX_LOCAL);
-    if (c->local_comm)
-        c->local_comm->ft_parent = c;
-    if (!c->local_map || !c->local_comm) {
-        lmpi_comm_destroy(c);
+    lmpi_comm *c = alloc_derived(parent, rmap, lrank, ctx);
+    if (!c)
         return LMPI_ERR_NO_MEM;
+    lmpi_status st = make_inter(c, lmap);
+    if (st != LMPI_OK) {
+        lmpi_comm_destroy(c);
+        return st;
     }
     *out = c;
     return LMPI_OK;

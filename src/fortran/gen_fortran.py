@@ -76,14 +76,13 @@ MODULE_ONLY = {"MPI_Sizeof"}
 # users write (mpi_ext.F90).  The C procedures reach the MPIX_ functions
 # through weak references: the layer still loads over an MPI library
 # without them (MPICH's libmpi_abi.so.1), where they answer
-# MPI_ERR_UNSUPPORTED_OPERATION.  Not MPIX_Comm_ishrink: its C form writes
-# the new communicator when the request completes (mpi4py relies on that,
-# setting the handle's error handler only once it is not MPI_COMM_NULL),
-# after a binding over the standard ABI has converted the handle.
+# MPI_ERR_UNSUPPORTED_OPERATION.
 MPIX_PROCS = [
     ("MPIX_Comm_revoke", [("comm", "COMMUNICATOR", "in")]),
     ("MPIX_Comm_is_revoked", [("comm", "COMMUNICATOR", "in"), ("flag", "LOGICAL", "out")]),
     ("MPIX_Comm_shrink", [("comm", "COMMUNICATOR", "in"), ("newcomm", "COMMUNICATOR", "out")]),
+    ("MPIX_Comm_ishrink", [("comm", "COMMUNICATOR", "in"), ("newcomm", "COMMUNICATOR", "out"),
+                           ("request", "REQUEST", "out")]),
     ("MPIX_Comm_agree", [("comm", "COMMUNICATOR", "in"), ("flag", "INTEGER", "inout")]),
     ("MPIX_Comm_iagree", [("comm", "COMMUNICATOR", "in"), ("flag", "INTEGER", "inout", "asynchronous"),
                           ("request", "REQUEST", "out")]),

@@ -492,7 +492,7 @@ typedef struct {
     agreement *a;
     lmpi_comm *comm;
     int *flag;          /* agree: where the result goes */
-    MPI_Comm *newcomm;  /* shrink: where the new communicator goes */
+    lmpi_comm *newc;    /* shrink: the communicator it fills (lmpi_comm_new_pending) */
 } agree_call;
 
 /* The index of world rank w among the members (-1: none). */
@@ -531,7 +531,7 @@ static lmpi_status survivors(const agreement *a, lmpi_comm *gc, const lmpi_rankm
 static lmpi_status finish_shrink(agree_call *s)
 {
     agreement *a = s->a;
-    lmpi_comm *c = s->comm, *nc;
+    lmpi_comm *c = s->comm;
     lmpi_comm *lc = c->is_inter ? c->local_comm : c;
     lmpi_rankmap local, remote;
     int me, unused;
@@ -548,18 +548,13 @@ static lmpi_status finish_shrink(agree_call *s)
     if (me < 0) {
         lmpi_err_detail("this process is among the failed of the agreement");
         st = LMPI_ERR_INTERN;
-    } else if (c->is_inter) {
-        st = lmpi_comm_new_inter(c, &local, me, &remote, a->d_ctx, &nc);
     } else {
-        st = lmpi_comm_new_from_map(c, &local, me, a->d_ctx, &nc);
+        st = lmpi_comm_fill(s->newc, &local, me, c->is_inter ? &remote : NULL, a->d_ctx);
     }
     lmpi_rankmap_release(&local);
     if (c->is_inter)
         lmpi_rankmap_release(&remote);
-    if (st != LMPI_OK)
-        return st;
-    *s->newcomm = nc->handle;
-    return LMPI_OK;
+    return st;
 }
 
 static bool call_advance(lmpi_request *r)
@@ -568,8 +563,12 @@ static bool call_advance(lmpi_request *r)
     if (!advance(s->a))
         return false;
     agreement *a = s->a;
-    if (s->newcomm) {
+    if (s->newc) {
         r->sched_error = finish_shrink(s);
+        /* the handle is out already: it answers MPIX_ERR_REVOKED to every
+         * call but MPI_Comm_free rather than address anyone */
+        if (r->sched_error != LMPI_OK)
+            s->newc->flags |= LMPI_COMM_REVOKED;
     } else {
         *s->flag = a->d_flag;
         /* failed members this process did not acknowledge: the caller must
@@ -598,13 +597,15 @@ static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_req
     agreement *a = find(comm->context_id, comm);
     agree_call *s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COMM);
     lmpi_request *r = lmpi_request_alloc(LMPI_REQ_SCHED);
-    if (!a || !s || !r) {
+    if (!a || !s || !r || (newcomm && lmpi_comm_new_pending(comm, &s->newc) != LMPI_OK)) {
         lmpi_free(s);
         if (r)
             lmpi_request_free(r);
         return LMPI_ERR_NO_MEM;
     }
     if (a->running) {
+        if (s->newc)
+            lmpi_comm_destroy(s->newc);
         lmpi_free(s);
         lmpi_request_free(r);
         lmpi_err_detail("an agreement or shrink on this communicator is still running");
@@ -614,7 +615,8 @@ static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_req
     s->a = a;
     s->comm = comm;
     s->flag = flag;
-    s->newcomm = newcomm;
+    if (newcomm)
+        *newcomm = s->newc->handle;
     a->running = true;
     a->my_flag = flag ? *flag : ~0;
     a->my_ctx = lmpi_ctx_next();
@@ -635,6 +637,11 @@ static lmpi_status run(lmpi_comm *comm, int *flag, MPI_Comm *newcomm)
     LMPI_TRY(start(comm, flag, newcomm, &r));
     lmpi_request_wait(r);
     lmpi_status st = r->sched_error;
+    agree_call *s = r->sched;
+    if (st != LMPI_OK && s->newc) { /* a blocking shrink leaves no handle */
+        lmpi_comm_destroy(s->newc);
+        *newcomm = MPI_COMM_NULL;
+    }
     r->sched_free(r);
     lmpi_request_free(r);
     return st;

@@ -1,15 +1,15 @@
 ! t_ulfm_f08: User-Level Failure Mitigation from `use mpi_f08` and Open
 ! MPI's `use mpi_f08_ext`, run under mpiexec --with-ft ulfm with 3 or more
 ! ranks (tests/mpi/ulfm.sh).  Without a failure: agreements (blocking and
-! not).  Then the last rank kills itself: the others' receive from it
-! fails with MPIX_ERR_PROC_FAILED, they acknowledge, revoke, shrink, agree
-! and sum their ranks over the shrunken communicator.  Rank 0 prints the
-! verdict.
+! not), an ishrink whose handle is used after MPI_Wait.  Then the last rank
+! kills itself: the others' receive from it fails with
+! MPIX_ERR_PROC_FAILED, they acknowledge, revoke, shrink, agree and sum
+! their ranks over the shrunken communicator.  Rank 0 prints the verdict.
 program t_ulfm_f08
   use mpi_f08
   use mpi_f08_ext
   implicit none
-  type(MPI_Comm) :: comm, small
+  type(MPI_Comm) :: comm, small, ishrunk
   type(MPI_Request) :: req
   type(MPI_Group) :: failed
   type(MPI_Status) :: st
@@ -33,6 +33,14 @@ program t_ulfm_f08
   call MPIX_Comm_iagree(comm, v, req)
   call MPI_Wait(req, MPI_STATUS_IGNORE)
   if (v /= 0) call fail('iagree')
+  ! a nonblocking shrink's communicator, used once the request completes
+  call MPIX_Comm_ishrink(comm, ishrunk, req, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('ishrink')
+  call MPI_Wait(req, MPI_STATUS_IGNORE)
+  call MPI_Comm_size(ishrunk, n)
+  call MPI_Allreduce(1, total, 1, MPI_INTEGER, MPI_SUM, ishrunk)
+  if (n /= np .or. total /= np) call fail('ishrink size')
+  call MPI_Comm_free(ishrunk)
   call MPIX_Comm_get_failed(comm, failed)
   call MPI_Group_size(failed, n)
   if (n /= 0) call fail('failed before any failure')

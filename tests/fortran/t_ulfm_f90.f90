@@ -5,7 +5,7 @@ program t_ulfm_f90
   use mpi
   use mpi_ext
   implicit none
-  integer :: comm, small, req, failed, st(MPI_STATUS_SIZE)
+  integer :: comm, small, ishrunk, req, failed, st(MPI_STATUS_SIZE)
   integer :: rank, np, fails, ierr, cls, flag, v, n, acked, total, buf
   logical :: revoked
   double precision :: t0
@@ -25,6 +25,11 @@ program t_ulfm_f90
   call MPIX_Comm_iagree(comm, v, req, ierr)
   call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
   if (v /= 0) call fail('iagree')
+  call MPIX_Comm_ishrink(comm, ishrunk, req, ierr)
+  call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+  call MPI_Comm_size(ishrunk, n, ierr)
+  if (n /= np) call fail('ishrink size')
+  call MPI_Comm_free(ishrunk, ierr)
   call MPI_Barrier(comm, ierr)
   if (rank == np - 1) call kill(getpid(), 9)
   call MPI_Recv(buf, 1, MPI_INTEGER, np - 1, 5, comm, st, ierr)

@@ -12,6 +12,7 @@ static const struct lmpi_fortran_proc {
     {"MPIX_Comm_get_failed", 7},
     {"MPIX_Comm_iagree", 7},
     {"MPIX_Comm_is_revoked", 7},
+    {"MPIX_Comm_ishrink", 7},
     {"MPIX_Comm_revoke", 7},
     {"MPIX_Comm_shrink", 7},
     {"MPIX_File_revoke", 7},

@@ -10,6 +10,8 @@ extern __typeof__(MPIX_Comm_is_revoked) MPIX_Comm_is_revoked __attribute__((weak
 extern __typeof__(PMPIX_Comm_is_revoked) PMPIX_Comm_is_revoked __attribute__((weak));
 extern __typeof__(MPIX_Comm_shrink) MPIX_Comm_shrink __attribute__((weak));
 extern __typeof__(PMPIX_Comm_shrink) PMPIX_Comm_shrink __attribute__((weak));
+extern __typeof__(MPIX_Comm_ishrink) MPIX_Comm_ishrink __attribute__((weak));
+extern __typeof__(PMPIX_Comm_ishrink) PMPIX_Comm_ishrink __attribute__((weak));
 extern __typeof__(MPIX_Comm_agree) MPIX_Comm_agree __attribute__((weak));
 extern __typeof__(PMPIX_Comm_agree) PMPIX_Comm_agree __attribute__((weak));
 extern __typeof__(MPIX_Comm_iagree) MPIX_Comm_iagree __attribute__((weak));
@@ -10988,6 +10990,39 @@ void pmpix_comm_is_revoked_(MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ierror)
         mpix_comm_is_revoked_body(true, true, comm, flag, ierror);
     else
         mpix_comm_is_revoked_slow(true, comm, flag, ierror);
+}
+
+static inline __attribute__((always_inline)) void mpix_comm_ishrink_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Comm c_newcomm = (MPI_Comm)0;
+    MPI_Request c_request = (MPI_Request)0;
+    int rc = MPI_SUCCESS;
+    if (!MPIX_Comm_ishrink || !PMPIX_Comm_ishrink)
+        rc = lmpif_raise((lmpif_errobj){LMPIF_COMM, lmpif_Comm_fromint(*comm)}, MPI_ERR_UNSUPPORTED_OPERATION, "MPIX_COMM_ISHRINK: this MPI library has no User-Level Failure Mitigation");
+    else
+        rc = prof ? PMPIX_Comm_ishrink(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_newcomm, &c_request) : MPIX_Comm_ishrink(LMPIF_FROMINT(fast, MPI_Comm, Comm, *comm), &c_newcomm, &c_request);
+    if (rc == MPI_SUCCESS) *newcomm = lmpif_Comm_toint(c_newcomm);
+    if (rc == MPI_SUCCESS) *request = lmpif_Request_toint(c_request);
+    if (ierror) /* mpi_f08 calls these directly: an absent ierror is NULL */
+        *ierror = rc;
+}
+static __attribute__((noinline, cold)) void mpix_comm_ishrink_slow(bool prof, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    mpix_comm_ishrink_body(prof, false, comm, newcomm, request, ierror);
+}
+void mpix_comm_ishrink_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpix_comm_ishrink_body(false, true, comm, newcomm, request, ierror);
+    else
+        mpix_comm_ishrink_slow(false, comm, newcomm, request, ierror);
+}
+void pmpix_comm_ishrink_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    if (LMPIF_ALL_PREDEFINED(*comm))
+        mpix_comm_ishrink_body(true, true, comm, newcomm, request, ierror);
+    else
+        mpix_comm_ishrink_slow(true, comm, newcomm, request, ierror);
 }
 
 static inline __attribute__((always_inline)) void mpix_comm_revoke_body(bool prof, bool fast, MPI_Fint *comm, MPI_Fint *ierror)
