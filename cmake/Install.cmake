@@ -2,7 +2,7 @@
 install(TARGETS mpi_abi LIBRARY DESTINATION lib)
 install(CODE "execute_process(COMMAND ${CMAKE_COMMAND} -E create_symlink libmpi_abi.so \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/libmpi.so)")
 install(FILES ${CMAKE_BINARY_DIR}/include/mpi.h ${CMAKE_BINARY_DIR}/include/mpi-ext.h DESTINATION include)
-install(TARGETS mpiexec leanmpi_info leanmpi-map RUNTIME DESTINATION bin)
+install(TARGETS mpiexec leanmpi_info leanmpi-map leanmpi-ftwrap RUNTIME DESTINATION bin)
 install(PROGRAMS tools/wrappers/mpicc tools/wrappers/mpicxx tools/wrappers/lmpi-wrapper-common DESTINATION bin)
 configure_file(${CMAKE_SOURCE_DIR}/tools/wrappers/leanmpi.pc.in ${CMAKE_BINARY_DIR}/leanmpi.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/leanmpi.pc DESTINATION lib/pkgconfig)

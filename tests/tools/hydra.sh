@@ -1,6 +1,7 @@
 #!/bin/sh
 # LeanMPI programs run under MPICH's Hydra: the PMI-1 wire protocol, and
-# PMI-2 (LMPI_PMI=2); a failure survived with -disable-auto-cleanup.
+# PMI-2 (LMPI_PMI=2); a failure survived with -disable-auto-cleanup (an
+# exit, and a SIGKILL through leanmpi-ftwrap).
 b=$1
 found=0
 for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
@@ -41,6 +42,14 @@ for h in /usr/bin/mpiexec.hydra /opt/peers/mpich/bin/mpiexec.hydra; do
         echo "PMI-$pmi: $(echo "$out" | grep "^detected")"
         [ "$(echo "$out" | grep -c 't_ulfm kill: ok')" = 2 ] && ! echo "$out" | grep -q "failure(s)" ||
             { echo "FAIL: a rank's exit under $h -disable-auto-cleanup, PMI-$pmi (exit status $st)"; echo "$out"; exit 1; }
+        # rank 2 killed by SIGKILL: survivable through leanmpi-ftwrap, which
+        # the proxy sees exit with status 137 (without it the job ends)
+        out=$(LMPI_PMI=$pmi timeout 60 "$h" -disable-auto-cleanup -genv LMPI_FT 1 -n 4 \
+              "$b/bin/leanmpi-ftwrap" "$b/tests/t_ulfm" kill 2>&1)
+        st=$?
+        echo "PMI-$pmi, SIGKILL through leanmpi-ftwrap: $(echo "$out" | grep "^detected")"
+        [ "$(echo "$out" | grep -c 't_ulfm kill: ok')" = 2 ] && ! echo "$out" | grep -q "failure(s)" ||
+            { echo "FAIL: a rank's SIGKILL under $h -disable-auto-cleanup and leanmpi-ftwrap, PMI-$pmi (exit status $st)"; echo "$out"; exit 1; }
     done
     sleep 0.5
     # its own ranks (each says its pid): other tests may run t_fail meanwhile.

@@ -5,7 +5,7 @@ b=$1 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$b" --prefix "$tmp/prefix" > "$tmp/install.log"
-for f in bin/mpiexec bin/mpicc bin/mpicxx bin/leanmpi_info include/mpi.h lib/libmpi_abi.so.1 lib/libmpi.so lib/pkgconfig/leanmpi.pc; do
+for f in bin/mpiexec bin/mpicc bin/mpicxx bin/leanmpi_info bin/leanmpi-ftwrap include/mpi.h lib/libmpi_abi.so.1 lib/libmpi.so lib/pkgconfig/leanmpi.pc; do
     [ -e "$tmp/prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
 "$tmp/prefix/bin/mpicc" -o "$tmp/hello" "$src"
