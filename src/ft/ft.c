@@ -2,6 +2,7 @@
  * one keeps them from completing, and revoking a communicator (README.md
  * in this folder).  Agreement and shrink are in agree.c. */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -100,24 +101,51 @@ void lmpi_ft_each_listed(const char *list, long size, void (*fn)(int rank, void 
     }
 }
 
-static void post_dead(int rank, void *fresh)
+static void post_dead(int rank, void *arg)
 {
-    if (!lmpi_notice_failed(known.board, rank)) {
+    (void)arg;
+    if (!lmpi_notice_failed(known.board, rank))
         lmpi_notice_post((char *)known.board - LMPI_NOTICE_OFFSET, lmpi_shm_segment_size(), rank);
-        *(bool *)fresh = true;
-    }
 }
 
-/* Post the ranks of a list like "2,5-7" on the board; true when one was new. */
-static bool post_dead_list(const char *list)
+static void mark_listed(int rank, void *dead)
 {
-    bool fresh = false;
-    lmpi_ft_each_listed(list, known.world, post_dead, &fresh);
-    return fresh;
+    ((unsigned char *)dead)[rank] = 1;
 }
 
+/* Jobs of other launchers that met this one through a port look for its
+ * failures at the name server they share (lmpi_dpm_watch_remote), where our
+ * mpiexec lists them (mpiexec.c's post_failure).  Hydra does not, so the
+ * lowest rank that the server's list leaves alive does it for the job: the
+ * list grows only, so exactly one living process takes it for its own at a
+ * time, and each publishes the whole list it read (unpublished first: a
+ * name server has no update).  A name server that is not there (Hydra
+ * keeps publications itself then) costs one round trip per failure. */
+static void hydra_list_at_nameserver(const char *list)
+{
+    unsigned char *dead = lmpi_calloc((size_t)known.world, 1, LMPI_MEM_OTHER);
+    if (!dead)
+        return;
+    lmpi_ft_each_listed(list, known.world, mark_listed, dead);
+    int lowest = 0;
+    while (lowest < known.world && dead[lowest])
+        lowest++;
+    lmpi_free(dead);
+    if (lowest != lmpi_rt.world_rank)
+        return;
+    char service[320], err[128];
+    snprintf(service, sizeof(service), "lmpi-ft:%s", lmpi_rt.kvsname);
+    lmpi_pmi_unpublish(service, err, sizeof(err)); /* (not there the first time) */
+    if (lmpi_pmi_publish(service, list, err, sizeof(err)) != 0)
+        fprintf(stderr, "LeanMPI: rank %d: cannot list the failed ranks %s at the name server: %s\n",
+                lmpi_rt.world_rank, list, err);
+}
+
+/* The list only grows: a list unlike the last one read names someone new
+ * (a node's other rank may have posted them on the board already). */
 static void hydra_ask(void)
 {
+    static char last[4096];
     double t = seconds();
     if (hydra_signalled) {
         hydra_signalled = 0;
@@ -128,8 +156,13 @@ static void hydra_ask(void)
     if (t < hydra_next)
         return;
     hydra_next = t + 0.001;
-    char list[4096];
-    bool fresh = lmpi_pmi_dead_processes(list, sizeof(list)) == 0 && post_dead_list(list);
+    char list[sizeof(last)];
+    bool fresh = lmpi_pmi_dead_processes(list, sizeof(list)) == 0 && strcmp(list, last) != 0;
+    if (fresh) {
+        memcpy(last, list, sizeof(last));
+        lmpi_ft_each_listed(list, known.world, post_dead, NULL);
+        hydra_list_at_nameserver(list);
+    }
     if (fresh || t > hydra_until)
         hydra_recheck = false;
 }

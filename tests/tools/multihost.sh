@@ -9,11 +9,13 @@
 #                join between hosts; children on mpiexec's machine, 2 ranks per host)
 #   ours4        our mpiexec, 4 hosts x 2 ranks: the same programs; -ppn 1 (cyclic)
 #   hydra2       mpiexec.hydra across 2 hosts (with dynamic processes), PMI-1
-#                and PMI-2, and a rank's exit survived (-disable-auto-cleanup)
+#                and PMI-2, and a rank's exit and SIGKILL (leanmpi-ftwrap) survived
+#                (-disable-auto-cleanup)
 #   jobs2        independently started jobs, one per host, meet through a
 #                shared hydra_nameserver (mpiexec -nameserver; Hydra too);
 #                under --with-ft ulfm the serving job survives a visitor's
-#                killed rank (t_ulfm jobs_serve/jobs_visit)
+#                killed rank (t_ulfm jobs_serve/jobs_visit; either job under
+#                Hydra too)
 #   prte2        Open MPI's mpiexec (prterun, a PMIx launcher) across 2 hosts
 #   kill_rank    SIGKILL of one rank on the second host
 #   kill_host    SIGKILL of every process of the second host (its proxy too)
@@ -161,6 +163,12 @@ for case in "$@"; do
             -n 4 -disable-auto-cleanup -genv LMPI_FT 1 -genv T_ULFM_EXIT 1 "$T/t_ulfm" kill >"$out" 2>&1
         [ "$(grep -c 't_ulfm kill: ok' "$out")" = 2 ] && ! grep -q "failure(s)" "$out" ||
             bad "t_ulfm kill (a rank exits) under Hydra -disable-auto-cleanup: $(tail -5 "$out")"
+        # ... and killed by SIGKILL, through leanmpi-ftwrap
+        env MPIEXEC_TIMEOUT=100 $H -launcher ssh -launcher-exec "$SSH" -iface lmpibr0 -hosts lmpi-h0:2,lmpi-h1:2 \
+            -n 4 -disable-auto-cleanup -genv LMPI_FT 1 "$B/bin/leanmpi-ftwrap" "$T/t_ulfm" kill >"$out" 2>&1
+        [ "$(grep -c 't_ulfm kill: ok' "$out")" = 2 ] && ! grep -q "failure(s)" "$out" ||
+            bad "t_ulfm kill (SIGKILL through leanmpi-ftwrap) under Hydra -disable-auto-cleanup: $(tail -5 "$out")"
+        echo "case hydra2 SIGKILL through leanmpi-ftwrap: $(grep -h '^detected' "$out")"
         left t_ulfm
         ;;
     jobs2)
@@ -244,6 +252,41 @@ for case in "$@"; do
         ! grep -q "failure(s)" "$err" "$out" || bad "ulfm_jobs: a survivor's checks failed"
         echo "case jobs2 ulfm_jobs: $(grep -h '^serve rank' "$err" | tr '\n' ' ')"
         rm -f "$pf"
+        # ... and with the visiting job under Hydra (-disable-auto-cleanup,
+        # the rank killed through leanmpi-ftwrap, over PMI-1 and PMI-2):
+        # Hydra lists no failure at the name server, so the visitors' lowest
+        # surviving rank does (src/ft/ft.c, hydra_list_at_nameserver)
+        if [ -n "${H:-}" ]; then
+            for pmi in 1 2; do
+                $M $N --with-ft ulfm --host lmpi-h0:2 -n 2 "$T/t_ulfm" jobs_serve "$pf" >"$err" 2>&1 &
+                spid=$!
+                env MPIEXEC_TIMEOUT=100 LMPI_PMI=$pmi $H -hosts lmpi-h1:2 -n 2 -disable-auto-cleanup -genv LMPI_FT 1 \
+                    "$B/bin/leanmpi-ftwrap" "$T/t_ulfm" jobs_visit "$pf" >"$out" 2>&1
+                st=$?
+                grep -q "t_ulfm jobs_visit: ok" "$out" ||
+                    bad "ulfm_jobs_hydra_pmi$pmi: the visitor's survivor did not finish (status $st): $(tail -3 "$out")"
+                wait $spid || bad "ulfm_jobs_hydra_pmi$pmi: the serving job failed: $(tail -5 "$err")"
+                [ "$(grep -c "t_ulfm jobs_serve: ok" "$err")" = 2 ] ||
+                    bad "ulfm_jobs_hydra_pmi$pmi: a serving rank did not finish: $(tail -5 "$err")"
+                ! grep -q "failure(s)" "$err" "$out" || bad "ulfm_jobs_hydra_pmi$pmi: a survivor's checks failed"
+                echo "case jobs2 ulfm_jobs_hydra_pmi$pmi: $(grep -h '^serve rank' "$err" | tr '\n' ' ')"
+                rm -f "$pf"
+            done
+            # the serving job under Hydra, the visitor ours: the serving
+            # ranks ask the name server through Hydra
+            env MPIEXEC_TIMEOUT=100 $H -hosts lmpi-h0:2 -n 2 -disable-auto-cleanup -genv LMPI_FT 1 \
+                "$T/t_ulfm" jobs_serve "$pf" >"$err" 2>&1 &
+            spid=$!
+            $M $N --with-ft ulfm --host lmpi-h1:2 -n 2 "$T/t_ulfm" jobs_visit "$pf" >"$out" 2>&1
+            grep -q "t_ulfm jobs_visit: ok" "$out" ||
+                bad "ulfm_jobs_hydra_serves: the visitor's survivor did not finish: $(tail -3 "$out")"
+            wait $spid || bad "ulfm_jobs_hydra_serves: the serving job failed: $(tail -5 "$err")"
+            [ "$(grep -c "t_ulfm jobs_serve: ok" "$err")" = 2 ] ||
+                bad "ulfm_jobs_hydra_serves: a serving rank did not finish: $(tail -5 "$err")"
+            ! grep -q "failure(s)" "$err" "$out" || bad "ulfm_jobs_hydra_serves: a survivor's checks failed"
+            echo "case jobs2 ulfm_jobs_hydra_serves: $(grep -h '^serve rank' "$err" | tr '\n' ' ')"
+            rm -f "$pf"
+        fi
         # ... and a transfer to the other job that the network fails
         # (injected: LMPI_FT_INJECT=ofi_foreign_error once met) counts as
         # the failure of its destination instead of ending the sender
