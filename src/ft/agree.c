@@ -46,6 +46,7 @@ typedef struct agreement {
      * intercommunicator both groups sorted by world rank (the same order
      * on both sides); bit i of every bitmap below is members[i] */
     int *members;
+    uint64_t *remote_bits; /* an intercommunicator's remote group among them */
     int me;
     uint32_t seq;        /* the instance this process runs next, or runs */
     bool running;        /* called, not decided */
@@ -97,6 +98,7 @@ static stashed *stash(const lmpi_pkt_hdr *h, const void *payload, size_t len)
 typedef struct {
     uint64_t id;
     int addr;
+    bool remote; /* of an intercommunicator's remote group */
 } member;
 
 static int by_id(const void *x, const void *y)
@@ -108,14 +110,15 @@ static int by_id(const void *x, const void *y)
 static member member_of(lmpi_comm *c, int r)
 {
     lmpi_gpid g = lmpi_rankmap_gpid(&c->map, r);
-    return (member){lmpi_dpm_group_key(g.pgid) << 32 | g.lpid, lmpi_comm_world_rank(c, r)};
+    return (member){lmpi_dpm_group_key(g.pgid) << 32 | g.lpid, lmpi_comm_world_rank(c, r), false};
 }
 
 /* Who takes part in agreements over c (as transport addresses), in an
  * order every member computes alike, and which of them we are: an
  * intracommunicator's rank order (also one that spans process groups);
- * for an intercommunicator both groups sorted by (job, rank). */
-static int *members_of(lmpi_comm *c, int *n, int *me)
+ * for an intercommunicator both groups sorted by (job, rank), and which of
+ * them are of its remote group (*remote_bits, NULL for an intracommunicator). */
+static int *members_of(lmpi_comm *c, int *n, int *me, uint64_t **remote_bits)
 {
     int local = c->size, remote = c->is_inter ? c->peer_size : 0;
     member *e = lmpi_malloc((size_t)(local + remote) * sizeof(member), LMPI_MEM_COMM);
@@ -128,14 +131,24 @@ static int *members_of(lmpi_comm *c, int *n, int *me)
     lmpi_comm *lc = c->is_inter ? c->local_comm : c;
     for (int r = 0; r < local; r++)
         e[r] = member_of(lc, r);
-    for (int r = 0; r < remote; r++)
+    for (int r = 0; r < remote; r++) {
         e[local + r] = member_of(c, r);
+        e[local + r].remote = true;
+    }
     *n = local + remote;
+    *remote_bits = remote ? lmpi_calloc((size_t)(*n + 63) / 64, 8, LMPI_MEM_COMM) : NULL;
+    if (remote && !*remote_bits) {
+        lmpi_free(e);
+        lmpi_free(m);
+        return NULL;
+    }
     uint64_t mine = e[c->rank].id;
     if (remote)
         qsort(e, (size_t)*n, sizeof(member), by_id);
     for (int i = 0; i < *n; i++) {
         m[i] = e[i].addr;
+        if (e[i].remote)
+            (*remote_bits)[i / 64] |= 1ull << (i % 64);
         if (e[i].id == mine)
             *me = i;
     }
@@ -154,11 +167,12 @@ static agreement *find(uint32_t ctx, lmpi_comm *c)
     if (!a)
         return NULL;
     a->ctx = ctx;
-    a->members = members_of(c, &a->size, &a->me);
+    a->members = members_of(c, &a->size, &a->me, &a->remote_bits);
     a->words = (a->size + 63) / 64;
     a->got = a->members ? lmpi_calloc((size_t)a->words * 4, 8, LMPI_MEM_COMM) : NULL;
     if (!a->got) {
         lmpi_free(a->members);
+        lmpi_free(a->remote_bits);
         lmpi_free(a);
         return NULL;
     }
@@ -194,6 +208,7 @@ static void agreement_free(agreement *a)
     }
     lmpi_free(a->got);
     lmpi_free(a->members);
+    lmpi_free(a->remote_bits);
     lmpi_free(a);
 }
 
@@ -572,10 +587,13 @@ static bool call_advance(lmpi_request *r)
     } else {
         *s->flag = a->d_flag;
         /* failed members this process did not acknowledge: the caller must
-         * hear of them (the flag is still the agreed one) */
+         * hear of them (the flag is still the agreed one).  Over an
+         * intercommunicator those of the remote group, the only ones
+         * MPIX_Comm_ack_failed can acknowledge there (the local group's
+         * are acknowledged over the local communicators) */
         int failed = 0;
         for (int w = 0; w < a->words; w++)
-            failed += __builtin_popcountll(a->d_bits[w]);
+            failed += __builtin_popcountll(a->d_bits[w] & (a->remote_bits ? a->remote_bits[w] : ~0ull));
         if ((uint32_t)failed > s->comm->ft_acked) {
             lmpi_err_detail("%d member(s) of the communicator failed and %u of them are acknowledged", failed,
                             s->comm->ft_acked);

@@ -880,7 +880,8 @@ static void spawned_victim(bool orphan)
  * (src/ft/ft.c, "processes that no launcher of ours watches"), so their
  * receive from it and a barrier over the intercommunicator end with
  * MPIX_ERR_PROC_FAILED; the visiting job's survivor learns it from its own
- * launcher. */
+ * launcher.  Then the survivors of both jobs agree and shrink over the
+ * intercommunicator and reduce over the shrunken one. */
 static void jobs_inject(bool serve, int rank, MPI_Comm inter);
 
 static void jobs_meet(bool serve, const char *file, bool inject)
@@ -937,6 +938,25 @@ static void jobs_meet(bool serve, const char *file, bool inject)
     MPI_Group_size(g, &n);
     CHECK_EQ(n, 1);
     MPI_Group_free(&g);
+    /* the two jobs agree over the intercommunicator, without the dead
+     * visitor (acknowledged: no error), and shrink it to the survivors:
+     * 2 serving ranks and 1 visitor, whose ranks' sum crosses it */
+    int acked = 0;
+    MPIX_Comm_ack_failed(inter, 2, &acked);
+    int flag = serve ? (rank == 0 ? 0x3 : 0x7) : 0x5;
+    CHECK_EQ(MPIX_Comm_agree(inter, &flag), MPI_SUCCESS);
+    CHECK_EQ(flag, 0x1);
+    MPI_Comm survivors;
+    CHECK_EQ(MPIX_Comm_shrink(inter, &survivors), MPI_SUCCESS);
+    int lsize = 0, rsize = 0, sum = 0;
+    MPI_Comm_size(survivors, &lsize);
+    MPI_Comm_remote_size(survivors, &rsize);
+    CHECK_EQ(lsize, serve ? 2 : 1);
+    CHECK_EQ(rsize, serve ? 1 : 2);
+    int mine = serve ? 10 + rank : 100; /* serving: 10, 11; visitor: 100 */
+    CHECK_EQ(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, survivors), MPI_SUCCESS);
+    CHECK_EQ(sum, serve ? 100 : 21); /* an intercommunicator's: the other group's */
+    MPI_Comm_free(&survivors);
     MPI_Comm_free(&inter);
     if (serve && rank == 0)
         MPI_Close_port(port);
