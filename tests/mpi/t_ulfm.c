@@ -13,7 +13,9 @@
  *   t_ulfm coord_kill  (4+ ranks) the coordinator dies having told one member
  *   t_ulfm coll_kill   (4+ ranks) rank 2 dies in the middle of a loop of
  *                      collectives (shared-memory allreduce, 64 KiB bcast
- *                      over point-to-point, barrier, ibarrier): every
+ *                      over point-to-point, barrier, ibarrier, a persistent
+ *                      allreduce, a neighbourhood allgather on a ring,
+ *                      iallreduce, alltoall): every
  *                      survivor's collective ends with an error, none hangs
  *   t_ulfm rma_kill    (4+ ranks) rank 2 dies between fences of a loop of
  *                      puts: every survivor's fence ends with an error; the
@@ -1096,12 +1098,21 @@ static void coll_kill(void)
     const int dead = 2;
     static char big[65536];
     int rc = MPI_SUCCESS, i, failed_at = -1;
+    /* a persistent allreduce, started again and again, and a periodic
+     * ring for neighbourhood collectives */
+    int pv = 1, psum = 0;
+    MPI_Request preq;
+    CHECK_EQ(MPI_Allreduce_init(&pv, &psum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &preq), MPI_SUCCESS);
+    MPI_Comm ring;
+    int dims[1] = {size}, periods[1] = {1};
+    CHECK_EQ(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring), MPI_SUCCESS);
+    MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
     for (i = 0; i < 4000 && rc == MPI_SUCCESS; i++) {
         if (rank == dead && i == 400)
             raise(SIGKILL);
-        int v = 1, sum = 0;
+        int v = 1, sum = 0, nb[2] = {-1, -1}, ab[64], ar[64];
         MPI_Request req;
-        switch (i % 4) {
+        switch (i % 8) {
         case 0:
             rc = MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
             if (rc == MPI_SUCCESS)
@@ -1118,6 +1129,32 @@ static void coll_kill(void)
             if (rc == MPI_SUCCESS)
                 rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
             break;
+        case 4:
+            rc = MPI_Start(&preq);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&preq, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS)
+                CHECK_EQ(psum, size);
+            break;
+        case 5:
+            rc = MPI_Neighbor_allgather(&rank, 1, MPI_INT, nb, 1, MPI_INT, ring);
+            if (rc == MPI_SUCCESS)
+                CHECK(nb[0] == (rank + size - 1) % size && nb[1] == (rank + 1) % size);
+            break;
+        case 6:
+            rc = MPI_Iallreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS)
+                CHECK_EQ(sum, size);
+            break;
+        case 7:
+            for (int k = 0; k < size && k < 64; k++)
+                ab[k] = rank;
+            rc = size <= 64 ? MPI_Alltoall(ab, 1, MPI_INT, ar, 1, MPI_INT, MPI_COMM_WORLD) : MPI_SUCCESS;
+            for (int k = 0; rc == MPI_SUCCESS && k < size && k < 64; k++)
+                CHECK_EQ(ar[k], k);
+            break;
         }
         if (rc != MPI_SUCCESS)
             failed_at = i;
@@ -1126,6 +1163,10 @@ static void coll_kill(void)
     CHECK(failed_at >= 399);
     int cls = error_class(rc);
     CHECK(cls == MPIX_ERR_PROC_FAILED || cls == MPIX_ERR_REVOKED);
+    /* the broken persistent request and the ring are let go without
+     * waiting for anyone */
+    CHECK_EQ(MPI_Request_free(&preq), MPI_SUCCESS);
+    CHECK_EQ(MPI_Comm_free(&ring), MPI_SUCCESS);
     recover(MPI_COMM_WORLD, dead, size - 1);
 }
 
