@@ -143,9 +143,10 @@ static void hydra_list_at_nameserver(const char *list)
 
 /* The list only grows: a list unlike the last one read names someone new
  * (a node's other rank may have posted them on the board already). */
+static char hydra_last[4096];
+
 static void hydra_ask(void)
 {
-    static char last[4096];
     double t = seconds();
     if (hydra_signalled) {
         hydra_signalled = 0;
@@ -156,10 +157,10 @@ static void hydra_ask(void)
     if (t < hydra_next)
         return;
     hydra_next = t + 0.001;
-    char list[sizeof(last)];
-    bool fresh = lmpi_pmi_dead_processes(list, sizeof(list)) == 0 && strcmp(list, last) != 0;
+    char list[sizeof(hydra_last)];
+    bool fresh = lmpi_pmi_dead_processes(list, sizeof(list)) == 0 && strcmp(list, hydra_last) != 0;
     if (fresh) {
-        memcpy(last, list, sizeof(last));
+        snprintf(hydra_last, sizeof(hydra_last), "%s", list);
         lmpi_ft_each_listed(list, known.world, post_dead, NULL);
         hydra_list_at_nameserver(list);
     }
@@ -254,6 +255,7 @@ void lmpi_ft_finalize(void)
         hydra_base = NULL;
     }
     hydra_recheck = false;
+    hydra_last[0] = '\0';
     lmpi_ft_agree_forget_all();
     lmpi_ft_epoch_word = &no_board_epoch;
     lmpi_ft_epoch_seen = 0;
