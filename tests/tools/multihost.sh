@@ -96,6 +96,15 @@ programs() { # programs LAUNCH... : the MPI program tests, node size from T_NODE
     run ring "$@" "$B/examples/ring" 4194304 3
 }
 
+jobs_checked() { # NAME: the serving job ($spid, output in $err) and the visiting one ($out) recovered
+    grep -q "t_ulfm jobs_visit: ok" "$out" || bad "$1: the visitor's survivor did not finish: $(tail -3 "$out")"
+    wait $spid || bad "$1: the serving job failed: $(tail -5 "$err")"
+    [ "$(grep -c "t_ulfm jobs_serve: ok" "$err")" = 2 ] || bad "$1: a serving rank did not finish: $(tail -5 "$err")"
+    ! grep -q "failure(s)" "$err" "$out" || bad "$1: a survivor's checks failed"
+    echo "case jobs2 $1: $(grep -h '^serve rank' "$err" | tr '\n' ' ')"
+    rm -f "$pf"
+}
+
 wait_ready() {
     for i in $(seq 200); do
         [ "$(grep -c ' ready$' "$out" 2>/dev/null)" -ge "$1" ] && return 0
@@ -246,12 +255,7 @@ for case in "$@"; do
         $M $N --with-ft ulfm --host lmpi-h1:2 -n 2 "$T/t_ulfm" jobs_visit "$pf" >"$out" 2>&1
         st=$?
         [ $st = 137 ] || bad "ulfm_jobs: the visiting job's exit status $st, expected 137: $(tail -3 "$out")"
-        grep -q "t_ulfm jobs_visit: ok" "$out" || bad "ulfm_jobs: the visitor's survivor did not finish: $(tail -3 "$out")"
-        wait $spid || bad "ulfm_jobs: the serving job failed: $(tail -5 "$err")"
-        [ "$(grep -c "t_ulfm jobs_serve: ok" "$err")" = 2 ] || bad "ulfm_jobs: a serving rank did not finish: $(tail -5 "$err")"
-        ! grep -q "failure(s)" "$err" "$out" || bad "ulfm_jobs: a survivor's checks failed"
-        echo "case jobs2 ulfm_jobs: $(grep -h '^serve rank' "$err" | tr '\n' ' ')"
-        rm -f "$pf"
+        jobs_checked ulfm_jobs
         # ... and with the visiting job under Hydra (-disable-auto-cleanup,
         # the rank killed through leanmpi-ftwrap, over PMI-1 and PMI-2):
         # Hydra lists no failure at the name server, so the visitors' lowest
@@ -262,15 +266,7 @@ for case in "$@"; do
                 spid=$!
                 env MPIEXEC_TIMEOUT=100 LMPI_PMI=$pmi $H -hosts lmpi-h1:2 -n 2 -disable-auto-cleanup -genv LMPI_FT 1 \
                     "$B/bin/leanmpi-ftwrap" "$T/t_ulfm" jobs_visit "$pf" >"$out" 2>&1
-                st=$?
-                grep -q "t_ulfm jobs_visit: ok" "$out" ||
-                    bad "ulfm_jobs_hydra_pmi$pmi: the visitor's survivor did not finish (status $st): $(tail -3 "$out")"
-                wait $spid || bad "ulfm_jobs_hydra_pmi$pmi: the serving job failed: $(tail -5 "$err")"
-                [ "$(grep -c "t_ulfm jobs_serve: ok" "$err")" = 2 ] ||
-                    bad "ulfm_jobs_hydra_pmi$pmi: a serving rank did not finish: $(tail -5 "$err")"
-                ! grep -q "failure(s)" "$err" "$out" || bad "ulfm_jobs_hydra_pmi$pmi: a survivor's checks failed"
-                echo "case jobs2 ulfm_jobs_hydra_pmi$pmi: $(grep -h '^serve rank' "$err" | tr '\n' ' ')"
-                rm -f "$pf"
+                jobs_checked ulfm_jobs_hydra_pmi$pmi
             done
             # the serving job under Hydra, the visitor ours: the serving
             # ranks ask the name server through Hydra
@@ -278,14 +274,7 @@ for case in "$@"; do
                 "$T/t_ulfm" jobs_serve "$pf" >"$err" 2>&1 &
             spid=$!
             $M $N --with-ft ulfm --host lmpi-h1:2 -n 2 "$T/t_ulfm" jobs_visit "$pf" >"$out" 2>&1
-            grep -q "t_ulfm jobs_visit: ok" "$out" ||
-                bad "ulfm_jobs_hydra_serves: the visitor's survivor did not finish: $(tail -3 "$out")"
-            wait $spid || bad "ulfm_jobs_hydra_serves: the serving job failed: $(tail -5 "$err")"
-            [ "$(grep -c "t_ulfm jobs_serve: ok" "$err")" = 2 ] ||
-                bad "ulfm_jobs_hydra_serves: a serving rank did not finish: $(tail -5 "$err")"
-            ! grep -q "failure(s)" "$err" "$out" || bad "ulfm_jobs_hydra_serves: a survivor's checks failed"
-            echo "case jobs2 ulfm_jobs_hydra_serves: $(grep -h '^serve rank' "$err" | tr '\n' ' ')"
-            rm -f "$pf"
+            jobs_checked ulfm_jobs_hydra_serves
         fi
         # ... and a transfer to the other job that the network fails
         # (injected: LMPI_FT_INJECT=ofi_foreign_error once met) counts as
