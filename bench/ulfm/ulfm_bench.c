@@ -7,6 +7,10 @@
  *                       while every other waits in MPI_Recv from it: the
  *                       slowest survivor's time from the kill to its error;
  *                       then one shrink and one agree among the survivors
+ *                       (agree_after_failure: the longest time a survivor
+ *                       spent in the agree, which includes waiting for the
+ *                       last one to leave the shrink; ..._from_last: from
+ *                       the last survivor's call to the last return)
  *   ulfm_bench revoke   rank 0 revokes 10 ms after a barrier while every
  *                       other waits in MPI_Recv from MPI_ANY_SOURCE: the
  *                       slowest survivor's time from rank 0's call to its
@@ -87,15 +91,16 @@ static void detect(void)
     int flag = 1;
     t0 = now();
     MPIX_Comm_agree(small, &flag);
-    double agree = now() - t0;
-    double v[3] = {seen, shrink, agree}, worst[3];
-    MPI_Reduce(v, worst, 3, MPI_DOUBLE, MPI_MAX, 0, small);
+    double t1 = now(), agree = t1 - t0;
+    double v[5] = {seen, shrink, agree, t0, t1}, worst[5];
+    MPI_Reduce(v, worst, 5, MPI_DOUBLE, MPI_MAX, 0, small);
     int srank;
     MPI_Comm_rank(small, &srank);
     if (srank == 0) {
         printf("RESULT detect_time ranks=%d value=%.3f\n", size, worst[0] * 1e3);
         printf("RESULT shrink_after_failure ranks=%d value=%.3f\n", size, worst[1] * 1e3);
         printf("RESULT agree_after_failure ranks=%d value=%.3f\n", size, worst[2] * 1e3);
+        printf("RESULT agree_after_failure_from_last ranks=%d value=%.3f\n", size, (worst[4] - worst[3]) * 1e3);
     }
     fflush(stdout);
     MPI_Comm_free(&small);
