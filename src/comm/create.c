@@ -155,9 +155,13 @@ static lmpi_status agree(lmpi_comm *comm, uint32_t *ctx)
     return comm->is_inter ? agree_ctx_inter(comm, ctx) : lmpi_comm_agree_ctx(comm, ctx);
 }
 
+/* A failed dup (an attribute's copy callback failed, most often) leaves
+ * MPI_COMM_NULL, as MPICH does and MPI_Type_dup here: a program that frees
+ * what it got when it is not null frees nothing. */
 static lmpi_status do_dup(lmpi_comm *comm, lmpi_info *info, MPI_Comm *newcomm)
 {
     uint32_t ctx;
+    *newcomm = MPI_COMM_NULL;
     lmpi_status st = agree(comm, &ctx);
     if (st != LMPI_OK)
         return st;

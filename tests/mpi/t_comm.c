@@ -398,6 +398,13 @@ static int delete_fn(MPI_Comm c, int kv, void *val, void *extra)
     return MPI_SUCCESS;
 }
 
+static int failing_copy_fn(MPI_Comm c, int kv, void *extra, void *in, void *out, int *flag)
+{
+    (void)c, (void)kv, (void)extra, (void)in, (void)out;
+    *flag = 1;
+    return MPI_ERR_OTHER;
+}
+
 static void test_attrs(void)
 {
     int kv1, kv2, flag;
@@ -437,6 +444,21 @@ static void test_attrs(void)
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &tkv, NULL);
     CHECK_EQ(MPI_Comm_delete_attr(MPI_COMM_WORLD, tkv), MPI_SUCCESS); /* not set: nothing to do (as MPICH) */
     MPI_Comm_free_keyval(&tkv);
+    /* a copy callback that fails fails the dup, which leaves MPI_COMM_NULL
+     * (as MPICH; MPICH's attr/attrerr checks it) */
+    int fkv;
+    MPI_Comm_create_keyval(failing_copy_fn, MPI_COMM_NULL_DELETE_FN, &fkv, NULL);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_set_attr(c, fkv, base);
+    d = MPI_COMM_WORLD;
+    CHECK(MPI_Comm_dup(c, &d) != MPI_SUCCESS);
+    CHECK(d == MPI_COMM_NULL);
+    d = MPI_COMM_WORLD;
+    CHECK(MPI_Comm_dup_with_info(c, MPI_INFO_NULL, &d) != MPI_SUCCESS);
+    CHECK(d == MPI_COMM_NULL);
+    MPI_Comm_free(&c);
+    MPI_Comm_free_keyval(&fkv);
 }
 
 static void test_idup_and_errors(void)
