@@ -2,6 +2,7 @@
  * context ids, the internal node communicators, and the queries. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "binding/check.h"
 #include "binding/gen/impl.h"
@@ -40,17 +41,86 @@ void lmpi_ctx_advance(uint32_t used)
         ctx_next = used + LMPI_CTX_BLOCK;
 }
 
+/* Agreements in flight at once in one process (threads creating
+ * communicators over different parents, outstanding MPI_Comm_idup calls)
+ * read the same counter, so the largest counter among each one's members
+ * can be the same id for two of them: their communicators would receive
+ * each other's messages.  So the members check an agreed id before taking
+ * it: each claims it unless it is below its counter (taken here since) or
+ * claimed by another agreement in flight here, and the largest verdict
+ * decides.  On a refusal every member proposes again above the refused id,
+ * a random number of blocks higher, so two agreements that chose the same
+ * id do not choose the same one again in step.  Nobody waits for another
+ * agreement (a process-wide turn deadlocks when two processes take their
+ * agreements in opposite orders), and an id that every member claimed is
+ * free everywhere: claims are exclusive and last until the id is taken. */
+static lmpi_ctx_claim *claims;
+
+uint32_t lmpi_ctx_check(lmpi_ctx_claim *c, uint32_t ctx)
+{
+    c->ctx = ctx;
+    c->held = false;
+    if (ctx < ctx_next)
+        return 1;
+    for (lmpi_ctx_claim *o = claims; o; o = o->next)
+        if (o->ctx == ctx)
+            return 1;
+    c->held = true;
+    c->next = claims;
+    claims = c;
+    return 0;
+}
+
+bool lmpi_ctx_settle(lmpi_ctx_claim *c, uint32_t verdict, uint32_t *next)
+{
+    if (c->held)
+        for (lmpi_ctx_claim **p = &claims; *p; p = &(*p)->next)
+            if (*p == c) {
+                *p = c->next;
+                break;
+            }
+    c->held = false;
+    if (!verdict) {
+        lmpi_ctx_advance(c->ctx);
+        return true;
+    }
+    static unsigned seed;
+    if (!seed)
+        seed = (unsigned)getpid() * 2654435761u | 1u;
+    seed = seed * 1103515245u + 12345u;
+    uint32_t above = c->ctx + LMPI_CTX_BLOCK * (1 + (seed >> 16) % 4);
+    *next = above > ctx_next ? above : ctx_next;
+    return false;
+}
+
+lmpi_status lmpi_ctx_max_intra(void *comm, uint32_t *v) { return lmpi_icoll_allreduce_max_u32(comm, v); }
+
+lmpi_status lmpi_ctx_confirm(lmpi_status (*max)(void *, uint32_t *), void *arg, uint32_t *ctx)
+{
+    for (;;) {
+        if (*ctx > UINT32_MAX - 8 * LMPI_CTX_BLOCK) {
+            lmpi_err_detail("context ids exhausted (2^29 communicators created)");
+            return LMPI_ERR_INTERN;
+        }
+        lmpi_ctx_claim c;
+        uint32_t verdict = lmpi_ctx_check(&c, *ctx), next = 0;
+        lmpi_status st = max(arg, &verdict);
+        if (st != LMPI_OK)
+            verdict = 1; /* (lets go of the claim) */
+        if (lmpi_ctx_settle(&c, verdict, &next))
+            return LMPI_OK;
+        if (st != LMPI_OK)
+            return st;
+        *ctx = next;
+        LMPI_TRY(max(arg, ctx));
+    }
+}
+
 lmpi_status lmpi_comm_agree_ctx(lmpi_comm *comm, uint32_t *ctx)
 {
     uint32_t v = ctx_next;
-    lmpi_status st = lmpi_icoll_allreduce_max_u32(comm, &v);
-    if (st != LMPI_OK)
-        return st;
-    if (v > UINT32_MAX - 2 * LMPI_CTX_BLOCK) {
-        lmpi_err_detail("context ids exhausted (2^30 communicators created)");
-        return LMPI_ERR_INTERN;
-    }
-    lmpi_ctx_advance(v);
+    LMPI_TRY(lmpi_icoll_allreduce_max_u32(comm, &v));
+    LMPI_TRY(lmpi_ctx_confirm(lmpi_ctx_max_intra, comm, &v));
     *ctx = v;
     return LMPI_OK;
 }

@@ -195,6 +195,22 @@ bool lmpi_comm_one_host(const lmpi_comm *c, int *elsewhere);
 lmpi_status lmpi_comm_need_one_host(const lmpi_comm *c, const char *what);
 uint32_t lmpi_ctx_next(void);
 void lmpi_ctx_advance(uint32_t past);
+/* Taking an agreed context id (why in comm.c): every member's verdict on it,
+ * their largest decides.  check: 0 (and claimed) when the id is free here.
+ * settle, with the verdict: true, taken; false, let go, and *next is this
+ * member's proposal for the next try.  lmpi_ctx_confirm runs the tries with
+ * max(arg, v) (the largest v among the members: lmpi_ctx_max_intra over an
+ * intracommunicator, or one over both groups of an intercommunicator), from
+ * *ctx, the members' first agreed id, to the one taken. */
+typedef struct lmpi_ctx_claim {
+    struct lmpi_ctx_claim *next;
+    uint32_t ctx;
+    bool held;
+} lmpi_ctx_claim;
+uint32_t lmpi_ctx_check(lmpi_ctx_claim *c, uint32_t ctx);
+bool lmpi_ctx_settle(lmpi_ctx_claim *c, uint32_t verdict, uint32_t *next);
+lmpi_status lmpi_ctx_confirm(lmpi_status (*max)(void *, uint32_t *), void *arg, uint32_t *ctx);
+lmpi_status lmpi_ctx_max_intra(void *comm, uint32_t *v);
 
 /* The internal node and node-roots communicators of c, built on first use
  * (locally, with no communication).  roots is NULL unless this process is

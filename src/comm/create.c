@@ -226,6 +226,12 @@ typedef struct {
     bool swapping; /* the pair in flight is the leaders' swap */
     uint32_t value, in;
     lmpi_request *sr, *rr;
+    /* the phases run again with the members' verdicts on the id agreed
+     * (lmpi_ctx_confirm's check), and again from a new proposal while one
+     * refuses it */
+    bool checking;
+    uint32_t agreed;
+    lmpi_ctx_claim claim;
 } idup_state;
 
 static bool idup_pair(lmpi_request *req, lmpi_comm *c, uint32_t ctx, int tag, int src, int dest)
@@ -266,6 +272,37 @@ static bool idup_post(lmpi_request *req)
     }
 }
 
+/* The phases' exchanges done: true when the id is taken (or an error
+ * ended the agreement), false when the phases run again (posted). */
+static bool idup_settle(lmpi_request *req)
+{
+    idup_state *s = req->sched;
+    for (;;) {
+        if (req->sched_error != LMPI_OK) {
+            uint32_t unused;
+            lmpi_ctx_settle(&s->claim, 1, &unused); /* lets go of a claim */
+            return true;
+        }
+        if (!s->checking) {
+            s->agreed = s->value;
+            s->value = lmpi_ctx_check(&s->claim, s->agreed);
+            s->checking = true;
+        } else {
+            s->checking = false;
+            uint32_t next = 0;
+            if (lmpi_ctx_settle(&s->claim, s->value, &next)) {
+                req->sched_error = dup_finish(s->orig, s->agreed, s->info, s->newc);
+                return true;
+            }
+            s->value = next;
+        }
+        s->phase = IDUP_LOCAL;
+        s->d = 1;
+        if (idup_post(req))
+            return false;
+    }
+}
+
 static bool idup_advance(lmpi_request *req)
 {
     idup_state *s = req->sched;
@@ -281,12 +318,8 @@ static bool idup_advance(lmpi_request *req)
         if (!s->swapping)
             s->d *= 2;
         s->swapping = false;
-        if (!idup_post(req))
-            break;
-    }
-    if (req->sched_error == LMPI_OK) {
-        lmpi_ctx_advance(s->value);
-        req->sched_error = dup_finish(s->orig, s->value, s->info, s->newc);
+        if (!idup_post(req) && idup_settle(req))
+            return true; /* (else the phases run again: posted) */
     }
     return true;
 }
@@ -294,6 +327,10 @@ static bool idup_advance(lmpi_request *req)
 static void idup_free(lmpi_request *req)
 {
     idup_state *s = req->sched;
+    if (s->claim.held) {
+        uint32_t unused;
+        lmpi_ctx_settle(&s->claim, 1, &unused);
+    }
     lmpi_info_destroy(s->info);
     lmpi_free(s);
     req->sched = NULL;
@@ -325,8 +362,8 @@ static lmpi_status do_idup(lmpi_comm *comm, lmpi_info *info, MPI_Comm *newcomm, 
     req->sched = s;
     req->advance = idup_advance;
     req->sched_free = idup_free;
-    if (!idup_post(req) && req->sched_error == LMPI_OK)
-        req->complete = idup_advance(req);
+    if (!idup_post(req))
+        req->complete = idup_settle(req);
     *newcomm = c->handle;
     *request = (MPI_Request)req;
     return LMPI_OK;
@@ -393,7 +430,9 @@ static lmpi_status split_by(lmpi_comm *comm, int color, int key, MPI_Comm *newco
     for (int r = 0; r < n; r++)
         if (all[r].ctx > ctx)
             ctx = all[r].ctx;
-    lmpi_ctx_advance(ctx);
+    st = lmpi_ctx_confirm(lmpi_ctx_max_intra, comm, &ctx);
+    if (st != LMPI_OK)
+        goto out;
     if (color == MPI_UNDEFINED) {
         *newcomm = MPI_COMM_NULL;
         goto out;
@@ -783,6 +822,39 @@ lmpi_status lmpi_comm_inter_refuse(lmpi_comm *peer, int remote_leader, int tag, 
  * User-Level Failure Mitigation) reaches the other through the leaders and
  * every member of both through the broadcast, so nobody waits for a
  * leader that gave up. */
+/* lmpi_ctx_confirm's max for a handshake: the verdicts and new proposals
+ * travel like the first ones (an allreduce in each group, the leaders'
+ * swap, a broadcast); a leader's failure reaches its members. */
+typedef struct {
+    lmpi_comm *local, *peer;
+    int local_leader, remote_leader, tag;
+} handshake_ends;
+
+static lmpi_status handshake_max(void *arg, uint32_t *v)
+{
+    const handshake_ends *e = arg;
+    lmpi_status st = lmpi_icoll_allreduce_max_u32(e->local, v);
+    if (st != LMPI_OK && e->local->rank != e->local_leader)
+        return st;
+    int32_t msg[2] = {(int32_t)*v, 0};
+    if (e->local->rank == e->local_leader) {
+        uint32_t theirs = 0;
+        if (st == LMPI_OK)
+            st = peer_swap(e->peer, e->remote_leader, e->tag, e->peer->context_id, v, sizeof(*v), &theirs,
+                           sizeof(theirs));
+        msg[0] = (int32_t)(theirs > *v ? theirs : *v);
+        msg[1] = -(int32_t)st;
+    }
+    LMPI_TRY(lmpi_icoll_bcast(e->local, msg, sizeof(msg), e->local_leader));
+    if (msg[1] < 0) {
+        lmpi_err_detail("the exchange between the groups' leaders failed at this group's leader (rank %d)",
+                        e->local_leader);
+        return (lmpi_status)-msg[1];
+    }
+    *v = (uint32_t)msg[0];
+    return LMPI_OK;
+}
+
 lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_comm *peer, int remote_leader,
                                       int tag, bool inboxes_open, MPI_Comm *newintercomm)
 {
@@ -832,6 +904,10 @@ lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_c
                         local_leader);
         return (lmpi_status)-info[1];
     }
+    uint32_t ctx_taken = (uint32_t)info[0];
+    handshake_ends ends = {local, peer, local_leader, remote_leader, tag};
+    if (st == LMPI_OK)
+        st = lmpi_ctx_confirm(handshake_max, &ends, &ctx_taken);
     if (st == LMPI_OK && local->rank != local_leader && !(remote = lmpi_malloc((size_t)info[1] + 1, LMPI_MEM_OTHER)))
         st = LMPI_ERR_NO_MEM;
     if (st == LMPI_OK)
@@ -857,10 +933,8 @@ lmpi_status lmpi_comm_inter_handshake(lmpi_comm *local, int local_leader, lmpi_c
         st = LMPI_ERR_ARG;
     }
     lmpi_comm *c = NULL;
-    if (st == LMPI_OK) {
-        lmpi_ctx_advance((uint32_t)info[0]);
-        st = lmpi_comm_new_inter(local, lm, local->rank, &rmap, (uint32_t)info[0], &c);
-    }
+    if (st == LMPI_OK)
+        st = lmpi_comm_new_inter(local, lm, local->rank, &rmap, ctx_taken, &c);
     if (have_map)
         lmpi_rankmap_release(&rmap);
     lmpi_free(remote);
@@ -982,6 +1056,22 @@ static lmpi_status leaders_swap(lmpi_comm *inter, leader_msg *mine, leader_msg *
     return st;
 }
 
+static lmpi_status swap_with_remote(lmpi_comm *inter, const void *mine, size_t mine_bytes, void *theirs,
+                                    size_t theirs_bytes);
+
+/* The largest of *v over both groups of an intercommunicator (the
+ * context-id check of lmpi_ctx_confirm). */
+static lmpi_status inter_max(void *arg, uint32_t *v)
+{
+    lmpi_comm *inter = arg;
+    LMPI_TRY(lmpi_icoll_allreduce_max_u32(inter->local_comm, v));
+    uint32_t theirs = 0;
+    LMPI_TRY(swap_with_remote(inter, v, sizeof(*v), &theirs, sizeof(theirs)));
+    if (theirs > *v)
+        *v = theirs;
+    return LMPI_OK;
+}
+
 static lmpi_status agree_ctx_inter(lmpi_comm *comm, uint32_t *ctx)
 {
     uint32_t v = lmpi_ctx_next();
@@ -994,7 +1084,7 @@ static lmpi_status agree_ctx_inter(lmpi_comm *comm, uint32_t *ctx)
         return st;
     if (theirs.ctx > v)
         v = theirs.ctx;
-    lmpi_ctx_advance(v);
+    LMPI_TRY(lmpi_ctx_confirm(inter_max, comm, &v));
     *ctx = v;
     return LMPI_OK;
 }
@@ -1021,7 +1111,7 @@ lmpi_status lmpi_impl_Intercomm_merge(lmpi_comm *intercomm, int high, MPI_Comm *
     if (st != LMPI_OK)
         return st;
     uint32_t ctx = theirs.ctx > v ? theirs.ctx : v;
-    lmpi_ctx_advance(ctx);
+    LMPI_TRY(lmpi_ctx_confirm(inter_max, intercomm, &ctx));
     bool local_first = my_high != theirs.high ? !my_high
                        : mine.leader_group != theirs.leader_group ? mine.leader_group < theirs.leader_group
                                                                   : mine.leader_world < theirs.leader_world;
@@ -1109,7 +1199,9 @@ static lmpi_status inter_split(lmpi_comm *comm, int color, int key, MPI_Comm *ne
         ctx = all[r].ctx > ctx ? all[r].ctx : ctx;
     for (int r = 0; r < m; r++)
         ctx = rem[r].ctx > ctx ? rem[r].ctx : ctx;
-    lmpi_ctx_advance(ctx);
+    st = lmpi_ctx_confirm(inter_max, comm, &ctx);
+    if (st != LMPI_OK)
+        goto out;
     int me, dummy;
     int nl = members_of(all, n, color, comm->rank, li, tmp, &me);
     int nr = members_of(rem, m, color, -1, ri, tmp, &dummy);
@@ -1166,7 +1258,9 @@ static lmpi_status inter_create(lmpi_comm *comm, lmpi_group *g, MPI_Comm *newcom
     if (st != LMPI_OK)
         goto out;
     uint32_t ctx = theirs[0] > v ? theirs[0] : v;
-    lmpi_ctx_advance(ctx);
+    st = lmpi_ctx_confirm(inter_max, comm, &ctx);
+    if (st != LMPI_OK)
+        goto out;
     int nr = (int)theirs[1];
     *newcomm = MPI_COMM_NULL;
     if (g->rank == MPI_UNDEFINED || g->size == 0 || nr == 0)

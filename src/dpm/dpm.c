@@ -876,20 +876,16 @@ static void roots_comm(lmpi_comm *peer, const lmpi_rankmap *map, bool accepting)
 static lmpi_status establish_one(bool accepting, const char *port_name, double timeout_s, int root, lmpi_comm *comm,
                                  MPI_Comm *newcomm, bool *met);
 
-/* One connect or accept at a time in a process: threads that connect at
- * once would otherwise propose the same context id (each proposes the
- * process's next free id before either has taken it). */
+/* Threads may connect and accept at once: the handshake's context id is
+ * checked by every member before it is taken (lmpi_ctx_confirm), so two
+ * of them never take the same one.  (They were taken one at a time here
+ * before, which deadlocked two processes whose threads took them in
+ * opposite orders: MPICH's threads/spawn/th_taskmanager.) */
 static lmpi_status establish(bool accepting, const char *port_name, double timeout_s, int root, lmpi_comm *comm,
                              MPI_Comm *newcomm, bool *met)
 {
-    static bool busy;
-    while (busy)
-        idle();
-    busy = true;
     bool met_here = false;
-    lmpi_status st = establish_one(accepting, port_name, timeout_s, root, comm, newcomm, met ? met : &met_here);
-    busy = false;
-    return st;
+    return establish_one(accepting, port_name, timeout_s, root, comm, newcomm, met ? met : &met_here);
 }
 
 /* *met: at the root, whether the other root was reached (and so was told

@@ -500,6 +500,43 @@ static void test_idup_and_errors(void)
     MPI_Comm_free(&d);
 }
 
+/* Outstanding idups over two parents, started in opposite orders on
+ * alternate ranks (allowed: different communicators): the members' context
+ * counters are the same for both agreements, which once gave both new
+ * communicators one id, so every message below crossed to the other. */
+static void test_idup_order(void)
+{
+    MPI_Comm a, b;
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    MPI_Comm_dup(MPI_COMM_WORLD, &b);
+    int crossed = 0;
+    for (int i = 0; i < 50; i++) {
+        MPI_Comm da, db;
+        MPI_Request r[2];
+        if (rank % 2 == 0) {
+            MPI_Comm_idup(a, &da, &r[0]);
+            MPI_Comm_idup(b, &db, &r[1]);
+        } else {
+            MPI_Comm_idup(b, &db, &r[1]);
+            MPI_Comm_idup(a, &da, &r[0]);
+        }
+        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        int to = (rank + 1) % size, from = (rank - 1 + size) % size, x = 1, y = 2, ix = 0, iy = 0;
+        MPI_Request q[4];
+        MPI_Irecv(&ix, 1, MPI_INT, from, 0, da, &q[0]);
+        MPI_Irecv(&iy, 1, MPI_INT, from, 0, db, &q[1]);
+        MPI_Isend(&y, 1, MPI_INT, to, 0, db, &q[2]);
+        MPI_Isend(&x, 1, MPI_INT, to, 0, da, &q[3]);
+        MPI_Waitall(4, q, MPI_STATUSES_IGNORE);
+        crossed += ix != 1 || iy != 2;
+        MPI_Comm_free(&da);
+        MPI_Comm_free(&db);
+    }
+    CHECK_EQ(crossed, 0);
+    MPI_Comm_free(&a);
+    MPI_Comm_free(&b);
+}
+
 /* MPI_Comm_free with operations pending: they complete normally. */
 static void test_free_pending(void)
 {
@@ -585,6 +622,7 @@ int main(int argc, char **argv)
     test_inter();
     test_attrs();
     test_idup_and_errors();
+    test_idup_order();
     test_free_pending();
     test_many();
     /* everything freed: the accounting is back where it started */
