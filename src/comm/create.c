@@ -232,6 +232,10 @@ typedef struct {
     bool checking;
     uint32_t agreed;
     lmpi_ctx_claim claim;
+    /* on the progress list while it runs: a wait on anything moves it (two
+     * idups waited for in opposite orders on two ranks need each other) */
+    lmpi_progress_item progress;
+    lmpi_request *req;
 } idup_state;
 
 static bool idup_pair(lmpi_request *req, lmpi_comm *c, uint32_t ctx, int tag, int src, int dest)
@@ -303,10 +307,9 @@ static bool idup_settle(lmpi_request *req)
     }
 }
 
-static bool idup_advance(lmpi_request *req)
+static bool idup_step(lmpi_request *req)
 {
     idup_state *s = req->sched;
-    lmpi_progress_poll();
     while (s->rr || s->sr) {
         if (!lmpi_request_done(s->rr) || !lmpi_request_done(s->sr))
             return false;
@@ -324,9 +327,30 @@ static bool idup_advance(lmpi_request *req)
     return true;
 }
 
+static bool idup_listed(lmpi_progress_item *it)
+{
+    idup_state *s = lmpi_container_of(it, idup_state, progress);
+    if (!s->req->complete && idup_step(s->req))
+        s->req->complete = 1;
+    return s->req->complete;
+}
+
+static bool idup_advance(lmpi_request *req)
+{
+    idup_state *s = req->sched;
+    lmpi_progress_poll();
+    if (req->complete) /* the list finished it */
+        return true;
+    bool done = idup_step(req);
+    if (done)
+        lmpi_progress_list_remove(LMPI_PROGRESS_IDUP, &s->progress);
+    return done;
+}
+
 static void idup_free(lmpi_request *req)
 {
     idup_state *s = req->sched;
+    lmpi_progress_list_remove(LMPI_PROGRESS_IDUP, &s->progress);
     if (s->claim.held) {
         uint32_t unused;
         lmpi_ctx_settle(&s->claim, 1, &unused);
@@ -362,8 +386,13 @@ static lmpi_status do_idup(lmpi_comm *comm, lmpi_info *info, MPI_Comm *newcomm, 
     req->sched = s;
     req->advance = idup_advance;
     req->sched_free = idup_free;
+    s->req = req;
     if (!idup_post(req))
         req->complete = idup_settle(req);
+    if (!req->complete) {
+        lmpi_progress_lists[LMPI_PROGRESS_IDUP].advance = idup_listed;
+        lmpi_progress_list_add(LMPI_PROGRESS_IDUP, &s->progress);
+    }
     *newcomm = c->handle;
     *request = (MPI_Request)req;
     return LMPI_OK;

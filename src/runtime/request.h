@@ -137,7 +137,7 @@ typedef struct lmpi_progress_list {
     bool running; /* an advance polls too: no re-entry */
 } lmpi_progress_list;
 
-typedef enum { LMPI_PROGRESS_SCHED, LMPI_PROGRESS_PART, LMPI_PROGRESS_LISTS } lmpi_progress_which;
+typedef enum { LMPI_PROGRESS_SCHED, LMPI_PROGRESS_PART, LMPI_PROGRESS_IDUP, LMPI_PROGRESS_LISTS } lmpi_progress_which;
 extern lmpi_progress_list lmpi_progress_lists[LMPI_PROGRESS_LISTS];
 extern unsigned lmpi_progress_lists_on;
 void lmpi_progress_list_add(lmpi_progress_which which, lmpi_progress_item *item);

@@ -500,10 +500,12 @@ static void test_idup_and_errors(void)
     MPI_Comm_free(&d);
 }
 
-/* Outstanding idups over two parents, started in opposite orders on
- * alternate ranks (allowed: different communicators): the members' context
- * counters are the same for both agreements, which once gave both new
- * communicators one id, so every message below crossed to the other. */
+/* Outstanding idups over two parents, started and waited for in opposite
+ * orders on alternate ranks (allowed: different communicators): the
+ * members' context counters are the same for both agreements, which once
+ * gave both new communicators one id, so every message below crossed to
+ * the other; and a wait on one must move the other along (MPICH's
+ * comm_idup_overlap hung when it did not). */
 static void test_idup_order(void)
 {
     MPI_Comm a, b;
@@ -520,7 +522,8 @@ static void test_idup_order(void)
             MPI_Comm_idup(b, &db, &r[1]);
             MPI_Comm_idup(a, &da, &r[0]);
         }
-        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        MPI_Wait(&r[rank % 2], MPI_STATUS_IGNORE);
+        MPI_Wait(&r[1 - rank % 2], MPI_STATUS_IGNORE);
         int to = (rank + 1) % size, from = (rank - 1 + size) % size, x = 1, y = 2, ix = 0, iy = 0;
         MPI_Request q[4];
         MPI_Irecv(&ix, 1, MPI_INT, from, 0, da, &q[0]);
