@@ -560,8 +560,8 @@ lmpi_status lmpi_impl_Type_create_hindexed_block(MPI_Count count, MPI_Count bloc
     return indexed_common(count, none, blocklength, disps, old, true, true, out);
 }
 
-lmpi_status lmpi_impl_Type_create_struct(MPI_Count count, lmpi_iarray blens, lmpi_iarray disps,
-                                         const MPI_Datatype types[], MPI_Datatype *out)
+static lmpi_status create_struct(MPI_Count count, lmpi_iarray blens, lmpi_iarray disps, const MPI_Datatype types[],
+                                 MPI_Datatype *out)
 {
     lmpi_status st = check_count(count, "count");
     if (st != LMPI_OK)
@@ -620,6 +620,64 @@ lmpi_status lmpi_impl_Type_create_struct(MPI_Count count, lmpi_iarray blens, lmp
     }
     lmpi_free(bl), lmpi_free(dp), lmpi_free(t);
     return st;
+}
+
+/* MPI_LB and MPI_UB (removed in MPI 3.0; mpi.h keeps them, as MPICH does,
+ * unless LMPI_NO_REMOVED_FUNCTIONS) are markers, not types: they leave the
+ * list, and the lowest MPI_LB and highest MPI_UB displacement become the
+ * bounds of the type made from the rest (MPI-1 §3.12.3).  A marker inside
+ * a type then used again does not stick to the outer type (MPI-1's
+ * "sticky" bounds): MPI_Type_create_resized, which stands for it, has
+ * none. */
+static bool is_marker(MPI_Datatype t) { return t == MPI_LB || t == MPI_UB; }
+
+static lmpi_status create_struct_marked(MPI_Count count, lmpi_iarray blens, lmpi_iarray disps,
+                                        const MPI_Datatype types[], MPI_Datatype *out)
+{
+    MPI_Count *bl = lmpi_malloc(sizeof(MPI_Count) * (size_t)(count + 1), LMPI_MEM_DATATYPE);
+    MPI_Count *dp = lmpi_malloc(sizeof(MPI_Count) * (size_t)(count + 1), LMPI_MEM_DATATYPE);
+    MPI_Datatype *ty = lmpi_malloc(sizeof(MPI_Datatype) * (size_t)(count + 1), LMPI_MEM_DATATYPE);
+    if (!bl || !dp || !ty) {
+        lmpi_free(bl), lmpi_free(dp), lmpi_free(ty);
+        return LMPI_ERR_NO_MEM;
+    }
+    MPI_Count n = 0;
+    bool has_lb = false, has_ub = false;
+    MPI_Aint lb = 0, ub = 0;
+    for (MPI_Count i = 0; i < count; i++) {
+        MPI_Aint d = (MPI_Aint)lmpi_iarray_get(disps, (size_t)i);
+        if (types[i] == MPI_LB) {
+            lb = has_lb && lb < d ? lb : d;
+            has_lb = true;
+        } else if (types[i] == MPI_UB) {
+            ub = has_ub && ub > d ? ub : d;
+            has_ub = true;
+        } else {
+            bl[n] = lmpi_iarray_get(blens, (size_t)i);
+            dp[n] = d;
+            ty[n++] = types[i];
+        }
+    }
+    MPI_Datatype plain;
+    lmpi_status st = create_struct(n, (lmpi_iarray){bl, 8}, (lmpi_iarray){dp, 8}, ty, &plain);
+    lmpi_free(bl), lmpi_free(dp), lmpi_free(ty);
+    if (st != LMPI_OK)
+        return st;
+    lmpi_datatype *p = lmpi_datatype_from_handle(plain);
+    MPI_Count plb = p->lb, pext = p->extent;
+    MPI_Aint l = has_lb ? lb : (MPI_Aint)plb, u = has_ub ? ub : (MPI_Aint)(plb + pext);
+    st = lmpi_impl_Type_create_resized(p, l, u - l, out);
+    lmpi_impl_Type_free(&plain);
+    return st;
+}
+
+lmpi_status lmpi_impl_Type_create_struct(MPI_Count count, lmpi_iarray blens, lmpi_iarray disps,
+                                         const MPI_Datatype types[], MPI_Datatype *out)
+{
+    for (MPI_Count i = 0; types && blens.p && disps.p && i < count; i++)
+        if (is_marker(types[i]))
+            return create_struct_marked(count, blens, disps, types, out);
+    return create_struct(count, blens, disps, types, out);
 }
 
 lmpi_status lmpi_impl_Type_create_resized(lmpi_datatype *old, MPI_Count lb, MPI_Count extent, MPI_Datatype *out)

@@ -533,6 +533,31 @@ static void mpi1_removed(void)
     MPI_Type_free(&st);
     MPI_Type_free(&hv);
     MPI_Type_free(&hi);
+    /* the markers in MPI_Type_create_struct too (MPICH takes them there;
+     * MPICH's datatype/struct_no_real_types has only an MPI_LB): bounds
+     * from the markers, the size from the rest */
+    MPI_Datatype cs, lbonly, cs_c;
+    CHECK_EQ(MPI_Type_create_struct(5, bl, disp, types, &cs), MPI_SUCCESS);
+    MPI_Aint clb, cext;
+    MPI_Type_get_extent(cs, &clb, &cext);
+    MPI_Type_size(cs, &sz);
+    CHECK(clb == 0 && cext == (MPI_Aint)sizeof(rec[0]) && sz == 1 + 8 + 12);
+    int one = 1;
+    MPI_Aint ten = 10;
+    MPI_Datatype lbt = MPI_LB;
+    CHECK_EQ(MPI_Type_create_struct(1, &one, &ten, &lbt, &lbonly), MPI_SUCCESS);
+    MPI_Type_size(lbonly, &sz);
+    MPI_Type_get_extent(lbonly, &clb, &cext);
+    CHECK(sz == 0 && clb == 10 && cext == -10);
+    MPI_Count cbl[5] = {1, 1, 1, 3, 1}, cdisp[5];
+    for (int k = 0; k < 5; k++)
+        cdisp[k] = disp[k];
+    CHECK_EQ(MPI_Type_create_struct_c(5, cbl, cdisp, types, &cs_c), MPI_SUCCESS);
+    MPI_Type_get_extent(cs_c, &clb, &cext);
+    CHECK(clb == 0 && cext == (MPI_Aint)sizeof(rec[0]));
+    MPI_Type_free(&cs);
+    MPI_Type_free(&lbonly);
+    MPI_Type_free(&cs_c);
 }
 
 static const mpitest_case cases[] = {
