@@ -116,12 +116,28 @@ lmpi_status lmpi_ctx_confirm(lmpi_status (*max)(void *, uint32_t *), void *arg, 
     }
 }
 
+/* A blocking creation in a process with one thread in MPI and no idup
+ * outstanding is the only one in flight there from its proposal to its
+ * taking the id: when that holds at every member, no member can have
+ * another creation on the same id, and the check is skipped (the members
+ * learn it with the proposals: one allreduce, as before the check). */
+bool lmpi_ctx_alone(void)
+{
+    return !lmpi_rt.thread_multiple && !lmpi_progress_lists[LMPI_PROGRESS_IDUP].head;
+}
+
 lmpi_status lmpi_comm_agree_ctx(lmpi_comm *comm, uint32_t *ctx)
 {
-    uint32_t v = ctx_next;
-    LMPI_TRY(lmpi_icoll_allreduce_max_u32(comm, &v));
-    LMPI_TRY(lmpi_ctx_confirm(lmpi_ctx_max_intra, comm, &v));
-    *ctx = v;
+    uint32_t v[2] = {ctx_next, !lmpi_ctx_alone()};
+    LMPI_TRY(lmpi_icoll_allreduce_max_u32n(comm, v, 2));
+    if (v[1])
+        LMPI_TRY(lmpi_ctx_confirm(lmpi_ctx_max_intra, comm, &v[0]));
+    else if (v[0] > UINT32_MAX - 8 * LMPI_CTX_BLOCK) {
+        lmpi_err_detail("context ids exhausted (2^29 communicators created)");
+        return LMPI_ERR_INTERN;
+    } else
+        lmpi_ctx_advance(v[0]);
+    *ctx = v[0];
     return LMPI_OK;
 }
 

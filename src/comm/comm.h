@@ -210,6 +210,10 @@ typedef struct lmpi_ctx_claim {
 uint32_t lmpi_ctx_check(lmpi_ctx_claim *c, uint32_t ctx);
 bool lmpi_ctx_settle(lmpi_ctx_claim *c, uint32_t verdict, uint32_t *next);
 lmpi_status lmpi_ctx_confirm(lmpi_status (*max)(void *, uint32_t *), void *arg, uint32_t *ctx);
+/* No other creation can be in flight here while a blocking one runs (one
+ * thread, no idup outstanding): when every member says so, the agreed id
+ * is taken without the check. */
+bool lmpi_ctx_alone(void);
 lmpi_status lmpi_ctx_max_intra(void *comm, uint32_t *v);
 
 /* The internal node and node-roots communicators of c, built on first use
@@ -230,6 +234,7 @@ lmpi_status lmpi_attr_copy_type(lmpi_datatype *old, lmpi_datatype *newt);
  * they run on the parent's collective context. */
 lmpi_status lmpi_icoll_allgather(lmpi_comm *c, const void *mine, void *all, size_t bytes);
 lmpi_status lmpi_icoll_allreduce_max_u32(lmpi_comm *c, uint32_t *v);
+lmpi_status lmpi_icoll_allreduce_max_u32n(lmpi_comm *c, uint32_t *v, int k);
 lmpi_status lmpi_icoll_bcast(lmpi_comm *c, void *buf, size_t bytes, int root);
 /* Byte-level steps on an explicit context and tag (icoll.c), shared with the
  * schedule-free collectives: nothing allocated when the transport takes a

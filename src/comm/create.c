@@ -415,6 +415,7 @@ lmpi_status lmpi_impl_Comm_idup_with_info(lmpi_comm *comm, MPI_Info info, MPI_Co
 typedef struct {
     int32_t color, key;
     uint32_t ctx;
+    uint32_t shared; /* !lmpi_ctx_alone() */
 } split_rec;
 
 typedef struct {
@@ -444,7 +445,7 @@ static lmpi_status split_by(lmpi_comm *comm, int color, int key, MPI_Comm *newco
     if (comm->is_inter)
         return inter_split(comm, color, key, newcomm);
     int n = comm->size;
-    split_rec mine = {color, key, lmpi_ctx_next()};
+    split_rec mine = {color, key, lmpi_ctx_next(), !lmpi_ctx_alone()};
     split_rec *all = lmpi_malloc(sizeof(*all) * (size_t)n, LMPI_MEM_OTHER);
     key_rank *members = lmpi_malloc(sizeof(*members) * (size_t)n, LMPI_MEM_OTHER);
     int *idx = lmpi_malloc(sizeof(int) * (size_t)n, LMPI_MEM_OTHER);
@@ -456,10 +457,16 @@ static lmpi_status split_by(lmpi_comm *comm, int color, int key, MPI_Comm *newco
     if (st != LMPI_OK)
         goto out;
     uint32_t ctx = 0;
-    for (int r = 0; r < n; r++)
+    bool shared = false;
+    for (int r = 0; r < n; r++) {
         if (all[r].ctx > ctx)
             ctx = all[r].ctx;
-    st = lmpi_ctx_confirm(lmpi_ctx_max_intra, comm, &ctx);
+        shared = shared || all[r].shared;
+    }
+    if (shared || ctx > UINT32_MAX - 8 * LMPI_CTX_BLOCK)
+        st = lmpi_ctx_confirm(lmpi_ctx_max_intra, comm, &ctx); /* (the latter: its error) */
+    else
+        lmpi_ctx_advance(ctx);
     if (st != LMPI_OK)
         goto out;
     if (color == MPI_UNDEFINED) {
@@ -1211,7 +1218,7 @@ static int members_of(const split_rec *all, int n, int color, int me, int *idx, 
 static lmpi_status inter_split(lmpi_comm *comm, int color, int key, MPI_Comm *newcomm)
 {
     int n = comm->size, m = comm->peer_size, big = n > m ? n : m;
-    split_rec mine = {color, key, lmpi_ctx_next()};
+    split_rec mine = {color, key, lmpi_ctx_next(), 1}; /* (intercommunicators always check) */
     split_rec *all = lmpi_malloc(sizeof(*all) * (size_t)n, LMPI_MEM_OTHER);
     split_rec *rem = lmpi_malloc(sizeof(*rem) * (size_t)m, LMPI_MEM_OTHER);
     int *li = lmpi_malloc(sizeof(int) * (size_t)big, LMPI_MEM_OTHER), *ri = lmpi_malloc(sizeof(int) * (size_t)big, LMPI_MEM_OTHER);

@@ -90,21 +90,25 @@ lmpi_status lmpi_icoll_tree_bcast(lmpi_comm *c, uint32_t ctx, int tag, void *buf
 }
 
 /* Dissemination: after ceil(log2 n) rounds everyone has seen every value;
- * max is idempotent, so values seen twice do no harm. */
-lmpi_status lmpi_icoll_allreduce_max_u32(lmpi_comm *c, uint32_t *v)
+ * max is idempotent, so values seen twice do no harm.  Elementwise over k
+ * values (at most 4). */
+lmpi_status lmpi_icoll_allreduce_max_u32n(lmpi_comm *c, uint32_t *v, int k)
 {
     int n = c->size, me = c->rank, tag = next_tag(c);
     for (int d = 1; d < n; d *= 2) {
-        uint32_t in;
-        lmpi_status st = lmpi_icoll_exchange(c, c->context_id + LMPI_CTX_COLL, tag, v, sizeof(*v), (me + d) % n, &in,
-                                             sizeof(in), (me - d + n) % n);
+        uint32_t in[4];
+        lmpi_status st = lmpi_icoll_exchange(c, c->context_id + LMPI_CTX_COLL, tag, v, sizeof(*v) * (size_t)k,
+                                             (me + d) % n, in, sizeof(*v) * (size_t)k, (me - d + n) % n);
         if (st != LMPI_OK)
             return st;
-        if (in > *v)
-            *v = in;
+        for (int i = 0; i < k; i++)
+            if (in[i] > v[i])
+                v[i] = in[i];
     }
     return LMPI_OK;
 }
+
+lmpi_status lmpi_icoll_allreduce_max_u32(lmpi_comm *c, uint32_t *v) { return lmpi_icoll_allreduce_max_u32n(c, v, 1); }
 
 /* Bruck's allgather: log2(n) rounds; block i of the work buffer holds rank
  * (me + i) % n, rotated into place at the end. */
