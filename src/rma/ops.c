@@ -639,15 +639,14 @@ static lmpi_status op_defined(const lmpi_op *o, const lmpi_datatype *dt)
     return st;
 }
 
-static lmpi_status check_acc(lmpi_win *w, const lmpi_rma_op *op)
+static lmpi_status check_acc(const lmpi_rma_op *op)
 {
     lmpi_op *o = op->op;
     if (!o->predefined) {
         lmpi_err_detail("op is a user-defined operation; RMA accumulates take predefined ones only");
         return LMPI_ERR_OP;
     }
-    int pre = o->predefined;
-    bool noop = pre == (int)(uintptr_t)MPI_NO_OP;
+    bool noop = o->predefined == (int)(uintptr_t)MPI_NO_OP;
     if (noop && op->kind == LMPI_RMA_ACC) {
         lmpi_err_detail("MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op only");
         return LMPI_ERR_OP;
@@ -666,16 +665,6 @@ static lmpi_status check_acc(lmpi_win *w, const lmpi_rma_op *op)
         return LMPI_ERR_TYPE;
     }
     LMPI_TRY(op_defined(o, op->tdt));
-    if (w->acc_same_op_no_op && !noop) {
-        /* accumulate_ops=same_op_no_op: the first op any member uses is the
-         * window's, kept in the segment header */
-        uint32_t want = (uint32_t)pre, seen = 0;
-        if (!atomic_compare_exchange_strong(&w->seg->acc_op, &seen, want) && seen != want) {
-            lmpi_err_detail("win has accumulate_ops=same_op_no_op and its accumulates use another operation than "
-                            "this one");
-            return LMPI_ERR_OP;
-        }
-    }
     return LMPI_OK;
 }
 
@@ -724,7 +713,7 @@ static lmpi_status submit(MPI_Win win, lmpi_rma_op *op, MPI_Request *request)
         return lmpi_win_fail(w, LMPI_ERR_TYPE);
     }
     if ((op->kind == LMPI_RMA_ACC || op->kind == LMPI_RMA_GACC) && tbytes > 0) { /* nothing moves: nothing to check */
-        st = check_acc(w, op);
+        st = check_acc(op);
         if (st != LMPI_OK)
             return lmpi_win_fail(w, st);
     }
@@ -892,7 +881,7 @@ __attribute__((always_inline)) static inline bool atomic_direct(MPI_Win win, con
 {
     lmpi_win *w = (lmpi_win *)win;
     if ((uintptr_t)win < LMPI_PREDEF_LIMIT || w->magic != LMPI_MAGIC_WIN || !w->shared_data || w->delayed ||
-        w->revoked || w->rs_counts || w->acc_same_op_no_op || (unsigned)t >= (unsigned)w->size)
+        w->revoked || w->rs_counts || (unsigned)t >= (unsigned)w->size)
         return false;
     uint8_t path = one_element_path(oph, dt);
     bool noop = oph == MPI_NO_OP;

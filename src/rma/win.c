@@ -136,7 +136,7 @@ static void apply_info(lmpi_win *w, const lmpi_info *info)
     if (info && (v = lmpi_info_value(info, "no_locks")))
         w->no_locks = !strcmp(v, "true");
     if (info && (v = lmpi_info_value(info, "accumulate_ops")))
-        w->acc_same_op_no_op = !strcmp(v, "same_op_no_op");
+        w->acc_same_op = !strcmp(v, "same_op"); /* a promise the window keeps no use of */
     if (info && (v = lmpi_info_value(info, "accumulate_ordering")))
         w->acc_ordering_none = !strcmp(v, "none");
 }
@@ -148,7 +148,7 @@ static lmpi_status fill_info(lmpi_win *w, lmpi_info *out)
     snprintf(du, sizeof(du), "%ld", (long)w->disp_unit);
     LMPI_TRY(lmpi_info_put(out, "no_locks", w->no_locks ? "true" : "false"));
     LMPI_TRY(lmpi_info_put(out, "accumulate_ordering", w->acc_ordering_none ? "none" : "rar,raw,war,waw"));
-    LMPI_TRY(lmpi_info_put(out, "accumulate_ops", w->acc_same_op_no_op ? "same_op_no_op" : "same_op"));
+    LMPI_TRY(lmpi_info_put(out, "accumulate_ops", w->acc_same_op ? "same_op" : "same_op_no_op"));
     LMPI_TRY(lmpi_info_put(out, "same_size", w->same_size ? "true" : "false"));
     LMPI_TRY(lmpi_info_put(out, "same_disp_unit", w->same_disp ? "true" : "false"));
     LMPI_TRY(lmpi_info_put(out, "mpi_accumulate_granularity", "8"));

@@ -92,7 +92,6 @@ typedef struct {
     uint64_t data_off;    /* allocate flavours: the first member's data */
     uint64_t stride;      /* same sizes: bytes between members' data */
     _Atomic uint32_t attached;
-    _Atomic uint32_t acc_op; /* accumulate_ops=same_op_no_op: the op in use (0: none yet) */
     uint64_t pool_off;       /* a piece of the transport's pool: where (written before anyone maps it) */
     _Alignas(LMPI_RMA_LINE) _Atomic uint32_t bar_count; /* the fence barrier */
     _Atomic uint32_t bar_gen;
@@ -145,7 +144,7 @@ typedef struct lmpi_win {
     uint8_t access;    /* lmpi_epoch: the access epoch open */
     bool same_size : 1, same_disp : 1;
     bool shared_data : 1; /* data in the segment: loads, stores, CPU atomics */
-    bool no_locks : 1, acc_same_op_no_op : 1, acc_ordering_none : 1; /* info */
+    bool no_locks : 1, acc_same_op : 1, acc_ordering_none : 1; /* info */
     bool exposure : 1;     /* post..wait */
     bool open_pending : 1; /* delayed issue: the opening synchronization is still to do */
     bool lock_all_nocheck : 1;
