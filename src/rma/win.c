@@ -633,7 +633,7 @@ lmpi_status lmpi_impl_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, MP
         return LMPI_OK;
     }
     *size = (MPI_Aint)s->size;
-    *(void **)baseptr = w->data + s->data_off;
+    *(void **)baseptr = s->size ? w->data + s->data_off : NULL; /* (a segment of 0 bytes: NULL, as MPICH) */
     return LMPI_OK;
 }
 

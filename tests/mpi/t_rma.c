@@ -738,6 +738,17 @@ static void case_attrs(void)
     CHECK(!flag);
     MPI_Win_free_keyval(&kv);
     MPI_Win_free(&win);
+    /* a member that gave no memory: size 0 and a NULL base (MPICH's
+     * rma/win_shared_noncontig_put) */
+    char *zb;
+    MPI_Win zw;
+    MPI_Win_allocate_shared(rank % 2 ? 0 : 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &zb, &zw);
+    for (int r = 0; r < size; r++) {
+        char *qb = (char *)&qb;
+        MPI_Win_shared_query(zw, r, &qs, &qd, &qb);
+        CHECK(r % 2 ? qs == 0 && qb == NULL : qs == 64 && qb != NULL);
+    }
+    MPI_Win_free(&zw);
 }
 
 /* Win_test polls an exposure epoch to its end. */
