@@ -104,6 +104,23 @@ lmpi_status lmpi_bsend_start(const void *buf, size_t bytes, int dest, int tag, l
         return LMPI_ERR_BUFFER;
     }
     lmpi_bsend_segment *seg = segment_alloc(b, bytes);
+    /* Full: sends still hold space that their receivers may have taken
+     * already, which only a poll here learns (a large message's sender hears
+     * of its end afterwards).  A program that sized its buffer for what it
+     * has outstanding must not fail for that (MPICH's
+     * threads/pt2pt/mt_bsendrecv_pers_huge did, now and then), so the
+     * progress engine runs while it frees anything, and for up to 10 ms
+     * when it does not; then the buffer is full indeed. */
+    uint64_t give_up = 0;
+    while (!seg && b->pending) {
+        if (lmpi_progress_poll() > 0)
+            give_up = 0;
+        else if (!give_up)
+            give_up = lmpi_now_ns() + 10000000u;
+        else if (lmpi_now_ns() > give_up)
+            break;
+        seg = segment_alloc(b, bytes);
+    }
     if (!seg) {
         lmpi_err_detail("the attached buffer (%zu bytes) has no room for %zu more bytes plus overhead", b->size,
                         bytes);
