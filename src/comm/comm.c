@@ -126,17 +126,19 @@ bool lmpi_ctx_alone(void)
     return !lmpi_rt.thread_multiple && !lmpi_progress_lists[LMPI_PROGRESS_IDUP].head;
 }
 
+lmpi_status lmpi_ctx_take(lmpi_comm *comm, bool shared, uint32_t *ctx)
+{
+    if (shared || *ctx > UINT32_MAX - 8 * LMPI_CTX_BLOCK) /* (the latter: confirm's error) */
+        return lmpi_ctx_confirm(lmpi_ctx_max_intra, comm, ctx);
+    lmpi_ctx_advance(*ctx);
+    return LMPI_OK;
+}
+
 lmpi_status lmpi_comm_agree_ctx(lmpi_comm *comm, uint32_t *ctx)
 {
     uint32_t v[2] = {ctx_next, !lmpi_ctx_alone()};
     LMPI_TRY(lmpi_icoll_allreduce_max_u32n(comm, v, 2));
-    if (v[1])
-        LMPI_TRY(lmpi_ctx_confirm(lmpi_ctx_max_intra, comm, &v[0]));
-    else if (v[0] > UINT32_MAX - 8 * LMPI_CTX_BLOCK) {
-        lmpi_err_detail("context ids exhausted (2^29 communicators created)");
-        return LMPI_ERR_INTERN;
-    } else
-        lmpi_ctx_advance(v[0]);
+    LMPI_TRY(lmpi_ctx_take(comm, v[1], &v[0]));
     *ctx = v[0];
     return LMPI_OK;
 }

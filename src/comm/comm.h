@@ -214,6 +214,9 @@ lmpi_status lmpi_ctx_confirm(lmpi_status (*max)(void *, uint32_t *), void *arg, 
  * thread, no idup outstanding): when every member says so, the agreed id
  * is taken without the check. */
 bool lmpi_ctx_alone(void);
+/* Takes *ctx, the members' agreed id over intracommunicator comm: checked
+ * first when shared (some member said !lmpi_ctx_alone()). */
+lmpi_status lmpi_ctx_take(lmpi_comm *comm, bool shared, uint32_t *ctx);
 lmpi_status lmpi_ctx_max_intra(void *comm, uint32_t *v);
 
 /* The internal node and node-roots communicators of c, built on first use

@@ -463,10 +463,7 @@ static lmpi_status split_by(lmpi_comm *comm, int color, int key, MPI_Comm *newco
             ctx = all[r].ctx;
         shared = shared || all[r].shared;
     }
-    if (shared || ctx > UINT32_MAX - 8 * LMPI_CTX_BLOCK)
-        st = lmpi_ctx_confirm(lmpi_ctx_max_intra, comm, &ctx); /* (the latter: its error) */
-    else
-        lmpi_ctx_advance(ctx);
+    st = lmpi_ctx_take(comm, shared, &ctx);
     if (st != LMPI_OK)
         goto out;
     if (color == MPI_UNDEFINED) {

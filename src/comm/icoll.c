@@ -94,6 +94,8 @@ lmpi_status lmpi_icoll_tree_bcast(lmpi_comm *c, uint32_t ctx, int tag, void *buf
  * values (at most 4). */
 lmpi_status lmpi_icoll_allreduce_max_u32n(lmpi_comm *c, uint32_t *v, int k)
 {
+    if (k > 4)
+        return LMPI_ERR_INTERN;
     int n = c->size, me = c->rank, tag = next_tag(c);
     for (int d = 1; d < n; d *= 2) {
         uint32_t in[4];
