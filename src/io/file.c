@@ -808,7 +808,7 @@ lmpi_status lmpi_impl_File_set_view(MPI_File fh, MPI_Offset disp, lmpi_datatype 
         disp = f->view.disp + at * f->view.esize;
     }
     if (st == LMPI_OK)
-        st = lmpi_view_build(&v, disp, etype, filetype, datarep);
+        st = lmpi_view_build(&v, disp, etype, filetype, datarep, !(f->amode & MPI_MODE_RDONLY));
     /* collective: one rank's bad view fails it everywhere */
     lmpi_status all = agree_status(f, st);
     if (all != LMPI_OK) {

@@ -106,7 +106,8 @@ void lmpi_io_finalize(void);
 void lmpi_view_default(lmpi_view *v);
 /* Check and build a view (the file's pointers are the caller's business). */
 lmpi_status lmpi_view_build(lmpi_view *v, MPI_Offset disp, lmpi_datatype *etype, lmpi_datatype *ftype,
-                            const char *datarep);
+                            const char *datarep,
+                            bool writable);
 void lmpi_view_clear(lmpi_view *v);
 /* File bytes of a predefined or derived type in representation v (what
  * MPI_File_get_type_extent answers). */

@@ -321,8 +321,45 @@ static lmpi_status check_view_type(lmpi_datatype *t, const char *what, bool may_
     return LMPI_OK;
 }
 
+/* The typemap of a view's types runs forward: displacements nondecreasing
+ * (MPI 5.0 §14.1.1) and, in a file open for writing, no byte twice (§14.3:
+ * which of two overlapping writes lands would be undefined).  MPICH answers
+ * MPI_ERR_IO here as for a negative displacement; Open MPI refuses too. */
+static lmpi_status check_view_order(lmpi_datatype *t, const char *what, bool writable)
+{
+    if (t->contiguous || t->size == 0)
+        return LMPI_OK;
+    struct iovec iov[64];
+    uintptr_t start = 0, end = 0;
+    bool any = false;
+    for (MPI_Count at = 0; at < t->size;) {
+        MPI_Count part;
+        int k = lmpi_dt_iov((const void *)VIEW_BASE, 1, t, at, t->size - at, iov, 64, &part);
+        for (int i = 0; i < k; i++) {
+            uintptr_t s = (uintptr_t)iov[i].iov_base;
+            if (any && s < start) {
+                lmpi_err_detail("%s's displacements decrease (byte %ld after byte %ld)", what,
+                                (long)(s - VIEW_BASE), (long)(start - VIEW_BASE));
+                return LMPI_ERR_IO;
+            }
+            if (any && writable && s < end) {
+                lmpi_err_detail("%s overlaps itself at byte %ld in a file open for writing", what,
+                                (long)(s - VIEW_BASE));
+                return LMPI_ERR_IO;
+            }
+            start = s;
+            end = s + iov[i].iov_len > end ? s + iov[i].iov_len : end;
+            any = true;
+        }
+        if (k == 0 || part == 0)
+            break;
+        at += part;
+    }
+    return LMPI_OK;
+}
+
 lmpi_status lmpi_view_build(lmpi_view *v, MPI_Offset disp, lmpi_datatype *etype, lmpi_datatype *ftype,
-                            const char *datarep)
+                            const char *datarep, bool writable)
 {
     memset(v, 0, sizeof(*v));
     if (!datarep) {
@@ -344,6 +381,8 @@ lmpi_status lmpi_view_build(lmpi_view *v, MPI_Offset disp, lmpi_datatype *etype,
     snprintf(v->datarep, sizeof(v->datarep), "%s", datarep);
     LMPI_TRY(check_view_type(etype, "etype", false));
     LMPI_TRY(check_view_type(ftype, "filetype", true));
+    LMPI_TRY(check_view_order(etype, "etype", writable));
+    LMPI_TRY(check_view_order(ftype, "filetype", writable));
     MPI_Count fsize;
     LMPI_TRY(rep_size(v->rep, v->user, etype, &v->esize));
     LMPI_TRY(rep_size(v->rep, v->user, ftype, &fsize));
