@@ -496,7 +496,15 @@ def gen_wrapper(f, large):
     if keep_error:
         out.append('    if (status != MPI_STATUS_IGNORE)')
         out.append('        status->MPI_ERROR = status_error;')
-    out.append('    if (LMPI_UNLIKELY(st != LMPI_OK))')
+    # a failed call that makes a communicator or a datatype leaves the null
+    # handle, as MPICH does: a program that frees what it got unless it is
+    # null frees nothing (MPICH's errors/topo/cartsmall)
+    made = [(p.name, 'MPI_COMM_NULL') for p in f.params if p.kind == 'COMM_OUT' and f.short != 'Comm_get_parent']
+    made += [(p.name, 'MPI_DATATYPE_NULL') for p in f.params if p.kind == 'HANDLE_OUT' and p.name == 'newtype']
+    out.append('    if (LMPI_UNLIKELY(st != LMPI_OK)) {' if made else '    if (LMPI_UNLIKELY(st != LMPI_OK))')
+    for name, null in made:
+        out.append('        if (%s)' % name)
+        out.append('            *%s = %s;' % (name, null))
     if session:
         # a session function reports through the session's own handler
         out.append('        return lmpi_session_error(fn, NULL, st, %s);' % session.name)
@@ -505,6 +513,8 @@ def gen_wrapper(f, large):
     else:
         out.append('        return %s(fn, NULL, st, lmpi_errh_for(errh_comm, %s));' %
                    ('lmpi_tool_error' if tool_interface(f) else 'lmpi_binding_error', '1' if comm else '0'))
+    if made:
+        out.append('    }')
     out.extend(post)
     out.append('    return MPI_SUCCESS;')
     out.append('}')

@@ -415,7 +415,7 @@ static lmpi_status do_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int r
         shm_path(comm, request, count, dt))
         return lmpi_coll_shm_bcast(buf, count, dt, root, comm);
     if (!request && lmpi_coll_short_ok(comm, count, dt))
-        return lmpi_coll_short_bcast(buf, count, dt, root, comm);
+        return lmpi_coll_short_bcast(buf, count, dt, root, comm, false);
     NEW_SCHED(comm);
     lmpi_status st;
     if (comm->is_inter)

@@ -137,10 +137,15 @@ static lmpi_status node_gather(const void *sbuf, void *acc, MPI_Count count, lmp
     return op ? lmpi_coll_short_reduce(sbuf, acc, count, dt, op, 0, node) : lmpi_coll_short_barrier(node);
 }
 
-static lmpi_status node_release(void *buf, MPI_Count count, lmpi_datatype *dt, lmpi_comm *node)
+static lmpi_status node_release(void *buf, MPI_Count count, lmpi_datatype *dt, lmpi_comm *node, bool mismatched)
 {
-    return lmpi_coll_shm_use(node, count, dt) ? lmpi_coll_shm_release(buf, count, dt, 0, node) : lmpi_coll_short_bcast(buf, count, dt, 0, node);
+    return lmpi_coll_shm_use(node, count, dt) ? lmpi_coll_shm_release(buf, count, dt, 0, node, mismatched)
+                                              : lmpi_coll_short_bcast(buf, count, dt, 0, node, mismatched);
 }
+
+/* Counts that differ from the root's (an erroneous program): the phase
+ * that found them goes on, so that nobody waits forever. */
+static bool counts_differ(lmpi_status st) { return st == LMPI_ERR_TRUNCATE || st == LMPI_ERR_COUNT; }
 
 lmpi_status lmpi_coll_node_short_barrier(lmpi_comm *node, lmpi_comm *roots)
 {
@@ -148,7 +153,7 @@ lmpi_status lmpi_coll_node_short_barrier(lmpi_comm *node, lmpi_comm *roots)
     TRY(node_gather(NULL, NULL, 0, byte, NULL, node));
     if (roots)
         TRY(lmpi_coll_short_barrier(roots));
-    return node_release(NULL, 0, byte, node);
+    return node_release(NULL, 0, byte, node, false);
 }
 
 lmpi_status lmpi_coll_node_short_allreduce(lmpi_comm *node, lmpi_comm *roots, const void *sbuf, void *rbuf,
@@ -157,7 +162,7 @@ lmpi_status lmpi_coll_node_short_allreduce(lmpi_comm *node, lmpi_comm *roots, co
     TRY(node_gather(sbuf, rbuf, count, dt, op, node));
     if (roots)
         TRY(lmpi_coll_short_allreduce(MPI_IN_PLACE, rbuf, count, dt, op, roots));
-    return node_release(rbuf, count, dt, node);
+    return node_release(rbuf, count, dt, node, false);
 }
 
 lmpi_status lmpi_coll_node_short_bcast(lmpi_comm *c, lmpi_comm *node, lmpi_comm *roots, void *buf, MPI_Count count,
@@ -166,9 +171,11 @@ lmpi_status lmpi_coll_node_short_bcast(lmpi_comm *c, lmpi_comm *node, lmpi_comm 
     int leader, rroot;
     TRY(root_node(c, root, &leader, &rroot));
     TRY(lmpi_coll_short_handoff((char *)lmpi_dt_contig_ptr(buf, dt), (size_t)(count * dt->size), root, leader, c));
-    if (roots)
-        TRY(lmpi_coll_short_bcast(buf, count, dt, rroot, roots));
-    return node_release(buf, count, dt, node);
+    lmpi_status st = roots ? lmpi_coll_short_bcast(buf, count, dt, rroot, roots, false) : LMPI_OK;
+    if (st != LMPI_OK && !counts_differ(st))
+        return st;
+    lmpi_status st2 = node_release(buf, count, dt, node, st != LMPI_OK);
+    return st != LMPI_OK ? st : st2;
 }
 
 lmpi_status lmpi_coll_node_short_reduce(lmpi_comm *c, lmpi_comm *node, lmpi_comm *roots, const void *sbuf,

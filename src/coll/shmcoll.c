@@ -56,7 +56,8 @@ typedef struct {
 /* One cache line per flag: its writer and its readers only. */
 typedef struct {
     _Atomic uint64_t stamp; /* 0: empty; else the call whose data it holds (progress lines: done up to) */
-    char pad[LINE - 8];
+    uint64_t bytes;         /* an output line: how many the root wrote (a mismatch is an error, not garbage) */
+    char pad[LINE - 16];
 } flag_line;
 
 _Static_assert(sizeof(area_header) == LINE && sizeof(flag_line) == LINE, "area lines");
@@ -339,7 +340,8 @@ lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, 
     return status;
 }
 
-lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c)
+lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c,
+                                  bool mismatched)
 {
     area_header *h = c->coll_area->h;
     uint64_t seq = c->coll_calls;
@@ -352,13 +354,20 @@ lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt,
         LMPI_TRY(wait_ring(c, c->coll_area, seq));
         if (bytes)
             memcpy(out_buf(h, seq), p, bytes);
+        f->bytes = bytes + mismatched; /* a size no member takes for a match (readers copy at most theirs) */
         atomic_store_explicit(&f->stamp, seq, memory_order_release);
         lmpi_wait_kick(); /* the readers may sleep (runtime/wait.h) */
         return LMPI_OK;
     }
     WAIT_FOR_STAMP(c, f, seq);
+    size_t sent = (size_t)f->bytes;
     if (bytes)
-        memcpy(p, out_buf(h, seq), bytes);
+        memcpy(p, out_buf(h, seq), sent < bytes ? sent : bytes);
+    if (sent != bytes) {
+        lmpi_err_detail("the root's message has %zu bytes, this rank's buffer %zu (counts or types differ from the "
+                        "root's)", sent, bytes);
+        return sent > bytes ? LMPI_ERR_TRUNCATE : LMPI_ERR_COUNT;
+    }
     return LMPI_OK;
 }
 
@@ -478,7 +487,7 @@ lmpi_status lmpi_coll_shm_barrier(lmpi_comm *c)
 
 lmpi_status lmpi_coll_shm_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c)
 {
-    return lmpi_coll_shm_release(buf, count, dt, root, c);
+    return lmpi_coll_shm_release(buf, count, dt, root, c, false);
 }
 
 lmpi_status lmpi_coll_shm_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,

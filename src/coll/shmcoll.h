@@ -46,7 +46,8 @@ lmpi_status lmpi_coll_shm_alltoall(const void *sbuf, MPI_Count scount, const lmp
  * ROOT (OP NULL: arrival only), and ROOT's data copied to everyone. */
 lmpi_status lmpi_coll_shm_gather(const void *sbuf, void *rbuf, MPI_Count count, lmpi_datatype *dt, lmpi_op *op,
                                  int root, lmpi_comm *c);
-lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c);
+lmpi_status lmpi_coll_shm_release(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c,
+                                  bool mismatched);
 
 /* Communicator destruction: drop this member's hold on the area. */
 void lmpi_coll_shm_detach(lmpi_comm *c);

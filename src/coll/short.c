@@ -79,10 +79,12 @@ lmpi_status lmpi_coll_short_barrier(lmpi_comm *c)
     return LMPI_OK;
 }
 
-lmpi_status lmpi_coll_short_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c)
+lmpi_status lmpi_coll_short_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c,
+                                  bool mismatched)
 {
     xfer x = begin(c);
-    return lmpi_icoll_tree_bcast(c, x.ctx, x.tag, (char *)lmpi_dt_contig_ptr(buf, dt), (size_t)(count * dt->size), root);
+    return lmpi_icoll_tree_bcast(c, x.ctx, x.tag, (char *)lmpi_dt_contig_ptr(buf, dt), (size_t)(count * dt->size), root,
+                                 mismatched);
 }
 
 lmpi_status lmpi_coll_short_handoff(void *buf, size_t bytes, int from, int to, lmpi_comm *c)

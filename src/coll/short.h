@@ -20,7 +20,10 @@ bool lmpi_coll_short_fits(MPI_Count count, const lmpi_datatype *dt);
  * members may pass different types of one signature). */
 bool lmpi_coll_short_fits_bytes(MPI_Count bytes);
 lmpi_status lmpi_coll_short_barrier(lmpi_comm *c);
-lmpi_status lmpi_coll_short_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c);
+/* MISMATCHED: the root already found counts that differ (coll/node.c); its
+ * tree then gets a message no member can take for a match. */
+lmpi_status lmpi_coll_short_bcast(void *buf, MPI_Count count, lmpi_datatype *dt, int root, lmpi_comm *c,
+                                  bool mismatched);
 /* BYTES from FROM to TO (nothing when they are the same rank); every
  * member calls it, as it takes one collective sequence number. */
 lmpi_status lmpi_coll_short_handoff(void *buf, size_t bytes, int from, int to, lmpi_comm *c);

@@ -251,6 +251,7 @@ void lmpi_icoll_post_recv(struct lmpi_request *r, lmpi_comm *c, uint32_t ctx, in
 lmpi_status lmpi_icoll_finish_recv(struct lmpi_request *r);
 lmpi_status lmpi_icoll_exchange(lmpi_comm *c, uint32_t ctx, int tag, const void *out, size_t sbytes, int dest,
                                 void *in, size_t rbytes, int src);
-lmpi_status lmpi_icoll_tree_bcast(lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int root);
+lmpi_status lmpi_icoll_tree_bcast(lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int root,
+                                  bool mismatched);
 
 #endif

@@ -67,26 +67,52 @@ lmpi_status lmpi_icoll_exchange(lmpi_comm *c, uint32_t ctx, int tag, const void 
     return st != LMPI_OK ? st : st2;
 }
 
-/* Binomial tree from root. */
-lmpi_status lmpi_icoll_tree_bcast(lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int root)
+/* Binomial tree from root.  A rank whose message from above has not the
+ * size of its own buffer (counts or types that differ from the root's: an
+ * erroneous program) still passes a message on, or its subtree would wait
+ * forever, and one its children cannot take for a match: what it got when
+ * that was short, one byte more than its buffer when it was truncated.  So
+ * every rank below a mismatch gets an error too.  MISMATCHED: this rank
+ * (the root of this tree) already found one (a node leader, coll/node.c). */
+lmpi_status lmpi_icoll_tree_bcast(lmpi_comm *c, uint32_t ctx, int tag, void *buf, size_t bytes, int root,
+                                  bool mismatched)
 {
     int n = c->size, rel = (c->rank - root + n) % n, mask = 1;
+    lmpi_status mismatch = LMPI_OK;
+    size_t pass = bytes;
+    bool poison = mismatched;
     while (mask < n) {
         if (rel & mask) {
-            lmpi_status st = lmpi_icoll_recv(c, ctx, tag, buf, bytes, (rel - mask + root) % n);
-            if (st != LMPI_OK)
-                return st;
+            lmpi_request r;
+            post(&r, c, ctx, tag, buf, bytes, (rel - mask + root) % n);
+            lmpi_status st = finish_recv(&r);
+            size_t got = (size_t)lmpi_status_bytes(&r.status);
+            if (st == LMPI_OK && got != bytes) {
+                lmpi_err_detail("the root's message has %zu bytes, this rank's buffer %zu (counts or types differ "
+                                "from the root's)", got, bytes);
+                st = LMPI_ERR_COUNT;
+                pass = got;
+            } else if (st == LMPI_ERR_TRUNCATE)
+                poison = true;
+            else if (st != LMPI_OK)
+                return st; /* a failure or a revoke: src/ft tells the others */
+            mismatch = st;
             break;
         }
         mask <<= 1;
     }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (rel + mask < n) {
-            lmpi_status st = lmpi_icoll_send(c, ctx, tag, buf, bytes, (rel + mask + root) % n);
-            if (st != LMPI_OK)
-                return st;
-        }
-    return LMPI_OK;
+    char *longer = NULL;
+    if (poison && (longer = lmpi_malloc(bytes + 1, LMPI_MEM_COLL))) {
+        memcpy(longer, buf, bytes);
+        longer[bytes] = 0;
+        pass = bytes + 1;
+    }
+    lmpi_status st = LMPI_OK;
+    for (mask >>= 1; mask > 0 && st == LMPI_OK; mask >>= 1)
+        if (rel + mask < n)
+            st = lmpi_icoll_send(c, ctx, tag, longer ? longer : buf, pass, (rel + mask + root) % n);
+    lmpi_free(longer);
+    return mismatch != LMPI_OK ? mismatch : st;
 }
 
 /* Dissemination: after ceil(log2 n) rounds everyone has seen every value;
@@ -138,5 +164,5 @@ lmpi_status lmpi_icoll_allgather(lmpi_comm *c, const void *mine, void *all, size
 
 lmpi_status lmpi_icoll_bcast(lmpi_comm *c, void *buf, size_t bytes, int root)
 {
-    return lmpi_icoll_tree_bcast(c, c->context_id + LMPI_CTX_COLL, next_tag(c), buf, bytes, root);
+    return lmpi_icoll_tree_bcast(c, c->context_id + LMPI_CTX_COLL, next_tag(c), buf, bytes, root, false);
 }

@@ -359,6 +359,9 @@ lmpi_status lmpi_impl_Errhandler_free(MPI_Errhandler *errhandler)
     return LMPI_OK;
 }
 
+/* Which of the two predefined communicators the user gave a handler. */
+static bool self_handler_set, world_handler_set;
+
 lmpi_status lmpi_impl_Comm_set_errhandler(lmpi_comm *comm, MPI_Errhandler errhandler)
 {
     lmpi_errhandler *e = lmpi_errhandler_from_handle(errhandler);
@@ -373,6 +376,10 @@ lmpi_status lmpi_impl_Comm_set_errhandler(lmpi_comm *comm, MPI_Errhandler errhan
     lmpi_errhandler_retain(e);
     lmpi_errhandler_release(comm->errh);
     comm->errh = e;
+    if (comm == lmpi_comm_self)
+        self_handler_set = true;
+    else if (comm == lmpi_comm_world)
+        world_handler_set = true;
     return LMPI_OK;
 }
 
@@ -418,11 +425,18 @@ void lmpi_err_detail_get(char *out, size_t len)
     snprintf(out, len, "%s", err_detail);
 }
 
+/* A call with no communicator, window or file raises its error on
+ * MPI_COMM_SELF (MPI 4.0 and later).  Programs written before that set
+ * their handler on MPI_COMM_WORLD alone, and both MPICH 5.0.2 and Open MPI
+ * 5.0.11 still honour it there (Open MPI only there): so MPI_COMM_WORLD's
+ * handler applies as long as MPI_COMM_SELF's was never set. */
 lmpi_comm *lmpi_errh_for(lmpi_comm *comm, int fn_has_comm)
 {
     if (comm && comm->magic == LMPI_MAGIC_COMM)
         return comm;
-    return fn_has_comm ? lmpi_comm_world : lmpi_comm_self;
+    if (fn_has_comm || (world_handler_set && !self_handler_set && lmpi_comm_world->magic == LMPI_MAGIC_COMM))
+        return lmpi_comm_world;
+    return lmpi_comm_self;
 }
 
 static lmpi_errhandler *handler_of(lmpi_comm *comm)

@@ -124,6 +124,36 @@ static void failed_other_collectives(int rank, int size)
     MPI_Comm_free(&g);
 }
 
+/* A bcast whose counts differ from the root's (an erroneous program, as in
+ * MPICH's errors/coll/bcastlength): every rank returns, each non-root one
+ * with an error, shorter and longer alike; a rank inside the tree whose
+ * message was truncated used to return before passing anything on, and its
+ * subtree waited forever.  4 and 40 bytes: the short path's tree at 3
+ * ranks, the shared-memory area at 8, both on emulated nodes (counts on
+ * two sides of a size threshold take different algorithms: see
+ * src/coll/README.md). */
+static void mismatched_bcast(int rank)
+{
+    for (int longer = 0; longer < 2; longer++)
+        for (int n = 1; n <= 1; n++) {
+            MPI_Comm d;
+            MPI_Comm_dup(MPI_COMM_WORLD, &d);
+            MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+            int buf[80] = {0};
+            int rc = MPI_Bcast(buf, rank == 0 ? (longer ? 10 * n : n) : (longer ? n : 10 * n), MPI_INT, 0, d);
+            if (rank == 0)
+                CHECK_EQ(rc, MPI_SUCCESS);
+            else /* the one its count calls for, or the one a node leader passes on */
+                CHECK_EQ(cls(rc) == MPI_ERR_TRUNCATE || cls(rc) == MPI_ERR_COUNT, 1);
+            /* nothing left behind: the communicator still works */
+            int one = 1, sum = 0;
+            CHECK_EQ(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, d), MPI_SUCCESS);
+            CHECK_EQ(MPI_Comm_size(d, &one), MPI_SUCCESS);
+            CHECK_EQ(sum, one);
+            MPI_Comm_free(&d);
+        }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -135,6 +165,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "coll")) {
         failed_collectives(MPI_COMM_WORLD, rank, size);
         failed_other_collectives(rank, size);
+        mismatched_bcast(rank);
         /* a failure in the very call that sets up a communicator's
          * shared-memory area: at a member (rank 1) and at rank 0, which
          * hands the area out */

@@ -41,7 +41,7 @@ run_suite() {
     for d in "$@"; do
         make -k -j2 -C "$dir/$d" >>"$src/make.log" 2>&1
         tap="$src/$(echo "$d" | tr / _).tap"
-        (cd "$dir/$d" && MPITEST_MPIEXECARG=--oversubscribe timeout 1500 ../runtests -srcdir=. -tests=testlist \
+        (cd "$dir/$d" && MPITEST_MPIEXECARG=--oversubscribe timeout 1500 "$dir/runtests" -srcdir=. -tests=testlist \
             -mpiexec="$b/bin/mpiexec" -maxnp=4 -tapfile="$tap" >"$src/run_$(echo "$d" | tr / _).log" 2>&1)
         ok=$(grep -c '^ok' "$tap") bad=$(grep -c '^not ok' "$tap")
         total_ok=$((total_ok + ok)) total_bad=$((total_bad + bad))

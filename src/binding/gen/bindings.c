@@ -1563,8 +1563,11 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Cart_create ? lmpi_impl_Cart_create(comm_old_obj ? comm_old_obj : lmpi_comm_from_handle(comm_old), ndims, dims, periods, reorder, comm_cart) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (comm_cart)
+            *comm_cart = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) __attribute__((weak, alias("PMPI_Cart_create")));
@@ -1695,8 +1698,11 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Cart_sub ? lmpi_impl_Cart_sub(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), remain_dims, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) __attribute__((weak, alias("PMPI_Cart_sub")));
@@ -1767,8 +1773,11 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_accept ? lmpi_impl_Comm_accept(port_name, info, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak, alias("PMPI_Comm_accept")));
@@ -1896,8 +1905,11 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_connect ? lmpi_impl_Comm_connect(port_name, info, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak, alias("PMPI_Comm_connect")));
@@ -1924,8 +1936,11 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_create ? lmpi_impl_Comm_create(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), group, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) __attribute__((weak, alias("PMPI_Comm_create")));
@@ -1964,8 +1979,11 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_create_from_group ? lmpi_impl_Comm_create_from_group(group, stringtag, info, errhandler, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) __attribute__((weak, alias("PMPI_Comm_create_from_group")));
@@ -1994,8 +2012,11 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_create_group ? lmpi_impl_Comm_create_group(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), group, tag, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) __attribute__((weak, alias("PMPI_Comm_create_group")));
@@ -2140,8 +2161,11 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_dup ? lmpi_impl_Comm_dup(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak, alias("PMPI_Comm_dup")));
@@ -2168,8 +2192,11 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_dup_with_info ? lmpi_impl_Comm_dup_with_info(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) __attribute__((weak, alias("PMPI_Comm_dup_with_info")));
@@ -2406,8 +2433,11 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_idup ? lmpi_impl_Comm_idup(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), newcomm, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) __attribute__((weak, alias("PMPI_Comm_idup")));
@@ -2436,8 +2466,11 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MP
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_idup_with_info ? lmpi_impl_Comm_idup_with_info(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), info, newcomm, request) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) __attribute__((weak, alias("PMPI_Comm_idup_with_info")));
@@ -2482,8 +2515,11 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_join ? lmpi_impl_Comm_join(fd, intercomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (intercomm)
+            *intercomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_join(int fd, MPI_Comm *intercomm) __attribute__((weak, alias("PMPI_Comm_join")));
@@ -2712,8 +2748,11 @@ int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info in
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_spawn ? lmpi_impl_Comm_spawn(command, argv, maxprocs, info, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), intercomm, array_of_errcodes) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (intercomm)
+            *intercomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) __attribute__((weak, alias("PMPI_Comm_spawn")));
@@ -2744,8 +2783,11 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_spawn_multiple ? lmpi_impl_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm_obj ? comm_obj : lmpi_comm_from_handle(comm), intercomm, array_of_errcodes) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (intercomm)
+            *intercomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) __attribute__((weak, alias("PMPI_Comm_spawn_multiple")));
@@ -2772,8 +2814,11 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_split ? lmpi_impl_Comm_split(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), color, key, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) __attribute__((weak, alias("PMPI_Comm_split")));
@@ -2800,8 +2845,11 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Comm_split_type ? lmpi_impl_Comm_split_type(comm_obj ? comm_obj : lmpi_comm_from_handle(comm), split_type, key, info, newcomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newcomm)
+            *newcomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) __attribute__((weak, alias("PMPI_Comm_split_type")));
@@ -2891,8 +2939,11 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Dist_graph_create ? lmpi_impl_Dist_graph_create(comm_old_obj ? comm_old_obj : lmpi_comm_from_handle(comm_old), n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (comm_dist_graph)
+            *comm_dist_graph = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int *weights, MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) __attribute__((weak, alias("PMPI_Dist_graph_create")));
@@ -2919,8 +2970,11 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Dist_graph_create_adjacent ? lmpi_impl_Dist_graph_create_adjacent(comm_old_obj ? comm_old_obj : lmpi_comm_from_handle(comm_old), indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (comm_dist_graph)
+            *comm_dist_graph = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int *sourceweights, int outdegree, const int destinations[], const int *destweights, MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) __attribute__((weak, alias("PMPI_Dist_graph_create_adjacent")));
@@ -5976,8 +6030,11 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Graph_create ? lmpi_impl_Graph_create(comm_old_obj ? comm_old_obj : lmpi_comm_from_handle(comm_old), nnodes, indx, edges, reorder, comm_graph) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (comm_graph)
+            *comm_graph = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph) __attribute__((weak, alias("PMPI_Graph_create")));
@@ -7892,8 +7949,11 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Intercomm_create ? lmpi_impl_Intercomm_create(local_comm_obj ? local_comm_obj : lmpi_comm_from_handle(local_comm), local_leader, peer_comm_obj ? peer_comm_obj : lmpi_comm_from_handle(peer_comm), remote_leader, tag, newintercomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newintercomm)
+            *newintercomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) __attribute__((weak, alias("PMPI_Intercomm_create")));
@@ -7912,8 +7972,11 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Intercomm_create_from_groups ? lmpi_impl_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newintercomm)
+            *newintercomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) __attribute__((weak, alias("PMPI_Intercomm_create_from_groups")));
@@ -7940,8 +8003,11 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Intercomm_merge ? lmpi_impl_Intercomm_merge(intercomm_obj ? intercomm_obj : lmpi_comm_from_handle(intercomm), high, newintracomm) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newintracomm)
+            *newintracomm = MPI_COMM_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 1));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) __attribute__((weak, alias("PMPI_Intercomm_merge")));
@@ -13351,8 +13417,11 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_contiguous ? lmpi_impl_Type_contiguous(count, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_contiguous")));
@@ -13376,8 +13445,11 @@ int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_contiguous ? lmpi_impl_Type_contiguous(count, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_contiguous_c")));
@@ -13399,8 +13471,11 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_darray ? lmpi_impl_Type_create_darray(size, rank, ndims, (lmpi_iarray){ array_of_gsizes, 4 }, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_darray")));
@@ -13422,8 +13497,11 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_darray ? lmpi_impl_Type_create_darray(size, rank, ndims, (lmpi_iarray){ array_of_gsizes, 8 }, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_darray_c")));
@@ -13442,8 +13520,11 @@ int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_f90_complex ? lmpi_impl_Type_create_f90_complex(p, r, newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_f90_complex")));
@@ -13462,8 +13543,11 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_f90_integer ? lmpi_impl_Type_create_f90_integer(r, newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_f90_integer")));
@@ -13482,8 +13566,11 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_f90_real ? lmpi_impl_Type_create_f90_real(p, r, newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_f90_real")));
@@ -13507,8 +13594,11 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], cons
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_hindexed ? lmpi_impl_Type_create_hindexed(count, (lmpi_iarray){ array_of_blocklengths, 4 }, (lmpi_iarray){ array_of_displacements, 8 }, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_hindexed")));
@@ -13532,8 +13622,11 @@ int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockl
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_hindexed ? lmpi_impl_Type_create_hindexed(count, (lmpi_iarray){ array_of_blocklengths, 8 }, (lmpi_iarray){ array_of_displacements, 8 }, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_hindexed_c")));
@@ -13557,8 +13650,11 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint a
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_hindexed_block ? lmpi_impl_Type_create_hindexed_block(count, blocklength, (lmpi_iarray){ array_of_displacements, 8 }, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_hindexed_block")));
@@ -13582,8 +13678,11 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, co
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_hindexed_block ? lmpi_impl_Type_create_hindexed_block(count, blocklength, (lmpi_iarray){ array_of_displacements, 8 }, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_hindexed_block_c")));
@@ -13607,8 +13706,11 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_hvector ? lmpi_impl_Type_create_hvector(count, blocklength, stride, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_hvector")));
@@ -13632,8 +13734,11 @@ int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_hvector ? lmpi_impl_Type_create_hvector(count, blocklength, stride, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_hvector_c")));
@@ -13657,8 +13762,11 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_o
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_indexed_block ? lmpi_impl_Type_create_indexed_block(count, blocklength, (lmpi_iarray){ array_of_displacements, 4 }, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_indexed_block")));
@@ -13682,8 +13790,11 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, con
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_indexed_block ? lmpi_impl_Type_create_indexed_block(count, blocklength, (lmpi_iarray){ array_of_displacements, 8 }, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_indexed_block_c")));
@@ -13725,8 +13836,11 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_resized ? lmpi_impl_Type_create_resized(oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), lb, extent, newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_resized")));
@@ -13748,8 +13862,11 @@ int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count ext
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_resized ? lmpi_impl_Type_create_resized(oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), lb, extent, newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_resized_c")));
@@ -13770,8 +13887,11 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const 
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_struct ? lmpi_impl_Type_create_struct(count, (lmpi_iarray){ array_of_blocklengths, 4 }, (lmpi_iarray){ array_of_displacements, 8 }, array_of_types, newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_struct")));
@@ -13792,8 +13912,11 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_struct ? lmpi_impl_Type_create_struct(count, (lmpi_iarray){ array_of_blocklengths, 8 }, (lmpi_iarray){ array_of_displacements, 8 }, array_of_types, newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_struct_c")));
@@ -13815,8 +13938,11 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_subarray ? lmpi_impl_Type_create_subarray(ndims, (lmpi_iarray){ array_of_sizes, 4 }, (lmpi_iarray){ array_of_subsizes, 4 }, (lmpi_iarray){ array_of_starts, 4 }, order, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_subarray")));
@@ -13838,8 +13964,11 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_create_subarray ? lmpi_impl_Type_create_subarray(ndims, (lmpi_iarray){ array_of_sizes, 8 }, (lmpi_iarray){ array_of_subsizes, 8 }, (lmpi_iarray){ array_of_starts, 8 }, order, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_create_subarray_c")));
@@ -13882,8 +14011,11 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_dup ? lmpi_impl_Type_dup(oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_dup")));
@@ -14276,8 +14408,11 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int ar
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_indexed ? lmpi_impl_Type_indexed(count, (lmpi_iarray){ array_of_blocklengths, 4 }, (lmpi_iarray){ array_of_displacements, 4 }, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_indexed")));
@@ -14301,8 +14436,11 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_indexed ? lmpi_impl_Type_indexed(count, (lmpi_iarray){ array_of_blocklengths, 8 }, (lmpi_iarray){ array_of_displacements, 8 }, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_indexed_c")));
@@ -14459,8 +14597,11 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_vector ? lmpi_impl_Type_vector(count, blocklength, stride, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_vector")));
@@ -14484,8 +14625,11 @@ int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_vector ? lmpi_impl_Type_vector(count, blocklength, stride, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_vector_c")));
@@ -16747,8 +16891,11 @@ int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_hindexed ? lmpi_impl_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_hindexed")));
@@ -16772,8 +16919,11 @@ int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype 
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_hvector ? lmpi_impl_Type_hvector(count, blocklength, stride, oldtype_obj ? oldtype_obj : lmpi_datatype_from_handle(oldtype), newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_hvector")));
@@ -16817,8 +16967,11 @@ int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_d
     int locked = lmpi_lock_enter();
     st = lmpi_impl_Type_struct ? lmpi_impl_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype) : LMPI_ERR_UNSUPPORTED_OPERATION;
     lmpi_lock_leave(locked);
-    if (LMPI_UNLIKELY(st != LMPI_OK))
+    if (LMPI_UNLIKELY(st != LMPI_OK)) {
+        if (newtype)
+            *newtype = MPI_DATATYPE_NULL;
         return lmpi_binding_error(fn, NULL, st, lmpi_errh_for(errh_comm, 0));
+    }
     return MPI_SUCCESS;
 }
 int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak, alias("PMPI_Type_struct")));
