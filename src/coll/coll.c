@@ -26,6 +26,21 @@ static lmpi_status no_in_place(const lmpi_comm *comm, const void *sbuf, const vo
     return LMPI_OK;
 }
 
+/* The send buffer passed again as the receive block this rank's own data
+ * would fill: erroneous (the standard asks for MPI_IN_PLACE there), and a
+ * copy between overlapping buffers.  MPICH refuses it the same way; one
+ * pointer comparison.  (MPI_BOTTOM on both sides is not an alias.) */
+static lmpi_status not_aliased(const lmpi_comm *comm, const void *out, const void *in_block, MPI_Count count,
+                               const char *out_name, const char *in_name)
+{
+    if (comm->is_inter || count <= 0 || !out || out != in_block || IN_PLACE(out))
+        return LMPI_OK;
+    lmpi_err_detail("%s is also %s, where this rank's own block goes (pass MPI_IN_PLACE instead)", out_name, in_name);
+    return LMPI_ERR_BUFFER;
+}
+
+#define NOT_ALIASED(comm, sbuf, rblock, count) TRY(not_aliased(comm, sbuf, rblock, count, "sendbuf", "recvbuf"))
+
 /* The root of a rooted collective: on an intercommunicator the process
  * that passes MPI_ROOT. */
 static bool is_root(const lmpi_comm *comm, int root)
@@ -454,6 +469,8 @@ static lmpi_status do_reduce(const void *sbuf, void *rbuf, MPI_Count count, lmpi
         lmpi_err_detail("MPI_IN_PLACE as sendbuf is only allowed at the root");
         return LMPI_ERR_BUFFER;
     }
+    if (comm->rank == root)
+        NOT_ALIASED(comm, sbuf, rbuf, count);
     lmpi_comm *node, *roots;
     bool node_aware = false;
     if (op->commutative)
@@ -530,6 +547,7 @@ static lmpi_status do_allreduce(const void *sbuf, void *rbuf, MPI_Count count, l
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
     TRY(no_in_place(comm, sbuf, rbuf));
+    NOT_ALIASED(comm, sbuf, rbuf, count);
     lmpi_comm *node, *roots;
     bool node_aware = false;
     if (op->commutative)
@@ -582,6 +600,8 @@ static lmpi_status do_gather(const void *sbuf, MPI_Count scount, lmpi_datatype *
 {
     TRY(no_in_place(comm, sbuf, rbuf));
     TRY(rooted_types(comm, root, false, rb.count, rdt, scount, sdt, sbuf));
+    if (is_root(comm, root))
+        NOT_ALIASED(comm, sbuf, at(rbuf, block_displ(&rb, comm->rank), rdt), scount);
     NEW_SCHED(comm);
     return lmpi_sched_finish(s, comm->is_inter ? lmpi_coll_inter_gather(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root)
                                     : lmpi_coll_gather_steps(s, comm, sbuf, scount, sdt, rbuf, &rb, rdt, root),
@@ -618,6 +638,8 @@ static lmpi_status do_scatter(const void *sbuf, blocks sb, lmpi_datatype *sdt, v
 {
     TRY(no_in_place(comm, sbuf, rbuf));
     TRY(rooted_types(comm, root, true, sb.count, sdt, rcount, rdt, rbuf));
+    if (is_root(comm, root))
+        TRY(not_aliased(comm, rbuf, at(sbuf, block_displ(&sb, comm->rank), sdt), rcount, "recvbuf", "sendbuf"));
     NEW_SCHED(comm);
     return lmpi_sched_finish(s, comm->is_inter ? lmpi_coll_inter_scatter(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root)
                                     : lmpi_coll_scatter_steps(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root),
@@ -703,6 +725,7 @@ static lmpi_status do_allgather(const void *sbuf, MPI_Count scount, lmpi_datatyp
                                 lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     TRY(all_types(comm, sbuf, scount, sdt, rbuf, rb.count, rdt));
+    NOT_ALIASED(comm, sbuf, at(rbuf, block_displ(&rb, comm->rank), rdt), scount);
     size_t bytes;
     if (!request && !comm->is_inter && !rb.counts.p && lmpi_coll_shm_fits(comm, (size_t)(rb.count * rdt->size)))
         return lmpi_coll_shm_allgather(sbuf, scount, sdt, rbuf, rb.count, rdt, comm);
@@ -756,6 +779,7 @@ static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, 
                                lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     TRY(all_types(comm, sbuf, sb.count, sdt, rbuf, rb.count, rdt));
+    NOT_ALIASED(comm, sbuf, rbuf, sb.counts.p ? 1 : sb.count);
     size_t bytes;
     /* (an alltoallv in place may pass no send counts: its receive counts
      * say it is one) */
@@ -818,6 +842,7 @@ static lmpi_status do_scan(const void *sbuf, void *rbuf, MPI_Count count, lmpi_d
         lmpi_err_detail("%s is not defined on intercommunicators", exclusive ? "MPI_Exscan" : "MPI_Scan");
         return LMPI_ERR_COMM;
     }
+    NOT_ALIASED(comm, sbuf, rbuf, count);
     NEW_SCHED(comm);
     return lmpi_sched_finish(s, scan_steps(s, comm, sbuf, rbuf, count, dt, op, exclusive), request, persist);
 }
@@ -896,6 +921,7 @@ static lmpi_status do_reduce_scatter(const void *sbuf, void *rbuf, blocks rb, lm
     lmpi_op *op;
     TRY(get_op(oph, dt, &op));
     TRY(no_in_place(comm, sbuf, rbuf));
+    NOT_ALIASED(comm, sbuf, rbuf, block_count(&rb, comm->rank));
     NEW_SCHED(comm);
     if (comm->is_inter)
         return lmpi_sched_finish(s, lmpi_coll_inter_reduce_scatter(s, comm, sbuf, rbuf, &rb, dt, op), request, persist);
@@ -1085,6 +1111,7 @@ static lmpi_status do_alltoallw(const void *sbuf, wargs a, void *rbuf, lmpi_comm
                                 bool persist)
 {
     TRY(no_in_place(comm, sbuf, rbuf));
+    NOT_ALIASED(comm, sbuf, rbuf, 1);
     int n = comm->peer_size, me = comm->rank;
     if (!a.rtypes || (!IN_PLACE(sbuf) && !a.stypes)) {
         lmpi_err_detail("sendtypes or recvtypes is NULL");

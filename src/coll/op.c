@@ -486,6 +486,11 @@ lmpi_status lmpi_impl_Reduce_local(const void *inbuf, void *inoutbuf, MPI_Count 
         lmpi_err_detail("inbuf or inoutbuf is NULL");
         return LMPI_ERR_BUFFER;
     }
+    /* aliased arguments are erroneous; MPICH refuses this one too */
+    if (count > 0 && inbuf && inbuf == inoutbuf) {
+        lmpi_err_detail("inbuf and inoutbuf are the same buffer");
+        return LMPI_ERR_BUFFER;
+    }
     return lmpi_op_apply(o, inbuf, inoutbuf, count, dt);
 }
 

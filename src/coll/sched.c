@@ -39,6 +39,7 @@ struct lmpi_sched {
     size_t *scratch_size;
     int nscratch;
     lmpi_status error;
+    bool mismatched; /* a message had another size than its receive: later sends carry nothing */
     lmpi_comm *step_comm; /* communicator of the steps being added (NULL: comm) */
     lmpi_op *user_op;     /* held until the schedule is freed (MPI_Op_free may come first) */
     lmpi_datatype *owned_types[LMPI_SCHED_OWNED_TYPES]; /* made for the schedule, freed with it */
@@ -384,7 +385,11 @@ static bool start_round(lmpi_sched *s)
         uint32_t ctx = st->comm ? comm->context_id + LMPI_CTX_COLL : s->ctx;
         switch ((step_kind)st->kind) {
         case S_SEND:
-            e = lmpi_pt2pt_start_send_ctx(st->src, st->count, st->dt, st->peer, s->tag, comm, ctx, &r);
+            /* after a mismatch, an empty message: every receiver that
+             * expects data learns of it too (MPI_ERR_COUNT), not only the
+             * first one below the mismatch */
+            e = lmpi_pt2pt_start_send_ctx(st->src, s->mismatched ? 0 : st->count, st->dt, st->peer, s->tag, comm, ctx,
+                                          &r);
             break;
         case S_RECV:
             e = lmpi_pt2pt_start_recv_ctx(st->dst, st->count, st->dt, st->peer, s->tag, comm, ctx, &r);
@@ -445,7 +450,19 @@ static bool advance(lmpi_sched *s)
         for (int i = 0; i < s->nactive; i++)
             if (s->active[i]) {
                 MPI_Status stt;
+                bool recv = s->active[i]->kind == LMPI_REQ_RECV;
+                size_t want = s->active[i]->bytes;
                 lmpi_status e = lmpi_pt2pt_wait_free(s->active[i], &stt);
+                /* a collective's messages have the sizes both sides' counts
+                 * agree on: a shorter one means counts or types that differ
+                 * (an erroneous program, as MPICH's errors/coll/ibcastlength) */
+                if (e == LMPI_OK && recv && (size_t)lmpi_status_bytes(&stt) != want) {
+                    lmpi_err_detail("a collective's message has %lld bytes where this rank's counts expect %zu "
+                                    "(counts or types differ between ranks)", (long long)lmpi_status_bytes(&stt), want);
+                    e = LMPI_ERR_COUNT;
+                }
+                if (e == LMPI_ERR_COUNT || e == LMPI_ERR_TRUNCATE)
+                    s->mismatched = true;
                 if (e != LMPI_OK && s->error == LMPI_OK)
                     s->error = e;
                 s->active[i] = NULL;
@@ -579,6 +596,7 @@ void lmpi_sched_restart(lmpi_request *r)
     s->pos = 0;
     s->nactive = 0;
     s->error = LMPI_OK;
+    s->mismatched = false;
     r->sched_error = LMPI_OK;
     r->active = true;
     r->complete = advance(s);

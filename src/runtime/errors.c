@@ -232,7 +232,8 @@ lmpi_status lmpi_impl_Error_string(int errorcode, char *string, int *resultlen)
         lmpi_err_detail("string is NULL");
         return LMPI_ERR_ARG;
     }
-    if (errorcode == last_class && last_message[0])
+    /* a user's code gives the user's string as it was added (MPICH's errors/comm/userdup) */
+    if (errorcode == last_class && last_message[0] && !code_is_user(errorcode))
         snprintf(string, MPI_MAX_ERROR_STRING, "%s", last_message);
     else
         code_string(errorcode, string, MPI_MAX_ERROR_STRING);
@@ -482,7 +483,10 @@ int lmpi_errh_call(lmpi_errhandler *e, void *handle, int code, const char *msg)
             e->session_fn(&h, &c);
         }
         in_user_handler = 0;
-        return code;
+        /* the call returns what the handler left in its code argument, as in
+         * MPICH and Open MPI (a handler that sets MPI_SUCCESS clears the
+         * error: MPICH's errors/io/fileerrret) */
+        return c;
     }
     case LMPI_ERRH_ABORT:
     case LMPI_ERRH_FATAL:

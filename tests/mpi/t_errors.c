@@ -154,12 +154,103 @@ static void mismatched_bcast(int rank)
         }
 }
 
+static int self_calls, clearing_calls;
+static void self_counter(MPI_Comm *comm, int *code, ...) { (void)comm, (void)code, self_calls++; }
+static void clearing_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    clearing_calls++;
+    *code = MPI_SUCCESS;
+}
+
+static int failing_copy(MPI_Comm c, int kv, void *extra, void *in, void *out, int *flag)
+{
+    (void)c, (void)kv, (void)in, (void)out;
+    *flag = 1;
+    return *(int *)extra;
+}
+
+/* What programs written for MPICH and Open MPI count on, found by MPICH's
+ * errors/ tests: run with MPI_ERRORS_RETURN on MPI_COMM_WORLD only. */
+static void peer_conventions(int rank, int size)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* a call without a handle: MPI_COMM_WORLD's handler until MPI_COMM_SELF
+     * gets one (MPI 4.0's rule), then MPI_COMM_SELF's */
+    CHECK_EQ(cls(MPI_Type_size_x(MPI_INT, NULL)), MPI_ERR_ARG);
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(self_counter, &eh);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, eh);
+    MPI_Errhandler_free(&eh);
+    CHECK_EQ(cls(MPI_Type_size_x(MPI_INT, NULL)), MPI_ERR_ARG);
+    CHECK_EQ(self_calls, 1);
+    /* a handler that sets MPI_SUCCESS clears the call's error */
+    MPI_Comm d;
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    MPI_Comm_create_errhandler(clearing_handler, &eh);
+    MPI_Comm_set_errhandler(d, eh);
+    MPI_Errhandler_free(&eh);
+    int x = 0;
+    CHECK_EQ(MPI_Send(&x, 1, MPI_INT, size + 5, 0, d), MPI_SUCCESS);
+    CHECK_EQ(clearing_calls, 1);
+    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+    /* failed creators leave null handles */
+    int dims[2] = {size, size + 1}, periods[2] = {0, 0};
+    MPI_Comm cart = MPI_COMM_WORLD;
+    CHECK(MPI_Cart_create(d, 2, dims, periods, 0, &cart) != MPI_SUCCESS);
+    CHECK(cart == MPI_COMM_NULL);
+    MPI_Datatype big = MPI_INT;
+    CHECK_EQ(cls(MPI_Type_vector_c(2, 1, (MPI_Count)1 << 62, MPI_INT, &big)), MPI_ERR_COUNT);
+    CHECK(big == MPI_DATATYPE_NULL);
+    /* a user class from a callback comes back with the user's string */
+    int myclass, kv;
+    MPI_Add_error_class(&myclass);
+    MPI_Add_error_string(myclass, "the copy refused");
+    MPI_Comm_create_keyval(failing_copy, MPI_COMM_NULL_DELETE_FN, &kv, &myclass);
+    MPI_Comm_set_attr(d, kv, NULL);
+    MPI_Comm dd;
+    int rc = MPI_Comm_dup(d, &dd);
+    CHECK_EQ(cls(rc), myclass);
+    char msg[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_Error_string(rc, msg, &len);
+    CHECK(strcmp(msg, "the copy refused") == 0);
+    MPI_Comm_delete_attr(d, kv);
+    MPI_Comm_free_keyval(&kv);
+    /* a send buffer that is also the receive block: MPI_ERR_BUFFER at
+     * every rank that passes it, and the communicator goes on */
+    int buf[64], out[64];
+    for (int i = 0; i < 64; i++)
+        buf[i] = rank;
+    CHECK_EQ(cls(MPI_Allreduce(buf, buf, 4, MPI_INT, MPI_SUM, d)), MPI_ERR_BUFFER);
+    CHECK_EQ(cls(MPI_Allgather(buf + rank, 1, MPI_INT, buf, 1, MPI_INT, d)), MPI_ERR_BUFFER);
+    rc = MPI_Gather(buf + rank, 1, MPI_INT, buf, 1, MPI_INT, 0, d);
+    CHECK_EQ(cls(rc), rank == 0 ? MPI_ERR_BUFFER : MPI_SUCCESS);
+    CHECK_EQ(cls(MPI_Reduce_local(buf, buf, 4, MPI_INT, MPI_SUM)), MPI_ERR_BUFFER);
+    CHECK_EQ(MPI_Allreduce(buf, out, 4, MPI_INT, MPI_SUM, d), MPI_SUCCESS);
+    CHECK_EQ(out[3], size * (size - 1) / 2);
+    CHECK_EQ(MPI_Allgather(MPI_IN_PLACE, 1, MPI_INT, buf, 1, MPI_INT, d), MPI_SUCCESS);
+    /* counts that differ from the root's in a nonblocking bcast (MPICH's
+     * errors/coll/ibcastlength): every other rank's wait says so */
+    MPI_Request r;
+    CHECK_EQ(MPI_Ibcast(buf, rank == 0 ? 1 : 10, MPI_INT, 0, d, &r), MPI_SUCCESS);
+    rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK_EQ(cls(rc), rank == 0 ? MPI_SUCCESS : MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Allreduce(&rank, &x, 1, MPI_INT, MPI_MAX, d), MPI_SUCCESS);
+    CHECK_EQ(x, size - 1);
+    MPI_Comm_free(&d);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size, x = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 1 && !strcmp(argv[1], "peers")) {
+        peer_conventions(rank, size);
+        return mpitest_finish("t_errors peers");
+    }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     if (argc > 1 && !strcmp(argv[1], "coll")) {

@@ -40,6 +40,11 @@ run_suite() {
     total_ok=0 total_bad=0 fail=0
     for d in "$@"; do
         make -k -j2 -C "$dir/$d" >>"$src/make.log" 2>&1
+        # tests that would hang here (SKIP, "name reason" lines set by the
+        # caller) leave the lists runtests reads
+        for t in $(echo "${SKIP:-}" | awk 'NF {print $1}'); do
+            find "$dir/$d" -name testlist -exec sed -i "/^$t /d" {} +
+        done
         tap="$src/$(echo "$d" | tr / _).tap"
         (cd "$dir/$d" && MPITEST_MPIEXECARG=--oversubscribe timeout 1500 "$dir/runtests" -srcdir=. -tests=testlist \
             -mpiexec="$b/bin/mpiexec" -maxnp=4 -tapfile="$tap" >"$src/run_$(echo "$d" | tr / _).log" 2>&1)
@@ -56,5 +61,6 @@ run_suite() {
             fi
         done
     done
+    echo "${SKIP:-}" | awk 'NF {t = $1; $1 = ""; print "  not run " t ":" $0}'
     echo "mpich $name suite: $total_ok passed, $total_bad failed (all failures expected: $([ $fail = 0 ] && echo yes || echo no))"
 }
