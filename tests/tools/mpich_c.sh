@@ -23,7 +23,6 @@ skip() { echo "mpich_c.sh: $1: skipped"; exit 77; }
 
 # Tests that fail by design or for reasons outside LeanMPI: name, then why.
 EXPECTED='
-attrerrtype MPI 4.0+ raises datatype errors on MPI_COMM_SELF; the test sets its handler on MPI_COMM_WORLD
 keyval_double_free frees a key three times (its delete callback once, then twice): erroneous, a key no longer extant; MPI_ERR_KEYVAL here, MPICH ignores the later frees
 keyval_double_free_comm the same with MPI_Comm_free_keyval
 keyval_double_free_type the same with MPI_Type_free_keyval
