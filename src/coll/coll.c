@@ -779,7 +779,8 @@ static lmpi_status do_alltoall(const void *sbuf, blocks sb, lmpi_datatype *sdt, 
                                lmpi_datatype *rdt, lmpi_comm *comm, MPI_Request *request, bool persist)
 {
     TRY(all_types(comm, sbuf, sb.count, sdt, rbuf, rb.count, rdt));
-    NOT_ALIASED(comm, sbuf, rbuf, sb.counts.p ? 1 : sb.count);
+    /* (empty blocks may share one address: mpi4py's zero-length arrays) */
+    NOT_ALIASED(comm, sbuf, rbuf, IN_PLACE(sbuf) ? 0 : block_count(&sb, comm->rank));
     size_t bytes;
     /* (an alltoallv in place may pass no send counts: its receive counts
      * say it is one) */
@@ -1111,7 +1112,7 @@ static lmpi_status do_alltoallw(const void *sbuf, wargs a, void *rbuf, lmpi_comm
                                 bool persist)
 {
     TRY(no_in_place(comm, sbuf, rbuf));
-    NOT_ALIASED(comm, sbuf, rbuf, 1);
+    NOT_ALIASED(comm, sbuf, rbuf, IN_PLACE(sbuf) || comm->is_inter ? 0 : lmpi_iarray_get(a.scounts, (size_t)comm->rank));
     int n = comm->peer_size, me = comm->rank;
     if (!a.rtypes || (!IN_PLACE(sbuf) && !a.stypes)) {
         lmpi_err_detail("sendtypes or recvtypes is NULL");

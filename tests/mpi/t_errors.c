@@ -229,6 +229,11 @@ static void peer_conventions(int rank, int size)
     CHECK_EQ(cls(MPI_Reduce_local(buf, buf, 4, MPI_INT, MPI_SUM)), MPI_ERR_BUFFER);
     CHECK_EQ(MPI_Allreduce(buf, out, 4, MPI_INT, MPI_SUM, d), MPI_SUCCESS);
     CHECK_EQ(out[3], size * (size - 1) / 2);
+    /* empty blocks may share an address (mpi4py's zero-length arrays do) */
+    int zeros[8] = {0};
+    CHECK_EQ(MPI_Alltoallv(buf, zeros, zeros, MPI_INT, buf, zeros, zeros, MPI_INT, d), MPI_SUCCESS);
+    CHECK_EQ(MPI_Alltoall(buf, 0, MPI_INT, buf, 0, MPI_INT, d), MPI_SUCCESS);
+    CHECK_EQ(MPI_Allreduce(buf, buf, 0, MPI_INT, MPI_SUM, d), MPI_SUCCESS);
     CHECK_EQ(MPI_Allgather(MPI_IN_PLACE, 1, MPI_INT, buf, 1, MPI_INT, d), MPI_SUCCESS);
     /* counts that differ from the root's in a nonblocking bcast (MPICH's
      * errors/coll/ibcastlength): every other rank's wait says so */
