@@ -39,7 +39,13 @@ static lmpi_status not_aliased(const lmpi_comm *comm, const void *out, const voi
     return LMPI_ERR_BUFFER;
 }
 
-#define NOT_ALIASED(comm, sbuf, rblock, count) TRY(not_aliased(comm, sbuf, rblock, count, "sendbuf", "recvbuf"))
+/* (intracommunicators only: the block arguments index this rank's entry,
+ * which an intercommunicator's arrays, sized by the remote group, may lack) */
+#define NOT_ALIASED(comm, sbuf, rblock, count)                                          \
+    do {                                                                                \
+        if (!(comm)->is_inter)                                                          \
+            TRY(not_aliased(comm, sbuf, rblock, count, "sendbuf", "recvbuf"));         \
+    } while (0)
 
 /* The root of a rooted collective: on an intercommunicator the process
  * that passes MPI_ROOT. */
@@ -638,7 +644,7 @@ static lmpi_status do_scatter(const void *sbuf, blocks sb, lmpi_datatype *sdt, v
 {
     TRY(no_in_place(comm, sbuf, rbuf));
     TRY(rooted_types(comm, root, true, sb.count, sdt, rcount, rdt, rbuf));
-    if (is_root(comm, root))
+    if (!comm->is_inter && comm->rank == root)
         TRY(not_aliased(comm, rbuf, at(sbuf, block_displ(&sb, comm->rank), sdt), rcount, "recvbuf", "sendbuf"));
     NEW_SCHED(comm);
     return lmpi_sched_finish(s, comm->is_inter ? lmpi_coll_inter_scatter(s, comm, sbuf, &sb, sdt, rbuf, rcount, rdt, root)
@@ -1112,7 +1118,7 @@ static lmpi_status do_alltoallw(const void *sbuf, wargs a, void *rbuf, lmpi_comm
                                 bool persist)
 {
     TRY(no_in_place(comm, sbuf, rbuf));
-    NOT_ALIASED(comm, sbuf, rbuf, IN_PLACE(sbuf) || comm->is_inter ? 0 : lmpi_iarray_get(a.scounts, (size_t)comm->rank));
+    NOT_ALIASED(comm, sbuf, rbuf, IN_PLACE(sbuf) || !a.scounts.p ? 0 : lmpi_iarray_get(a.scounts, (size_t)comm->rank));
     int n = comm->peer_size, me = comm->rank;
     if (!a.rtypes || (!IN_PLACE(sbuf) && !a.stypes)) {
         lmpi_err_detail("sendtypes or recvtypes is NULL");
