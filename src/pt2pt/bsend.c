@@ -109,8 +109,8 @@ lmpi_status lmpi_bsend_start(const void *buf, size_t bytes, int dest, int tag, l
      * of its end afterwards).  A program that sized its buffer for what it
      * has outstanding must not fail for that (MPICH's
      * threads/pt2pt/mt_bsendrecv_pers_huge did, now and then), so the
-     * progress engine runs while it frees anything, and for up to 10 ms
-     * when it does not; then the buffer is full indeed. */
+     * progress engine runs as long as it makes progress, and for up to
+     * 10 ms once it makes none; then the buffer is full indeed. */
     uint64_t give_up = 0;
     while (!seg && b->pending) {
         if (lmpi_progress_poll() > 0)
