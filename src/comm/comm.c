@@ -84,13 +84,18 @@ bool lmpi_ctx_settle(lmpi_ctx_claim *c, uint32_t verdict, uint32_t *next)
         lmpi_ctx_advance(c->ctx);
         return true;
     }
+    *next = lmpi_ctx_above(c->ctx);
+    return false;
+}
+
+uint32_t lmpi_ctx_above(uint32_t refused)
+{
     static unsigned seed;
     if (!seed)
         seed = (unsigned)getpid() * 2654435761u | 1u;
     seed = seed * 1103515245u + 12345u;
-    uint32_t above = c->ctx + LMPI_CTX_BLOCK * (1 + (seed >> 16) % 4);
-    *next = above > ctx_next ? above : ctx_next;
-    return false;
+    uint32_t above = refused + LMPI_CTX_BLOCK * (1 + (seed >> 16) % 4);
+    return above > ctx_next ? above : ctx_next;
 }
 
 lmpi_status lmpi_ctx_max_intra(void *comm, uint32_t *v) { return lmpi_icoll_allreduce_max_u32(comm, v); }
@@ -121,9 +126,13 @@ lmpi_status lmpi_ctx_confirm(lmpi_status (*max)(void *, uint32_t *), void *arg, 
  * taking the id: when that holds at every member, no member can have
  * another creation on the same id, and the check is skipped (the members
  * learn it with the proposals: one allreduce, as before the check). */
+static int nonblocking_in_flight;
+
+void lmpi_ctx_nonblocking(int delta) { nonblocking_in_flight += delta; }
+
 bool lmpi_ctx_alone(void)
 {
-    return !lmpi_rt.thread_multiple && !lmpi_progress_lists[LMPI_PROGRESS_IDUP].head;
+    return !lmpi_rt.thread_multiple && !lmpi_progress_lists[LMPI_PROGRESS_IDUP].head && !nonblocking_in_flight;
 }
 
 lmpi_status lmpi_ctx_take(lmpi_comm *comm, bool shared, uint32_t *ctx)

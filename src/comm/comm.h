@@ -209,11 +209,16 @@ typedef struct lmpi_ctx_claim {
 } lmpi_ctx_claim;
 uint32_t lmpi_ctx_check(lmpi_ctx_claim *c, uint32_t ctx);
 bool lmpi_ctx_settle(lmpi_ctx_claim *c, uint32_t verdict, uint32_t *next);
+/* This member's proposal after `refused` was refused (what settle gives). */
+uint32_t lmpi_ctx_above(uint32_t refused);
 lmpi_status lmpi_ctx_confirm(lmpi_status (*max)(void *, uint32_t *), void *arg, uint32_t *ctx);
 /* No other creation can be in flight here while a blocking one runs (one
  * thread, no idup outstanding): when every member says so, the agreed id
  * is taken without the check. */
 bool lmpi_ctx_alone(void);
+/* A nonblocking creation that agrees its id outside the idup list (an
+ * MPIX_Comm_ishrink) starts (+1) or ends (-1): none is alone meanwhile. */
+void lmpi_ctx_nonblocking(int delta);
 /* Takes *ctx, the members' agreed id over intracommunicator comm: checked
  * first when shared (some member said !lmpi_ctx_alone()). */
 lmpi_status lmpi_ctx_take(lmpi_comm *comm, bool shared, uint32_t *ctx);

@@ -508,6 +508,13 @@ typedef struct {
     lmpi_comm *comm;
     int *flag;          /* agree: where the result goes */
     lmpi_comm *newc;    /* shrink: the communicator it fills (lmpi_comm_new_pending) */
+    /* shrink: the failed members of the first decision, the context id
+     * (agreed, then checked), the claim on it while checked */
+    uint64_t *gone;
+    uint32_t ctx;
+    bool checking;
+    bool nonblocking; /* an ishrink, counted by lmpi_ctx_nonblocking until done */
+    lmpi_ctx_claim claim;
 } agree_call;
 
 /* The index of world rank w among the members (-1: none). */
@@ -522,8 +529,8 @@ static int member_index(const agreement *a, int w)
 /* The members of one group of the communicator (gc: whose ranks they are,
  * map: their map) that the decision leaves alive, as a new map, and where
  * `rank` of the group lands in it (-1 when not given or gone). */
-static lmpi_status survivors(const agreement *a, lmpi_comm *gc, const lmpi_rankmap *map, int size, int rank,
-                             lmpi_rankmap *out, int *newrank)
+static lmpi_status survivors(const agreement *a, const uint64_t *gone, lmpi_comm *gc, const lmpi_rankmap *map,
+                             int size, int rank, lmpi_rankmap *out, int *newrank)
 {
     lmpi_gpid *g = lmpi_malloc((size_t)(size ? size : 1) * sizeof(lmpi_gpid), LMPI_MEM_OTHER);
     if (!g)
@@ -532,7 +539,7 @@ static lmpi_status survivors(const agreement *a, lmpi_comm *gc, const lmpi_rankm
     *newrank = -1;
     for (int r = 0; r < size; r++) {
         int i = member_index(a, lmpi_comm_world_rank(gc, r));
-        if (i >= 0 && bit(a->d_bits, i))
+        if (i >= 0 && bit(gone, i))
             continue;
         if (r == rank)
             *newrank = n;
@@ -550,21 +557,21 @@ static lmpi_status finish_shrink(agree_call *s)
     lmpi_comm *lc = c->is_inter ? c->local_comm : c;
     lmpi_rankmap local, remote;
     int me, unused;
-    LMPI_TRY(survivors(a, lc, &lc->map, lc->size, c->rank, &local, &me));
+    LMPI_TRY(survivors(a, s->gone, lc, &lc->map, lc->size, c->rank, &local, &me));
     lmpi_status st = LMPI_OK;
     if (c->is_inter) {
-        st = survivors(a, c, &c->map, c->peer_size, -1, &remote, &unused);
+        st = survivors(a, s->gone, c, &c->map, c->peer_size, -1, &remote, &unused);
         if (st != LMPI_OK) {
             lmpi_rankmap_release(&local);
             return st;
         }
     }
-    lmpi_ctx_advance(a->d_ctx);
+    lmpi_ctx_advance(s->ctx);
     if (me < 0) {
         lmpi_err_detail("this process is among the failed of the agreement");
         st = LMPI_ERR_INTERN;
     } else {
-        st = lmpi_comm_fill(s->newc, &local, me, c->is_inter ? &remote : NULL, a->d_ctx);
+        st = lmpi_comm_fill(s->newc, &local, me, c->is_inter ? &remote : NULL, s->ctx);
     }
     lmpi_rankmap_release(&local);
     if (c->is_inter)
@@ -572,14 +579,71 @@ static lmpi_status finish_shrink(agree_call *s)
     return st;
 }
 
+/* Our contribution to the instance we are at. */
+static void contribute(agreement *a, int flag, uint32_t ctx)
+{
+    a->running = true;
+    a->my_flag = flag;
+    a->my_ctx = ctx;
+    take(a, flag, ctx, a->fbits, 0, a->me);
+    a->seen_failures = -1;
+}
+
+/* Bit 0 of a shrink's flag: this member runs no other creation of a
+ * communicator meanwhile (lmpi_ctx_alone).  When every member says so, the
+ * agreed id is taken at once, as by the other blocking creations. */
+#define SHRINK_ALONE 1
+
+/* A shrink's context id, after the decision of the instance we are at.
+ * The first gives a candidate, the largest counter among the survivors.
+ * Unless every member was alone, the candidate is checked as the other
+ * creations check theirs (src/comm/comm.c, context ids): each member claims
+ * it or refuses, and one more agreement (tolerant of failures as the first)
+ * gives the verdict, the AND of the flags, and the next candidate, the
+ * largest proposal.  True once taken, in s->ctx; *error on exhaustion. */
+static bool shrink_ctx_taken(agree_call *s, lmpi_status *error)
+{
+    agreement *a = s->a;
+    if (!s->checking) {
+        memcpy(s->gone, a->d_bits, (size_t)a->words * 8);
+        s->ctx = a->d_ctx;
+        if (a->d_flag & SHRINK_ALONE)
+            return true;
+        s->checking = true;
+    } else {
+        uint32_t unused;
+        if (lmpi_ctx_settle(&s->claim, a->d_flag ? 0 : 1, &unused))
+            return true;
+        s->ctx = a->d_ctx;
+    }
+    if (s->ctx > UINT32_MAX - 8 * LMPI_CTX_BLOCK) {
+        lmpi_err_detail("context ids exhausted (2^29 communicators created)");
+        *error = LMPI_ERR_INTERN;
+        return true;
+    }
+    next_instance(a);
+    uint32_t verdict = lmpi_ctx_check(&s->claim, s->ctx);
+    contribute(a, verdict ? 0 : ~0, lmpi_ctx_above(s->ctx));
+    return false;
+}
+
 static bool call_advance(lmpi_request *r)
 {
     agree_call *s = r->sched;
-    if (!advance(s->a))
-        return false;
+    lmpi_status ctx_error = LMPI_OK;
+    for (;;) {
+        if (!advance(s->a))
+            return false;
+        if (!s->newc || shrink_ctx_taken(s, &ctx_error))
+            break;
+    }
     agreement *a = s->a;
     if (s->newc) {
-        r->sched_error = finish_shrink(s);
+        if (s->nonblocking) {
+            lmpi_ctx_nonblocking(-1);
+            s->nonblocking = false;
+        }
+        r->sched_error = ctx_error != LMPI_OK ? ctx_error : finish_shrink(s);
         /* the handle is out already: it answers MPIX_ERR_REVOKED to every
          * call but MPI_Comm_free rather than address anyone */
         if (r->sched_error != LMPI_OK)
@@ -610,10 +674,10 @@ static void call_free(lmpi_request *r)
     r->sched = NULL;
 }
 
-static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_request **out)
+static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, bool nonblocking, lmpi_request **out)
 {
     agreement *a = find(comm->context_id, comm);
-    agree_call *s = lmpi_calloc(1, sizeof(*s), LMPI_MEM_COMM);
+    agree_call *s = a ? lmpi_calloc(1, sizeof(*s) + (size_t)a->words * 8, LMPI_MEM_COMM) : NULL;
     lmpi_request *r = lmpi_request_alloc(LMPI_REQ_SCHED);
     if (!a || !s || !r || (newcomm && lmpi_comm_new_pending(comm, &s->newc) != LMPI_OK)) {
         lmpi_free(s);
@@ -633,13 +697,20 @@ static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_req
     s->a = a;
     s->comm = comm;
     s->flag = flag;
-    if (newcomm)
+    s->gone = (uint64_t *)(s + 1);
+    int my_flag = ~0;
+    if (flag)
+        my_flag = *flag;
+    else if (nonblocking || !lmpi_ctx_alone())
+        my_flag = ~SHRINK_ALONE;
+    if (newcomm) {
         *newcomm = s->newc->handle;
-    a->running = true;
-    a->my_flag = flag ? *flag : ~0;
-    a->my_ctx = lmpi_ctx_next();
-    take(a, a->my_flag, a->my_ctx, a->fbits, 0, a->me);
-    a->seen_failures = -1;
+        if (nonblocking) {
+            s->nonblocking = true;
+            lmpi_ctx_nonblocking(1);
+        }
+    }
+    contribute(a, my_flag, lmpi_ctx_next());
     r->comm = comm;
     r->sched = s;
     r->advance = call_advance;
@@ -652,7 +723,7 @@ static lmpi_status start(lmpi_comm *comm, int *flag, MPI_Comm *newcomm, lmpi_req
 static lmpi_status run(lmpi_comm *comm, int *flag, MPI_Comm *newcomm)
 {
     lmpi_request *r;
-    LMPI_TRY(start(comm, flag, newcomm, &r));
+    LMPI_TRY(start(comm, flag, newcomm, false, &r));
     lmpi_request_wait(r);
     lmpi_status st = r->sched_error;
     agree_call *s = r->sched;
@@ -670,7 +741,7 @@ lmpi_status lmpi_impl_Comm_agree(lmpi_comm *comm, int *flag) { return run(comm, 
 lmpi_status lmpi_impl_Comm_iagree(lmpi_comm *comm, int *flag, MPI_Request *request)
 {
     lmpi_request *r;
-    LMPI_TRY(start(comm, flag, NULL, &r));
+    LMPI_TRY(start(comm, flag, NULL, true, &r));
     *request = (MPI_Request)r;
     return LMPI_OK;
 }
@@ -680,7 +751,7 @@ lmpi_status lmpi_impl_Comm_shrink(lmpi_comm *comm, MPI_Comm *newcomm) { return r
 lmpi_status lmpi_impl_Comm_ishrink(lmpi_comm *comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     lmpi_request *r;
-    LMPI_TRY(start(comm, NULL, newcomm, &r));
+    LMPI_TRY(start(comm, NULL, newcomm, true, &r));
     *request = (MPI_Request)r;
     return LMPI_OK;
 }

@@ -84,7 +84,15 @@
  *                      leave no memory behind
  *   t_ulfm file_revoke (2+ ranks, no failure) rank 0 revokes a file while
  *                      the others wait in MPI_File_write_at_all: the same
- *                      for files, and MPI_File_close deletes it */
+ *                      for files, and MPI_File_close deletes it
+ *   t_ulfm shrink_ids  (2+ ranks, no failure, MPI_THREAD_MULTIPLE) shrinks
+ *                      made beside other creations never share their
+ *                      context id: an MPIX_Comm_ishrink outstanding while
+ *                      MPI_Comm_dup runs in the same thread, then a thread
+ *                      that shrinks while another dups; a message sent on
+ *                      one communicator must never match a receive on the
+ *                      other */
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/time.h>
@@ -1263,6 +1271,99 @@ static void intercomm_kill(void)
     CHECK(inter == MPI_COMM_NULL);
 }
 
+/* World ranks 0 and 1 over `a` and `b` (the same processes): 0 sends on b,
+ * then on a, to rank `to`; 1 receives on a first, from rank `from`.  Were
+ * the two one context, the receive on a would take b's message. */
+static void apart(MPI_Comm a, MPI_Comm b, int round, int to, int from)
+{
+    int rank, x = 1000 + round, y = 2000 + round;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        MPI_Send(&x, 1, MPI_INT, to, 7, b);
+        MPI_Send(&y, 1, MPI_INT, to, 7, a);
+    } else if (rank == 1) {
+        MPI_Recv(&y, 1, MPI_INT, from, 7, a, MPI_STATUS_IGNORE);
+        MPI_Recv(&x, 1, MPI_INT, from, 7, b, MPI_STATUS_IGNORE);
+        CHECK_EQ(y, 2000 + round);
+        CHECK_EQ(x, 1000 + round);
+    }
+}
+
+#define SHRINK_ROUNDS 40
+
+/* One thread's loop: shrink (or dup) its own parent and check that the
+ * value it receives on the new communicator is its own. */
+typedef struct {
+    MPI_Comm parent;
+    bool shrink;
+    int bad;
+} maker;
+
+static void *make_loop(void *arg)
+{
+    maker *m = arg;
+    int rank;
+    MPI_Comm_rank(m->parent, &rank);
+    for (int i = 0; i < SHRINK_ROUNDS; i++) {
+        MPI_Comm c;
+        if (m->shrink)
+            CHECK_EQ(MPIX_Comm_shrink(m->parent, &c), MPI_SUCCESS);
+        else
+            CHECK_EQ(MPI_Comm_dup(m->parent, &c), MPI_SUCCESS);
+        int v = (m->shrink ? 1 << 20 : 2 << 20) + i, got = -1;
+        if (rank == 0) {
+            MPI_Send(&v, 1, MPI_INT, 1, 9, c);
+        } else if (rank == 1) {
+            MPI_Recv(&got, 1, MPI_INT, 0, 9, c, MPI_STATUS_IGNORE);
+            m->bad += got != v;
+        }
+        MPI_Comm_free(&c);
+    }
+    return NULL;
+}
+
+static void shrink_ids(void)
+{
+    int provided;
+    MPI_Query_thread(&provided);
+    /* an ishrink outstanding while a blocking creation runs, over
+     * MPI_COMM_WORLD and then over an intercommunicator between the even
+     * and the odd ranks (world ranks 0 and 1 are each other's rank 0) */
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm half, inter;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 5, &inter);
+    for (int round = 0; round < 4; round++) {
+        MPI_Comm parent = round < 2 ? MPI_COMM_WORLD : inter, s, d;
+        int peer = round < 2 ? 1 - rank : 0;
+        MPI_Request req;
+        CHECK_EQ(MPIX_Comm_ishrink(parent, &s, &req), MPI_SUCCESS);
+        CHECK_EQ(MPI_Comm_dup(parent, &d), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        apart(s, d, round, peer, peer);
+        apart(d, s, round, peer, peer);
+        MPI_Comm_free(&s);
+        MPI_Comm_free(&d);
+    }
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+    if (provided < MPI_THREAD_MULTIPLE)
+        return;
+    /* a shrink in one thread while another dups (other parents) */
+    maker m[2] = {{.shrink = true}, {.shrink = false}};
+    MPI_Comm_dup(MPI_COMM_WORLD, &m[0].parent);
+    MPI_Comm_dup(MPI_COMM_WORLD, &m[1].parent);
+    pthread_t t;
+    pthread_create(&t, NULL, make_loop, &m[1]);
+    make_loop(&m[0]);
+    pthread_join(t, NULL);
+    CHECK_EQ(m[0].bad, 0);
+    CHECK_EQ(m[1].bad, 0);
+    MPI_Comm_free(&m[0].parent);
+    MPI_Comm_free(&m[1].parent);
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "basic";
@@ -1275,8 +1376,15 @@ int main(int argc, char **argv)
         setenv("LMPI_FT_INJECT", "ofi_send_error:1", 1);
     if (!strcmp(what, "net_error") && pr && !strcmp(pr, "1"))
         die_in(1500000); /* wherever it is then: rank 0's packets never reach it */
-    MPI_Init(&argc, &argv);
-    if (!strcmp(what, "coord_kill"))
+    if (!strcmp(what, "shrink_ids")) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
+    if (!strcmp(what, "shrink_ids"))
+        shrink_ids();
+    else if (!strcmp(what, "coord_kill"))
         coord_kill();
     else if (!strcmp(what, "coll_kill"))
         coll_kill();
