@@ -462,8 +462,9 @@ void read_host(int h)
                 all = false;
         if (!all && job.ft && !job.failed) {
             /* --with-ft ulfm: its ranks count as failed, the others go on */
-            fprintf(stderr, "mpiexec: lost the connection to host %s (its proxy or the host is gone); the job goes "
-                            "on without its ranks (--with-ft ulfm)\n", ho->name);
+            if (!job.ft_quiet || job.verbose)
+                fprintf(stderr, "mpiexec: lost the connection to host %s (its proxy or the host is gone); the job "
+                                "goes on without its ranks (--with-ft ulfm)\n", ho->name);
             if (!job.ft_exit_code)
                 job.ft_exit_code = 1;
             for (int r = 0; r < job.nprocs; r++)

@@ -121,6 +121,8 @@ static void survive(int code, const char *fmt, ...)
 {
     if (!job.ft_exit_code)
         job.ft_exit_code = code ? code : 1;
+    if (job.ft_quiet && !job.verbose)
+        return;
     va_list ap;
     va_start(ap, fmt);
     say("the job goes on without it (--with-ft ulfm)", fmt, ap);

@@ -163,6 +163,10 @@ typedef struct {
     /* --with-ft ulfm / -disable-auto-cleanup: a failed rank does not stop
      * the job; the survivors are told (post_failure) */
     bool ft;
+    /* -disable-auto-cleanup: as Hydra, a failure is not announced (MPICH's
+     * own fault tests take any output but theirs as a failure); with
+     * --with-ft ulfm (or -v) mpiexec says which rank failed and why */
+    bool ft_quiet;
     int ft_exit_code; /* the first failure's status, returned at the end */
     /* placement (--network, --pattern, --map-by, --bind-to) */
     const char *network, *pattern, *map_by, *bind_to;

@@ -30,7 +30,8 @@ static void help(FILE *out, int status)
             "                          routing to the first host)\n"
             "  -v, --verbose           report launch and exit of each rank (and the placement)\n"
             "  --with-ft ulfm          keep the job running when a rank fails and tell the others\n"
-            "                          (MPIX_ fault tolerance; also -disable-auto-cleanup)\n"
+            "                          (MPIX_ fault tolerance); says which rank failed\n"
+            "  -disable-auto-cleanup   the same, silent about failures as Hydra (-v: not silent)\n"
             "  --network SPEC|FILE     model the nodes: torus:8x16x32, mesh:4x4, flat:16 or a\n"
             "                          description file (docs/mapping.md); ranks run here, each on\n"
             "                          its virtual node\n"
@@ -318,10 +319,12 @@ int parse_args(int argc, char **argv)
             if (!v)
                 usage();
             if (!strcmp(v, "ulfm") || !strcmp(v, "mpi"))
-                job.ft = true;
+                job.ft = true, job.ft_quiet = false;
             else if (strcmp(v, "none") != 0)
                 die("--with-ft %s: only ulfm (or none) is known", v);
         } else if (!strcmp(a, "-disable-auto-cleanup") || !strcmp(a, "--disable-auto-cleanup")) {
+            if (!job.ft)
+                job.ft_quiet = true; /* (--with-ft ulfm given too: its notices) */
             job.ft = true;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             job.verbose = true;
