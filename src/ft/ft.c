@@ -445,6 +445,25 @@ lmpi_status lmpi_ft_comm_broken(const lmpi_comm *c)
     return LMPI_OK;
 }
 
+lmpi_status lmpi_ft_probe_check(const lmpi_comm *c, int source)
+{
+    if (c->flags & LMPI_COMM_REVOKED) {
+        lmpi_err_detail("the communicator was revoked");
+        return LMPI_ERR_REVOKED;
+    }
+    if (source == MPI_ANY_SOURCE) {
+        if (comm_has_unacked_failure(c)) {
+            lmpi_err_detail("a process that could send it failed (MPIX_Comm_ack_failed lets wildcard probes "
+                            "go on)");
+            return LMPI_ERR_PROC_FAILED;
+        }
+    } else if (lmpi_ft_failed(lmpi_comm_world_rank(c, source))) {
+        lmpi_err_detail("rank %d, the source, failed", source);
+        return LMPI_ERR_PROC_FAILED;
+    }
+    return LMPI_OK;
+}
+
 bool lmpi_ft_pending(const lmpi_request *r)
 {
     return r->kind == LMPI_REQ_RECV && !r->complete && r->mq && r->status.MPI_ERROR == MPIX_ERR_PROC_FAILED_PENDING;
@@ -454,7 +473,7 @@ void lmpi_ft_pending_cancel(lmpi_request *r)
 {
     lmpi_match_cancel(r->mq, &r->mqi);
     r->mq = NULL;
-    end_request(r, MPIX_ERR_PROC_FAILED_PENDING);
+    end_request(r, MPIX_ERR_PROC_FAILED);
 }
 
 void lmpi_ft_abandon(lmpi_request *r, int error_class)

@@ -70,8 +70,15 @@ bool lmpi_ft_request_check(lmpi_request *r);
 /* A wildcard receive whose wait ended with MPIX_ERR_PROC_FAILED_PENDING
  * but which stays posted (the request is not finished, its handle kept). */
 bool lmpi_ft_pending(const lmpi_request *r);
-/* A blocking call cannot leave it posted: take it back, ended with the error. */
+/* A blocking call cannot leave it posted: take it back, ended with
+ * MPIX_ERR_PROC_FAILED (the pending class is for requests that stay; Open
+ * MPI promotes it the same way, and MPICH's ft/anysource expects it). */
 void lmpi_ft_pending_cancel(lmpi_request *r);
+/* A probe from source over c that found nothing: can a message still come?
+ * LMPI_OK, or LMPI_ERR_REVOKED, or LMPI_ERR_PROC_FAILED (the source failed,
+ * or for MPI_ANY_SOURCE a member failed and is not acknowledged: a probe
+ * has no request to stay pending). */
+lmpi_status lmpi_ft_probe_check(const lmpi_comm *c, int source);
 /* Can an operation over all of c (a collective) still complete?  LMPI_OK,
  * or LMPI_ERR_REVOKED / LMPI_ERR_PROC_FAILED (a member failed). */
 lmpi_status lmpi_ft_comm_broken(const lmpi_comm *c);

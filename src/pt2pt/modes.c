@@ -6,6 +6,7 @@
 #include "binding/gen/impl.h"
 #include "comm/comm.h"
 #include "datatype/datatype.h"
+#include "ft/ft.h"
 #include "coll/sched.h"
 #include "pt2pt/pt2pt.h"
 
@@ -440,13 +441,21 @@ static lmpi_unexpected *probe_once(int source, int tag, lmpi_comm *comm, bool ta
     return m ? lmpi_pt2pt_unexpected_of(m) : NULL;
 }
 
-static lmpi_unexpected *probe_wait(int source, int tag, lmpi_comm *comm, bool take)
+/* Nothing matched: a failure or a revoke may mean nothing ever will (src/ft). */
+static lmpi_status probe_missed(int source, lmpi_comm *comm)
 {
-    lmpi_unexpected *u;
+    lmpi_ft_poll();
+    return LMPI_UNLIKELY(lmpi_ft_active) ? lmpi_ft_probe_check(comm, source) : LMPI_OK;
+}
+
+static lmpi_status probe_wait(int source, int tag, lmpi_comm *comm, bool take, lmpi_unexpected **out)
+{
     unsigned idle = 0;
-    while (!(u = probe_once(source, tag, comm, take)))
+    while (!(*out = probe_once(source, tag, comm, take))) {
+        LMPI_TRY(probe_missed(source, comm));
         lmpi_progress_idle(&idle);
-    return u;
+    }
+    return LMPI_OK;
 }
 
 lmpi_status lmpi_impl_Iprobe(int source, int tag, lmpi_comm *comm, int *flag, MPI_Status *status)
@@ -461,7 +470,7 @@ lmpi_status lmpi_impl_Iprobe(int source, int tag, lmpi_comm *comm, int *flag, MP
     *flag = u != NULL;
     if (u && status != MPI_STATUS_IGNORE)
         lmpi_pt2pt_status_of_unexpected(u, status);
-    return LMPI_OK;
+    return u ? LMPI_OK : probe_missed(source, comm);
 }
 
 lmpi_status lmpi_impl_Probe(int source, int tag, lmpi_comm *comm, MPI_Status *status)
@@ -471,7 +480,8 @@ lmpi_status lmpi_impl_Probe(int source, int tag, lmpi_comm *comm, MPI_Status *st
             lmpi_pt2pt_proc_null_status(status);
         return LMPI_OK;
     }
-    lmpi_unexpected *u = probe_wait(source, tag, comm, false);
+    lmpi_unexpected *u;
+    LMPI_TRY(probe_wait(source, tag, comm, false, &u));
     if (status != MPI_STATUS_IGNORE)
         lmpi_pt2pt_status_of_unexpected(u, status);
     return LMPI_OK;
@@ -498,7 +508,7 @@ lmpi_status lmpi_impl_Improbe(int source, int tag, lmpi_comm *comm, int *flag, M
     *flag = u != NULL;
     if (u)
         matched(u, comm, message, status);
-    return LMPI_OK;
+    return u ? LMPI_OK : probe_missed(source, comm);
 }
 
 lmpi_status lmpi_impl_Mprobe(int source, int tag, lmpi_comm *comm, MPI_Message *message, MPI_Status *status)
@@ -509,7 +519,9 @@ lmpi_status lmpi_impl_Mprobe(int source, int tag, lmpi_comm *comm, MPI_Message *
             lmpi_pt2pt_proc_null_status(status);
         return LMPI_OK;
     }
-    matched(probe_wait(source, tag, comm, true), comm, message, status);
+    lmpi_unexpected *u;
+    LMPI_TRY(probe_wait(source, tag, comm, true, &u));
+    matched(u, comm, message, status);
     return LMPI_OK;
 }
 

@@ -85,6 +85,14 @@
  *   t_ulfm file_revoke (2+ ranks, no failure) rank 0 revokes a file while
  *                      the others wait in MPI_File_write_at_all: the same
  *                      for files, and MPI_File_close deletes it
+ *   t_ulfm probe_kill  (4 ranks) rank 2 sends rank 0 a message and dies:
+ *                      rank 0 still probes and receives that message, then
+ *                      MPI_Probe from rank 2 fails; rank 1's MPI_Probe,
+ *                      MPI_Iprobe and blocking MPI_Recv from MPI_ANY_SOURCE
+ *                      fail with MPIX_ERR_PROC_FAILED (a blocking call
+ *                      cannot stay pending) until it acknowledges, then
+ *                      work; rank 3's MPI_Mprobe and MPI_Improbe from rank
+ *                      2 fail
  *   t_ulfm shrink_ids  (2+ ranks, no failure, MPI_THREAD_MULTIPLE) shrinks
  *                      made beside other creations never share their
  *                      context id: an MPIX_Comm_ishrink outstanding while
@@ -299,9 +307,11 @@ static void kill_one(void)
         rc = MPI_Wait(&pending, MPI_STATUS_IGNORE);
         CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED_PENDING);
         CHECK(pending != MPI_REQUEST_NULL);
-        /* a blocking one fails and leaves nothing posted */
+        /* a blocking one fails and leaves nothing posted: it cannot stay
+         * pending, so its class is MPIX_ERR_PROC_FAILED (as in Open MPI,
+         * and MPICH's ft/anysource expects it) */
         rc = MPI_Recv(&buf, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED_PENDING);
+        CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED);
         MPI_Group g;
         MPIX_Comm_get_failed(MPI_COMM_WORLD, &g);
         int n, wr;
@@ -1322,6 +1332,53 @@ static void *make_loop(void *arg)
     return NULL;
 }
 
+static void probe_kill(void)
+{
+    int rank, size, v = 0, flag = -1;
+    world_returning(&rank, &size);
+    const int dead = 2;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == dead) {
+        v = 5;
+        MPI_Send(&v, 1, MPI_INT, 0, 3, MPI_COMM_WORLD);
+        raise(SIGKILL);
+    }
+    MPI_Message msg;
+    MPI_Status st;
+    if (rank == 0) {
+        /* what it sent before it died is still there */
+        CHECK_EQ(MPI_Probe(dead, 3, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+        CHECK_EQ(MPI_Recv(&v, 1, MPI_INT, dead, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        CHECK_EQ(v, 5);
+        CHECK_EQ(error_class(MPI_Probe(dead, 4, MPI_COMM_WORLD, &st)), MPIX_ERR_PROC_FAILED);
+    } else if (rank == 1) {
+        CHECK_EQ(error_class(MPI_Probe(MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &st)), MPIX_ERR_PROC_FAILED);
+        CHECK_EQ(error_class(MPI_Iprobe(MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &flag, &st)), MPIX_ERR_PROC_FAILED);
+        CHECK_EQ(error_class(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &st)),
+                 MPIX_ERR_PROC_FAILED);
+        int acked;
+        MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked);
+        CHECK_EQ(acked, 1);
+        CHECK_EQ(MPI_Iprobe(MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &flag, &st), MPI_SUCCESS);
+        MPI_Send(&v, 1, MPI_INT, 3, 6, MPI_COMM_WORLD); /* now rank 3 may send */
+        CHECK_EQ(MPI_Probe(MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+        CHECK_EQ(st.MPI_SOURCE, 3);
+        CHECK_EQ(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+        CHECK_EQ(v, 33);
+        MPI_Send(&v, 1, MPI_INT, 0, 7, MPI_COMM_WORLD); /* done: the others may revoke */
+        MPI_Send(&v, 1, MPI_INT, 3, 7, MPI_COMM_WORLD);
+    } else {
+        CHECK_EQ(error_class(MPI_Mprobe(dead, 4, MPI_COMM_WORLD, &msg, &st)), MPIX_ERR_PROC_FAILED);
+        CHECK_EQ(error_class(MPI_Improbe(dead, 4, MPI_COMM_WORLD, &flag, &msg, &st)), MPIX_ERR_PROC_FAILED);
+        MPI_Recv(&v, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        v = 33;
+        MPI_Send(&v, 1, MPI_INT, 1, 4, MPI_COMM_WORLD);
+    }
+    if (rank != 1)
+        MPI_Recv(&v, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    recover(MPI_COMM_WORLD, dead, size - 1);
+}
+
 static void shrink_ids(void)
 {
     int provided;
@@ -1384,6 +1441,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(what, "shrink_ids"))
         shrink_ids();
+    else if (!strcmp(what, "probe_kill"))
+        probe_kill();
     else if (!strcmp(what, "coord_kill"))
         coord_kill();
     else if (!strcmp(what, "coll_kill"))

@@ -1,7 +1,7 @@
 #!/bin/sh
 # MPICH's own C test suite (test/mpi of MPICH 4.0.2, from Debian's source
 # archive), built unchanged with our mpicc and run by its own runtests
-# script under our mpiexec (up to 4 ranks): the directories below, several
+# script under our mpiexec (up to 4 ranks, 8 in ft): the directories below, several
 # hundred self-checking programs ("No Errors").  It found, the first time
 # it ran (session 59), two communicators created at once sharing a
 # context id, a connect/accept deadlock between threads, a dup that left
@@ -10,7 +10,9 @@
 # non-NULL base for an empty shared segment; io, spawn and errors (session
 # 60): views whose typemaps ran backwards, errors of handle-less calls
 # raised past MPI_COMM_WORLD's handler, hangs on mismatched bcast counts,
-# aliased collective buffers let through.
+# aliased collective buffers let through; ft (session 61): blocking probes
+# that waited forever for a failed process, and the class of a blocking
+# wildcard receive after a failure.
 #
 #   tests/tools/mpich_c.sh [BUILD_DIR] [DIR...]
 #
@@ -60,6 +62,9 @@ too_many_comms3 the same with MPI_Comm_split
 too_many_icomms the same with MPI_Intercomm_create
 too_many_icomms2 the same with MPI_Intercomm_merge
 truncmsg2 sends 3 chars into a receive of 4 ints and expects an error: the type signatures are not compared (MPI does not require it); the 3 bytes arrive, MPI_Get_count gives MPI_UNDEFINED
+ft/bcast ends with MTest_Finalize, an MPI_Reduce over MPI_COMM_WORLD after rank 1 died: it fails (MPIX_ERR_PROC_FAILED) and the count of errors it prints is garbage; MPICH marks it xfail (its ticket 2237)
+ft/agree the same
+ft/revoke_shrink checks the sum of an MPI_Allreduce that returned MPIX_ERR_PROC_FAILED (rank 1 died before it), which is undefined; MPICH marks it xfail (its ticket 2198)
 win_info expects MPI_Win_get_info to echo the accumulate_ordering, same_size and alloc_shared_noncontig it was given; it reports what the window does (full ordering, the sizes as they are, the layout as allocated), which MPI 4.1 12.2.7 allows
 '
 
@@ -77,6 +82,23 @@ noalias2 calls rooted collectives at rank 0 only, expecting them to fail their c
 export LMPI_DPM_CONNECT_TIMEOUT=5
 
 . "$(dirname "$0")/mpich_suite.sh"
-dirs="${*:-attr coll comm datatype errhan errors group info init io mpi_t part pt2pt rma spawn topo threads}"
+dirs="${*:-attr coll comm datatype errhan errors ft group info init io mpi_t part pt2pt rma spawn topo threads}"
+# ft: the fault-tolerance tests, run as their testlist says (Hydra's
+# -disable-auto-cleanup, which our mpiexec takes; shrink needs 8 ranks).
+# Their error-class checks are compiled only for MPICH (#if defined(MPICH)
+# && MPICH_NUMVERSION >= 3.1.1): turned on here.  Their xfail marks are
+# MPICH's own tickets, which runtests would skip: dropped, and the tests
+# that fail here for the same reasons are in EXPECTED.
+MAXNP="ft:8"
+case " $dirs " in
+*" ft "*)
+    sed -i 's/ xfail=[^ ]*//' "$dir/ft/testlist"
+    if [ ! -f "$dir/ft/.class-checks" ]; then
+        make -C "$dir/ft" clean >/dev/null 2>&1
+        make -k -j2 -C "$dir/ft" CFLAGS="-O0 -DMPICH=1 -DMPICH_NUMVERSION=30101300" >>"$src/make.log" 2>&1
+        touch "$dir/ft/.class-checks"
+    fi
+    ;;
+esac
 run_suite C $dirs
 exit $fail
