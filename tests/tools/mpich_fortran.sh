@@ -1,8 +1,8 @@
 #!/bin/sh
 # MPICH's own Fortran test suite (test/mpi/f77, f90 and f08 of MPICH 4.0.2,
 # from Debian's source archive), built unchanged with our mpif77/mpifort and
-# run by its own runtests script under our mpiexec (up to 4 ranks): several
-# hundred self-checking programs ("No Errors") over mpif.h, `use mpi` and
+# run by its own runtests script under our mpiexec (each test at the
+# process count it asks for, up to 10): several hundred self-checking programs ("No Errors") over mpif.h, `use mpi` and
 # `use mpi_f08`.
 #
 #   tests/tools/mpich_fortran.sh [BUILD_DIR]
@@ -31,5 +31,7 @@ c2f2ciof90 its C part does not compile outside MPICH (an undeclared variable)
 '
 
 . "$(dirname "$0")/mpich_suite.sh"
+# each test at the process count it asks for (5, 7 or 8 for a few), as the C suite
+MPICH_NP=10
 run_suite Fortran f77 f90 f08
 exit $fail
