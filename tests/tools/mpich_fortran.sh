@@ -2,8 +2,8 @@
 # MPICH's own Fortran test suite (test/mpi/f77, f90 and f08 of MPICH 4.0.2,
 # from Debian's source archive), built unchanged with our mpif77/mpifort and
 # run by its own runtests script under our mpiexec (each test at the
-# process count it asks for, up to 10): several hundred self-checking programs ("No Errors") over mpif.h, `use mpi` and
-# `use mpi_f08`.
+# process count it asks for, up to 10): several hundred self-checking
+# programs ("No Errors") over mpif.h, `use mpi` and `use mpi_f08`.
 #
 #   tests/tools/mpich_fortran.sh [BUILD_DIR]
 #
