@@ -287,7 +287,13 @@ lmpi_status lmpi_impl_Test(MPI_Request *request, int *flag, MPI_Status *status)
     if (!lmpi_request_done(r))
         lmpi_progress_poll();
     *flag = lmpi_request_done(r);
-    return *flag ? finish(r, status, request) : LMPI_OK;
+    if (!*flag)
+        return LMPI_OK;
+    bool pending = LMPI_UNLIKELY(lmpi_ft_active) && lmpi_ft_pending(r);
+    st = finish(r, status, request);
+    if (pending)
+        *flag = 0; /* the error, but not complete: it stays posted (src/ft), as in Open MPI */
+    return st;
 }
 
 /* Finish every request of the array; per-request errors go to the statuses
@@ -415,7 +421,11 @@ lmpi_status lmpi_impl_Testany(int count, MPI_Request reqs[], int *index, int *fl
         return LMPI_OK;
     }
     lmpi_request *r = request_checked(reqs[i]);
-    return finish(r, status, &reqs[i]);
+    bool pending = LMPI_UNLIKELY(lmpi_ft_active) && lmpi_ft_pending(r);
+    st = finish(r, status, &reqs[i]);
+    if (pending)
+        *flag = 0; /* as MPI_Test: index names it, but it is not complete */
+    return st;
 }
 
 /* Every done request of the array: finished (reqs not NULL: Waitsome,

@@ -307,6 +307,14 @@ static void kill_one(void)
         rc = MPI_Wait(&pending, MPI_STATUS_IGNORE);
         CHECK_EQ(error_class(rc), MPIX_ERR_PROC_FAILED_PENDING);
         CHECK(pending != MPI_REQUEST_NULL);
+        /* a test says so too, and that it is not complete (Open MPI's flag) */
+        int flag = -1, index = -1;
+        CHECK_EQ(error_class(MPI_Test(&pending, &flag, MPI_STATUS_IGNORE)), MPIX_ERR_PROC_FAILED_PENDING);
+        CHECK_EQ(flag, 0);
+        CHECK_EQ(error_class(MPI_Testany(1, &pending, &index, &flag, MPI_STATUS_IGNORE)), MPIX_ERR_PROC_FAILED_PENDING);
+        CHECK_EQ(flag, 0);
+        CHECK_EQ(index, 0);
+        CHECK(pending != MPI_REQUEST_NULL);
         /* a blocking one fails and leaves nothing posted: it cannot stay
          * pending, so its class is MPIX_ERR_PROC_FAILED (as in Open MPI,
          * and MPICH's ft/anysource expects it) */
