@@ -4,7 +4,7 @@
 # missing packages are installed, apt-get update runs at most once.
 set -u
 # Arguments name extra packages (make test-clang asks for clang).
-PKGS="build-essential gfortran cmake ninja-build pkg-config python3 python3-venv mpich libhwloc-dev hwloc libscotch-dev libfabric-dev libfabric-bin libpmix-dev slurmd slurmctld slurm-client munge iproute2 autoconf automake libtool m4 xz-utils curl libblas-dev liblapack-dev libfftw3-dev $*"
+PKGS="build-essential gfortran cmake ninja-build pkg-config python3 python3-venv mpich libhwloc-dev hwloc libscotch-dev libfabric-dev libfabric-bin libpmix-dev slurmd slurmctld slurm-client munge iproute2 autoconf automake libtool m4 xz-utils curl libblas-dev liblapack-dev libfftw3-dev bison flex zlib1g-dev $*"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
