@@ -17,6 +17,12 @@
  *   pt2pt_bench idle SECONDS        rank 1 waits in MPI_Recv while rank 0 sleeps SECONDS
  *                                   (default 1) outside MPI: the processor time rank 1
  *                                   spent, as a share of the wait (1.0: a core busy)
+ *   pt2pt_bench poll                a 4-byte token around all ranks, each waiting for it
+ *                                   in a loop of MPI_Iprobe (then MPI_Recv), then of
+ *                                   MPI_Test on an MPI_Irecv, as programs poll between
+ *                                   pieces of work (HPL's panel broadcast): time per hop
+ *                                   (us); with more ranks than cores the holder of the
+ *                                   token needs the processor a poller sits on
  *
  * Rank 0 prints one line per point:  RESULT <metric> <key>=<value>... value=<v>
  * The driver (bench/run) alternates implementations and takes medians. */
@@ -323,6 +329,40 @@ static void idle(double seconds)
     }
 }
 
+static void poll_ring(int base)
+{
+    int rounds = base / 2 > 50 ? base / 2 : 50, tok = 0, flag;
+    int prev = (rank + size - 1) % size, next = (rank + 1) % size;
+    for (int pass = 0; pass < 4; pass++) { /* iprobe, test, each after a warm-up pass */
+        int with_test = pass / 2;
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int r = 0; r < rounds; r++) {
+            if (rank != 0 || r > 0) {
+                if (with_test) {
+                    MPI_Request rq;
+                    MPI_Irecv(&tok, 1, MPI_INT, prev, 6, MPI_COMM_WORLD, &rq);
+                    do
+                        MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+                    while (!flag);
+                } else {
+                    do
+                        MPI_Iprobe(prev, 6, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+                    while (!flag);
+                    MPI_Recv(&tok, 1, MPI_INT, prev, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                }
+            }
+            MPI_Send(&tok, 1, MPI_INT, next, 6, MPI_COMM_WORLD);
+        }
+        if (rank == 0)
+            MPI_Recv(&tok, 1, MPI_INT, prev, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        double us = (MPI_Wtime() - t0) / rounds / size * 1e6;
+        if (rank == 0 && pass % 2)
+            printf("RESULT poll_hop by=%s ranks=%d value=%.3f\n", with_test ? "test" : "iprobe", size, us);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -344,6 +384,8 @@ int main(int argc, char **argv)
         partitioned(argc > 2 ? atol(argv[2]) : 4 << 20, base);
     else if (!strcmp(test, "idle"))
         idle(argc > 2 ? atof(argv[2]) : 1.0);
+    else if (!strcmp(test, "poll"))
+        poll_ring(base);
     else if (!strcmp(test, "deepq"))
         deepq(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 5);
     else if (rank == 0)

@@ -287,8 +287,11 @@ lmpi_status lmpi_impl_Test(MPI_Request *request, int *flag, MPI_Status *status)
     if (!lmpi_request_done(r))
         lmpi_progress_poll();
     *flag = lmpi_request_done(r);
-    if (!*flag)
+    if (!*flag) {
+        lmpi_progress_missed();
         return LMPI_OK;
+    }
+    lmpi_progress_found();
     bool pending = LMPI_UNLIKELY(lmpi_ft_active) && lmpi_ft_pending(r);
     st = finish(r, status, request);
     if (pending)
@@ -361,7 +364,12 @@ lmpi_status lmpi_impl_Testall(int count, MPI_Request reqs[], int *flag, MPI_Stat
     if (!all_done(count, reqs))
         lmpi_progress_poll();
     *flag = all_done(count, reqs);
-    return *flag ? finish_all(count, reqs, statuses) : LMPI_OK;
+    if (!*flag) {
+        lmpi_progress_missed();
+        return LMPI_OK;
+    }
+    lmpi_progress_found();
+    return finish_all(count, reqs, statuses);
 }
 
 /* One pass over the array: index of a done request, MPI_UNDEFINED when none
@@ -412,8 +420,10 @@ lmpi_status lmpi_impl_Testany(int count, MPI_Request reqs[], int *index, int *fl
     if (i == -1) {
         *flag = 0;
         *index = MPI_UNDEFINED;
+        lmpi_progress_missed();
         return LMPI_OK;
     }
+    lmpi_progress_found();
     *flag = 1;
     *index = i;
     if (i == MPI_UNDEFINED) {
@@ -476,7 +486,12 @@ lmpi_status lmpi_impl_Testsome(int count, MPI_Request reqs[], int *outcount, int
     if (st != LMPI_OK)
         return st;
     lmpi_progress_poll();
-    return some_done(count, reqs, reqs, outcount, indices, statuses);
+    st = some_done(count, reqs, reqs, outcount, indices, statuses);
+    if (*outcount == 0)
+        lmpi_progress_missed();
+    else
+        lmpi_progress_found();
+    return st;
 }
 
 /* ---- status without completion (MPI 4.1 adds the array forms) ------------ */
@@ -489,6 +504,10 @@ lmpi_status lmpi_impl_Request_get_status(MPI_Request request, int *flag, MPI_Sta
     if (r && !lmpi_request_done(r))
         lmpi_progress_poll();
     *flag = !r || lmpi_request_done(r);
+    if (!*flag)
+        lmpi_progress_missed();
+    else
+        lmpi_progress_found();
     if (!*flag || status == MPI_STATUS_IGNORE)
         return LMPI_OK;
     if (r)
@@ -508,6 +527,10 @@ lmpi_status lmpi_impl_Request_get_status_any(int count, const MPI_Request reqs[]
     int i = find_done(count, reqs);
     *flag = i != -1;
     *index = i == -1 ? MPI_UNDEFINED : i;
+    if (!*flag)
+        lmpi_progress_missed();
+    else
+        lmpi_progress_found();
     if (i >= 0 && status != MPI_STATUS_IGNORE) {
         lmpi_request *r = request_checked(reqs[i]);
         peek_status(r, status);
@@ -524,6 +547,10 @@ lmpi_status lmpi_impl_Request_get_status_all(int count, const MPI_Request reqs[]
         return st;
     lmpi_progress_poll();
     *flag = all_done(count, reqs);
+    if (!*flag)
+        lmpi_progress_missed();
+    else
+        lmpi_progress_found();
     if (*flag && statuses != MPI_STATUSES_IGNORE)
         for (int i = 0; i < count; i++) {
             lmpi_request *r = request_checked(reqs[i]);
@@ -542,7 +569,12 @@ lmpi_status lmpi_impl_Request_get_status_some(int count, const MPI_Request reqs[
     if (st != LMPI_OK)
         return st;
     lmpi_progress_poll();
-    return some_done(count, reqs, NULL, outcount, indices, statuses);
+    st = some_done(count, reqs, NULL, outcount, indices, statuses);
+    if (*outcount == 0)
+        lmpi_progress_missed();
+    else
+        lmpi_progress_found();
+    return st;
 }
 
 /* ---- free and cancel ------------------------------------------------------- */

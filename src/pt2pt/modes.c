@@ -442,17 +442,31 @@ static lmpi_unexpected *probe_once(int source, int tag, lmpi_comm *comm, bool ta
 }
 
 /* Nothing matched: a failure or a revoke may mean nothing ever will (src/ft). */
-static lmpi_status probe_missed(int source, lmpi_comm *comm)
+static lmpi_status probe_gone(int source, lmpi_comm *comm)
 {
     lmpi_ft_poll();
     return LMPI_UNLIKELY(lmpi_ft_active) ? lmpi_ft_probe_check(comm, source) : LMPI_OK;
+}
+
+/* A nonblocking probe that matched nothing: the same, and the processor
+ * handed over where ranks outnumber cores (programs poll in a loop). */
+static lmpi_status probe_missed(int source, lmpi_comm *comm)
+{
+    lmpi_progress_missed();
+    return probe_gone(source, comm);
+}
+
+static lmpi_status probe_found(void)
+{
+    lmpi_progress_found();
+    return LMPI_OK;
 }
 
 static lmpi_status probe_wait(int source, int tag, lmpi_comm *comm, bool take, lmpi_unexpected **out)
 {
     unsigned idle = 0;
     while (!(*out = probe_once(source, tag, comm, take))) {
-        LMPI_TRY(probe_missed(source, comm));
+        LMPI_TRY(probe_gone(source, comm));
         lmpi_progress_idle(&idle);
     }
     return LMPI_OK;
@@ -470,7 +484,7 @@ lmpi_status lmpi_impl_Iprobe(int source, int tag, lmpi_comm *comm, int *flag, MP
     *flag = u != NULL;
     if (u && status != MPI_STATUS_IGNORE)
         lmpi_pt2pt_status_of_unexpected(u, status);
-    return u ? LMPI_OK : probe_missed(source, comm);
+    return u ? probe_found() : probe_missed(source, comm);
 }
 
 lmpi_status lmpi_impl_Probe(int source, int tag, lmpi_comm *comm, MPI_Status *status)
@@ -508,7 +522,7 @@ lmpi_status lmpi_impl_Improbe(int source, int tag, lmpi_comm *comm, int *flag, M
     *flag = u != NULL;
     if (u)
         matched(u, comm, message, status);
-    return u ? LMPI_OK : probe_missed(source, comm);
+    return u ? probe_found() : probe_missed(source, comm);
 }
 
 lmpi_status lmpi_impl_Mprobe(int source, int tag, lmpi_comm *comm, MPI_Message *message, MPI_Status *status)

@@ -397,7 +397,19 @@ lmpi_status lmpi_impl_Pready_list(int length, const int partitions[], MPI_Reques
 
 /* Receiver partition j has arrived when every sender message overlapping
  * its bytes has. */
+static lmpi_status parrived(MPI_Request request, int partition, int *flag);
+
 lmpi_status lmpi_impl_Parrived(MPI_Request request, int partition, int *flag)
+{
+    lmpi_status st = parrived(request, partition, flag);
+    if (st == LMPI_OK && !*flag)
+        lmpi_progress_missed();
+    else if (st == LMPI_OK)
+        lmpi_progress_found();
+    return st;
+}
+
+static lmpi_status parrived(MPI_Request request, int partition, int *flag)
 {
     lmpi_request *r;
     LMPI_TRY(part_arg(request, false, &r));

@@ -189,6 +189,12 @@
       "Linux 6.12+; ignored before): a rank woken by its message then preempts a busy process "    \
       "at once instead of waiting out that process's slice; its processor share is unchanged. "  \
       "0 keeps the kernel's default.")                                                            \
+    X(test_yield, "LMPI_TEST_YIELD", INT, "2",                                                     \
+      "With LMPI_SPIN_TIME 0 (more ranks than cores): microseconds of consecutive calls that "     \
+      "test without waiting and find nothing (MPI_Test and its kin, MPI_Iprobe, MPI_Win_test, "    \
+      "MPI_Parrived) after which one of them hands the processor over, so that a program polling " \
+      "in a loop lets the rank it waits for run; a program that does work between its tests "     \
+      "keeps the processor that long. 0: at every such call.")                                     \
     X(wait_handoff, "LMPI_WAIT_HANDOFF", BOOL, "1",                                               \
       "A spinning wait that finds another rank of its node waiting on the same processor "       \
       "(runnable, not running) moves to a processor where none waits, or else sleeps at once "    \

@@ -158,5 +158,19 @@ void lmpi_progress_idle_until(unsigned *idle, const _Atomic uint64_t *word, uint
 void lmpi_progress_idle_timed(unsigned *idle, uint64_t max_sleep_ns);
 /* Block until *flag becomes nonzero, polling, then yielding. */
 void lmpi_progress_wait_flag(volatile int *flag);
+/* A call that tests without waiting found nothing (MPI_Test and its kin,
+ * MPI_Iprobe, MPI_Improbe, MPI_Win_test, MPI_Parrived).  Programs call
+ * them in loops; with more ranks than cores (LMPI_SPIN_TIME 0) the rank
+ * they wait for may be queued on this processor, and polling on keeps it
+ * off for the rest of a scheduler slice: this hands the processor over
+ * then, as a blocking wait's idle poll does. */
+void lmpi_progress_missed(void);
+/* ... and one that found what it tested for: the run of misses is over. */
+extern uint64_t lmpi_test_missing_since;
+static inline void lmpi_progress_found(void)
+{
+    if (LMPI_UNLIKELY(lmpi_test_missing_since))
+        lmpi_test_missing_since = 0;
+}
 
 #endif
