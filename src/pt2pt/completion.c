@@ -487,10 +487,7 @@ lmpi_status lmpi_impl_Testsome(int count, MPI_Request reqs[], int *outcount, int
         return st;
     lmpi_progress_poll();
     st = some_done(count, reqs, reqs, outcount, indices, statuses);
-    if (*outcount == 0)
-        lmpi_progress_missed();
-    else
-        lmpi_progress_found();
+    lmpi_progress_tested(*outcount != 0);
     return st;
 }
 
@@ -504,10 +501,7 @@ lmpi_status lmpi_impl_Request_get_status(MPI_Request request, int *flag, MPI_Sta
     if (r && !lmpi_request_done(r))
         lmpi_progress_poll();
     *flag = !r || lmpi_request_done(r);
-    if (!*flag)
-        lmpi_progress_missed();
-    else
-        lmpi_progress_found();
+    lmpi_progress_tested(*flag);
     if (!*flag || status == MPI_STATUS_IGNORE)
         return LMPI_OK;
     if (r)
@@ -527,10 +521,7 @@ lmpi_status lmpi_impl_Request_get_status_any(int count, const MPI_Request reqs[]
     int i = find_done(count, reqs);
     *flag = i != -1;
     *index = i == -1 ? MPI_UNDEFINED : i;
-    if (!*flag)
-        lmpi_progress_missed();
-    else
-        lmpi_progress_found();
+    lmpi_progress_tested(*flag);
     if (i >= 0 && status != MPI_STATUS_IGNORE) {
         lmpi_request *r = request_checked(reqs[i]);
         peek_status(r, status);
@@ -547,10 +538,7 @@ lmpi_status lmpi_impl_Request_get_status_all(int count, const MPI_Request reqs[]
         return st;
     lmpi_progress_poll();
     *flag = all_done(count, reqs);
-    if (!*flag)
-        lmpi_progress_missed();
-    else
-        lmpi_progress_found();
+    lmpi_progress_tested(*flag);
     if (*flag && statuses != MPI_STATUSES_IGNORE)
         for (int i = 0; i < count; i++) {
             lmpi_request *r = request_checked(reqs[i]);
@@ -570,10 +558,7 @@ lmpi_status lmpi_impl_Request_get_status_some(int count, const MPI_Request reqs[
         return st;
     lmpi_progress_poll();
     st = some_done(count, reqs, NULL, outcount, indices, statuses);
-    if (*outcount == 0)
-        lmpi_progress_missed();
-    else
-        lmpi_progress_found();
+    lmpi_progress_tested(*outcount != 0);
     return st;
 }
 

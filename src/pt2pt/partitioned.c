@@ -402,10 +402,8 @@ static lmpi_status parrived(MPI_Request request, int partition, int *flag);
 lmpi_status lmpi_impl_Parrived(MPI_Request request, int partition, int *flag)
 {
     lmpi_status st = parrived(request, partition, flag);
-    if (st == LMPI_OK && !*flag)
-        lmpi_progress_missed();
-    else if (st == LMPI_OK)
-        lmpi_progress_found();
+    if (st == LMPI_OK)
+        lmpi_progress_tested(*flag);
     return st;
 }
 

@@ -660,9 +660,6 @@ lmpi_status lmpi_impl_Win_test(MPI_Win win, int *flag)
     }
     lmpi_status st = take_completes(w, false);
     *flag = !w->exposure;
-    if (!*flag)
-        lmpi_progress_missed();
-    else
-        lmpi_progress_found();
+    lmpi_progress_tested(*flag);
     return lmpi_win_fail(w, st);
 }

@@ -172,5 +172,12 @@ static inline void lmpi_progress_found(void)
     if (LMPI_UNLIKELY(lmpi_test_missing_since))
         lmpi_test_missing_since = 0;
 }
+static inline void lmpi_progress_tested(bool found)
+{
+    if (found)
+        lmpi_progress_found();
+    else
+        lmpi_progress_missed();
+}
 
 #endif
