@@ -1373,8 +1373,6 @@ static void probe_kill(void)
         CHECK_EQ(st.MPI_SOURCE, 3);
         CHECK_EQ(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &st), MPI_SUCCESS);
         CHECK_EQ(v, 33);
-        MPI_Send(&v, 1, MPI_INT, 0, 7, MPI_COMM_WORLD); /* done: the others may revoke */
-        MPI_Send(&v, 1, MPI_INT, 3, 7, MPI_COMM_WORLD);
     } else {
         CHECK_EQ(error_class(MPI_Mprobe(dead, 4, MPI_COMM_WORLD, &msg, &st)), MPIX_ERR_PROC_FAILED);
         CHECK_EQ(error_class(MPI_Improbe(dead, 4, MPI_COMM_WORLD, &flag, &msg, &st)), MPIX_ERR_PROC_FAILED);
@@ -1382,8 +1380,13 @@ static void probe_kill(void)
         v = 33;
         MPI_Send(&v, 1, MPI_INT, 1, 4, MPI_COMM_WORLD);
     }
-    if (rank != 1)
-        MPI_Recv(&v, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    /* every survivor done with its checks before anyone revokes (recover) */
+    for (int r = 0; r < size; r++)
+        if (r != rank && r != dead)
+            MPI_Send(&v, 1, MPI_INT, r, 7, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        if (r != rank && r != dead)
+            MPI_Recv(&v, 1, MPI_INT, r, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     recover(MPI_COMM_WORLD, dead, size - 1);
 }
 
