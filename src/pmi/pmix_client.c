@@ -183,18 +183,21 @@ int lmpi_pmix_put(const char *key, const char *value)
 
 int lmpi_pmix_get(int owner, const char *key, char *value, size_t len)
 {
-    pmix_proc_t p = px.me;
-    p.rank = owner < 0 ? PMIX_RANK_UNDEF : (uint32_t)owner;
-    pmix_value_t *v = NULL;
-    if (px.get(&p, key, NULL, 0, &v) != PMIX_SUCCESS || !v) {
-        char name[300];
-        snprintf(name, sizeof(name), PREPUT_PREFIX "%s", key);
-        const char *pre = owner < 0 ? getenv(name) : NULL;
-        if (!pre)
-            return -1;
+    /* a parent's key first: asked for a key nobody in the job put, prterun's
+     * server waits about 4 s before it says so, and every spawned child
+     * asks for its parent's port in MPI_Init */
+    char name[300];
+    snprintf(name, sizeof(name), PREPUT_PREFIX "%s", key);
+    const char *pre = owner < 0 ? getenv(name) : NULL;
+    if (pre) {
         snprintf(value, len, "%s", pre);
         return 0;
     }
+    pmix_proc_t p = px.me;
+    p.rank = owner < 0 ? PMIX_RANK_UNDEF : (uint32_t)owner;
+    pmix_value_t *v = NULL;
+    if (px.get(&p, key, NULL, 0, &v) != PMIX_SUCCESS || !v)
+        return -1;
     int rc = -1;
     if (v->type == PMIX_STRING && v->data.string) {
         snprintf(value, len, "%s", v->data.string);
