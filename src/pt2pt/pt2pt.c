@@ -386,6 +386,22 @@ static void eager_sent(lmpi_request *r)
         complete_send(r);
 }
 
+static lmpi_status send_data(int dest, const lmpi_pkt_hdr *h, const lmpi_request *r, size_t off, size_t n);
+
+/* The whole message as one eager packet.  A send request keeps in
+ * remote_req the key its message reached the receiver under when the
+ * transport left out the sreq (lmpi_tr_eager_key): MPI_Cancel names it. */
+static lmpi_status send_eager(int dest, const lmpi_pkt_hdr *h, lmpi_request *r)
+{
+    lmpi_tr_eager_key = 0;
+    lmpi_status st = send_data(dest, h, r, 0, r->bytes);
+    if (st == LMPI_OK) {
+        r->remote_req = lmpi_tr_eager_key;
+        eager_sent(r);
+    }
+    return st;
+}
+
 /* ---- non-contiguous sends: the payload is packed straight into the cell ---- */
 typedef struct {
     const lmpi_request *r;
@@ -470,10 +486,7 @@ static bool outbox_try(outbox_entry *e)
             r->proto = LMPI_PROTO_RTS_QUEUED;
             return outbox_try(e);
         }
-        if (send_data(e->dest, &e->hdr, r, 0, r->bytes) != LMPI_OK)
-            return false;
-        eager_sent(r);
-        return true;
+        return send_eager(e->dest, &e->hdr, r) == LMPI_OK;
     case OUT_RTS:
         if (lmpi_tr_send_pkt(e->dest, &e->hdr, NULL, 0) != LMPI_OK)
             return false;
@@ -574,10 +587,8 @@ lmpi_status lmpi_pt2pt_isend_dt(const void *buf, MPI_Count count, lmpi_datatype 
     if (eager_ok(peer, bytes)) {
         h.type = LMPI_PKT_EAGER;
         h.flags = mode == LMPI_MODE_SYNC ? LMPI_PKT_SYNC : 0;
-        if (!outbox.head && send_data(peer, &h, r, 0, bytes) == LMPI_OK) {
-            eager_sent(r);
+        if (!outbox.head && send_eager(peer, &h, r) == LMPI_OK)
             return LMPI_OK;
-        }
         r->proto = LMPI_PROTO_EAGER_QUEUED;
         outbox_push(OUT_EAGER, peer, &h, r);
         return LMPI_OK;
@@ -745,7 +756,7 @@ static bool taken_back(int src, const lmpi_pkt_hdr *h)
     if (!m)
         return false;
     lmpi_unexpected *u = lmpi_pt2pt_unexpected_of(m);
-    if (u->src != src || u->hdr.sreq != h->sreq)
+    if (u->src != src || u->hdr.sreq != (h->addr ? h->addr : h->sreq)) /* (send_eager's key) */
         return false;
     lmpi_match_probe(q, h->rank, h->tag, true);
     lmpi_pt2pt_unexpected_free(u);
@@ -795,7 +806,7 @@ void lmpi_pt2pt_cancel_send(lmpi_request *r)
         return;
     /* delivered (eager, maybe done here already), or announced */
     lmpi_pkt_hdr h = {.type = LMPI_PKT_CANCEL, .rank = r->comm->rank, .tag = r->tag, .ctx = r->ctx,
-                      .sreq = req_id(r)};
+                      .sreq = req_id(r), .addr = r->remote_req};
     if (r->peer == lmpi_rt.world_rank) { /* to ourselves: the answer is known at once */
         lmpi_progress_poll(); /* the message may still sit in our own fast box */
         if (taken_back(r->peer, &h)) {

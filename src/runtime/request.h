@@ -51,7 +51,7 @@ struct lmpi_request {
     int rank;      /* comm rank used for matching (MPI_ANY_SOURCE allowed) */
     int tag;
     uint32_t ctx;
-    uint64_t remote_req;
+    uint64_t remote_req; /* receive: the sender's request; send: its eager message's key (send_eager) */
     struct lmpi_match_queue *mq; /* where a posted receive waits */
     uint8_t mode;                /* lmpi_send_mode */
     bool internal;               /* no user handle: freed when it completes */

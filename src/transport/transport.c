@@ -5,6 +5,7 @@
 #include "transport/transport.h"
 
 lmpi_pkt_handler lmpi_tr_deliver;
+uint64_t lmpi_tr_eager_key;
 lmpi_tr_net_state lmpi_tr_net;
 static uint64_t *local_bits;
 

@@ -20,7 +20,7 @@ typedef enum {
     LMPI_PKT_FIN,       /* receiver pulled the data: sender request done */
     LMPI_PKT_ACK,       /* receiver matched a synchronous eager message */
     LMPI_PKT_COOP,      /* receiver asks the sender to help copy (addr: descriptor token) */
-    LMPI_PKT_CANCEL,    /* sender asks to take back an unmatched message (rank, tag, ctx, sreq) */
+    LMPI_PKT_CANCEL,    /* sender asks to take back an unmatched message (rank, tag, ctx, sreq; addr: its key) */
     LMPI_PKT_CANCEL_REPLY, /* flags LMPI_PKT_CANCELLED: it was taken back */
     LMPI_PKT_CTRL,         /* between process groups, for dynamic process management (bridge.h) */
     LMPI_PKT_PULLED,       /* local, from the transport: an asynchronous pull into rreq is done */
@@ -83,6 +83,15 @@ typedef struct lmpi_transport_ops {
 typedef void (*lmpi_pkt_handler)(int src, const lmpi_pkt_hdr *hdr, const void *payload, size_t len);
 extern lmpi_pkt_handler lmpi_tr_deliver;
 void lmpi_tr_set_handler(lmpi_pkt_handler h);
+
+/* An eager packet may reach the receiver without its sreq (shm's compact
+ * fast-box record: 8 bytes less per small message).  The receiver then
+ * sees LMPI_TR_KEY_SEQ | the pair's sequence number as sreq, and the
+ * transport leaves the same value here for the sender, who zeroes it
+ * before the send: MPI_Cancel names the message by it.  Pointers never
+ * have bit 63 set. */
+#define LMPI_TR_KEY_SEQ (1ull << 63)
+extern uint64_t lmpi_tr_eager_key;
 
 extern const lmpi_transport_ops lmpi_shm_ops;
 

@@ -761,6 +761,20 @@ static void cancel_send(void)
         MPI_Wait(&rq[0], &st);
         MPI_Test_cancelled(&st, &flag);
         CHECK(!flag);
+        /* while rank 1 is outside MPI: the first lands in the pair's fast-box
+         * slot, the next two in its ring as compact records, which name the
+         * send by the pair's sequence number (src/transport/shm/fastbox.h);
+         * the third is taken back by that name */
+        int three[3] = {7, 8, 9};
+        for (int i = 0; i < 3; i++)
+            MPI_Isend(&three[i], 1, MPI_INT, 1, 7 + i, MPI_COMM_WORLD, &rq[i]);
+        CHECK_EQ(MPI_Cancel(&rq[2]), MPI_SUCCESS);
+        MPI_Wait(&rq[2], &st);
+        MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        flag = 0;
+        MPI_Test_cancelled(&st, &flag);
+        CHECK(flag);
+        MPI_Barrier(MPI_COMM_WORLD); /* D */
     } else if (rank == 1) {
         MPI_Barrier(MPI_COMM_WORLD); /* A */
         int y = -1;
@@ -773,8 +787,16 @@ static void cancel_send(void)
         MPI_Recv(&y, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, &st);
         CHECK_EQ(y, 5);
         MPI_Barrier(MPI_COMM_WORLD); /* C */
+        usleep(50000); /* out of MPI while rank 0 sends three */
+        for (int t = 7; t <= 8; t++) {
+            MPI_Recv(&y, 1, MPI_INT, 0, t, MPI_COMM_WORLD, &st);
+            CHECK_EQ(y, t);
+        }
+        MPI_Barrier(MPI_COMM_WORLD); /* D: rank 0 has its answer */
+        MPI_Iprobe(0, 9, MPI_COMM_WORLD, &flag, &st);
+        CHECK(!flag);
     } else {
-        for (int b = 0; b < 3; b++)
+        for (int b = 0; b < 4; b++)
             MPI_Barrier(MPI_COMM_WORLD);
     }
 }

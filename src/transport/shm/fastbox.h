@@ -3,13 +3,16 @@
  *
  * A ring is made of 8-byte units; a record spans whole units and never wraps
  * (one that would leaves a skip record to the ring's end).  Most messages are
- * plain eager packets, whose header says little beyond (rank, tag, context,
- * request): those records are compact, 32 bytes before the payload, so an
- * 8-byte message takes 40 bytes and a 64-byte line carries one and a half of
- * them (the whole packet header, 48 bytes, made it two lines per message:
- * each a cache-line transfer between the sender's and the receiver's cores,
- * which is what limits a stream of small messages).  Any other packet keeps
- * its whole header. */
+ * plain eager packets, whose header says little beyond (rank, tag,
+ * context): those records are compact, 24 bytes before the payload, so an
+ * 8-byte message takes 32 bytes and a 64-byte line carries two of them (the
+ * whole packet header, 48 bytes, made it two lines per message, and a
+ * compact record that kept the sender's request 40 bytes: each line is a
+ * cache-line transfer between the sender's and the receiver's cores, which
+ * is what limits a stream of small messages).  A compact record's sender
+ * request is named by the pair's sequence number instead (LMPI_TR_KEY_SEQ,
+ * transport.h); a synchronous send, whose receiver answers its request,
+ * keeps the whole header, as does any other packet. */
 #ifndef LMPI_SHM_FASTBOX_H
 #define LMPI_SHM_FASTBOX_H
 
@@ -34,11 +37,11 @@ typedef struct {
     uint32_t ctx;
 } fastbox_record;
 
-/* An eager packet with nothing in tr, rreq and addr, whose len is the payload's */
+/* An eager, not synchronous packet with nothing in tr, rreq and addr,
+ * whose len is the payload's */
 typedef struct {
     fastbox_record r;
     int32_t rank, tag;
-    uint64_t sreq;
 } fastbox_compact;
 
 typedef struct {
@@ -46,7 +49,7 @@ typedef struct {
     lmpi_pkt_hdr hdr;
 } fastbox_whole;
 
-_Static_assert(sizeof(fastbox_record) == 16 && sizeof(fastbox_compact) == 32 && sizeof(fastbox_whole) == 64,
+_Static_assert(sizeof(fastbox_record) == 16 && sizeof(fastbox_compact) == 24 && sizeof(fastbox_whole) == 64,
                "fast-box record layout");
 
 #endif

@@ -753,7 +753,8 @@ static inline void write_payload(char *dst, const void *payload, size_t len, lmp
 static inline bool fastbox_put(int dest, uint32_t seq, const lmpi_pkt_hdr *hdr, const void *payload, size_t len,
                                lmpi_pkt_fill fill, void *arg)
 {
-    bool compact = hdr->type == LMPI_PKT_EAGER && !hdr->tr && !hdr->rreq && !hdr->addr && hdr->len == len;
+    bool compact = hdr->type == LMPI_PKT_EAGER && !(hdr->flags & LMPI_PKT_SYNC) && !hdr->tr && !hdr->rreq &&
+                   !hdr->addr && hdr->len == len;
     size_t head_bytes = compact ? sizeof(fastbox_compact) : sizeof(fastbox_whole);
     uint32_t need = (uint32_t)((head_bytes + len + FB_UNIT - 1) / FB_UNIT);
     uint32_t head = shm.fb_head[dest], pos = head & shm.fb_mask;
@@ -784,7 +785,7 @@ static inline bool fastbox_put(int dest, uint32_t seq, const lmpi_pkt_hdr *hdr, 
         fastbox_compact *c = (fastbox_compact *)r;
         c->rank = hdr->rank;
         c->tag = hdr->tag;
-        c->sreq = hdr->sreq;
+        lmpi_tr_eager_key = LMPI_TR_KEY_SEQ | seq;
     } else
         ((fastbox_whole *)r)->hdr = *hdr;
     write_payload((char *)r + head_bytes, payload, len, fill, arg);
@@ -948,7 +949,7 @@ static void deliver_record(int src, fastbox_record *r)
     else {
         const fastbox_compact *c = (const fastbox_compact *)r;
         lmpi_pkt_hdr h = {.type = r->type, .flags = r->flags, .rank = c->rank, .tag = c->tag, .ctx = r->ctx,
-                          .len = r->len, .sreq = c->sreq};
+                          .len = r->len, .sreq = LMPI_TR_KEY_SEQ | shm.recv_seq[src]};
         lmpi_tr_deliver(src, &h, (char *)r + sizeof(fastbox_compact), r->len);
     }
     shm.recv_seq[src]++;
