@@ -386,22 +386,6 @@ static void eager_sent(lmpi_request *r)
         complete_send(r);
 }
 
-static lmpi_status send_data(int dest, const lmpi_pkt_hdr *h, const lmpi_request *r, size_t off, size_t n);
-
-/* The whole message as one eager packet.  A send request keeps in
- * remote_req the key its message reached the receiver under when the
- * transport left out the sreq (lmpi_tr_eager_key): MPI_Cancel names it. */
-static lmpi_status send_eager(int dest, const lmpi_pkt_hdr *h, lmpi_request *r)
-{
-    lmpi_tr_eager_key = 0;
-    lmpi_status st = send_data(dest, h, r, 0, r->bytes);
-    if (st == LMPI_OK) {
-        r->remote_req = lmpi_tr_eager_key;
-        eager_sent(r);
-    }
-    return st;
-}
-
 /* ---- non-contiguous sends: the payload is packed straight into the cell ---- */
 typedef struct {
     const lmpi_request *r;
@@ -421,6 +405,20 @@ static lmpi_status send_data(int dest, const lmpi_pkt_hdr *h, const lmpi_request
         return lmpi_tr_send_pkt(dest, h, (const char *)r->buf + off, n);
     pack_fill_arg a = {r, (MPI_Count)off};
     return lmpi_tr_send_pkt_fill(dest, h, n, pack_fill, &a);
+}
+
+/* The whole message as one eager packet.  A send request keeps in
+ * remote_req the key its message reached the receiver under when the
+ * transport left out the sreq (lmpi_tr_eager_key): MPI_Cancel names it. */
+static lmpi_status send_eager(int dest, const lmpi_pkt_hdr *h, lmpi_request *r)
+{
+    lmpi_tr_eager_key = 0;
+    lmpi_status st = send_data(dest, h, r, 0, r->bytes);
+    if (st == LMPI_OK) {
+        r->remote_req = lmpi_tr_eager_key;
+        eager_sent(r);
+    }
+    return st;
 }
 
 static outbox_entry *outbox_push_with(out_kind kind, int dest, const lmpi_pkt_hdr *hdr, lmpi_request *req,
