@@ -79,7 +79,16 @@ run() {
     errs=$(grep -o 'errors=[0-9]*' "$log" | tail -1 | cut -d= -f2)
     skips=$(grep -o 'skipped=[0-9]*' "$log" | tail -1 | cut -d= -f2)
     echo "mpi4py $label: tests ${ran:-?} failures ${fails:-0} errors ${errs:-0} skipped ${skips:-0} (exit $rc, log $log)"
-    [ "$rc" = 0 ] || status=1
+    if [ "$rc" != 0 ]; then
+        status=1
+        # CI keeps only this test's output, not the log: show what failed
+        # (unittest's FAIL/ERROR blocks, or the log's end when none)
+        if grep -q '^\(FAIL\|ERROR\):' "$log"; then
+            awk '/^(FAIL|ERROR):/ { show = 1 } /^(=====|Ran [0-9])/ { show = 0 } show' "$log" | head -n 120
+        else
+            tail -n 40 "$log"
+        fi
+    fi
 }
 run singleton env
 run np2 "$b/bin/mpiexec" --timeout 850 -n 2
