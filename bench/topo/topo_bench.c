@@ -12,6 +12,9 @@
  *                                non-periodic 2D stencil's (up to) four 64 KiB
  *                                halos (Isend/Irecv over Cart_shift
  *                                neighbours), us, the best of 3 x 300
+ *   topo_bench dims              dims_time nnodes ndims: one MPI_Dims_create
+ *                                of a process count with many divisors, us,
+ *                                the median of 9 (each call from all-zero dims)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -148,6 +151,23 @@ static void halo(int reorder)
     MPI_Comm_free(&c);
 }
 
+static void dims_times(void)
+{
+    static const int cases[][2] = {{1000000, 3}, {720720, 6}, {735134400, 8}, {735134400, 12}};
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        double t[9];
+        for (int r = 0; r < 9; r++) {
+            int dims[20] = {0};
+            double t0 = MPI_Wtime();
+            MPI_Dims_create(cases[c][0], cases[c][1], dims);
+            t[r] = MPI_Wtime() - t0;
+        }
+        qsort(t, 9, sizeof(double), cmp_double);
+        if (rank == 0)
+            printf("RESULT dims_time nnodes=%d ndims=%d value=%.2f\n", cases[c][0], cases[c][1], t[4] * 1e6);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -160,6 +180,8 @@ int main(int argc, char **argv)
         reorder_times();
     else if (!strcmp(mode, "halo"))
         halo(argc > 2 ? atoi(argv[2]) : 0);
+    else if (!strcmp(mode, "dims"))
+        dims_times();
     MPI_Finalize();
     return 0;
 }

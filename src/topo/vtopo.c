@@ -3,6 +3,7 @@
 #include "topo/vtopo.h"
 
 #include <hwloc.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -667,58 +668,154 @@ lmpi_status lmpi_impl_Cart_map(lmpi_comm *comm, int ndims, const int dims[], con
  * of n into k parts with the smallest largest-minus-smallest and, among
  * those, the smallest sum (5616 in 4: 13x9x8x6, not 13x12x6x6, both spread
  * 7; the choice MPICH 5.0.2 makes, compared on every n <= 20000 in 2-5
- * dimensions), found by a depth-first search over divisors (a few thousand
- * at most for an int). */
+ * dimensions), and among those the one first in descending order (the
+ * order the search before this one met them in).  Found by a depth-first
+ * search over the divisors (at most 1600 for an int), each factor tried
+ * from the smallest that can still lead the ones after it, and cut as soon
+ * as the factors after it must leave a smaller one than the best spread
+ * allows.  (The search before tried every factorization from the largest
+ * factor down: 720720 in 6 took 23 ms, 735134400 in 8 16 s, in 20 hours;
+ * MPICH's suite's dims5, 75 000 calls, 7 s.) */
 typedef struct {
     int k;
     int *best, *cur;
     long best_spread, best_sum;
-    const long *div; /* divisors of the free product, descending */
+    const long *div; /* divisors of the free product, ascending */
     int ndiv;
 } dims_search;
 
+/* v^c <= r, without overflow (r < 2^63, v >= 1) */
+static bool pow_at_most(long v, int c, long r)
+{
+    long p = 1;
+    for (int m = 0; m < c; m++) {
+        if (p > r / v)
+            return false;
+        p *= v;
+    }
+    return true;
+}
+
+/* The largest x with x^c <= r (r >= 1, c >= 1). */
+static long root_floor(long r, int c)
+{
+    if (c == 1)
+        return r;
+    long x = (long)pow((double)r, 1.0 / c); /* within one or two of it: then exact */
+    if (x < 1)
+        x = 1;
+    while (x > 1 && !pow_at_most(x, c, r))
+        x--;
+    while (pow_at_most(x + 1, c, r))
+        x++;
+    return x;
+}
+
+static void dims_record(dims_search *s)
+{
+    long spread = s->cur[0] - s->cur[s->k - 1], sum = 0;
+    for (int m = 0; m < s->k; m++)
+        sum += s->cur[m];
+    if (s->best_spread >= 0) {
+        if (spread > s->best_spread)
+            return;
+        if (spread == s->best_spread) {
+            if (sum > s->best_sum)
+                return;
+            if (sum == s->best_sum) {
+                int m = 0;
+                while (m < s->k && s->cur[m] == s->best[m])
+                    m++;
+                if (m == s->k || s->cur[m] < s->best[m])
+                    return;
+            }
+        }
+    }
+    s->best_spread = spread;
+    s->best_sum = sum;
+    memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
+}
+
+/* Factors i.. of the rest, each at most maxv. */
 static void dims_dfs(dims_search *s, int i, long rest, long maxv)
 {
-    if (i == s->k - 1) {
-        if (rest > maxv)
-            return;
-        s->cur[i] = (int)rest;
-        long spread = s->cur[0] - rest, sum = 0;
-        for (int m = 0; m < s->k; m++)
-            sum += s->cur[m];
-        if (s->best_spread < 0 || spread < s->best_spread || (spread == s->best_spread && sum < s->best_sum)) {
-            s->best_spread = spread;
-            s->best_sum = sum;
-            memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
+    int c = s->k - i; /* factors still to choose */
+    if (c == 1) {
+        if (rest <= maxv) {
+            s->cur[i] = (int)rest;
+            dims_record(s);
         }
         return;
     }
-    /* the next factor v: a divisor of rest, v <= maxv (non-increasing), and
-     * v^(k-i) >= rest (else the rest cannot stay below v) */
-    for (int j = 0; j < s->ndiv; j++) {
+    /* the next factor v leads the c from here: v^c >= rest, so v is at
+     * least the c-th root of rest, rounded down; the first divisor there */
+    long lo = root_floor(rest, c);
+    int j = 0, hi = s->ndiv;
+    while (j < hi) {
+        int mid = (j + hi) / 2;
+        if (s->div[mid] < lo)
+            j = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; j < s->ndiv && s->div[j] <= maxv; j++) {
         long v = s->div[j];
-        if (v > maxv || rest % v)
-            continue;
-        long pw = 1;
-        bool enough = false;
-        for (int m = i; m < s->k && !enough; m++) {
-            pw *= v;
-            enough = pw >= rest;
-        }
-        if (!enough)
-            break; /* smaller v only get worse */
+        if (rest % v || pow_at_most(v, c, rest - 1))
+            continue; /* not a factor, or v^c < rest: the ones after v could not stay at or below it */
+        /* the c - 1 factors after v multiply to rest / v, so the smallest
+         * of them is at most its (c - 1)th root; a larger v only lowers
+         * that (and raises the first factor when it is v) */
         long first = i == 0 ? v : s->cur[0];
-        if (s->best_spread >= 0 && first - v > s->best_spread && i > 0)
-            break; /* the smallest factor is at most v: no better */
+        if (s->best_spread >= 0 && first - root_floor(rest / v, c - 1) > s->best_spread)
+            break;
         s->cur[i] = (int)v;
         dims_dfs(s, i + 1, rest / v, v);
     }
 }
 
-static int long_desc(const void *a, const void *b)
+static int long_asc(const void *a, const void *b)
 {
     long x = *(const long *)a, y = *(const long *)b;
-    return x < y ? 1 : x > y ? -1 : 0;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* An int has at most 1600 divisors (and 9 distinct prime factors). */
+#define DIMS_MAX_DIVISORS 2048
+
+/* The divisors of n (1 <= n < 2^31), ascending, made from its prime
+ * factors: trial division stops at the square root of what is left, so a
+ * count such as 10^6 is factored in a few steps, not a thousand. */
+static int divisors(long n, long div[DIMS_MAX_DIVISORS])
+{
+    long prime[16];
+    int power[16], np = 0;
+    for (long q = 2; q * q <= n; q += q == 2 ? 1 : 2)
+        if (n % q == 0) {
+            prime[np] = q;
+            power[np] = 0;
+            while (n % q == 0) {
+                n /= q;
+                power[np]++;
+            }
+            np++;
+        }
+    if (n > 1) {
+        prime[np] = n;
+        power[np++] = 1;
+    }
+    int nd = 1;
+    div[0] = 1;
+    for (int i = 0; i < np; i++) {
+        int before = nd;
+        long pw = 1;
+        for (int e = 0; e < power[i]; e++) {
+            pw *= prime[i];
+            for (int j = 0; j < before && nd < DIMS_MAX_DIVISORS; j++)
+                div[nd++] = div[j] * pw;
+        }
+    }
+    qsort(div, (size_t)nd, sizeof(long), long_asc);
+    return nd;
 }
 
 lmpi_status lmpi_impl_Dims_create(int nnodes, int ndims, int dims[])
@@ -773,15 +870,8 @@ lmpi_status lmpi_impl_Dims_create(int nnodes, int ndims, int dims[])
     int *space = lmpi_malloc(sizeof(int) * 2 * (size_t)free_dims, LMPI_MEM_TOPO);
     if (!space)
         return LMPI_ERR_NO_MEM;
-    long div[4096];
-    int nd = 0;
-    for (long v = 1; v * v <= rest && nd < 4094; v++)
-        if (rest % v == 0) {
-            div[nd++] = v;
-            if (v != rest / v)
-                div[nd++] = rest / v;
-        }
-    qsort(div, (size_t)nd, sizeof(long), long_desc);
+    long div[DIMS_MAX_DIVISORS];
+    int nd = divisors(rest, div);
     dims_search s = {.k = free_dims, .best = space, .cur = space + free_dims, .best_spread = -1, .div = div, .ndiv = nd};
     dims_dfs(&s, 0, rest, rest);
     for (int d = 0, j = 0; d < ndims; d++)

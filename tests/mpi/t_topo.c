@@ -75,6 +75,21 @@ static void case_dims(void)
     int big[2] = {0, 0};
     MPI_Dims_create(1 << 30, 2, big);
     CHECK_EQ(big[0], 32768); CHECK_EQ(big[1], 32768);
+    /* numbers with many divisors in many dimensions: the search that tried
+     * every factorization took 23 ms, 16 s and hours on these three (the
+     * test's time limit catches a search that explodes again) */
+    static const struct { int n, k, want[20]; } many[] = {
+        {720720, 6, {13, 11, 10, 9, 8, 7}},
+        {735134400, 8, {17, 15, 14, 13, 12, 12, 11, 10}},
+        {735134400, 20, {17, 13, 11, 7, 5, 5, 3, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1}},
+        {5616, 4, {13, 9, 8, 6}}, /* spread 7 both, the smaller sum: not 13x12x6x6 */
+    };
+    for (size_t c = 0; c < sizeof(many) / sizeof(many[0]); c++) {
+        int m[20] = {0};
+        MPI_Dims_create(many[c].n, many[c].k, m);
+        for (int i = 0; i < many[c].k; i++)
+            CHECK_EQ(m[i], many[c].want[i]);
+    }
 }
 
 /* ---- Cartesian ------------------------------------------------------------- */
