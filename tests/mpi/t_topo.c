@@ -76,7 +76,7 @@ static void case_dims(void)
     MPI_Dims_create(1 << 30, 2, big);
     CHECK_EQ(big[0], 32768); CHECK_EQ(big[1], 32768);
     /* numbers with many divisors in many dimensions: the search that tried
-     * every factorization took 23 ms, 16 s and hours on these three (the
+     * every factorization took 23 ms, 16 s and over 2 minutes on these three (the
      * test's time limit catches a search that explodes again) */
     static const struct { int n, k, want[20]; } many[] = {
         {720720, 6, {13, 11, 10, 9, 8, 7}},
