@@ -98,6 +98,7 @@ typedef struct {
 } seg_header;
 
 #define POOL_UNIT 1024
+#define POOL_PREFAULT_MAX (256 * 1024) /* populate_pool */
 
 _Static_assert(sizeof(seg_header) <= LMPI_NOTICE_OFFSET, "the notice board follows the header");
 
@@ -420,6 +421,30 @@ static lmpi_status open_named(int leader, char *name, size_t len, int *fd)
     return LMPI_OK;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it (EINVAL) */
+#endif
+
+/* Fault the collectives' pool into this process's page tables now.  A
+ * communicator's first collective takes its area from the pool and clears
+ * it, and the members write their lines: on a virtual machine every page
+ * seen for the first time costs several microseconds, paid inside that
+ * first collective while its members wait on one another (20 KiB for 3
+ * ranks: 25-47 us, docs/performance.md, session 63).  The pool is 64 KiB
+ * per local rank (LMPI_SHM_COLL_POOL) and areas are taken first fit, so
+ * the first POOL_PREFAULT_MAX bytes serve the first few communicators;
+ * the whole pool would cost every process of a 256-rank node 16 MiB of
+ * mappings at start-up (about 1 us a page here).  A kernel without the
+ * advice leaves the faults where they were. */
+static void populate_pool(void)
+{
+    size_t bytes = (size_t)shm.hdr->pool_units * POOL_UNIT;
+    if (bytes > POOL_PREFAULT_MAX)
+        bytes = POOL_PREFAULT_MAX;
+    if (bytes)
+        (void)madvise(shm.base + shm.hdr->off_pool, bytes, MADV_POPULATE_WRITE);
+}
+
 lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job)
 {
     char name[320];
@@ -483,6 +508,7 @@ lmpi_status lmpi_shm_init(int me, int n, int leader, int nlocal, const char *job
             return LMPI_ERR_INTERN;
         }
     }
+    populate_pool();
     shm.ranks = (rank_area *)(shm.base + shm.hdr->off_ranks);
     atomic_store(&shm.ranks[me].pid, (int32_t)getpid());
     lmpi_wait_attach_node(&shm.ranks[me].sleep, &shm.hdr->word_sleepers, sleep_word_of, wait_cond_of, n, me, shm.base,
