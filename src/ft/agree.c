@@ -517,9 +517,14 @@ typedef struct {
     lmpi_ctx_claim claim;
 } agree_call;
 
-/* The index of world rank w among the members (-1: none). */
-static int member_index(const agreement *a, int w)
+/* The index of world rank w among the members (-1: none), looked for at
+ * GUESS first: an intracommunicator's members are in its rank order, so
+ * its rank r is at r, and a shrink over 256 ranks does not scan 256
+ * members for each of 256 ranks at every survivor. */
+static int member_index(const agreement *a, int w, int guess)
 {
+    if (guess >= 0 && guess < a->size && a->members[guess] == w)
+        return guess;
     for (int i = 0; i < a->size; i++)
         if (a->members[i] == w)
             return i;
@@ -538,7 +543,7 @@ static lmpi_status survivors(const agreement *a, const uint64_t *gone, lmpi_comm
     int n = 0;
     *newrank = -1;
     for (int r = 0; r < size; r++) {
-        int i = member_index(a, lmpi_comm_world_rank(gc, r));
+        int i = member_index(a, lmpi_comm_world_rank(gc, r), r);
         if (i >= 0 && bit(gone, i))
             continue;
         if (r == rank)
